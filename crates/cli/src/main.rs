@@ -1,0 +1,65 @@
+//! The `dualperf` binary: argument parsing, subcommands, progress, exit codes and
+//! friendly errors. No measurement logic lives here: each subcommand module turns what
+//! the user typed into calls on the library crates.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod cmd_lab;
+mod cmd_report;
+mod cmd_run;
+mod cmd_server;
+mod cmd_study;
+
+/// IPv4-vs-IPv6 network performance studies: traffic generation, measurement,
+/// repetition to a confidence target, a results database, significance tests and reports.
+///
+/// Quick start: `dualperf study` runs the default IPv4-vs-IPv6 sweep on loopback
+/// (no setup, no server needed) and `dualperf report` turns it into tables and figures.
+#[derive(Parser, Debug)]
+#[command(name = "dualperf", version, about, long_about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve tests to dualperf clients (IPv4 and IPv6, port 5301).
+    Server(cmd_server::ServerArgs),
+    /// Run one test against a server (or an embedded loopback server when no HOST).
+    Run(Box<cmd_run::RunArgs>),
+    /// Run a whole study: families × tests × sizes × repetitions, stored in SQLite.
+    Study(Box<cmd_study::StudyArgs>),
+    /// Show a campaign's plan, metadata and progress.
+    Show(cmd_study::ShowArgs),
+    /// Export runs as tidy CSV or JSON.
+    Export(cmd_study::ExportArgs),
+    /// Merge the campaigns of another database into this one.
+    Import(cmd_study::ImportArgs),
+    /// Tables, figures, significance tests and findings from the results database.
+    Report(cmd_report::ReportArgs),
+    /// Network-namespace testbeds on this machine (needs root and `ip`).
+    Lab(cmd_lab::LabArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Server(a) => cmd_server::main(a),
+        Command::Run(a) => cmd_run::main(*a),
+        Command::Study(a) => cmd_study::study_main(*a),
+        Command::Show(a) => cmd_study::show_main(a),
+        Command::Export(a) => cmd_study::export_main(a),
+        Command::Import(a) => cmd_study::import_main(a),
+        Command::Report(a) => cmd_report::main(a),
+        Command::Lab(a) => cmd_lab::main(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("dualperf: error: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! dualperf-engine: dualperf measurement loops, server and client over real sockets.

@@ -1,0 +1,1 @@
+//! dualperf-lab: dualperf Linux network-namespace testbeds.

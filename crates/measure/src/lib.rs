@@ -1,0 +1,1 @@
+//! dualperf-measure: dualperf pure measurement accumulators: histograms, jitter, loss/reorder, CPU deltas.

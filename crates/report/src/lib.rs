@@ -1,0 +1,1 @@
+//! dualperf-report: dualperf tables, SVG figures, findings and the HTML report.

@@ -1,0 +1,1 @@
+//! dualperf-store: dualperf SQLite results store.

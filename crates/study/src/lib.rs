@@ -1,0 +1,1 @@
+//! dualperf-study: dualperf study specs, presets, run order, repetition to a confidence target and the runner.

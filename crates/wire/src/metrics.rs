@@ -1,0 +1,169 @@
+//! The flat metric vocabulary shared by the engine (which produces it), the study runner
+//! and store (which keep it) and the report (which shows it).
+//!
+//! A run's result flattens to a list of [`Metric`]s: a stable snake_case name, a value
+//! and a unit. Names say the unit; every consumer looks metrics up by these constants,
+//! never by ad-hoc strings. A metric a test cannot measure is absent, not zero.
+
+use serde::{Deserialize, Serialize};
+
+/// One measured number of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+}
+
+impl Metric {
+    pub fn new(name: &str, value: f64) -> Metric {
+        Metric {
+            name: name.to_string(),
+            value,
+            unit: unit_of(name).to_string(),
+        }
+    }
+}
+
+// --- volume and rate (receiver-side goodput is the headline) ---
+pub const SENT_BYTES: &str = "sent_bytes";
+pub const RECV_BYTES: &str = "recv_bytes";
+pub const SENT_PACKETS: &str = "sent_packets";
+pub const RECV_PACKETS: &str = "recv_packets";
+/// Goodput measured at the receiver, bits of payload per second.
+pub const THROUGHPUT_BPS: &str = "throughput_bps";
+/// Payload bits per second offered by the sender.
+pub const SEND_RATE_BPS: &str = "send_rate_bps";
+pub const RECV_PPS: &str = "recv_pps";
+pub const SENT_PPS: &str = "sent_pps";
+pub const DURATION_S: &str = "duration_s";
+
+// --- UDP delivery (RFC 4737 counts) and delay variation ---
+pub const LOST_PACKETS: &str = "lost_packets";
+pub const LOSS_PCT: &str = "loss_pct";
+pub const DUP_PACKETS: &str = "dup_packets";
+pub const REORDERED_PACKETS: &str = "reordered_packets";
+/// RFC 3550 §6.4.1 interarrival jitter, final value.
+pub const JITTER_RFC3550_NS: &str = "jitter_rfc3550_ns";
+/// RFC 5481 IPDV (consecutive-packet delay difference, absolute) percentiles.
+pub const IPDV_P50_NS: &str = "ipdv_p50_ns";
+pub const IPDV_P99_NS: &str = "ipdv_p99_ns";
+
+// --- request/response ---
+pub const TRANSACTIONS_PER_S: &str = "transactions_per_s";
+pub const TRANSACTIONS: &str = "transactions";
+pub const RR_TIMEOUTS: &str = "rr_timeouts";
+pub const RTT_MEAN_NS: &str = "rtt_mean_ns";
+pub const RTT_STDDEV_NS: &str = "rtt_stddev_ns";
+pub const RTT_MIN_NS: &str = "rtt_min_ns";
+pub const RTT_P50_NS: &str = "rtt_p50_ns";
+pub const RTT_P90_NS: &str = "rtt_p90_ns";
+pub const RTT_P99_NS: &str = "rtt_p99_ns";
+pub const RTT_P999_NS: &str = "rtt_p999_ns";
+pub const RTT_MAX_NS: &str = "rtt_max_ns";
+
+// --- CPU (system-wide from /proc/stat; process from getrusage) ---
+pub const CPU_LOCAL_PCT: &str = "cpu_local_pct";
+pub const CPU_REMOTE_PCT: &str = "cpu_remote_pct";
+pub const CPU_LOCAL_BUSIEST_CORE_PCT: &str = "cpu_local_busiest_core_pct";
+pub const CPU_REMOTE_BUSIEST_CORE_PCT: &str = "cpu_remote_busiest_core_pct";
+/// Process user+system time as % of one core.
+pub const PROC_LOCAL_PCT: &str = "proc_local_pct";
+pub const PROC_REMOTE_PCT: &str = "proc_remote_pct";
+/// µs of CPU per KB moved (streams) or per transaction (RR), netperf's service demand.
+pub const SERVICE_DEMAND_LOCAL_US: &str = "service_demand_local_us";
+pub const SERVICE_DEMAND_REMOTE_US: &str = "service_demand_remote_us";
+
+/// Every name above, in display order.
+pub const ALL: &[&str] = &[
+    THROUGHPUT_BPS,
+    SEND_RATE_BPS,
+    RECV_PPS,
+    SENT_PPS,
+    SENT_BYTES,
+    RECV_BYTES,
+    SENT_PACKETS,
+    RECV_PACKETS,
+    DURATION_S,
+    LOST_PACKETS,
+    LOSS_PCT,
+    DUP_PACKETS,
+    REORDERED_PACKETS,
+    JITTER_RFC3550_NS,
+    IPDV_P50_NS,
+    IPDV_P99_NS,
+    TRANSACTIONS_PER_S,
+    TRANSACTIONS,
+    RR_TIMEOUTS,
+    RTT_MEAN_NS,
+    RTT_STDDEV_NS,
+    RTT_MIN_NS,
+    RTT_P50_NS,
+    RTT_P90_NS,
+    RTT_P99_NS,
+    RTT_P999_NS,
+    RTT_MAX_NS,
+    CPU_LOCAL_PCT,
+    CPU_REMOTE_PCT,
+    CPU_LOCAL_BUSIEST_CORE_PCT,
+    CPU_REMOTE_BUSIEST_CORE_PCT,
+    PROC_LOCAL_PCT,
+    PROC_REMOTE_PCT,
+    SERVICE_DEMAND_LOCAL_US,
+    SERVICE_DEMAND_REMOTE_US,
+];
+
+/// The unit a metric name carries.
+pub fn unit_of(name: &str) -> &'static str {
+    if name.ends_with("_bps") {
+        "bit/s"
+    } else if name.ends_with("_pps") {
+        "packets/s"
+    } else if name.ends_with("_ns") {
+        "ns"
+    } else if name.ends_with("_pct") {
+        "%"
+    } else if name.ends_with("_bytes") {
+        "bytes"
+    } else if name.ends_with("_packets") || name == TRANSACTIONS || name == RR_TIMEOUTS {
+        "count"
+    } else if name.ends_with("_per_s") {
+        "1/s"
+    } else if name.ends_with("_s") {
+        "s"
+    } else if name.ends_with("_us") {
+        "µs"
+    } else {
+        ""
+    }
+}
+
+/// Whether a larger value of this metric is better (throughput) or worse (RTT, loss, CPU).
+pub fn higher_is_better(name: &str) -> bool {
+    matches!(
+        name,
+        THROUGHPUT_BPS | SEND_RATE_BPS | RECV_PPS | SENT_PPS | TRANSACTIONS_PER_S
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_metric_has_a_unit() {
+        for name in ALL {
+            assert!(!unit_of(name).is_empty(), "{name} has no unit");
+        }
+        assert_eq!(unit_of(RTT_P99_NS), "ns");
+        assert_eq!(unit_of(THROUGHPUT_BPS), "bit/s");
+        assert_eq!(unit_of(SERVICE_DEMAND_LOCAL_US), "µs");
+    }
+
+    #[test]
+    fn direction_of_goodness() {
+        assert!(higher_is_better(THROUGHPUT_BPS));
+        assert!(!higher_is_better(RTT_MEAN_NS));
+        assert!(!higher_is_better(LOSS_PCT));
+    }
+}

@@ -1,0 +1,269 @@
+//! What a test is: the description a client sends to a server and a study stores.
+//!
+//! "Packet size" / `payload_bytes` is the application payload per send (Netperf's send
+//! size; per datagram for UDP, per request and per response for RR tests).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// IP version under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Family {
+    #[serde(rename = "4")]
+    V4,
+    #[serde(rename = "6")]
+    V6,
+}
+
+impl Family {
+    /// Bytes of IP header without options (RFC 791: 20, RFC 8200: 40).
+    pub fn ip_header_bytes(self) -> u32 {
+        match self {
+            Family::V4 => 20,
+            Family::V6 => 40,
+        }
+    }
+    /// Largest UDP payload one datagram can carry (65535 - IP header - 8, RFC 768/8200).
+    pub fn max_udp_payload_bytes(self) -> u32 {
+        match self {
+            Family::V4 => 65_507,
+            Family::V6 => 65_527,
+        }
+    }
+    /// The number as users type it: 4 or 6.
+    pub fn number(self) -> u8 {
+        match self {
+            Family::V4 => 4,
+            Family::V6 => 6,
+        }
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "IPv{}", self.number())
+    }
+}
+
+impl FromStr for Family {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "4" | "v4" | "ipv4" | "inet" => Ok(Family::V4),
+            "6" | "v6" | "ipv6" | "inet6" => Ok(Family::V6),
+            other => Err(format!("unknown IP family '{other}' (use 4 or 6)")),
+        }
+    }
+}
+
+/// The four core tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TestKind {
+    /// Bulk TCP transfer (Netperf TCP_STREAM).
+    TcpStream,
+    /// Datagrams with sequence number and send time (Netperf UDP_STREAM, iperf -u).
+    UdpStream,
+    /// One TCP transaction at a time (Netperf TCP_RR).
+    TcpRr,
+    /// One UDP transaction at a time, with a per-transaction timeout (Netperf UDP_RR).
+    UdpRr,
+}
+
+impl TestKind {
+    pub const ALL: [TestKind; 4] = [
+        TestKind::TcpStream,
+        TestKind::UdpStream,
+        TestKind::TcpRr,
+        TestKind::UdpRr,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            TestKind::TcpStream => "tcp-stream",
+            TestKind::UdpStream => "udp-stream",
+            TestKind::TcpRr => "tcp-rr",
+            TestKind::UdpRr => "udp-rr",
+        }
+    }
+    pub fn is_udp(self) -> bool {
+        matches!(self, TestKind::UdpStream | TestKind::UdpRr)
+    }
+    pub fn is_rr(self) -> bool {
+        matches!(self, TestKind::TcpRr | TestKind::UdpRr)
+    }
+    pub fn transport(self) -> Transport {
+        if self.is_udp() {
+            Transport::Udp
+        } else {
+            Transport::Tcp
+        }
+    }
+}
+
+impl fmt::Display for TestKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TestKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let norm = s.trim().to_ascii_lowercase().replace('_', "-");
+        TestKind::ALL
+            .into_iter()
+            .find(|k| k.name() == norm)
+            .ok_or_else(|| {
+                format!("unknown test '{s}' (use tcp-stream, udp-stream, tcp-rr or udp-rr)")
+            })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    Tcp,
+    Udp,
+}
+
+impl Transport {
+    /// Transport header bytes without options (TCP 20, RFC 9293; UDP 8, RFC 768).
+    pub fn header_bytes(self) -> u32 {
+        match self {
+            Transport::Tcp => 20,
+            Transport::Udp => 8,
+        }
+    }
+}
+
+impl fmt::Display for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Transport::Tcp => "TCP",
+            Transport::Udp => "UDP",
+        })
+    }
+}
+
+/// Which way the payload goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// client → server (the default).
+    #[default]
+    Forward,
+    /// server → client (`--reverse`).
+    Reverse,
+    /// both at once (`--bidir`).
+    Bidir,
+}
+
+/// When a run ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    /// Run for this long.
+    DurationNs(u64),
+    /// Send this many packets (datagrams, writes or transactions), then stop.
+    Count(u64),
+}
+
+/// Requested sending rate for UDP stream (per stream).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rate {
+    BitsPerSec(u64),
+    PacketsPerSec(u64),
+}
+
+/// Socket settings a user can ask for; `None`/`false` leaves the kernel default.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SocketOpts {
+    pub sndbuf_bytes: Option<u32>,
+    pub rcvbuf_bytes: Option<u32>,
+    pub nodelay: bool,
+    pub mss_bytes: Option<u32>,
+    /// IPv4 TOS byte or IPv6 traffic class.
+    pub tos: Option<u8>,
+    /// IPv6 flow label (20 bits).
+    pub flowlabel: Option<u32>,
+    pub congestion: Option<String>,
+    pub dont_fragment: bool,
+}
+
+/// One test as the client asks for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestSpec {
+    pub kind: TestKind,
+    pub family: Family,
+    pub payload_bytes: u32,
+    pub bound: Bound,
+    #[serde(default)]
+    pub direction: Direction,
+    /// Parallel connections / flows (≥ 1).
+    pub streams: u16,
+    /// UDP stream only; `None` = as fast as possible.
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    #[serde(default)]
+    pub socket: SocketOpts,
+    /// Per-interval samples every this many ns; `None` = no interval samples.
+    #[serde(default)]
+    pub interval_ns: Option<u64>,
+    /// RR over UDP: how long to wait for one response before counting it lost.
+    #[serde(default = "default_rr_timeout_ns")]
+    pub rr_timeout_ns: u64,
+}
+
+fn default_rr_timeout_ns() -> u64 {
+    200_000_000
+}
+
+impl TestSpec {
+    /// A spec with the defaults `dualperf run` uses: forward, one stream, 10 s.
+    pub fn new(kind: TestKind, family: Family, payload_bytes: u32) -> TestSpec {
+        TestSpec {
+            kind,
+            family,
+            payload_bytes,
+            bound: Bound::DurationNs(10_000_000_000),
+            direction: Direction::Forward,
+            streams: 1,
+            rate: None,
+            socket: SocketOpts::default(),
+            interval_ns: None,
+            rr_timeout_ns: default_rr_timeout_ns(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_kind_round_trips_through_its_name() {
+        for k in TestKind::ALL {
+            assert_eq!(k.name().parse::<TestKind>().unwrap(), k);
+        }
+        assert!("tcp_rr".parse::<TestKind>().is_ok());
+        assert!("sctp".parse::<TestKind>().is_err());
+    }
+
+    #[test]
+    fn family_parses_common_spellings() {
+        assert_eq!("6".parse::<Family>().unwrap(), Family::V6);
+        assert_eq!("IPv4".parse::<Family>().unwrap(), Family::V4);
+        assert!("5".parse::<Family>().is_err());
+    }
+
+    #[test]
+    fn spec_serialises_to_json_and_back() {
+        let spec = TestSpec::new(TestKind::UdpRr, Family::V6, 1408);
+        let text = serde_json::to_string(&spec).unwrap();
+        let back: TestSpec = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, spec);
+    }
+}
