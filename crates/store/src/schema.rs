@@ -1,0 +1,110 @@
+//! Versioned schema migrations. `PRAGMA user_version` holds the version a file is at;
+//! [`MIGRATIONS`]`[i]` takes it from version `i` to `i + 1`. Migrations are append-only:
+//! never edit one that has shipped, add the next.
+
+use crate::StoreError;
+use rusqlite::Connection;
+use std::path::Path;
+
+/// Migration `i` upgrades a database from schema version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    // v0 -> v1: the first schema.
+    r#"
+    CREATE TABLE campaigns (
+        id               INTEGER PRIMARY KEY,
+        uuid             TEXT NOT NULL UNIQUE,
+        label            TEXT NOT NULL,
+        created_unix_s   INTEGER NOT NULL,
+        command_line     TEXT NOT NULL,
+        spec_json        TEXT NOT NULL,
+        dualperf_version TEXT NOT NULL,
+        git_revision     TEXT NOT NULL,
+        imported_from    TEXT,
+        finished         INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE hosts (
+        id          INTEGER PRIMARY KEY,
+        campaign_id INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+        role        TEXT NOT NULL,
+        UNIQUE (campaign_id, role)
+    );
+    CREATE TABLE host_metadata (
+        host_id INTEGER NOT NULL REFERENCES hosts(id) ON DELETE CASCADE,
+        key     TEXT NOT NULL,
+        value   TEXT NOT NULL,
+        PRIMARY KEY (host_id, key)
+    );
+    CREATE TABLE cells (
+        id            INTEGER PRIMARY KEY,
+        campaign_id   INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+        cell_index    INTEGER NOT NULL,
+        family        TEXT NOT NULL,
+        kind          TEXT NOT NULL,
+        payload_bytes INTEGER NOT NULL,
+        direction     TEXT NOT NULL,
+        spec_json     TEXT NOT NULL,
+        target_met    INTEGER,
+        UNIQUE (campaign_id, cell_index)
+    );
+    CREATE TABLE runs (
+        id              INTEGER PRIMARY KEY,
+        campaign_id     INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+        cell_id         INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+        repetition      INTEGER NOT NULL,
+        warmup          INTEGER NOT NULL,
+        attempt         INTEGER NOT NULL,
+        ok              INTEGER NOT NULL,
+        failure_reason  TEXT,
+        started_unix_ns INTEGER NOT NULL,
+        duration_ns     INTEGER NOT NULL,
+        UNIQUE (cell_id, warmup, repetition, attempt)
+    );
+    CREATE INDEX runs_by_campaign ON runs (campaign_id, id);
+    CREATE TABLE run_metrics (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        name   TEXT NOT NULL,
+        value  REAL NOT NULL,
+        unit   TEXT NOT NULL,
+        PRIMARY KEY (run_id, name)
+    );
+    CREATE TABLE samples (
+        run_id         INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        interval_index INTEGER NOT NULL,
+        start_ns       INTEGER NOT NULL,
+        end_ns         INTEGER NOT NULL,
+        name           TEXT NOT NULL,
+        value          REAL NOT NULL,
+        PRIMARY KEY (run_id, interval_index, name)
+    );
+    "#,
+];
+
+/// The schema version this build writes.
+pub const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The schema version a database is at (0 for a new, empty file).
+pub fn version(conn: &Connection) -> Result<i64, StoreError> {
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+}
+
+/// Bring a database up to [`CURRENT_VERSION`], one transaction per migration.
+pub fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let mut found = version(conn)?;
+    if found > CURRENT_VERSION {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            supported: CURRENT_VERSION,
+        });
+    }
+    while found < CURRENT_VERSION {
+        let tx = conn.transaction()?;
+        let idx = usize::try_from(found)
+            .map_err(|_| StoreError::BadValue(format!("schema version {found}")))?;
+        tx.execute_batch(MIGRATIONS[idx])?;
+        tx.pragma_update(None, "user_version", found + 1)?;
+        tx.commit()?;
+        found += 1;
+    }
+    Ok(())
+}

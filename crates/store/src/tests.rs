@@ -1,0 +1,252 @@
+//! Store tests: migrations, WAL, commit per run, import merge, clean errors.
+
+use super::*;
+use std::collections::BTreeMap;
+use wire::metrics;
+
+fn new_campaign(label: &str) -> NewCampaign {
+    NewCampaign {
+        label: label.to_string(),
+        created_unix_s: 1_700_000_000,
+        command_line: "dualperf study --runs 2".to_string(),
+        spec_json: "{}".to_string(),
+        dualperf_version: "0.1.0".to_string(),
+        git_revision: "abc123".to_string(),
+    }
+}
+
+fn cell(campaign_id: i64, idx: u32, family: Family, size: u32) -> CellRecord {
+    CellRecord {
+        campaign_id,
+        cell_index: idx,
+        family,
+        kind: TestKind::UdpStream,
+        payload_bytes: size,
+        direction: Direction::Forward,
+        spec_json: "{}".to_string(),
+        target_met: None,
+    }
+}
+
+fn ok_run(campaign_id: i64, cell_index: u32, repetition: u32, tput: f64) -> NewRun {
+    let mut m = BTreeMap::new();
+    m.insert(metrics::THROUGHPUT_BPS.to_string(), tput);
+    m.insert(metrics::JITTER_RFC3550_NS.to_string(), 1500.0);
+    NewRun {
+        campaign_id,
+        cell_index,
+        repetition,
+        warmup: false,
+        attempt: 0,
+        status: RunStatus::Ok,
+        metrics: m,
+        samples: vec![IntervalSample {
+            start_ns: 0,
+            end_ns: 100_000_000,
+            metrics: [(metrics::THROUGHPUT_BPS.to_string(), tput)].into(),
+        }],
+        started_unix_ns: 1_700_000_000_000_000_000 + i64::from(repetition),
+        duration_ns: 1_000_000_000,
+    }
+}
+
+/// A file database with one campaign, two cells, three runs (one failed).
+fn filled(dir: &Path, label: &str) -> (PathBuf, i64) {
+    let path = dir.join(format!("{label}.db"));
+    let mut s = Store::open(&path).unwrap();
+    let id = s.create_campaign(&new_campaign(label)).unwrap();
+    let md: BTreeMap<String, String> = [("os.name".to_string(), "Ubuntu".to_string())].into();
+    s.set_host(
+        id,
+        &HostInfo {
+            role: "client".into(),
+            metadata: md,
+        },
+    )
+    .unwrap();
+    s.add_cells(&[cell(id, 0, Family::V4, 128), cell(id, 1, Family::V6, 128)])
+        .unwrap();
+    s.record_run(&ok_run(id, 0, 0, 9.0e8)).unwrap();
+    s.record_run(&ok_run(id, 1, 0, 8.5e8)).unwrap();
+    let mut failed = ok_run(id, 1, 1, 0.0);
+    failed.status = RunStatus::Failed {
+        reason: "peer vanished".into(),
+    };
+    failed.metrics.clear();
+    failed.samples.clear();
+    s.record_run(&failed).unwrap();
+    (path, id)
+}
+
+#[test]
+fn new_file_is_migrated_to_current_version_in_wal_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.db");
+    let s = Store::open(&path).unwrap();
+    assert_eq!(schema::version(&s.conn).unwrap(), schema::CURRENT_VERSION);
+    assert_eq!(s.journal_mode().unwrap(), "wal");
+    drop(s);
+    // Reopening is idempotent.
+    let s = Store::open(&path).unwrap();
+    assert_eq!(schema::version(&s.conn).unwrap(), schema::CURRENT_VERSION);
+    assert!(s.campaigns().unwrap().is_empty());
+}
+
+#[test]
+fn file_from_a_newer_dualperf_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.db");
+    {
+        let c = Connection::open(&path).unwrap();
+        c.pragma_update(None, "user_version", 99).unwrap();
+    }
+    let err = Store::open(&path).err().unwrap();
+    assert!(matches!(err, StoreError::TooNew { found: 99, .. }), "{err}");
+    let err = Store::open_read_only(&path).err().unwrap();
+    assert!(matches!(err, StoreError::TooNew { found: 99, .. }), "{err}");
+    let c = Connection::open(&path).unwrap();
+    let v: i64 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, 99);
+}
+
+#[test]
+fn runs_round_trip_with_metrics_status_and_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, id) = filled(dir.path(), "rt");
+    let s = Store::open_read_only(&path).unwrap();
+    let camps = s.campaigns().unwrap();
+    assert_eq!(camps.len(), 1);
+    assert_eq!(camps[0].label, "rt");
+    assert!(!camps[0].finished);
+    assert_eq!(camps[0].hosts[0].role, "client");
+    assert_eq!(camps[0].hosts[0].metadata["os.name"], "Ubuntu");
+    let runs = s.runs(id).unwrap();
+    assert_eq!(runs.len(), 3);
+    assert_eq!(runs[0].family, Family::V4);
+    assert_eq!(runs[1].family, Family::V6);
+    assert_eq!(runs[0].metrics[metrics::THROUGHPUT_BPS], 9.0e8);
+    assert_eq!(runs[0].kind, TestKind::UdpStream);
+    assert_eq!(
+        runs[2].status,
+        RunStatus::Failed {
+            reason: "peer vanished".into()
+        }
+    );
+    assert!(runs[2].metrics.is_empty());
+    let samples = s.samples(runs[0].id).unwrap();
+    assert_eq!(samples.len(), 1);
+    assert_eq!(samples[0].end_ns, 100_000_000);
+    let details = s.run_details(id).unwrap();
+    assert_eq!(details[2].cell_index, 1);
+    assert_eq!(details[2].run.repetition, 1);
+}
+
+#[test]
+fn each_run_is_visible_to_another_connection_as_soon_as_it_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("live.db");
+    let mut w = Store::open(&path).unwrap();
+    let id = w.create_campaign(&new_campaign("live")).unwrap();
+    w.add_cells(&[cell(id, 0, Family::V4, 128)]).unwrap();
+    let r = Store::open_read_only(&path).unwrap();
+    for rep in 0..3 {
+        w.record_run(&ok_run(id, 0, rep, 1.0)).unwrap();
+        assert_eq!(r.runs(id).unwrap().len(), rep as usize + 1);
+    }
+}
+
+#[test]
+fn read_only_store_refuses_writes_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, id) = filled(dir.path(), "ro");
+    let mut s = Store::open_read_only(&path).unwrap();
+    let err = s.record_run(&ok_run(id, 0, 5, 1.0)).err().unwrap();
+    assert!(matches!(err, StoreError::ReadOnly(_)), "{err}");
+    assert!(s.create_campaign(&new_campaign("x")).is_err());
+    assert_eq!(s.runs(id).unwrap().len(), 3);
+}
+
+#[test]
+fn missing_file_read_only_is_an_open_error_naming_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("absent.db");
+    let err = Store::open_read_only(&path).err().unwrap();
+    assert!(err.to_string().contains("absent.db"), "{err}");
+    assert!(!path.exists());
+}
+
+#[test]
+fn full_database_fails_the_run_cleanly_and_keeps_earlier_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, id) = filled(dir.path(), "full");
+    let mut s = Store::open(&path).unwrap();
+    // Cap the file at its current size: the next insert has no room (SQLITE_FULL).
+    let pages: i64 = s
+        .conn
+        .query_row("PRAGMA page_count", [], |r| r.get(0))
+        .unwrap();
+    s.conn.pragma_update(None, "max_page_count", pages).unwrap();
+    let mut big = ok_run(id, 0, 7, 1.0);
+    for i in 0..2000 {
+        big.metrics
+            .insert(format!("pad_{i:05}_bytes"), f64::from(i));
+    }
+    let err = s.record_run(&big).err().unwrap();
+    assert!(matches!(err, StoreError::Full), "{err:?}");
+    assert!(err.to_string().contains("full"));
+    assert_eq!(s.runs(id).unwrap().len(), 3, "no partial run left behind");
+}
+
+#[test]
+fn import_merges_campaigns_with_metadata_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, _) = filled(dir.path(), "hostA");
+    let (b, b_id) = filled(dir.path(), "hostB");
+    {
+        let mut sb = Store::open(&b).unwrap();
+        sb.set_finished(b_id, true).unwrap();
+    }
+    let mut s = Store::open(&a).unwrap();
+    let sum = s.import_from(&b).unwrap();
+    assert_eq!(sum.imported.len(), 1);
+    assert_eq!(sum.runs, 3);
+    let camps = s.campaigns().unwrap();
+    assert_eq!(camps.len(), 2);
+    assert_eq!(camps[1].label, "hostB");
+    assert!(camps[1].finished);
+    assert_eq!(camps[1].hosts[0].metadata["os.name"], "Ubuntu");
+    let new_id = camps[1].id;
+    let runs = s.runs(new_id).unwrap();
+    assert_eq!(runs.len(), 3);
+    assert_eq!(s.samples(runs[0].id).unwrap().len(), 1);
+    assert_eq!(
+        s.campaign_extra(new_id).unwrap().imported_from.as_deref(),
+        Some(b.display().to_string().as_str())
+    );
+    // A second import of the same file adds nothing.
+    let again = s.import_from(&b).unwrap();
+    assert!(again.imported.is_empty());
+    assert_eq!(again.skipped.len(), 1);
+    assert_eq!(s.campaigns().unwrap().len(), 2);
+}
+
+#[test]
+fn cells_are_kept_on_resume_and_targets_recorded() {
+    let mut s = Store::open_in_memory().unwrap();
+    let id = s.create_campaign(&new_campaign("c")).unwrap();
+    s.add_cells(&[cell(id, 0, Family::V4, 128)]).unwrap();
+    s.set_cell_target(id, 0, Some(true)).unwrap();
+    // Adding the same cells again (resume) leaves the stored one alone.
+    s.add_cells(&[cell(id, 0, Family::V4, 128), cell(id, 1, Family::V6, 128)])
+        .unwrap();
+    let cells = s.cells(id).unwrap();
+    assert_eq!(cells.len(), 2);
+    assert_eq!(cells[0].target_met, Some(true));
+    assert_eq!(cells[1].target_met, None);
+    assert!(matches!(
+        s.runs(id + 1).err(),
+        Some(StoreError::NoSuchCampaign(_))
+    ));
+}

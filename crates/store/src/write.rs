@@ -1,0 +1,228 @@
+//! Writes: campaigns, hosts and their metadata, cells, and runs. Each call is one
+//! transaction; [`Store::record_run`] commits a run with all its metrics and samples
+//! at once, so a run is either wholly in the file or not at all.
+
+use crate::{
+    direction_text, family_text, CellRecord, HostInfo, NewCampaign, NewRun, RunStatus, Store,
+    StoreError,
+};
+use rusqlite::{params, Connection, OptionalExtension};
+
+impl Store {
+    /// Create a campaign and return its id.
+    pub fn create_campaign(&mut self, c: &NewCampaign) -> Result<i64, StoreError> {
+        self.check_writable("create a campaign")?;
+        insert_campaign(&self.conn, c, &new_uuid(), None)
+    }
+
+    /// Store (or replace) what is known about one host of a campaign.
+    pub fn set_host(&mut self, campaign_id: i64, host: &HostInfo) -> Result<(), StoreError> {
+        self.check_writable("store host metadata")?;
+        self.require_campaign(campaign_id)?;
+        let tx = self.conn.transaction()?;
+        insert_host(&tx, campaign_id, host)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Add the cells of a campaign's matrix. A cell already present (same campaign and
+    /// index) is left as it is, so this is safe to call again on resume.
+    pub fn add_cells(&mut self, cells: &[CellRecord]) -> Result<(), StoreError> {
+        self.check_writable("add cells")?;
+        let tx = self.conn.transaction()?;
+        insert_cells(&tx, cells)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Record whether a cell met its confidence target (`None`: not applicable).
+    pub fn set_cell_target(
+        &mut self,
+        campaign_id: i64,
+        cell_index: u32,
+        met: Option<bool>,
+    ) -> Result<(), StoreError> {
+        self.check_writable("update a cell")?;
+        self.conn.execute(
+            "UPDATE cells SET target_met = ?3 WHERE campaign_id = ?1 AND cell_index = ?2",
+            params![campaign_id, cell_index, met],
+        )?;
+        Ok(())
+    }
+
+    /// Mark a campaign finished (or not).
+    pub fn set_finished(&mut self, campaign_id: i64, finished: bool) -> Result<(), StoreError> {
+        self.check_writable("finish a campaign")?;
+        let n = self.conn.execute(
+            "UPDATE campaigns SET finished = ?2 WHERE id = ?1",
+            params![campaign_id, finished],
+        )?;
+        if n == 0 {
+            return Err(StoreError::NoSuchCampaign(campaign_id));
+        }
+        Ok(())
+    }
+
+    /// Commit one finished run (or failed attempt) with its metrics and interval
+    /// samples, in one transaction. Returns the run id.
+    pub fn record_run(&mut self, run: &NewRun) -> Result<i64, StoreError> {
+        self.check_writable("record a run")?;
+        let tx = self.conn.transaction()?;
+        let run_id = insert_run(&tx, run)?;
+        tx.commit()?;
+        Ok(run_id)
+    }
+
+    pub(crate) fn require_campaign(&self, campaign_id: i64) -> Result<(), StoreError> {
+        let found: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT id FROM campaigns WHERE id = ?1",
+                [campaign_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        found
+            .map(|_| ())
+            .ok_or(StoreError::NoSuchCampaign(campaign_id))
+    }
+}
+
+/// A random RFC 4122 id from the kernel, or a time+pid one where that is unreadable.
+fn new_uuid() -> String {
+    if let Ok(text) = std::fs::read_to_string("/proc/sys/kernel/random/uuid") {
+        let t = text.trim();
+        if t.len() == 36 {
+            return t.to_string();
+        }
+    }
+    let now_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{now_ns:x}-{:x}", std::process::id())
+}
+
+/// Insert one run with metrics and samples inside the caller's transaction.
+pub(crate) fn insert_run(tx: &Connection, run: &NewRun) -> Result<i64, StoreError> {
+    let cell_id: i64 = tx
+        .query_row(
+            "SELECT id FROM cells WHERE campaign_id = ?1 AND cell_index = ?2",
+            params![run.campaign_id, run.cell_index],
+            |r| r.get(0),
+        )
+        .optional()?
+        .ok_or_else(|| {
+            StoreError::BadValue(format!(
+                "campaign {} has no cell {}",
+                run.campaign_id, run.cell_index
+            ))
+        })?;
+    let (ok, reason) = match &run.status {
+        RunStatus::Ok => (true, None),
+        RunStatus::Failed { reason } => (false, Some(reason.as_str())),
+    };
+    tx.execute(
+        "INSERT INTO runs (campaign_id, cell_id, repetition, warmup, attempt, ok,
+                           failure_reason, started_unix_ns, duration_ns)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            run.campaign_id,
+            cell_id,
+            run.repetition,
+            run.warmup,
+            run.attempt,
+            ok,
+            reason,
+            run.started_unix_ns,
+            run.duration_ns
+        ],
+    )?;
+    let run_id = tx.last_insert_rowid();
+    {
+        let mut ins = tx.prepare(
+            "INSERT INTO run_metrics (run_id, name, value, unit) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for (name, value) in &run.metrics {
+            ins.execute(params![run_id, name, value, wire::metrics::unit_of(name)])?;
+        }
+        let mut ins_s = tx.prepare(
+            "INSERT INTO samples (run_id, interval_index, start_ns, end_ns, name, value)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?;
+        for (i, s) in run.samples.iter().enumerate() {
+            for (name, value) in &s.metrics {
+                ins_s.execute(params![run_id, i as i64, s.start_ns, s.end_ns, name, value])?;
+            }
+        }
+    }
+    Ok(run_id)
+}
+
+pub(crate) fn insert_campaign(
+    conn: &Connection,
+    c: &NewCampaign,
+    uuid: &str,
+    imported_from: Option<&str>,
+) -> Result<i64, StoreError> {
+    conn.execute(
+        "INSERT INTO campaigns (uuid, label, created_unix_s, command_line, spec_json,
+                                dualperf_version, git_revision, imported_from, finished)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0)",
+        params![
+            uuid,
+            c.label,
+            c.created_unix_s,
+            c.command_line,
+            c.spec_json,
+            c.dualperf_version,
+            c.git_revision,
+            imported_from
+        ],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+pub(crate) fn insert_host(
+    conn: &Connection,
+    campaign_id: i64,
+    host: &HostInfo,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT OR IGNORE INTO hosts (campaign_id, role) VALUES (?1, ?2)",
+        params![campaign_id, host.role],
+    )?;
+    let host_id: i64 = conn.query_row(
+        "SELECT id FROM hosts WHERE campaign_id = ?1 AND role = ?2",
+        params![campaign_id, host.role],
+        |r| r.get(0),
+    )?;
+    conn.execute("DELETE FROM host_metadata WHERE host_id = ?1", [host_id])?;
+    let mut ins =
+        conn.prepare("INSERT INTO host_metadata (host_id, key, value) VALUES (?1, ?2, ?3)")?;
+    for (k, v) in &host.metadata {
+        ins.execute(params![host_id, k, v])?;
+    }
+    Ok(())
+}
+
+pub(crate) fn insert_cells(conn: &Connection, cells: &[CellRecord]) -> Result<(), StoreError> {
+    let mut ins = conn.prepare(
+        "INSERT OR IGNORE INTO cells (campaign_id, cell_index, family, kind,
+             payload_bytes, direction, spec_json, target_met)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for c in cells {
+        ins.execute(params![
+            c.campaign_id,
+            c.cell_index,
+            family_text(c.family),
+            c.kind.name(),
+            c.payload_bytes,
+            direction_text(c.direction),
+            c.spec_json,
+            c.target_met
+        ])?;
+    }
+    Ok(())
+}
