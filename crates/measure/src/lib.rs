@@ -1,1 +1,26 @@
-//! dualperf-measure: dualperf pure measurement accumulators: histograms, jitter, loss/reorder, CPU deltas.
+//! dualperf-measure: pure measurement accumulators. No I/O, no clock: callers pass every
+//! time as `u64` nanoseconds and every reading as text or numbers.
+//!
+//! - [`latency`]: latency histogram (hdrhistogram) with exact min / max / mean / stddev.
+//! - [`jitter`]: RFC 3550 §6.4.1 interarrival jitter and RFC 5481 IPDV.
+//! - [`seq`]: received / lost / duplicate / reordered counts as RFC 4737 defines them.
+//! - [`interval`]: bytes and packets per interval → rate samples.
+//! - [`cpu`]: /proc/stat parsing, CPU deltas, process CPU and netperf service demand.
+//! - [`units`]: small unit newtypes (`Nanos`, `Bytes`, `BitsPerSec`, `PacketsPerSec`).
+
+pub mod cpu;
+pub mod interval;
+pub mod jitter;
+pub mod latency;
+pub mod seq;
+pub mod units;
+
+pub use cpu::{
+    service_demand_us_per_kb, service_demand_us_per_transaction, CoreTimes, CpuParseError,
+    CpuSnapshot, CpuTimes, CpuUsage, ProcessCpuTimes,
+};
+pub use interval::{IntervalMeter, IntervalSample};
+pub use jitter::{Ipdv, Rfc3550Jitter};
+pub use latency::{LatencyHistogram, LatencySummary};
+pub use seq::{Arrival, SeqCounts, SeqTracker, SEQ_WINDOW};
+pub use units::{BitsPerSec, Bytes, Nanos, PacketsPerSec};
