@@ -1,8 +1,11 @@
 //! dualperf's wire layer: what a test is ([`spec`]), what a run reports ([`metrics`]),
-//! and (to come) the versioned control protocol, the datagram header view and the
-//! sans-I/O client/server session state machines.
+//! the versioned control protocol ([`proto`]), the datagram header view ([`datagram`])
+//! and the sans-I/O client/server session state machines ([`session`]).
 //!
 //! This crate does no I/O, spawns no threads and reads no clock: callers pass `now`.
 
+pub mod datagram;
 pub mod metrics;
+pub mod proto;
+pub mod session;
 pub mod spec;

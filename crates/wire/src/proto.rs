@@ -1,0 +1,502 @@
+//! The control protocol: versioned, length-prefixed frames carrying serde_json bodies,
+//! exchanged over one TCP connection separate from the data streams.
+//!
+//! Frame layout (network byte order), fixed for every protocol version so that a peer
+//! of another version can still read our error reply:
+//!
+//! ```text
+//!  0      2         4                 8
+//!  +------+---------+-----------------+----------------------+
+//!  | "dP" | version | body length u32 | JSON body (≤ 4 MiB)   |
+//!  +------+---------+-----------------+----------------------+
+//! ```
+//!
+//! Every decoder checks lengths before reading; nothing here panics on any input.
+
+use crate::spec::{Bound, Direction, Family, TestKind, TestSpec};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The version of the control protocol this build speaks.
+pub const PROTOCOL_VERSION: u16 = 1;
+/// Frame magic: "dP".
+pub const FRAME_MAGIC: [u8; 2] = *b"dP";
+/// Bytes of the frame header.
+pub const FRAME_HEADER_BYTES: usize = 8;
+/// Largest body accepted (a result with an hour of 1 s intervals fits easily).
+pub const MAX_BODY_BYTES: usize = 4 << 20;
+/// Most parallel streams one test may ask for.
+pub const MAX_STREAMS: u16 = 128;
+/// Largest TCP write / RR message one test may ask for.
+pub const MAX_TCP_PAYLOAD_BYTES: u32 = 16 << 20;
+
+/// Why bytes from a peer could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    #[error("not a dualperf control frame (bad magic {0:02x?})")]
+    BadMagic([u8; 2]),
+    #[error(
+        "protocol version mismatch: peer speaks version {peer}, this build speaks version {ours}"
+    )]
+    VersionMismatch { peer: u16, ours: u16 },
+    #[error("control message of {0} bytes is larger than the {MAX_BODY_BYTES}-byte limit")]
+    Oversized(usize),
+    #[error("truncated: need {need} bytes, have {have}")]
+    Truncated { need: usize, have: usize },
+    #[error("malformed control message: {0}")]
+    Malformed(String),
+}
+
+/// Machine-readable reason carried in an [`Msg::Error`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    VersionMismatch,
+    Busy,
+    BadRequest,
+    Malformed,
+    UnexpectedMessage,
+    Timeout,
+    Internal,
+}
+
+/// Socket options the kernel actually applied, as `name → value` (e.g. `sndbuf_bytes`).
+pub type AppliedOpts = BTreeMap<String, String>;
+
+/// CPU use over one side's data phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuStats {
+    /// System-wide busy % of all cores (/proc/stat; iowait, irq, softirq, steal count as busy).
+    pub system_busy_pct: f64,
+    /// Busy % of the busiest single core.
+    pub busiest_core_pct: f64,
+    /// This process's user + system time as % of one core.
+    pub proc_pct: f64,
+    /// This process's user + system time, ns.
+    pub proc_cpu_ns: u64,
+    /// System-wide busy CPU time, ns (summed over cores), for service demand.
+    pub system_busy_ns: u64,
+}
+
+/// One interval sample seen at one side.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalSample {
+    /// Interval start and end, ns since the data phase began.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub sent_bytes: u64,
+    pub sent_packets: u64,
+    pub recv_bytes: u64,
+    pub recv_packets: u64,
+}
+
+/// Per-stream counts (one TCP connection or one UDP flow).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamStats {
+    pub stream_id: u16,
+    pub sent_bytes: u64,
+    pub sent_packets: u64,
+    pub recv_bytes: u64,
+    pub recv_packets: u64,
+}
+
+/// What one side measured; the client merges its own and the server's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SideStats {
+    pub sent_bytes: u64,
+    /// Datagrams (UDP), writes (TCP stream) or requests/responses (RR).
+    pub sent_packets: u64,
+    pub recv_bytes: u64,
+    /// Distinct datagrams received (duplicates excluded) / reads / messages.
+    pub recv_packets: u64,
+    /// From the start of the data phase to the last send, ns.
+    pub send_elapsed_ns: u64,
+    /// From the start of the data phase to the last byte received, ns.
+    pub recv_elapsed_ns: u64,
+    /// UDP receiver: RFC 4737 duplicate and reordered counts.
+    pub dup_packets: u64,
+    pub reordered_packets: u64,
+    /// UDP receiver: RFC 3550 interarrival jitter (final value) and RFC 5481 IPDV.
+    pub jitter_rfc3550_ns: Option<f64>,
+    pub ipdv_p50_ns: Option<f64>,
+    pub ipdv_p99_ns: Option<f64>,
+    pub cpu: Option<CpuStats>,
+    pub applied: AppliedOpts,
+    pub streams: Vec<StreamStats>,
+    pub intervals: Vec<IntervalSample>,
+}
+
+/// A control message. Bodies are JSON objects tagged by `"type"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Msg {
+    /// client → server, first message.
+    Hello {
+        #[serde(default)]
+        client_info: BTreeMap<String, String>,
+    },
+    /// server → client: hello accepted.
+    Welcome {
+        #[serde(default)]
+        server_info: BTreeMap<String, String>,
+    },
+    /// client → server: the test to run.
+    Request { spec: TestSpec },
+    /// server → client: data sockets are open on `data_port`; data connections start
+    /// with `token` (8 bytes, big-endian).
+    Accept { data_port: u16, token: u64 },
+    /// client → server: data connections are made; `udp_port` is where the client
+    /// receives datagrams (reverse / bidir UDP).
+    Start {
+        #[serde(default)]
+        udp_port: Option<u16>,
+    },
+    /// server → client: the server's data phase has begun.
+    Started,
+    /// server → client: the server's senders have finished.
+    SenderDone { sent_packets: u64, sent_bytes: u64 },
+    /// client → server: the client's part is done; its measurements.
+    Finished { stats: SideStats },
+    /// server → client: the server's measurements; the session ends.
+    Result { stats: SideStats },
+    /// either way: the session failed; the connection closes after this.
+    Error { code: ErrorCode, message: String },
+}
+
+impl Msg {
+    /// The tag as it appears on the wire, for log lines and errors.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Msg::Hello { .. } => "hello",
+            Msg::Welcome { .. } => "welcome",
+            Msg::Request { .. } => "request",
+            Msg::Accept { .. } => "accept",
+            Msg::Start { .. } => "start",
+            Msg::Started => "started",
+            Msg::SenderDone { .. } => "sender_done",
+            Msg::Finished { .. } => "finished",
+            Msg::Result { .. } => "result",
+            Msg::Error { .. } => "error",
+        }
+    }
+}
+
+/// A checked view of the 8-byte frame header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameHeader {
+    pub version: u16,
+    pub body_bytes: usize,
+}
+
+impl FrameHeader {
+    /// Parse and check a header from untrusted bytes: magic, length limit, then version.
+    pub fn new_checked(bytes: &[u8], ours: u16) -> Result<FrameHeader, WireError> {
+        if bytes.len() < FRAME_HEADER_BYTES {
+            return Err(WireError::Truncated {
+                need: FRAME_HEADER_BYTES,
+                have: bytes.len(),
+            });
+        }
+        let magic = [bytes[0], bytes[1]];
+        if magic != FRAME_MAGIC {
+            return Err(WireError::BadMagic(magic));
+        }
+        let version = u16::from_be_bytes([bytes[2], bytes[3]]);
+        let body_bytes = u32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]) as usize;
+        if body_bytes > MAX_BODY_BYTES {
+            return Err(WireError::Oversized(body_bytes));
+        }
+        if version != ours {
+            return Err(WireError::VersionMismatch {
+                peer: version,
+                ours,
+            });
+        }
+        Ok(FrameHeader {
+            version,
+            body_bytes,
+        })
+    }
+}
+
+/// Encode one message as a frame of protocol `version`.
+pub fn encode_frame(msg: &Msg, version: u16) -> Vec<u8> {
+    // Serialising our own enum of plain data cannot fail; fall back to an empty object.
+    let body = serde_json::to_vec(msg).unwrap_or_else(|_| b"{}".to_vec());
+    let mut out = Vec::with_capacity(FRAME_HEADER_BYTES + body.len());
+    out.extend_from_slice(&FRAME_MAGIC);
+    out.extend_from_slice(&version.to_be_bytes());
+    out.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Decode a frame body (after its header was checked).
+pub fn decode_body(body: &[u8]) -> Result<Msg, WireError> {
+    serde_json::from_slice(body).map_err(|e| WireError::Malformed(e.to_string()))
+}
+
+/// Accumulates bytes from a stream and yields whole messages. Reads may return any
+/// number of bytes; partial frames stay buffered until the rest arrives.
+#[derive(Debug)]
+pub struct FrameDecoder {
+    buf: Vec<u8>,
+    version: u16,
+}
+
+impl FrameDecoder {
+    pub fn new(version: u16) -> FrameDecoder {
+        FrameDecoder {
+            buf: Vec::new(),
+            version,
+        }
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Bytes buffered but not yet decoded.
+    pub fn pending_bytes(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// How many more bytes are needed before `next_msg` can make progress (≥ 1).
+    pub fn wanted_bytes(&self) -> usize {
+        if self.buf.len() < FRAME_HEADER_BYTES {
+            return FRAME_HEADER_BYTES - self.buf.len();
+        }
+        match FrameHeader::new_checked(&self.buf, self.version) {
+            Ok(h) => (FRAME_HEADER_BYTES + h.body_bytes)
+                .saturating_sub(self.buf.len())
+                .max(1),
+            Err(_) => 1,
+        }
+    }
+
+    /// The next whole message, `Ok(None)` if more bytes are needed, or the reason the
+    /// stream is not a valid control stream (the caller then closes the connection).
+    pub fn next_msg(&mut self) -> Result<Option<Msg>, WireError> {
+        if self.buf.len() < FRAME_HEADER_BYTES {
+            // Check the magic early so garbage is rejected without waiting for 8 bytes.
+            if self.buf.len() >= 2 && self.buf[..2] != FRAME_MAGIC {
+                return Err(WireError::BadMagic([self.buf[0], self.buf[1]]));
+            }
+            return Ok(None);
+        }
+        let header = FrameHeader::new_checked(&self.buf, self.version)?;
+        let total = FRAME_HEADER_BYTES + header.body_bytes;
+        if self.buf.len() < total {
+            return Ok(None);
+        }
+        let msg = decode_body(&self.buf[FRAME_HEADER_BYTES..total]);
+        self.buf.drain(..total);
+        msg.map(Some)
+    }
+}
+
+/// Why a test spec cannot be run; the message is shown to the user as is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    #[error("a {payload_bytes}-byte payload does not fit in one {family} UDP datagram (at most {max_bytes} bytes)")]
+    PayloadTooLarge {
+        payload_bytes: u32,
+        family: Family,
+        max_bytes: u32,
+    },
+    #[error("a {payload_bytes}-byte payload is too small for {kind}: it needs at least {min_bytes} bytes for the dualperf datagram header")]
+    PayloadTooSmall {
+        payload_bytes: u32,
+        kind: TestKind,
+        min_bytes: u32,
+    },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Check a spec a peer sent (or a user typed) before acting on it.
+pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
+    if spec.kind.is_udp() {
+        let max_bytes = spec.family.max_udp_payload_bytes();
+        if spec.payload_bytes > max_bytes {
+            return Err(SpecError::PayloadTooLarge {
+                payload_bytes: spec.payload_bytes,
+                family: spec.family,
+                max_bytes,
+            });
+        }
+        let min_bytes = crate::datagram::HEADER_BYTES as u32;
+        if spec.payload_bytes < min_bytes {
+            return Err(SpecError::PayloadTooSmall {
+                payload_bytes: spec.payload_bytes,
+                kind: spec.kind,
+                min_bytes,
+            });
+        }
+    } else if spec.payload_bytes == 0 || spec.payload_bytes > MAX_TCP_PAYLOAD_BYTES {
+        return Err(SpecError::Invalid(format!(
+            "payload size must be between 1 and {MAX_TCP_PAYLOAD_BYTES} bytes"
+        )));
+    }
+    if spec.streams == 0 || spec.streams > MAX_STREAMS {
+        return Err(SpecError::Invalid(format!(
+            "streams must be between 1 and {MAX_STREAMS}"
+        )));
+    }
+    match spec.bound {
+        Bound::DurationNs(0) => return Err(SpecError::Invalid("duration must be > 0".into())),
+        Bound::Count(0) => return Err(SpecError::Invalid("count must be > 0".into())),
+        _ => {}
+    }
+    if spec.kind.is_rr() && spec.direction != Direction::Forward {
+        return Err(SpecError::Invalid(
+            "--reverse and --bidir apply to stream tests only".into(),
+        ));
+    }
+    if spec.kind == TestKind::UdpRr && spec.rr_timeout_ns == 0 {
+        return Err(SpecError::Invalid("rr timeout must be > 0".into()));
+    }
+    if spec.interval_ns == Some(0) {
+        return Err(SpecError::Invalid("interval must be > 0".into()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::TestKind;
+
+    fn sample_msgs() -> Vec<Msg> {
+        vec![
+            Msg::Hello {
+                client_info: BTreeMap::from([("os".into(), "linux".into())]),
+            },
+            Msg::Request {
+                spec: TestSpec::new(TestKind::UdpStream, Family::V6, 128),
+            },
+            Msg::Accept {
+                data_port: 40000,
+                token: u64::MAX,
+            },
+            Msg::Started,
+            Msg::Finished {
+                stats: SideStats {
+                    sent_bytes: 7,
+                    jitter_rfc3550_ns: Some(1.5),
+                    ..SideStats::default()
+                },
+            },
+            Msg::Error {
+                code: ErrorCode::Busy,
+                message: "busy".into(),
+            },
+        ]
+    }
+
+    #[test]
+    fn frames_round_trip_when_fed_one_byte_at_a_time() {
+        let msgs = sample_msgs();
+        let mut bytes = Vec::new();
+        for m in &msgs {
+            bytes.extend(encode_frame(m, PROTOCOL_VERSION));
+        }
+        let mut dec = FrameDecoder::new(PROTOCOL_VERSION);
+        let mut got = Vec::new();
+        for b in bytes {
+            dec.push(&[b]);
+            while let Some(m) = dec.next_msg().unwrap() {
+                got.push(m);
+            }
+        }
+        assert_eq!(got, msgs);
+        assert_eq!(dec.pending_bytes(), 0);
+    }
+
+    #[test]
+    fn truncated_frame_waits_for_more_bytes() {
+        let frame = encode_frame(&Msg::Started, PROTOCOL_VERSION);
+        let mut dec = FrameDecoder::new(PROTOCOL_VERSION);
+        dec.push(&frame[..frame.len() - 1]);
+        assert_eq!(dec.next_msg(), Ok(None));
+        assert_eq!(dec.wanted_bytes(), 1);
+        dec.push(&frame[frame.len() - 1..]);
+        assert_eq!(dec.next_msg(), Ok(Some(Msg::Started)));
+    }
+
+    #[test]
+    fn header_checks_reject_short_garbage_oversized_and_other_versions() {
+        assert!(matches!(
+            FrameHeader::new_checked(b"dP\0", 1),
+            Err(WireError::Truncated { need: 8, have: 3 })
+        ));
+        assert!(matches!(
+            FrameHeader::new_checked(b"GET / HT", 1),
+            Err(WireError::BadMagic(_))
+        ));
+        let mut big = b"dP\0\x01".to_vec();
+        big.extend(((MAX_BODY_BYTES + 1) as u32).to_be_bytes());
+        assert_eq!(
+            FrameHeader::new_checked(&big, 1),
+            Err(WireError::Oversized(MAX_BODY_BYTES + 1))
+        );
+        let frame = encode_frame(&Msg::Started, 9);
+        assert_eq!(
+            FrameHeader::new_checked(&frame, 1),
+            Err(WireError::VersionMismatch { peer: 9, ours: 1 })
+        );
+    }
+
+    #[test]
+    fn decoder_rejects_garbage_before_a_full_header() {
+        let mut dec = FrameDecoder::new(PROTOCOL_VERSION);
+        dec.push(b"HE");
+        assert!(matches!(dec.next_msg(), Err(WireError::BadMagic(_))));
+    }
+
+    #[test]
+    fn malformed_bodies_are_errors_not_panics() {
+        for body in [
+            &b""[..],
+            b"{",
+            b"null",
+            b"{\"type\":\"nope\"}",
+            b"{\"type\":\"accept\",\"data_port\":70000,\"token\":1}",
+            b"\xff\xfe",
+        ] {
+            let mut frame = FRAME_MAGIC.to_vec();
+            frame.extend(PROTOCOL_VERSION.to_be_bytes());
+            frame.extend((body.len() as u32).to_be_bytes());
+            frame.extend(body);
+            let mut dec = FrameDecoder::new(PROTOCOL_VERSION);
+            dec.push(&frame);
+            assert!(
+                matches!(dec.next_msg(), Err(WireError::Malformed(_))),
+                "{body:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn spec_validation_enforces_datagram_limits_per_family() {
+        let mut s = TestSpec::new(TestKind::UdpStream, Family::V4, 65_507);
+        assert_eq!(validate_spec(&s), Ok(()));
+        s.payload_bytes = 65_508;
+        let err = validate_spec(&s).unwrap_err();
+        assert!(err.to_string().contains("at most 65507 bytes"), "{err}");
+        s.family = Family::V6;
+        assert_eq!(validate_spec(&s), Ok(()));
+        s.payload_bytes = 65_528;
+        assert!(validate_spec(&s).unwrap_err().to_string().contains("65527"));
+        s.payload_bytes = 8;
+        assert!(matches!(
+            validate_spec(&s),
+            Err(SpecError::PayloadTooSmall { .. })
+        ));
+        let mut t = TestSpec::new(TestKind::TcpRr, Family::V4, 1);
+        assert_eq!(validate_spec(&t), Ok(()));
+        t.streams = 0;
+        assert!(validate_spec(&t).is_err());
+    }
+}

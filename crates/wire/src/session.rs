@@ -1,0 +1,458 @@
+//! The client and server control sessions as sans-I/O state machines (the quinn-proto
+//! shape): feed them messages with `handle_msg(now, msg)` and timer expiries with
+//! `handle_timeout(now)`, then drain `poll_msg()` (messages to send) and `poll_event()`
+//! (what the application must do). `poll_timeout()` says when to call back. They own
+//! no sockets and read no clock, so both ends run in memory on virtual time in tests.
+//!
+//! Message order (client → server, ← server → client):
+//! `hello ← welcome, request ← accept, start ← started, [← sender_done], finished ← result`.
+//! Any `error` ends the session. Anything out of order gets an error reply and ends it.
+
+use crate::proto::{validate_spec, ErrorCode, Msg, SideStats, WireError};
+use crate::spec::{Bound, TestSpec};
+use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
+
+/// Time limits of a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest wait for any handshake message (hello … started, and the result).
+    pub handshake: Duration,
+    /// Extra time allowed beyond a duration-bound test before the peer counts as gone.
+    pub run_slack: Duration,
+    /// Longest data phase of a count-bound test.
+    pub count_run_max: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            handshake: Duration::from_secs(5),
+            run_slack: Duration::from_secs(10),
+            count_run_max: Duration::from_secs(3600),
+        }
+    }
+}
+
+impl Limits {
+    fn run_deadline(&self, now: Instant, spec: &TestSpec) -> Instant {
+        match spec.bound {
+            Bound::DurationNs(ns) => now + Duration::from_nanos(ns) + self.run_slack,
+            Bound::Count(_) => now + self.count_run_max,
+        }
+    }
+}
+
+/// Why a session ended without a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SessionError {
+    #[error("the peer reported an error ({code:?}): {message}")]
+    Remote { code: ErrorCode, message: String },
+    #[error("unexpected '{got}' message while {state}")]
+    Unexpected { got: &'static str, state: String },
+    #[error("timed out while {0}")]
+    Timeout(String),
+    #[error(transparent)]
+    Wire(#[from] WireError),
+    #[error("{0}")]
+    Local(String),
+}
+
+// ---------------------------------------------------------------- client
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientState {
+    AwaitWelcome,
+    AwaitAccept,
+    /// The application is opening data connections.
+    Connecting,
+    AwaitStarted,
+    Running,
+    AwaitResult,
+    Done,
+    Failed,
+}
+
+/// What the client application must act on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientEvent {
+    /// Open data connections to `data_port`, then call [`ClientSession::connected`].
+    Accepted {
+        data_port: u16,
+        token: u64,
+    },
+    /// Start sending / receiving.
+    Started,
+    /// The server's senders are done (drain, then finish).
+    PeerSenderDone {
+        sent_packets: u64,
+        sent_bytes: u64,
+    },
+    /// The server's measurements; the session is over.
+    Result(SideStats),
+    Failed(SessionError),
+}
+
+#[derive(Debug)]
+pub struct ClientSession {
+    state: ClientState,
+    spec: TestSpec,
+    limits: Limits,
+    deadline: Option<Instant>,
+    out: VecDeque<Msg>,
+    events: VecDeque<ClientEvent>,
+    server_info: BTreeMap<String, String>,
+}
+
+impl ClientSession {
+    /// Start a session: queues `hello`.
+    pub fn new(
+        now: Instant,
+        spec: TestSpec,
+        client_info: BTreeMap<String, String>,
+        limits: Limits,
+    ) -> ClientSession {
+        let mut s = ClientSession {
+            state: ClientState::AwaitWelcome,
+            spec,
+            limits,
+            deadline: Some(now + limits.handshake),
+            out: VecDeque::new(),
+            events: VecDeque::new(),
+            server_info: BTreeMap::new(),
+        };
+        s.out.push_back(Msg::Hello { client_info });
+        s
+    }
+
+    pub fn state(&self) -> ClientState {
+        self.state
+    }
+    pub fn server_info(&self) -> &BTreeMap<String, String> {
+        &self.server_info
+    }
+
+    fn set_state(&mut self, state: ClientState, deadline: Option<Instant>) {
+        self.state = state;
+        self.deadline = deadline;
+    }
+
+    fn fail(&mut self, err: SessionError) {
+        self.set_state(ClientState::Failed, None);
+        self.events.push_back(ClientEvent::Failed(err));
+    }
+
+    pub fn handle_msg(&mut self, now: Instant, msg: Msg) {
+        use ClientState as S;
+        let hs = Some(now + self.limits.handshake);
+        match (self.state, msg) {
+            (S::Done | S::Failed, _) => {}
+            (_, Msg::Error { code, message }) => self.fail(SessionError::Remote { code, message }),
+            (S::AwaitWelcome, Msg::Welcome { server_info }) => {
+                self.server_info = server_info;
+                self.out.push_back(Msg::Request {
+                    spec: self.spec.clone(),
+                });
+                self.set_state(S::AwaitAccept, hs);
+            }
+            (S::AwaitAccept, Msg::Accept { data_port, token }) => {
+                self.set_state(S::Connecting, hs);
+                self.events
+                    .push_back(ClientEvent::Accepted { data_port, token });
+            }
+            (S::AwaitStarted, Msg::Started) => {
+                let d = self.limits.run_deadline(now, &self.spec);
+                self.set_state(S::Running, Some(d));
+                self.events.push_back(ClientEvent::Started);
+            }
+            (
+                S::Running | S::AwaitResult,
+                Msg::SenderDone {
+                    sent_packets,
+                    sent_bytes,
+                },
+            ) => self.events.push_back(ClientEvent::PeerSenderDone {
+                sent_packets,
+                sent_bytes,
+            }),
+            (S::AwaitResult, Msg::Result { stats }) => {
+                self.set_state(S::Done, None);
+                self.events.push_back(ClientEvent::Result(stats));
+            }
+            (state, other) => {
+                let err = SessionError::Unexpected {
+                    got: other.name(),
+                    state: format!("{state:?}"),
+                };
+                self.out.push_back(Msg::Error {
+                    code: ErrorCode::UnexpectedMessage,
+                    message: err.to_string(),
+                });
+                self.fail(err);
+            }
+        }
+    }
+
+    /// The control stream could not be decoded.
+    pub fn handle_decode_error(&mut self, err: WireError) {
+        if !matches!(self.state, ClientState::Done | ClientState::Failed) {
+            self.fail(SessionError::Wire(err));
+        }
+    }
+
+    /// Data connections are open; `udp_port` is where this client receives datagrams.
+    pub fn connected(&mut self, now: Instant, udp_port: Option<u16>) {
+        if self.state == ClientState::Connecting {
+            self.out.push_back(Msg::Start { udp_port });
+            self.set_state(ClientState::AwaitStarted, Some(now + self.limits.handshake));
+        }
+    }
+
+    /// This client's part is done; send its measurements and wait for the server's.
+    pub fn finish(&mut self, now: Instant, stats: SideStats) {
+        if self.state == ClientState::Running {
+            self.out.push_back(Msg::Finished { stats });
+            self.set_state(ClientState::AwaitResult, Some(now + self.limits.handshake));
+        }
+    }
+
+    /// A local failure: tell the server, end the session.
+    pub fn abort(&mut self, message: &str) {
+        if !matches!(self.state, ClientState::Done | ClientState::Failed) {
+            self.out.push_back(Msg::Error {
+                code: ErrorCode::Internal,
+                message: message.to_string(),
+            });
+            self.fail(SessionError::Local(message.to_string()));
+        }
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if let Some(d) = self.deadline {
+            if now >= d {
+                let what = format!("waiting in state {:?}", self.state);
+                self.fail(SessionError::Timeout(what));
+            }
+        }
+    }
+
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.deadline
+    }
+    pub fn poll_msg(&mut self) -> Option<Msg> {
+        self.out.pop_front()
+    }
+    pub fn poll_event(&mut self) -> Option<ClientEvent> {
+        self.events.pop_front()
+    }
+}
+
+// ---------------------------------------------------------------- server
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerState {
+    AwaitHello,
+    AwaitRequest,
+    /// The application decides whether it can run the request.
+    Deciding,
+    AwaitStart,
+    /// The application is starting its receivers / senders.
+    Starting,
+    Running,
+    /// The client has finished; the application is collecting the result.
+    Finishing,
+    Done,
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerEvent {
+    /// Call [`ServerSession::accept`] or [`ServerSession::reject`].
+    TestRequested {
+        spec: TestSpec,
+        client_info: BTreeMap<String, String>,
+    },
+    /// Start the data phase, then call [`ServerSession::started`].
+    StartRequested {
+        udp_port: Option<u16>,
+    },
+    /// Stop, drain, and call [`ServerSession::result`].
+    PeerFinished(SideStats),
+    Failed(SessionError),
+}
+
+#[derive(Debug)]
+pub struct ServerSession {
+    state: ServerState,
+    limits: Limits,
+    deadline: Option<Instant>,
+    out: VecDeque<Msg>,
+    events: VecDeque<ServerEvent>,
+    server_info: BTreeMap<String, String>,
+    client_info: BTreeMap<String, String>,
+    spec: Option<TestSpec>,
+}
+
+impl ServerSession {
+    pub fn new(now: Instant, server_info: BTreeMap<String, String>, limits: Limits) -> Self {
+        ServerSession {
+            state: ServerState::AwaitHello,
+            limits,
+            deadline: Some(now + limits.handshake),
+            out: VecDeque::new(),
+            events: VecDeque::new(),
+            server_info,
+            client_info: BTreeMap::new(),
+            spec: None,
+        }
+    }
+
+    pub fn state(&self) -> ServerState {
+        self.state
+    }
+    pub fn spec(&self) -> Option<&TestSpec> {
+        self.spec.as_ref()
+    }
+
+    fn set_state(&mut self, state: ServerState, deadline: Option<Instant>) {
+        self.state = state;
+        self.deadline = deadline;
+    }
+
+    fn fail_with_reply(&mut self, code: ErrorCode, err: SessionError) {
+        self.out.push_back(Msg::Error {
+            code,
+            message: err.to_string(),
+        });
+        self.set_state(ServerState::Failed, None);
+        self.events.push_back(ServerEvent::Failed(err));
+    }
+
+    pub fn handle_msg(&mut self, now: Instant, msg: Msg) {
+        use ServerState as S;
+        let hs = Some(now + self.limits.handshake);
+        match (self.state, msg) {
+            (S::Done | S::Failed, _) => {}
+            (_, Msg::Error { code, message }) => {
+                self.set_state(S::Failed, None);
+                self.events
+                    .push_back(ServerEvent::Failed(SessionError::Remote { code, message }));
+            }
+            (S::AwaitHello, Msg::Hello { client_info }) => {
+                self.client_info = client_info;
+                self.out.push_back(Msg::Welcome {
+                    server_info: self.server_info.clone(),
+                });
+                self.set_state(S::AwaitRequest, hs);
+            }
+            (S::AwaitRequest, Msg::Request { spec }) => match validate_spec(&spec) {
+                Ok(()) => {
+                    self.spec = Some(spec.clone());
+                    self.set_state(S::Deciding, hs);
+                    self.events.push_back(ServerEvent::TestRequested {
+                        spec,
+                        client_info: self.client_info.clone(),
+                    });
+                }
+                Err(e) => self.fail_with_reply(
+                    ErrorCode::BadRequest,
+                    SessionError::Local(format!("bad test request: {e}")),
+                ),
+            },
+            (S::AwaitStart, Msg::Start { udp_port }) => {
+                self.set_state(S::Starting, hs);
+                self.events
+                    .push_back(ServerEvent::StartRequested { udp_port });
+            }
+            (S::Running, Msg::Finished { stats }) => {
+                self.set_state(S::Finishing, hs);
+                self.events.push_back(ServerEvent::PeerFinished(stats));
+            }
+            (state, other) => {
+                let err = SessionError::Unexpected {
+                    got: other.name(),
+                    state: format!("{state:?}"),
+                };
+                self.fail_with_reply(ErrorCode::UnexpectedMessage, err);
+            }
+        }
+    }
+
+    /// Bytes from the client could not be decoded: reply with an error and end.
+    pub fn handle_decode_error(&mut self, err: WireError) {
+        if matches!(self.state, ServerState::Done | ServerState::Failed) {
+            return;
+        }
+        let code = match err {
+            WireError::VersionMismatch { .. } => ErrorCode::VersionMismatch,
+            _ => ErrorCode::Malformed,
+        };
+        self.fail_with_reply(code, SessionError::Wire(err));
+    }
+
+    pub fn accept(&mut self, now: Instant, data_port: u16, token: u64) {
+        if self.state == ServerState::Deciding {
+            self.out.push_back(Msg::Accept { data_port, token });
+            self.set_state(ServerState::AwaitStart, Some(now + self.limits.handshake));
+        }
+    }
+
+    pub fn reject(&mut self, code: ErrorCode, message: &str) {
+        if !matches!(self.state, ServerState::Done | ServerState::Failed) {
+            self.fail_with_reply(code, SessionError::Local(message.to_string()));
+        }
+    }
+
+    pub fn started(&mut self, now: Instant) {
+        if self.state == ServerState::Starting {
+            let d = match &self.spec {
+                Some(spec) => self.limits.run_deadline(now, spec),
+                None => now + self.limits.handshake,
+            };
+            self.out.push_back(Msg::Started);
+            self.set_state(ServerState::Running, Some(d));
+        }
+    }
+
+    pub fn sender_done(&mut self, sent_packets: u64, sent_bytes: u64) {
+        if matches!(self.state, ServerState::Running | ServerState::Finishing) {
+            self.out.push_back(Msg::SenderDone {
+                sent_packets,
+                sent_bytes,
+            });
+        }
+    }
+
+    pub fn result(&mut self, stats: SideStats) {
+        if self.state == ServerState::Finishing {
+            self.out.push_back(Msg::Result { stats });
+            self.set_state(ServerState::Done, None);
+        }
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if let Some(d) = self.deadline {
+            if now >= d {
+                let what = format!("waiting in state {:?}", self.state);
+                self.fail_with_reply(ErrorCode::Timeout, SessionError::Timeout(what));
+            }
+        }
+    }
+
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.deadline
+    }
+    pub fn poll_msg(&mut self) -> Option<Msg> {
+        self.out.pop_front()
+    }
+    pub fn poll_event(&mut self) -> Option<ServerEvent> {
+        self.events.pop_front()
+    }
+    /// Done or failed, with every reply drained: close the connection.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.state, ServerState::Done | ServerState::Failed) && self.out.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,351 @@
+//! Both session ends in memory on virtual time (quinn's `Pair` harness): every message
+//! goes through the real frame encoder and decoder, with a fixed one-way delay.
+
+use super::*;
+use crate::proto::{encode_frame, FrameDecoder, PROTOCOL_VERSION};
+use crate::spec::{Family, TestKind};
+
+const DELAY: Duration = Duration::from_millis(1);
+
+struct Pair {
+    now: Instant,
+    client: ClientSession,
+    server: ServerSession,
+    /// Bytes in flight (arrival time, bytes), per direction.
+    to_server: VecDeque<(Instant, Vec<u8>)>,
+    to_client: VecDeque<(Instant, Vec<u8>)>,
+    server_dec: FrameDecoder,
+    client_dec: FrameDecoder,
+    client_events: Vec<ClientEvent>,
+    server_events: Vec<ServerEvent>,
+}
+
+impl Pair {
+    fn new(spec: TestSpec) -> Pair {
+        let now = Instant::now();
+        let limits = Limits {
+            handshake: Duration::from_secs(5),
+            run_slack: Duration::from_secs(2),
+            count_run_max: Duration::from_secs(60),
+        };
+        Pair {
+            now,
+            client: ClientSession::new(now, spec, BTreeMap::new(), limits),
+            server: ServerSession::new(now, BTreeMap::from([("os".into(), "test".into())]), limits),
+            to_server: VecDeque::new(),
+            to_client: VecDeque::new(),
+            server_dec: FrameDecoder::new(PROTOCOL_VERSION),
+            client_dec: FrameDecoder::new(PROTOCOL_VERSION),
+            client_events: Vec::new(),
+            server_events: Vec::new(),
+        }
+    }
+
+    /// Move messages until nothing is in flight; advance time to each arrival.
+    fn drive(&mut self) {
+        loop {
+            while let Some(m) = self.client.poll_msg() {
+                let at = self.now + DELAY;
+                self.to_server
+                    .push_back((at, encode_frame(&m, PROTOCOL_VERSION)));
+            }
+            while let Some(m) = self.server.poll_msg() {
+                let at = self.now + DELAY;
+                self.to_client
+                    .push_back((at, encode_frame(&m, PROTOCOL_VERSION)));
+            }
+            self.collect_events();
+            let next_s = self.to_server.front().map(|x| x.0);
+            let next_c = self.to_client.front().map(|x| x.0);
+            match (next_s, next_c) {
+                (None, None) => return,
+                (Some(s), c) if c.is_none_or(|c| s <= c) => {
+                    let (at, bytes) = self.to_server.pop_front().unwrap();
+                    self.now = self.now.max(at);
+                    self.feed_server(&bytes);
+                }
+                _ => {
+                    let (at, bytes) = self.to_client.pop_front().unwrap();
+                    self.now = self.now.max(at);
+                    self.client_dec.push(&bytes);
+                    loop {
+                        match self.client_dec.next_msg() {
+                            Ok(Some(m)) => self.client.handle_msg(self.now, m),
+                            Ok(None) => break,
+                            Err(e) => {
+                                self.client.handle_decode_error(e);
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn feed_server(&mut self, bytes: &[u8]) {
+        self.server_dec.push(bytes);
+        loop {
+            match self.server_dec.next_msg() {
+                Ok(Some(m)) => self.server.handle_msg(self.now, m),
+                Ok(None) => break,
+                Err(e) => {
+                    self.server.handle_decode_error(e);
+                    break;
+                }
+            }
+        }
+    }
+
+    fn collect_events(&mut self) {
+        while let Some(e) = self.client.poll_event() {
+            self.client_events.push(e);
+        }
+        while let Some(e) = self.server.poll_event() {
+            self.server_events.push(e);
+        }
+    }
+
+    fn advance(&mut self, by: Duration) {
+        self.now += by;
+        self.client.handle_timeout(self.now);
+        self.server.handle_timeout(self.now);
+        self.drive();
+    }
+}
+
+fn spec() -> TestSpec {
+    let mut s = TestSpec::new(TestKind::UdpStream, Family::V6, 128);
+    s.bound = Bound::DurationNs(1_000_000_000);
+    s
+}
+
+#[test]
+fn happy_path_runs_every_state_in_order() {
+    let mut p = Pair::new(spec());
+    p.drive();
+    assert_eq!(p.client.state(), ClientState::AwaitAccept);
+    assert_eq!(
+        p.client.server_info().get("os").map(String::as_str),
+        Some("test")
+    );
+    assert!(matches!(
+        p.server_events.as_slice(),
+        [ServerEvent::TestRequested { spec: s, .. }] if *s == spec()
+    ));
+    p.server.accept(p.now, 4242, 99);
+    p.drive();
+    assert_eq!(
+        p.client_events,
+        vec![ClientEvent::Accepted {
+            data_port: 4242,
+            token: 99
+        }]
+    );
+    p.client.connected(p.now, Some(5000));
+    p.drive();
+    assert!(matches!(
+        p.server_events.last(),
+        Some(ServerEvent::StartRequested {
+            udp_port: Some(5000)
+        })
+    ));
+    assert_eq!(p.server.state(), ServerState::Starting);
+    p.server.started(p.now);
+    p.drive();
+    assert_eq!(p.client.state(), ClientState::Running);
+    assert_eq!(p.client_events.last(), Some(&ClientEvent::Started));
+
+    p.advance(Duration::from_secs(1));
+    p.server.sender_done(10, 1280);
+    let mine = SideStats {
+        sent_packets: 3,
+        ..SideStats::default()
+    };
+    p.client.finish(p.now, mine.clone());
+    p.drive();
+    assert_eq!(
+        p.server_events.last(),
+        Some(&ServerEvent::PeerFinished(mine))
+    );
+    let theirs = SideStats {
+        recv_packets: 3,
+        ..SideStats::default()
+    };
+    p.server.result(theirs.clone());
+    p.drive();
+    assert_eq!(p.client_events.last(), Some(&ClientEvent::Result(theirs)));
+    assert!(p.client_events.contains(&ClientEvent::PeerSenderDone {
+        sent_packets: 10,
+        sent_bytes: 1280
+    }));
+    assert_eq!(p.client.state(), ClientState::Done);
+    assert!(p.server.is_closed());
+    assert_eq!(p.server.poll_timeout(), None);
+}
+
+#[test]
+fn silent_client_times_out_with_an_error_reply() {
+    let now = Instant::now();
+    let mut s = ServerSession::new(now, BTreeMap::new(), Limits::default());
+    s.handle_timeout(now + Duration::from_secs(1));
+    assert_eq!(s.state(), ServerState::AwaitHello);
+    let deadline = s.poll_timeout().unwrap_or(now);
+    s.handle_timeout(deadline);
+    assert_eq!(s.state(), ServerState::Failed);
+    assert!(matches!(
+        s.poll_msg(),
+        Some(Msg::Error {
+            code: ErrorCode::Timeout,
+            ..
+        })
+    ));
+    assert!(s.is_closed());
+}
+
+#[test]
+fn out_of_order_message_gets_an_error_reply_and_closes() {
+    let now = Instant::now();
+    let mut s = ServerSession::new(now, BTreeMap::new(), Limits::default());
+    s.handle_msg(now, Msg::Start { udp_port: None });
+    assert_eq!(s.state(), ServerState::Failed);
+    match s.poll_msg() {
+        Some(Msg::Error { code, message }) => {
+            assert_eq!(code, ErrorCode::UnexpectedMessage);
+            assert!(message.contains("start"), "{message}");
+        }
+        other => panic!("expected an error reply, got {other:?}"),
+    }
+    // Nothing more is accepted after failure.
+    s.handle_msg(
+        now,
+        Msg::Hello {
+            client_info: BTreeMap::new(),
+        },
+    );
+    assert_eq!(s.poll_msg(), None);
+}
+
+#[test]
+fn request_before_hello_is_rejected() {
+    let mut p = Pair::new(spec());
+    // Drop the client's hello; inject a request directly.
+    let _ = p.client.poll_msg();
+    p.feed_server(&encode_frame(
+        &Msg::Request { spec: spec() },
+        PROTOCOL_VERSION,
+    ));
+    assert_eq!(p.server.state(), ServerState::Failed);
+}
+
+#[test]
+fn invalid_spec_is_a_bad_request() {
+    let mut bad = spec();
+    bad.payload_bytes = 70_000;
+    let mut p = Pair::new(bad);
+    p.drive();
+    assert_eq!(p.server.state(), ServerState::Failed);
+    match p.client_events.as_slice() {
+        [ClientEvent::Failed(SessionError::Remote { code, message })] => {
+            assert_eq!(*code, ErrorCode::BadRequest);
+            assert!(message.contains("65527"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn busy_server_rejection_reaches_the_client() {
+    let mut p = Pair::new(spec());
+    p.drive();
+    p.server.reject(ErrorCode::Busy, "server busy");
+    p.drive();
+    assert_eq!(p.client.state(), ClientState::Failed);
+    assert!(matches!(
+        p.client_events.last(),
+        Some(ClientEvent::Failed(SessionError::Remote {
+            code: ErrorCode::Busy,
+            ..
+        }))
+    ));
+}
+
+#[test]
+fn garbage_truncated_and_oversized_input_fail_the_server_with_a_reply() {
+    let oversized = {
+        let mut f = b"dP".to_vec();
+        f.extend(PROTOCOL_VERSION.to_be_bytes());
+        f.extend(u32::MAX.to_be_bytes());
+        f
+    };
+    let other_version = encode_frame(&Msg::Started, PROTOCOL_VERSION + 1);
+    let cases: [(&[u8], ErrorCode); 3] = [
+        (b"GET / HTTP/1.1\r\n", ErrorCode::Malformed),
+        (&oversized, ErrorCode::Malformed),
+        (&other_version, ErrorCode::VersionMismatch),
+    ];
+    for (bytes, want) in cases {
+        let mut p = Pair::new(spec());
+        let _ = p.client.poll_msg();
+        p.feed_server(bytes);
+        assert_eq!(p.server.state(), ServerState::Failed, "{bytes:?}");
+        match p.server.poll_msg() {
+            Some(Msg::Error { code, .. }) => assert_eq!(code, want),
+            other => panic!("{other:?}"),
+        }
+    }
+    // A truncated frame alone is not an error yet; the handshake timer ends it.
+    let mut p = Pair::new(spec());
+    let _ = p.client.poll_msg();
+    let hello = encode_frame(
+        &Msg::Hello {
+            client_info: BTreeMap::new(),
+        },
+        PROTOCOL_VERSION,
+    );
+    p.feed_server(&hello[..hello.len() - 3]);
+    assert_eq!(p.server.state(), ServerState::AwaitHello);
+    p.advance(Duration::from_secs(6));
+    assert_eq!(p.server.state(), ServerState::Failed);
+}
+
+#[test]
+fn client_times_out_when_the_result_never_comes() {
+    let mut p = Pair::new(spec());
+    p.drive();
+    p.server.accept(p.now, 1, 1);
+    p.drive();
+    p.client.connected(p.now, None);
+    p.drive();
+    p.server.started(p.now);
+    p.drive();
+    p.client.finish(p.now, SideStats::default());
+    p.drive();
+    assert_eq!(p.client.state(), ClientState::AwaitResult);
+    p.advance(Duration::from_secs(6));
+    assert_eq!(p.client.state(), ClientState::Failed);
+    assert!(matches!(
+        p.client_events.last(),
+        Some(ClientEvent::Failed(SessionError::Timeout(_)))
+    ));
+}
+
+#[test]
+fn running_deadline_follows_the_test_duration() {
+    let mut p = Pair::new(spec());
+    p.drive();
+    p.server.accept(p.now, 1, 1);
+    p.drive();
+    p.client.connected(p.now, None);
+    p.drive();
+    p.server.started(p.now);
+    p.drive();
+    let deadline = p.server.poll_timeout().unwrap_or(p.now);
+    // 1 s test + 2 s slack.
+    assert!(deadline >= p.now + Duration::from_millis(2_900));
+    p.advance(Duration::from_millis(2_500));
+    assert_eq!(p.server.state(), ServerState::Running);
+    p.advance(Duration::from_secs(1));
+    assert_eq!(p.server.state(), ServerState::Failed);
+    assert_eq!(p.client.state(), ClientState::Failed);
+}
