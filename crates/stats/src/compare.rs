@@ -1,0 +1,281 @@
+//! Two-group comparisons of one cell (IPv4 vs IPv6, system A vs system B): difference of
+//! means with its Welch confidence interval, Welch's unequal-variance t-test, the
+//! Mann-Whitney U rank test, effect sizes, and Holm's step-down correction.
+//!
+//! Sources: Welch (1947) and the Welch–Satterthwaite degrees of freedom, as in
+//! `scipy.stats.ttest_ind(equal_var=False)`; Mann & Whitney (1947) with the normal
+//! approximation, tie correction and continuity correction, as in
+//! `scipy.stats.mannwhitneyu(method="asymptotic")`; Cohen's d with the pooled sd and
+//! Hedges' g with the exact small-sample factor (Hedges 1981); the rank-biserial
+//! correlation r = 2·U₁/(n₁n₂) − 1 (Kerby 2014); Holm (1979).
+
+use crate::special::{ln_gamma, normal_sf, student_t_quantile, student_t_sf};
+use crate::summary::Summary;
+use serde::{Deserialize, Serialize};
+
+/// Welch's t-test of mean(a) − mean(b).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Welch {
+    /// mean(a) − mean(b).
+    pub diff: f64,
+    /// Standard error of the difference, √(s²ₐ/nₐ + s²_b/n_b).
+    pub se: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+    pub t: f64,
+    /// Two-sided p-value.
+    pub p: f64,
+}
+
+impl Welch {
+    /// Welch test from two summaries. NaN fields when either group has n < 2.
+    pub fn of(a: &Summary, b: &Summary) -> Welch {
+        let diff = a.mean - b.mean;
+        if a.n < 2 || b.n < 2 {
+            return Welch {
+                diff,
+                se: f64::NAN,
+                df: f64::NAN,
+                t: f64::NAN,
+                p: f64::NAN,
+            };
+        }
+        let va = a.sd * a.sd / a.n as f64;
+        let vb = b.sd * b.sd / b.n as f64;
+        let se = (va + vb).sqrt();
+        if se == 0.0 {
+            // Both groups constant: the difference is exact.
+            let p = if diff == 0.0 { 1.0 } else { 0.0 };
+            let t = if diff == 0.0 {
+                0.0
+            } else {
+                diff.signum() * f64::INFINITY
+            };
+            return Welch {
+                diff,
+                se,
+                df: (a.n + b.n - 2) as f64,
+                t,
+                p,
+            };
+        }
+        let df = (va + vb).powi(2) / (va * va / (a.n - 1) as f64 + vb * vb / (b.n - 1) as f64);
+        let t = diff / se;
+        let p = (2.0 * student_t_sf(t.abs(), df)).min(1.0);
+        Welch { diff, se, df, t, p }
+    }
+
+    /// Welch confidence interval of the difference of means at `level` (e.g. 0.95).
+    pub fn ci(&self, level: f64) -> (f64, f64) {
+        if self.se == 0.0 {
+            return (self.diff, self.diff);
+        }
+        let h = student_t_quantile(1.0 - (1.0 - level) / 2.0, self.df) * self.se;
+        (self.diff - h, self.diff + h)
+    }
+}
+
+/// Mann-Whitney U test of a against b (two-sided, normal approximation).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MannWhitney {
+    /// U statistic of sample a: the number of pairs (x in a, y in b) with x > y, ties ½.
+    pub u1: f64,
+    /// Standardised statistic with tie and continuity correction (sign: a larger > 0).
+    pub z: f64,
+    /// Two-sided p-value.
+    pub p: f64,
+    /// Rank-biserial correlation 2·U₁/(n₁n₂) − 1, in [−1, 1]; > 0 when a tends larger.
+    pub rank_biserial: f64,
+}
+
+impl MannWhitney {
+    /// The test; NaN fields when either sample is empty. NaN values are ignored.
+    pub fn of(a: &[f64], b: &[f64]) -> MannWhitney {
+        let a: Vec<f64> = a.iter().copied().filter(|v| !v.is_nan()).collect();
+        let b: Vec<f64> = b.iter().copied().filter(|v| !v.is_nan()).collect();
+        let (n1, n2) = (a.len(), b.len());
+        if n1 == 0 || n2 == 0 {
+            return MannWhitney {
+                u1: f64::NAN,
+                z: f64::NAN,
+                p: f64::NAN,
+                rank_biserial: f64::NAN,
+            };
+        }
+        let mut all: Vec<(f64, bool)> = a
+            .iter()
+            .map(|&v| (v, true))
+            .chain(b.iter().map(|&v| (v, false)))
+            .collect();
+        all.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let n = all.len();
+        // Midranks; sum of t³ − t over tie groups.
+        let mut rank_sum_a = 0.0;
+        let mut tie_term = 0.0;
+        let mut i = 0;
+        while i < n {
+            let mut j = i;
+            while j + 1 < n && all[j + 1].0 == all[i].0 {
+                j += 1;
+            }
+            let midrank = (i + j) as f64 / 2.0 + 1.0;
+            let count = (j - i + 1) as f64;
+            tie_term += count * count * count - count;
+            rank_sum_a += all[i..=j].iter().filter(|x| x.1).count() as f64 * midrank;
+            i = j + 1;
+        }
+        let (n1f, n2f, nf) = (n1 as f64, n2 as f64, n as f64);
+        let u1 = rank_sum_a - n1f * (n1f + 1.0) / 2.0;
+        let mu = n1f * n2f / 2.0;
+        let sigma = if n > 1 {
+            (n1f * n2f / 12.0 * ((nf + 1.0) - tie_term / (nf * (nf - 1.0)))).sqrt()
+        } else {
+            0.0
+        };
+        let rank_biserial = 2.0 * u1 / (n1f * n2f) - 1.0;
+        if sigma == 0.0 {
+            return MannWhitney {
+                u1,
+                z: 0.0,
+                p: 1.0,
+                rank_biserial,
+            };
+        }
+        // Continuity correction toward the mean, as SciPy does with U = max(U1, U2).
+        let dev = (u1 - mu).abs();
+        let z_abs = ((dev - 0.5).max(0.0)) / sigma;
+        let z = if u1 >= mu { z_abs } else { -z_abs };
+        let p = (2.0 * normal_sf(z_abs)).min(1.0);
+        MannWhitney {
+            u1,
+            z,
+            p,
+            rank_biserial,
+        }
+    }
+}
+
+/// Cohen's d: (mean(a) − mean(b)) / pooled sd (NaN when undefined).
+pub fn cohens_d(a: &Summary, b: &Summary) -> f64 {
+    if a.n < 2 || b.n < 2 {
+        return f64::NAN;
+    }
+    let df = (a.n + b.n - 2) as f64;
+    let pooled = (((a.n - 1) as f64 * a.sd * a.sd + (b.n - 1) as f64 * b.sd * b.sd) / df).sqrt();
+    if pooled == 0.0 {
+        return f64::NAN;
+    }
+    (a.mean - b.mean) / pooled
+}
+
+/// Hedges' g: Cohen's d times the exact small-sample bias factor
+/// J(ν) = Γ(ν/2) / (√(ν/2) · Γ((ν−1)/2)), ν = nₐ + n_b − 2.
+pub fn hedges_g(a: &Summary, b: &Summary) -> f64 {
+    let d = cohens_d(a, b);
+    if d.is_nan() {
+        return d;
+    }
+    let nu = (a.n + b.n - 2) as f64;
+    let j = (ln_gamma(nu / 2.0) - ln_gamma((nu - 1.0) / 2.0)).exp() / (nu / 2.0).sqrt();
+    d * j
+}
+
+/// Holm–Bonferroni step-down adjusted p-values, in the input order. NaN inputs stay NaN
+/// and do not count toward the number of tests.
+pub fn holm(p_values: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..p_values.len())
+        .filter(|&i| !p_values[i].is_nan())
+        .collect();
+    order.sort_by(|&i, &j| p_values[i].total_cmp(&p_values[j]));
+    let m = order.len();
+    let mut adjusted = vec![f64::NAN; p_values.len()];
+    let mut running_max = 0.0_f64;
+    for (rank, &i) in order.iter().enumerate() {
+        let adj = ((m - rank) as f64 * p_values[i]).min(1.0);
+        running_max = running_max.max(adj);
+        adjusted[i] = running_max;
+    }
+    adjusted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(got: f64, want: f64, rel: f64) {
+        let err = (got - want).abs() / want.abs().max(1e-300);
+        assert!(err < rel, "got {got}, want {want} (rel err {err:e})");
+    }
+
+    const A: [f64; 8] = [95.2, 94.8, 96.1, 95.5, 94.9, 95.7, 96.0, 95.1];
+    const B: [f64; 10] = [93.9, 94.6, 94.1, 95.0, 93.5, 94.4, 94.8, 93.7, 94.2, 95.3];
+
+    #[test]
+    fn welch_matches_scipy() {
+        let w = Welch::of(&Summary::of(&A), &Summary::of(&B));
+        // scipy.stats.ttest_ind(A, B, equal_var=False) (SciPy 1.17.1):
+        // statistic, pvalue, df; and res.confidence_interval(0.95)
+        close(w.t, 4.207_554_172_608_777, 1e-11);
+        close(w.p, 0.000_674_722_688_094_829_2, 1e-9);
+        close(w.df, 15.918_889_974_981_452, 1e-11);
+        let (lo, hi) = w.ci(0.95);
+        close(lo, 0.526_955_508_067_640_8, 1e-10);
+        close(hi, 1.598_044_491_932_387_5, 1e-10);
+    }
+
+    #[test]
+    fn mann_whitney_matches_scipy_with_ties() {
+        let a = [1.0, 2.0, 2.0, 3.0, 4.0, 5.0, 5.0, 9.0];
+        let b = [2.0, 3.0, 6.0, 7.0, 7.0, 8.0, 10.0, 11.0, 12.0];
+        let m = MannWhitney::of(&a, &b);
+        // scipy.stats.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic",
+        // use_continuity=True) (SciPy 1.17.1): statistic (U of a), pvalue
+        close(m.u1, 14.5, 1e-15);
+        close(m.p, 0.042_412_534_057_009_55, 1e-9);
+        assert!(m.z < 0.0);
+        close(m.rank_biserial, 2.0 * 14.5 / 72.0 - 1.0, 1e-15);
+    }
+
+    #[test]
+    fn mann_whitney_with_one_tie_matches_scipy() {
+        let m = MannWhitney::of(&A, &B);
+        // scipy.stats.mannwhitneyu(A, B, method="asymptotic") (SciPy 1.17.1)
+        close(m.u1, 73.5, 1e-15);
+        close(m.p, 0.003_350_113_615_676_186, 1e-9);
+    }
+
+    #[test]
+    fn effect_sizes_match_hand_formulae() {
+        let (sa, sb) = (Summary::of(&A), Summary::of(&B));
+        // d = (mean(A) − mean(B)) / sqrt(((nA−1)sA² + (nB−1)sB²)/(nA+nB−2)), computed
+        // with NumPy 2.4.6; g = d · gamma(ν/2)/(sqrt(ν/2)·gamma((ν−1)/2)), scipy.special.
+        close(cohens_d(&sa, &sb), 1.957_517_518_251_520_3, 1e-11);
+        close(hedges_g(&sa, &sb), 1.864_053_563_451_708_6, 1e-11);
+    }
+
+    #[test]
+    fn holm_matches_statsmodels_rule() {
+        // Holm step-down by hand: sorted p (0.01, 0.02, 0.03, 0.04) × (4, 3, 2, 1)
+        // = (0.04, 0.06, 0.06, 0.04) → running max (0.04, 0.06, 0.06, 0.06).
+        let adj = holm(&[0.03, 0.01, 0.04, 0.02]);
+        let want = [0.06, 0.04, 0.06, 0.06];
+        for (g, w) in adj.iter().zip(want) {
+            close(*g, w, 1e-12);
+        }
+        let with_nan = holm(&[0.5, f64::NAN, 0.9]);
+        assert!(with_nan[1].is_nan());
+        close(with_nan[0], 1.0, 1e-12);
+        close(with_nan[2], 1.0, 1e-12);
+    }
+
+    #[test]
+    fn degenerate_groups_are_explicit() {
+        let same = Summary::of(&[1.0, 1.0, 1.0]);
+        let other = Summary::of(&[2.0, 2.0]);
+        let w = Welch::of(&same, &other);
+        assert_eq!(w.p, 0.0);
+        assert_eq!(w.ci(0.95), (-1.0, -1.0));
+        assert!(Welch::of(&Summary::of(&[1.0]), &other).p.is_nan());
+        assert_eq!(MannWhitney::of(&[1.0, 1.0], &[1.0]).p, 1.0);
+    }
+}

@@ -1,0 +1,270 @@
+//! The header and framing overhead model: for a family, test kind and payload size on a
+//! link model, how many IP packets carry one payload, how big each frame is, how many
+//! bytes of line time one payload costs, and so the highest goodput a link rate allows.
+//!
+//! Sizes: IPv4 header 20 bytes (RFC 791), IPv6 40 (RFC 8200), UDP 8 (RFC 768), TCP 20
+//! (RFC 9293) + 12 bytes of timestamp option as Linux sends by default (RFC 7323: 10
+//! bytes + 2 NOP). Ethernet (IEEE 802.3): 14-byte header, 4-byte FCS, 64-byte minimum
+//! frame, 8 bytes of preamble + SFD and a 12-byte inter-frame gap on the line. A
+//! tbf-shaped veth counts the L2 frame as the kernel hands it to the qdisc (skb length:
+//! 14-byte header, no FCS, preamble or gap). Loopback adds nothing.
+//!
+//! Bulk TCP coalesces writes into full-MSS segments, so its cost per payload byte does
+//! not depend on the write size; UDP and request/response send one payload per packet
+//! (UDP payloads larger than the MTU allows become IP fragments).
+
+use serde::{Deserialize, Serialize};
+use wire::spec::{Family, TestKind, Transport};
+
+/// TCP timestamp option bytes per segment (RFC 7323 TSopt 10 bytes + 2 NOP padding).
+pub const TCP_TIMESTAMP_OPTION_BYTES: u32 = 12;
+/// IPv6 fragment extension header (RFC 8200 §4.5).
+const IPV6_FRAGMENT_HEADER_BYTES: u32 = 8;
+const ETHERNET_HEADER_BYTES: u32 = 14;
+const ETHERNET_FCS_BYTES: u32 = 4;
+const ETHERNET_MIN_FRAME_BYTES: u32 = 64;
+const ETHERNET_PREAMBLE_SFD_BYTES: u32 = 8;
+const ETHERNET_GAP_BYTES: u32 = 12;
+
+/// How the link counts a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LinkModel {
+    /// Ethernet on the line: header, FCS, minimum frame, preamble and gap.
+    Ethernet,
+    /// Loopback: the IP packet only.
+    Loopback,
+    /// veth shaped with tbf: the L2 frame incl. the 14-byte header, nothing else.
+    TbfVeth,
+}
+
+impl LinkModel {
+    /// Frame bytes of one IP packet as the link reports a frame (Ethernet incl. FCS
+    /// and padding to 64 bytes; tbf incl. the Ethernet header; loopback the packet).
+    pub fn frame_bytes(self, ip_packet_bytes: u32) -> u32 {
+        match self {
+            LinkModel::Ethernet => (ip_packet_bytes + ETHERNET_HEADER_BYTES + ETHERNET_FCS_BYTES)
+                .max(ETHERNET_MIN_FRAME_BYTES),
+            LinkModel::Loopback => ip_packet_bytes,
+            LinkModel::TbfVeth => ip_packet_bytes + ETHERNET_HEADER_BYTES,
+        }
+    }
+
+    /// Bytes of line time one IP packet occupies (Ethernet adds preamble + gap).
+    pub fn line_bytes(self, ip_packet_bytes: u32) -> u32 {
+        let frame = self.frame_bytes(ip_packet_bytes);
+        match self {
+            LinkModel::Ethernet => frame + ETHERNET_PREAMBLE_SFD_BYTES + ETHERNET_GAP_BYTES,
+            _ => frame,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkModel::Ethernet => "Ethernet",
+            LinkModel::Loopback => "loopback",
+            LinkModel::TbfVeth => "tbf-shaped veth",
+        }
+    }
+}
+
+/// A link model with its MTU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverheadModel {
+    pub link: LinkModel,
+    pub mtu_bytes: u32,
+}
+
+/// What one payload costs on the link.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WireCost {
+    pub payload_bytes: u32,
+    /// IP packets per payload (fractional for bulk TCP: payload / MSS).
+    pub packets_per_payload: f64,
+    /// The largest IP packet carrying this payload (first fragment / full segment).
+    pub ip_packet_bytes: u32,
+    /// That packet's frame as the link counts a frame.
+    pub frame_bytes: u32,
+    /// Bytes of line time per payload, all packets, framing, preamble and gap included.
+    pub line_bytes_per_payload: f64,
+}
+
+impl WireCost {
+    /// Line bytes per payload byte (≥ 1 except on loopback with no headers; > 1 always
+    /// in practice).
+    pub fn line_bytes_per_payload_byte(&self) -> f64 {
+        self.line_bytes_per_payload / self.payload_bytes as f64
+    }
+
+    /// Payload share of the line, payload / line bytes.
+    pub fn efficiency(&self) -> f64 {
+        self.payload_bytes as f64 / self.line_bytes_per_payload
+    }
+
+    /// Highest goodput (payload bits per second) a link of `link_rate_bps` allows.
+    pub fn max_goodput_bps(&self, link_rate_bps: f64) -> f64 {
+        link_rate_bps * self.efficiency()
+    }
+
+    /// Payloads per second at that rate (frames per second for one-packet payloads).
+    pub fn payloads_per_s(&self, link_rate_bps: f64) -> f64 {
+        link_rate_bps / 8.0 / self.line_bytes_per_payload
+    }
+}
+
+impl OverheadModel {
+    pub fn ethernet() -> OverheadModel {
+        OverheadModel {
+            link: LinkModel::Ethernet,
+            mtu_bytes: 1500,
+        }
+    }
+    pub fn loopback() -> OverheadModel {
+        OverheadModel {
+            link: LinkModel::Loopback,
+            mtu_bytes: 65_536,
+        }
+    }
+    pub fn tbf_veth() -> OverheadModel {
+        OverheadModel {
+            link: LinkModel::TbfVeth,
+            mtu_bytes: 1500,
+        }
+    }
+
+    /// TCP maximum segment size with timestamps: MTU − IP − TCP − 12 (1448 for IPv4 and
+    /// 1428 for IPv6 at MTU 1500).
+    pub fn mss_bytes(&self, family: Family) -> u32 {
+        self.mtu_bytes
+            .saturating_sub(family.ip_header_bytes() + 20 + TCP_TIMESTAMP_OPTION_BYTES)
+            .max(1)
+    }
+
+    /// The cost of one payload of `payload_bytes` for this family and test.
+    pub fn cost(&self, family: Family, kind: TestKind, payload_bytes: u32) -> WireCost {
+        let payload_bytes = payload_bytes.max(1);
+        match kind.transport() {
+            Transport::Udp => self.udp_cost(family, payload_bytes),
+            Transport::Tcp => self.tcp_cost(family, kind, payload_bytes),
+        }
+    }
+
+    fn udp_cost(&self, family: Family, payload_bytes: u32) -> WireCost {
+        let ip = family.ip_header_bytes();
+        let l4_bytes = payload_bytes + Transport::Udp.header_bytes();
+        if l4_bytes + ip <= self.mtu_bytes {
+            let packet = l4_bytes + ip;
+            return WireCost {
+                payload_bytes,
+                packets_per_payload: 1.0,
+                ip_packet_bytes: packet,
+                frame_bytes: self.link.frame_bytes(packet),
+                line_bytes_per_payload: self.link.line_bytes(packet) as f64,
+            };
+        }
+        // IP fragmentation: every fragment but the last carries a multiple of 8 bytes.
+        let per_fragment_header = match family {
+            Family::V4 => ip,
+            Family::V6 => ip + IPV6_FRAGMENT_HEADER_BYTES,
+        };
+        let data_per_fragment = (self.mtu_bytes.saturating_sub(per_fragment_header) / 8 * 8).max(8);
+        let fragments = l4_bytes.div_ceil(data_per_fragment);
+        let last_data = l4_bytes - (fragments - 1) * data_per_fragment;
+        let full = data_per_fragment + per_fragment_header;
+        let last = last_data + per_fragment_header;
+        let line = (fragments - 1) as f64 * self.link.line_bytes(full) as f64
+            + self.link.line_bytes(last) as f64;
+        WireCost {
+            payload_bytes,
+            packets_per_payload: fragments as f64,
+            ip_packet_bytes: full,
+            frame_bytes: self.link.frame_bytes(full),
+            line_bytes_per_payload: line,
+        }
+    }
+
+    fn tcp_cost(&self, family: Family, kind: TestKind, payload_bytes: u32) -> WireCost {
+        let headers =
+            family.ip_header_bytes() + Transport::Tcp.header_bytes() + TCP_TIMESTAMP_OPTION_BYTES;
+        let mss = self.mss_bytes(family);
+        if kind.is_rr() {
+            // One request: ⌈payload / MSS⌉ segments, the last one partly filled.
+            let segments = payload_bytes.div_ceil(mss);
+            let last_data = payload_bytes - (segments - 1) * mss;
+            let full = mss.min(payload_bytes) + headers;
+            let line = (segments - 1) as f64 * self.link.line_bytes(mss + headers) as f64
+                + self.link.line_bytes(last_data + headers) as f64;
+            return WireCost {
+                payload_bytes,
+                packets_per_payload: segments as f64,
+                ip_packet_bytes: full,
+                frame_bytes: self.link.frame_bytes(full),
+                line_bytes_per_payload: line,
+            };
+        }
+        // Bulk: writes coalesce into full-MSS segments.
+        let packet = mss + headers;
+        let segments = payload_bytes as f64 / mss as f64;
+        WireCost {
+            payload_bytes,
+            packets_per_payload: segments,
+            ip_packet_bytes: packet,
+            frame_bytes: self.link.frame_bytes(packet),
+            line_bytes_per_payload: segments * self.link.line_bytes(packet) as f64,
+        }
+    }
+
+    /// Expected IPv6/IPv4 goodput ratio when the link is the bottleneck.
+    pub fn expected_v6_v4_ratio(&self, kind: TestKind, payload_bytes: u32) -> f64 {
+        self.cost(Family::V6, kind, payload_bytes).efficiency()
+            / self.cost(Family::V4, kind, payload_bytes).efficiency()
+    }
+}
+
+/// How much of a measured IPv4→IPv6 shortfall the headers explain: the expected relative
+/// gap (1 − expected ratio) over the measured one (1 − measured ratio). 1.0 = all of it;
+/// > 1 = IPv6 did better than the headers predict; None when IPv6 measured no lower.
+pub fn header_share_of_gap(expected_v6_v4_ratio: f64, measured_v6_v4_ratio: f64) -> Option<f64> {
+    let measured_gap = 1.0 - measured_v6_v4_ratio;
+    let expected_gap = 1.0 - expected_v6_v4_ratio;
+    if measured_gap.is_nan() || measured_gap <= 0.0 || !expected_gap.is_finite() {
+        return None;
+    }
+    Some(expected_gap / measured_gap)
+}
+
+/// Error from [`parse_link_rate_bps`].
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("cannot read link rate '{0}': use a number with bit, kbit, mbit, gbit or tbit (e.g. 1gbit, 100mbit)")]
+pub struct LinkRateError(pub String);
+
+/// Parse a link rate as `tc` writes it: `1gbit`, `100mbit`, `10kbit`, `1500000bit`, or
+/// a bare number of bits per second; `k`/`m`/`g`/`t` alone also mean bits (SI, powers
+/// of 1000). Byte units such as `mbps` (tc: megabytes/s) are refused as ambiguous.
+pub fn parse_link_rate_bps(text: &str) -> Result<f64, LinkRateError> {
+    let lower = text.trim().to_ascii_lowercase();
+    let split = lower
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(lower.len());
+    let (number, unit) = lower.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| LinkRateError(text.to_string()))?;
+    let scale = match unit.trim() {
+        "" | "bit" | "bit/s" => 1.0,
+        "k" | "kbit" | "kbit/s" => 1e3,
+        "m" | "mbit" | "mbit/s" => 1e6,
+        "g" | "gbit" | "gbit/s" => 1e9,
+        "t" | "tbit" | "tbit/s" => 1e12,
+        _ => return Err(LinkRateError(text.to_string())),
+    };
+    let bps = value * scale;
+    if !(bps.is_finite() && bps > 0.0) {
+        return Err(LinkRateError(text.to_string()));
+    }
+    Ok(bps)
+}
+
+#[cfg(test)]
+#[path = "overhead_tests.rs"]
+mod tests;

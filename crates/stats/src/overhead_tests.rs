@@ -1,0 +1,117 @@
+//! Hand-worked frames for the overhead model.
+
+use super::*;
+use wire::spec::{Family::*, TestKind::*};
+
+fn close(got: f64, want: f64, abs: f64) {
+    assert!((got - want).abs() <= abs, "got {got}, want {want}");
+}
+
+#[test]
+fn udp_1408_over_ipv6_on_ethernet_is_a_1474_byte_frame_and_1494_bytes_of_line() {
+    // 1408 payload + 8 UDP + 40 IPv6 + 14 Ethernet + 4 FCS = 1474; + 8 preamble/SFD + 12 gap.
+    let c = OverheadModel::ethernet().cost(V6, UdpStream, 1408);
+    assert_eq!(c.ip_packet_bytes, 1456);
+    assert_eq!(c.frame_bytes, 1474);
+    close(c.line_bytes_per_payload, 1494.0, 1e-12);
+    close(c.packets_per_payload, 1.0, 0.0);
+    close(c.line_bytes_per_payload_byte(), 1494.0 / 1408.0, 1e-12);
+}
+
+#[test]
+fn tbf_100mbit_goodput_matches_the_peer_baseline_theory_column() {
+    // /work/shared/docs/peers-baseline.md §5 "theory Mbit/s (frames/s)": tbf counts the
+    // skb incl. 14-byte Ethernet header. UDP v4 128: 100e6 · 128 / (128+8+20+14 = 170).
+    let m = OverheadModel::tbf_veth();
+    let rate = 100e6;
+    let cases = [
+        (V4, UdpStream, 128, 75.29, 73_529.0),
+        (V4, UdpStream, 1408, 97.10, 8_621.0),
+        (V6, UdpStream, 128, 67.37, 65_789.0),
+        (V6, UdpStream, 1408, 95.78, 8_503.0),
+        (V4, TcpStream, 128, 95.64, 8_256.0),
+        (V4, TcpStream, 1408, 95.64, 8_256.0),
+        (V6, TcpStream, 128, 94.32, 8_256.0),
+        (V6, TcpStream, 1408, 94.32, 8_256.0),
+    ];
+    for (fam, kind, size, mbit, frames_per_s) in cases {
+        let c = m.cost(fam, kind, size);
+        close(c.max_goodput_bps(rate) / 1e6, mbit, 0.005);
+        let fps = c.payloads_per_s(rate) * c.packets_per_payload;
+        close(fps, frames_per_s, 1.0);
+    }
+}
+
+#[test]
+fn mss_with_timestamps_at_mtu_1500_and_on_loopback() {
+    assert_eq!(OverheadModel::ethernet().mss_bytes(V4), 1448);
+    assert_eq!(OverheadModel::ethernet().mss_bytes(V6), 1428);
+    assert_eq!(OverheadModel::loopback().mss_bytes(V4), 65_484);
+    // Bulk TCP on Ethernet: full 1500-byte packet, 1518 frame, 1538 line per 1448 bytes.
+    let c = OverheadModel::ethernet().cost(V4, TcpStream, 128);
+    assert_eq!(c.frame_bytes, 1518);
+    close(c.line_bytes_per_payload, 128.0 / 1448.0 * 1538.0, 1e-9);
+}
+
+#[test]
+fn tiny_udp_payload_is_padded_to_the_64_byte_ethernet_minimum() {
+    // 10 + 8 + 20 + 18 = 56 → padded to 64, + 20 = 84 bytes of line.
+    let c = OverheadModel::ethernet().cost(V4, UdpStream, 10);
+    assert_eq!(c.frame_bytes, 64);
+    close(c.line_bytes_per_payload, 84.0, 0.0);
+}
+
+#[test]
+fn large_udp_payloads_fragment() {
+    // IPv4, 2000 B: 2008 bytes of UDP in fragments of 1480 → 1500 + 548-byte packets;
+    // Ethernet line 1538 + 586 = 2124.
+    let c = OverheadModel::ethernet().cost(V4, UdpStream, 2000);
+    close(c.packets_per_payload, 2.0, 0.0);
+    close(c.line_bytes_per_payload, 2124.0, 0.0);
+    // IPv6: 40 + 8 fragment header, 1448 data per fragment → 1496 + 608; 1534 + 646.
+    let c = OverheadModel::ethernet().cost(V6, UdpStream, 2000);
+    close(c.line_bytes_per_payload, 2180.0, 0.0);
+}
+
+#[test]
+fn tcp_request_spans_segments() {
+    // 3000 B request, MSS 1448: 1448 + 1448 + 104, 52 bytes of headers each:
+    // lines 1538 + 1538 + 194 = 3270.
+    let c = OverheadModel::ethernet().cost(V4, TcpRr, 3000);
+    close(c.packets_per_payload, 3.0, 0.0);
+    close(c.line_bytes_per_payload, 3270.0, 0.0);
+    let small = OverheadModel::ethernet().cost(V6, TcpRr, 128);
+    assert_eq!(small.ip_packet_bytes, 128 + 72);
+}
+
+#[test]
+fn loopback_adds_no_framing() {
+    let c = OverheadModel::loopback().cost(V4, UdpRr, 128);
+    assert_eq!(c.frame_bytes, 156);
+    close(c.line_bytes_per_payload, 156.0, 0.0);
+}
+
+#[test]
+fn expected_ratio_and_share_of_gap() {
+    // Ethernet UDP 128: v4 line 128+28+38 = 194, v6 214 → 194/214.
+    let r = OverheadModel::ethernet().expected_v6_v4_ratio(UdpStream, 128);
+    close(r, 194.0 / 214.0, 1e-12);
+    close(
+        header_share_of_gap(0.9, 0.8).unwrap_or(f64::NAN),
+        0.5,
+        1e-12,
+    );
+    assert_eq!(header_share_of_gap(0.9, 1.02), None);
+}
+
+#[test]
+fn link_rates_parse_like_tc() {
+    assert_eq!(parse_link_rate_bps("1gbit"), Ok(1e9));
+    assert_eq!(parse_link_rate_bps("100Mbit"), Ok(1e8));
+    assert_eq!(parse_link_rate_bps("12.5m"), Ok(12.5e6));
+    assert_eq!(parse_link_rate_bps(" 1500000 "), Ok(1.5e6));
+    assert!(parse_link_rate_bps("100mbps").is_err());
+    assert!(parse_link_rate_bps("").is_err());
+    assert!(parse_link_rate_bps("0gbit").is_err());
+    assert!(parse_link_rate_bps("fast").is_err());
+}
