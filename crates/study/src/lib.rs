@@ -1,1 +1,22 @@
-//! dualperf-study: dualperf study specs, presets, run order, repetition to a confidence target and the runner.
+//! dualperf-study: what a study is and how it runs. The experiment spec (TOML, presets,
+//! flags) and its validation, matrix expansion and run order (interleaved or seeded
+//! random), the confidence stopping rule, and the [`Runner`] over an [`Executor`]
+//! trait (the engine in the binary, [`fake::FakeExecutor`] in tests). This crate does
+//! no I/O itself: results go to a [`Journal`] (the binary's is the SQLite store).
+
+pub mod confidence;
+pub mod fake;
+pub mod plan;
+pub mod presets;
+pub mod runner;
+pub mod spec;
+
+pub use plan::{Cell, PlanSummary, Slot};
+pub use runner::{
+    Attempt, CellOutcome, Executor, Finished, Journal, PastRun, Progress, RunOutput, Runner,
+    RunnerError, Sample, StudyOutcome,
+};
+pub use spec::{Order, Repetition, SpecError, SpecFile, StudySpec};
+
+#[cfg(test)]
+mod runner_tests;

@@ -1,0 +1,149 @@
+//! The confidence stopping rule: a cell has run enough when, for every metric its test
+//! measures that counts, the Student-t confidence interval of the mean at the chosen
+//! level is at most `width_pct` % of the mean — the full width, as netperf's `-I
+//! level,width` (so `-I 95,5` means mean ± 2.5 %). Student-t at any n ≥ 2 (one run
+//! has no spread), via `stats::Summary`.
+//!
+//! Metrics that count, per test (each only if the runs report it):
+//! - tcp-stream: throughput, local CPU;
+//! - udp-stream: throughput, RFC 3550 jitter, local CPU;
+//! - tcp-rr, udp-rr: transaction rate, mean RTT, local CPU.
+//!
+//! Loss, counts and percentiles do not count: loss is usually 0 with rare bursts, for
+//! which an interval relative to the mean never settles; RTT percentiles follow the mean.
+
+use std::collections::BTreeMap;
+use wire::metrics as m;
+use wire::spec::TestKind;
+
+/// The metrics whose interval must be narrow enough, per test.
+pub fn counted_metrics(kind: TestKind) -> &'static [&'static str] {
+    match kind {
+        TestKind::TcpStream => &[m::THROUGHPUT_BPS, m::CPU_LOCAL_PCT],
+        TestKind::UdpStream => &[m::THROUGHPUT_BPS, m::JITTER_RFC3550_NS, m::CPU_LOCAL_PCT],
+        TestKind::TcpRr | TestKind::UdpRr => {
+            &[m::TRANSACTIONS_PER_S, m::RTT_MEAN_NS, m::CPU_LOCAL_PCT]
+        }
+    }
+}
+
+/// Interval of one metric over a cell's runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricWidth {
+    pub metric: &'static str,
+    pub n: usize,
+    pub mean: f64,
+    /// Full interval width as % of |mean|; infinite when undefined (n < 2, mean 0
+    /// with spread).
+    pub width_pct: f64,
+}
+
+/// Full width of the Student-t interval of `values` at `level_pct`, as % of |mean|.
+pub fn width_pct(values: &[f64], level_pct: f64) -> (stats::Summary, f64) {
+    let s = stats::Summary::of(values);
+    if s.n < 2 {
+        return (s, f64::INFINITY);
+    }
+    let (lo, hi) = s.ci(level_pct / 100.0);
+    let width = hi - lo;
+    let pct = if width == 0.0 || (s.sd == 0.0) {
+        0.0
+    } else if s.mean == 0.0 || !width.is_finite() {
+        f64::INFINITY
+    } else {
+        width / s.mean.abs() * 100.0
+    };
+    (s, pct)
+}
+
+/// The interval width of each counted metric present in `runs`.
+pub fn widths(kind: TestKind, runs: &[&BTreeMap<String, f64>], level_pct: f64) -> Vec<MetricWidth> {
+    let mut out = Vec::new();
+    for &metric in counted_metrics(kind) {
+        let values: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.get(metric).copied())
+            .filter(|v| v.is_finite())
+            .collect();
+        if values.is_empty() {
+            continue;
+        }
+        let (s, pct) = width_pct(&values, level_pct);
+        out.push(MetricWidth {
+            metric,
+            n: s.n,
+            mean: s.mean,
+            width_pct: pct,
+        });
+    }
+    out
+}
+
+/// Whether every counted metric's interval is within `target_pct`. A cell whose runs
+/// report none of the counted metrics never meets its target.
+pub fn target_met(
+    kind: TestKind,
+    runs: &[&BTreeMap<String, f64>],
+    level_pct: f64,
+    target_pct: f64,
+) -> bool {
+    let w = widths(kind, runs, level_pct);
+    !w.is_empty() && w.iter().all(|w| w.width_pct <= target_pct)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(v: &[f64]) -> Vec<BTreeMap<String, f64>> {
+        v.iter()
+            .map(|x| [(m::THROUGHPUT_BPS.to_string(), *x)].into())
+            .collect()
+    }
+
+    #[test]
+    fn width_matches_hand_computed_student_t_interval() {
+        // 100, 102, 100: mean 100.667, sd 1.1547, t(0.975, 2) = 4.3027
+        // → full width 2 * 4.3027 * 1.1547 / √3 = 5.7369, i.e. 5.699 % of the mean.
+        let (_, pct) = width_pct(&[100.0, 102.0, 100.0], 95.0);
+        assert!((pct - 5.699).abs() < 0.01, "{pct}");
+        // n = 4 adds 102: mean 101, sd 1.1547, t(0.975, 3) = 3.1824 → 3.639 %.
+        let (_, pct) = width_pct(&[100.0, 102.0, 100.0, 102.0], 95.0);
+        assert!((pct - 3.639).abs() < 0.01, "{pct}");
+        // 99 % is wider than 95 %.
+        let (_, pct99) = width_pct(&[100.0, 102.0, 100.0, 102.0], 99.0);
+        assert!(pct99 > pct);
+    }
+
+    #[test]
+    fn one_run_or_zero_mean_with_spread_never_meets_a_target() {
+        assert_eq!(width_pct(&[5.0], 95.0).1, f64::INFINITY);
+        assert_eq!(width_pct(&[-1.0, 1.0], 95.0).1, f64::INFINITY);
+        assert_eq!(width_pct(&[0.0, 0.0, 0.0], 95.0).1, 0.0);
+    }
+
+    #[test]
+    fn every_counted_metric_must_be_narrow() {
+        let mut rs = runs(&[100.0, 100.5, 100.0, 100.5]);
+        assert!(target_met(
+            TestKind::TcpStream,
+            &rs.iter().collect::<Vec<_>>(),
+            95.0,
+            5.0
+        ));
+        // A noisy CPU metric holds the cell back.
+        for (i, r) in rs.iter_mut().enumerate() {
+            r.insert(
+                m::CPU_LOCAL_PCT.into(),
+                if i % 2 == 0 { 10.0 } else { 30.0 },
+            );
+        }
+        let refs: Vec<_> = rs.iter().collect();
+        assert!(!target_met(TestKind::TcpStream, &refs, 95.0, 5.0));
+        assert_eq!(widths(TestKind::TcpStream, &refs, 95.0).len(), 2);
+        // Metrics a test does not count are ignored.
+        assert!(widths(TestKind::TcpRr, &refs, 95.0).len() == 1);
+        let empty: Vec<&BTreeMap<String, f64>> = Vec::new();
+        assert!(!target_met(TestKind::UdpRr, &empty, 95.0, 5.0));
+    }
+}

@@ -1,0 +1,299 @@
+//! The plan of a study: matrix expansion into cells, the order of runs in each round,
+//! and an estimate of how long it takes.
+//!
+//! A study runs in rounds. Each round makes one run of every cell that still needs one
+//! (warm-up rounds first). Interleaved order keeps the matrix order, in which the IPv4
+//! and IPv6 cells of one test and size are adjacent (ABAB…), so drift over time lands
+//! on both families alike. Random order shuffles each round with a SplitMix64 stream
+//! keyed by the recorded seed and the round number (a randomised complete block
+//! design): the same seed gives the same order on any build, which `--resume` relies on.
+
+use crate::spec::{Order, Repetition, StudySpec};
+use serde::Serialize;
+use wire::spec::{Bound, Direction, Family, TestKind, TestSpec};
+
+/// One cell of the study matrix.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cell {
+    /// Position in the matrix (stable: the same spec gives the same indices).
+    pub index: u32,
+    pub family: Family,
+    pub kind: TestKind,
+    pub payload_bytes: u32,
+    pub direction: Direction,
+    /// The test the engine runs for this cell.
+    pub test: TestSpec,
+}
+
+impl Cell {
+    /// "IPv6 udp-rr 640 B".
+    pub fn label(&self) -> String {
+        format!("{} {} {} B", self.family, self.kind, self.payload_bytes)
+    }
+}
+
+/// Expand the matrix: tests, then sizes, then families innermost, so the families of
+/// one (test, size) are adjacent.
+pub fn cells(spec: &StudySpec) -> Vec<Cell> {
+    let mut out = Vec::new();
+    for &kind in &spec.tests {
+        for &size in &spec.sizes_bytes {
+            for &family in &spec.families {
+                let mut test = TestSpec::new(kind, family, size);
+                test.bound = spec.bound;
+                test.direction = spec.direction;
+                test.streams = spec.streams;
+                test.rate = if kind == TestKind::UdpStream {
+                    spec.rate
+                } else {
+                    None
+                };
+                test.interval_ns = spec.interval_ns;
+                test.rr_timeout_ns = spec.rr_timeout_ns;
+                test.socket = match (&spec.udp_socket, kind.is_udp()) {
+                    (Some(udp), true) => udp.clone(),
+                    _ => spec.socket.clone(),
+                };
+                out.push(Cell {
+                    index: out.len() as u32,
+                    family,
+                    kind,
+                    payload_bytes: size,
+                    direction: spec.direction,
+                    test,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// SplitMix64 (Steele, Lea & Flood 2014): tiny, fixed forever, so recorded seeds
+/// reproduce their order on every future build.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in 0..n (n > 0) by rejection, no modulo bias.
+    pub fn below(&mut self, n: u64) -> u64 {
+        let zone = u64::MAX - (u64::MAX % n);
+        loop {
+            let v = self.next_u64();
+            if v < zone {
+                return v % n;
+            }
+        }
+    }
+}
+
+/// The order of the given cells (by index) in round `round` (0-based, warm-up rounds
+/// included).
+pub fn round_order(order: Order, seed: u64, round: u32, active: &[u32]) -> Vec<u32> {
+    let mut v = active.to_vec();
+    v.sort_unstable();
+    if order == Order::Random {
+        let mut rng = SplitMix64::new(seed ^ u64::from(round).wrapping_mul(0xA24B_AED4_963E_E407));
+        // Fisher-Yates.
+        for i in (1..v.len()).rev() {
+            let j = rng.below(i as u64 + 1) as usize;
+            v.swap(i, j);
+        }
+    }
+    v
+}
+
+/// One planned run slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Slot {
+    pub round: u32,
+    pub cell_index: u32,
+    pub warmup: bool,
+    /// 0-based; warm-ups count from 0 separately.
+    pub repetition: u32,
+}
+
+/// What a study will do, for `--dry-run` and the progress bar.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanSummary {
+    pub cells: usize,
+    pub warmup_runs: u64,
+    pub measured_runs_min: u64,
+    pub measured_runs_max: u64,
+    /// Seconds, at the minimum and maximum number of runs.
+    pub estimated_s_min: f64,
+    pub estimated_s_max: f64,
+    /// How a count-bound run's length was guessed, if it was.
+    pub assumption: Option<String>,
+}
+
+/// Setup and teardown per run (connect, exchange parameters, collect results), seconds.
+pub const RUN_OVERHEAD_S: f64 = 0.25;
+/// Packet rate assumed to estimate count-bound runs.
+pub const ASSUMED_PPS: f64 = 200_000.0;
+
+/// Expected wall time of one run of this spec, seconds.
+pub fn run_estimate_s(bound: Bound) -> f64 {
+    RUN_OVERHEAD_S
+        + match bound {
+            Bound::DurationNs(ns) => ns as f64 / 1e9,
+            Bound::Count(n) => n as f64 / ASSUMED_PPS,
+        }
+}
+
+/// Count runs and estimate the duration of a study.
+pub fn summarise(spec: &StudySpec) -> PlanSummary {
+    let n = cells(spec).len() as u64;
+    let (lo, hi) = spec.runs_range();
+    let warm = n * u64::from(spec.warmup_runs);
+    let per = run_estimate_s(spec.bound);
+    PlanSummary {
+        cells: n as usize,
+        warmup_runs: warm,
+        measured_runs_min: n * u64::from(lo),
+        measured_runs_max: n * u64::from(hi),
+        estimated_s_min: (warm + n * u64::from(lo)) as f64 * per,
+        estimated_s_max: (warm + n * u64::from(hi)) as f64 * per,
+        assumption: match spec.bound {
+            Bound::Count(_) => Some(format!(
+                "count-bound runs estimated at {ASSUMED_PPS:.0} packets/s"
+            )),
+            Bound::DurationNs(_) => None,
+        },
+    }
+}
+
+/// Every slot of the study in order, assuming every cell runs every round (exact for
+/// fixed runs; for a confidence target, the order if no cell stops before `max_runs`).
+pub fn planned_slots(spec: &StudySpec) -> Vec<Slot> {
+    let all: Vec<u32> = (0..cells(spec).len() as u32).collect();
+    let measured = match spec.repetition {
+        Repetition::Fixed { runs } => runs,
+        Repetition::Confidence { max_runs, .. } => max_runs,
+    };
+    let mut out = Vec::new();
+    for round in 0..spec.warmup_runs + measured {
+        let warmup = round < spec.warmup_runs;
+        let repetition = if warmup {
+            round
+        } else {
+            round - spec.warmup_runs
+        };
+        for cell_index in round_order(spec.order, spec.seed, round, &all) {
+            out.push(Slot {
+                round,
+                cell_index,
+                warmup,
+                repetition,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::SpecFile;
+
+    fn spec(extra: &str) -> StudySpec {
+        SpecFile::from_toml(extra).unwrap().resolve(7).unwrap()
+    }
+
+    #[test]
+    fn matrix_expands_tests_sizes_families_with_families_adjacent() {
+        let s = spec("tests = ['tcp-stream', 'udp-rr']\nsizes = '128..640/256'\n");
+        let c = cells(&s);
+        assert_eq!(c.len(), 2 * 3 * 2);
+        assert_eq!(
+            c.iter().map(|c| c.index).collect::<Vec<_>>(),
+            (0..12).collect::<Vec<_>>()
+        );
+        assert_eq!((c[0].family, c[1].family), (Family::V4, Family::V6));
+        assert_eq!(c[0].payload_bytes, c[1].payload_bytes);
+        assert_eq!(c[2].payload_bytes, 384);
+        assert_eq!(c[6].kind, TestKind::UdpRr);
+        assert_eq!(c[11].test.payload_bytes, 640);
+        assert_eq!(c[11].test.family, Family::V6);
+        assert_eq!(c[11].test.bound, Bound::DurationNs(1_000_000_000));
+    }
+
+    #[test]
+    fn udp_socket_options_apply_to_udp_cells_only() {
+        let s = spec("tests=['tcp-stream','udp-stream']\nsizes=[128]\n[socket]\nsndbuf_bytes=65536\n[udp_socket]\nsndbuf_bytes=8192\n");
+        let c = cells(&s);
+        assert_eq!(c[0].test.socket.sndbuf_bytes, Some(65_536));
+        assert_eq!(c[2].test.socket.sndbuf_bytes, Some(8_192));
+    }
+
+    #[test]
+    fn interleaved_rounds_alternate_families_abab() {
+        let s = spec("tests=['tcp-rr']\nsizes=[128,256]\nruns=2\n");
+        let slots = planned_slots(&s);
+        let fams: Vec<Family> = slots
+            .iter()
+            .map(|sl| cells(&s)[sl.cell_index as usize].family)
+            .collect();
+        assert_eq!(
+            fams,
+            [Family::V4, Family::V6, Family::V4, Family::V6].repeat(2)
+        );
+        assert_eq!(slots[4].round, 1);
+        assert_eq!(slots[4].repetition, 1);
+    }
+
+    #[test]
+    fn random_order_is_a_permutation_reproducible_from_the_seed() {
+        let active: Vec<u32> = (0..48).collect();
+        let a = round_order(Order::Random, 42, 3, &active);
+        let b = round_order(Order::Random, 42, 3, &active);
+        let c = round_order(Order::Random, 43, 3, &active);
+        let d = round_order(Order::Random, 42, 4, &active);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_ne!(a, d);
+        assert_ne!(a, active, "48 cells should not come out in matrix order");
+        let mut sorted = a.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, active);
+    }
+
+    #[test]
+    fn splitmix_matches_reference_values() {
+        // First outputs for seed 1234567 from the reference C implementation.
+        let mut r = SplitMix64::new(1_234_567);
+        assert_eq!(r.next_u64(), 6_457_827_717_110_365_317);
+        assert_eq!(r.next_u64(), 3_203_168_211_198_807_973);
+    }
+
+    #[test]
+    fn estimate_counts_warmups_and_overhead() {
+        let s = spec("warmup=1\nruns=3\nduration_s=2.0\n");
+        let p = summarise(&s);
+        assert_eq!(p.cells, 48);
+        assert_eq!(p.warmup_runs, 48);
+        assert_eq!(p.measured_runs_min, 144);
+        let expect = 192.0 * (2.0 + RUN_OVERHEAD_S);
+        assert!((p.estimated_s_min - expect).abs() < 1e-9);
+        let c = spec("confidence=95\nmin_runs=3\nmax_runs=10\ncount=200000\n");
+        let p = summarise(&c);
+        assert_eq!(p.measured_runs_max, 480);
+        assert!(p.assumption.is_some());
+    }
+
+    #[test]
+    fn default_study_fits_in_five_minutes() {
+        let p = summarise(&SpecFile::default().resolve(0).unwrap());
+        assert!(p.estimated_s_max < 300.0, "{}", p.estimated_s_max);
+        assert_eq!(p.measured_runs_min, 144);
+    }
+}

@@ -1,0 +1,190 @@
+//! Presets that reproduce the method of each study in `shared/seeds/` (see
+//! docs/methodology.md), plus the short default study. Each preset says where it comes
+//! from and what that study did, so `--list-presets` can show its source.
+
+use crate::spec::{SizesField, SpecFile};
+use wire::spec::SocketOpts;
+
+/// A named study method.
+#[derive(Debug, Clone)]
+pub struct Preset {
+    pub name: &'static str,
+    /// Seed file the method comes from (`None` for dualperf's own default).
+    pub source: Option<&'static str>,
+    /// What that study did, in one or two sentences.
+    pub what_it_did: &'static str,
+    /// What this preset runs, and what it cannot reproduce.
+    pub notes: &'static str,
+    pub spec: SpecFile,
+}
+
+fn six_sizes() -> Option<SizesField> {
+    Some(SizesField::List(vec![128, 384, 640, 896, 1152, 1408]))
+}
+
+fn strings(v: &[&str]) -> Option<Vec<String>> {
+    Some(v.iter().map(|s| s.to_string()).collect())
+}
+
+/// Every preset, the default first.
+pub fn all() -> Vec<Preset> {
+    let all_tests = strings(&["tcp-stream", "udp-stream", "tcp-rr", "udp-rr"]);
+    vec![
+        Preset {
+            name: "default",
+            source: None,
+            what_it_did: "dualperf's main job: a quick IPv4-vs-IPv6 sweep of the four core tests.",
+            notes: "6 sizes (128..1408/256) x 4 tests x IPv4/IPv6 x 3 runs of 1 s, interleaved; \
+                    about 3 minutes on loopback.",
+            spec: SpecFile::default(),
+        },
+        Preset {
+            name: "sweep6-40x60s",
+            source: Some("000_20bdd31d528de7e3.txt"),
+            what_it_did: "802.11n peer-peer, Win XP / Win 7 / Fedora 12 with Netperf 2.4.5: TCP and \
+                          UDP throughput and RTT at 128, 384, 640, 896, 1152, 1408 bytes, 40 runs of \
+                          ~60 s each, mean and standard deviation; TCP window 64 KB, UDP socket \
+                          buffer 8 KB.",
+            notes: "6 sizes x 4 tests x 2 families x 40 runs of 60 s (about 32 h); TCP socket \
+                    buffers 64 KB, UDP socket buffers 8 KB.",
+            spec: SpecFile {
+                sizes: six_sizes(),
+                tests: all_tests.clone(),
+                duration_s: Some(60.0),
+                runs: Some(40),
+                socket: Some(SocketOpts {
+                    sndbuf_bytes: Some(65_536),
+                    rcvbuf_bytes: Some(65_536),
+                    ..SocketOpts::default()
+                }),
+                udp_socket: Some(SocketOpts {
+                    sndbuf_bytes: Some(8_192),
+                    rcvbuf_bytes: Some(8_192),
+                    ..SocketOpts::default()
+                }),
+                ..SpecFile::default()
+            },
+        },
+        Preset {
+            name: "confidence95-cpu",
+            source: Some("001_f2bb8168b0473743.txt"),
+            what_it_did: "802.11n peer-peer with WPA2, Win XP / Win 7 / Fedora 12 with Netperf: TCP \
+                          and UDP throughput, RTT and sender CPU at 128..1408 step 256, each test \
+                          repeated until the 95% confidence interval was reached (about 40 runs) \
+                          of ~60 s.",
+            notes: "Repeat each cell until the 95% Student-t interval of every counted metric \
+                    (throughput or transaction rate, RTT, jitter, CPU) is within 5% of its \
+                    mean (3 to 40 runs of 60 s); the width was not stated, 5% is netperf's \
+                    -I default.",
+            spec: SpecFile {
+                sizes: Some(SizesField::Text("128..1408/256".into())),
+                tests: all_tests.clone(),
+                duration_s: Some(60.0),
+                confidence: Some(95.0),
+                ci_width: Some(5.0),
+                min_runs: Some(3),
+                max_runs: Some(40),
+                ..SpecFile::default()
+            },
+        },
+        Preset {
+            name: "sweep10-10x1min",
+            source: Some("002_b5125daabdc2f503.txt"),
+            what_it_did: "802.11ac peer-peer and client-server, Windows 10 / Server and Ubuntu with \
+                          D-ITG and Netperf: TCP and UDP throughput, RTT and CPU at ten sizes \
+                          (128, 256, 384, 512, 640, 768, 896, 1024, 1152, 1408), 10 runs of \
+                          1 min, runs inside the 95% CI averaged.",
+            notes: "10 sizes x 4 tests x 2 families x 10 runs of 60 s (about 13.5 h); the \
+                    report's 95% interval takes the place of their trimming.",
+            spec: SpecFile {
+                sizes: Some(SizesField::List(vec![
+                    128, 256, 384, 512, 640, 768, 896, 1024, 1152, 1408,
+                ])),
+                tests: all_tests.clone(),
+                duration_s: Some(60.0),
+                runs: Some(10),
+                ..SpecFile::default()
+            },
+        },
+        Preset {
+            name: "million-packets-40x",
+            source: Some("003_543c528aff639d92.txt"),
+            what_it_did: "Gigabit Ethernet crossover, Win XP / Win 7 with IP Traffic - Test & \
+                          Measure: TCP and UDP throughput from 128 to 1408 bytes, 40 runs of \
+                          1,000,000 packets each.",
+            notes: "TCP and UDP stream only, 6 sizes x 2 families x 40 runs of 1,000,000 packets \
+                    (sends); the seed does not list its intermediate sizes, the 256-byte step \
+                    of the other studies is used.",
+            spec: SpecFile {
+                sizes: six_sizes(),
+                tests: strings(&["tcp-stream", "udp-stream"]),
+                count: Some(1_000_000),
+                runs: Some(40),
+                ..SpecFile::default()
+            },
+        },
+        Preset {
+            name: "udp-jitter-10x1M",
+            source: Some("004_4ac0fc035d9624fa.txt"),
+            what_it_did: "Gigabit Ethernet peer-peer, Win 7 - Server 2008 and Ubuntu - RHEL 5.5 with \
+                          IP Traffic and a modified Iperf: UDP only, throughput, RTT, jitter at the \
+                          receiver and client CPU, 6 sizes, 10 runs of 1,000,000 packets, accepted \
+                          when the standard deviation was under 10%.",
+            notes: "udp-stream (throughput, RFC 3550 jitter, CPU) and udp-rr (RTT), 6 sizes x 2 \
+                    families x 10 runs of 1,000,000 packets; the report shows the coefficient \
+                    of variation to check their 10% criterion.",
+            spec: SpecFile {
+                sizes: six_sizes(),
+                tests: strings(&["udp-stream", "udp-rr"]),
+                count: Some(1_000_000),
+                runs: Some(10),
+                ..SpecFile::default()
+            },
+        },
+    ]
+}
+
+/// The preset with this name (or its seed number, "000".."004").
+pub fn find(name: &str) -> Option<Preset> {
+    let n = name.trim();
+    all().into_iter().find(|p| {
+        p.name == n
+            || p.source
+                .map(|s| s.split('_').next() == Some(n))
+                .unwrap_or(false)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Repetition;
+    use wire::spec::Bound;
+
+    #[test]
+    fn every_preset_resolves_and_matches_its_seed_method() {
+        for p in all() {
+            let spec = p
+                .spec
+                .resolve(1)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.name));
+            assert!(!spec.sizes_bytes.is_empty(), "{}", p.name);
+        }
+        let s = find("001").unwrap().spec.resolve(1).unwrap();
+        assert_eq!(s.sizes_bytes, vec![128, 384, 640, 896, 1152, 1408]);
+        assert!(matches!(
+            s.repetition,
+            Repetition::Confidence { level_pct, max_runs: 40, .. } if level_pct == 95.0
+        ));
+        let s = find("002").unwrap().spec.resolve(1).unwrap();
+        assert_eq!(s.sizes_bytes.len(), 10);
+        assert_eq!(s.repetition, Repetition::Fixed { runs: 10 });
+        let s = find("udp-jitter-10x1M").unwrap().spec.resolve(1).unwrap();
+        assert!(s.tests.iter().all(|t| t.is_udp()));
+        assert_eq!(s.bound, Bound::Count(1_000_000));
+        let s = find("000").unwrap().spec.resolve(1).unwrap();
+        assert_eq!(s.socket.sndbuf_bytes, Some(65_536));
+        assert_eq!(s.udp_socket.unwrap().rcvbuf_bytes, Some(8_192));
+        assert!(find("nope").is_none());
+    }
+}

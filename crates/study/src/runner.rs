@@ -1,0 +1,336 @@
+//! The study runner: runs the rounds of a plan through an [`Executor`], records each
+//! finished attempt in a [`Journal`] before starting the next, retries failed runs and
+//! applies the repetition rule. It reads no clock and does no I/O of its own.
+//!
+//! Resume is replay: given the runs already journalled ([`PastRun`]), the runner walks
+//! the same deterministic schedule and reuses every slot that has a result, so no
+//! completed run is repeated or lost, and the stopping decisions come out the same.
+
+use crate::confidence::{self, MetricWidth};
+use crate::plan::{self, Cell, Slot};
+use crate::spec::{Repetition, StudySpec};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A per-interval sample reported by a run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Sample {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// What a successful run produced.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunOutput {
+    /// `wire::metrics` name → value.
+    pub metrics: BTreeMap<String, f64>,
+    pub samples: Vec<Sample>,
+    /// Metadata the server reported about itself (may be empty).
+    pub server_info: BTreeMap<String, String>,
+}
+
+/// One attempt at a run: when, how long, and what came of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attempt {
+    pub started_unix_ns: i64,
+    pub duration_ns: i64,
+    /// `Err(reason)` for a failed run (peer vanished, timeout, …).
+    pub result: Result<RunOutput, String>,
+}
+
+/// Runs one test. Real in the binary (the engine), fake in tests.
+pub trait Executor {
+    fn execute(&mut self, cell: &Cell, slot: &Slot, attempt: u32) -> Attempt;
+}
+
+/// A finished attempt, handed to the journal.
+#[derive(Debug, Clone, Copy)]
+pub struct Finished<'a> {
+    pub cell: &'a Cell,
+    pub slot: Slot,
+    pub attempt: u32,
+    pub run: &'a Attempt,
+}
+
+/// Where the runner reports. `record` must persist the attempt before returning; an
+/// error stops the study (the attempt is then lost, as if the process had died).
+pub trait Journal {
+    fn record(&mut self, finished: &Finished<'_>) -> Result<(), String>;
+    /// A cell has all its runs; `outcome.target_met` is its confidence verdict.
+    fn cell_done(&mut self, _cell: &Cell, _outcome: &CellOutcome) -> Result<(), String> {
+        Ok(())
+    }
+    /// An attempt is about to start (progress display).
+    fn starting(&mut self, _cell: &Cell, _slot: &Slot, _attempt: u32, _progress: &Progress) {}
+}
+
+/// A run already in the journal (from a previous, interrupted invocation).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PastRun {
+    pub cell_index: u32,
+    pub warmup: bool,
+    pub repetition: u32,
+    pub attempt: u32,
+    pub ok: bool,
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// Runs done and expected, for progress and ETA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Slots finished (reused ones included).
+    pub done_slots: u64,
+    /// Current best guess of the total number of slots.
+    pub expected_slots: u64,
+}
+
+/// How one cell ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellOutcome {
+    pub cell_index: u32,
+    /// Measured (non-warm-up) runs that succeeded.
+    pub ok_runs: u32,
+    /// Slots that failed even after every retry.
+    pub failed_slots: u32,
+    /// `Some` for a confidence target: whether it was met. `None` for fixed runs.
+    pub target_met: Option<bool>,
+    pub widths: Vec<MetricWidth>,
+}
+
+/// How the study ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StudyOutcome {
+    pub cells: Vec<CellOutcome>,
+    /// Attempts executed in this invocation (failed ones included).
+    pub attempts_made: u64,
+    /// Slots taken from the journal instead of being run again.
+    pub slots_reused: u64,
+    pub failed_attempts: u64,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum RunnerError {
+    #[error("could not record a run, study stopped: {0} (resume it with --resume)")]
+    Journal(String),
+    #[error("study interrupted (resume it with --resume)")]
+    Interrupted,
+}
+
+#[derive(Default)]
+struct CellState {
+    measured: Vec<BTreeMap<String, f64>>,
+    slots: u32,
+    failed_slots: u32,
+    done: bool,
+}
+
+/// Runs a study.
+pub struct Runner<'s> {
+    spec: &'s StudySpec,
+    cells: Vec<Cell>,
+    history: HashMap<(u32, bool, u32), Vec<PastRun>>,
+    stop: Option<&'s AtomicBool>,
+}
+
+impl<'s> Runner<'s> {
+    pub fn new(spec: &'s StudySpec) -> Runner<'s> {
+        Runner {
+            spec,
+            cells: plan::cells(spec),
+            history: HashMap::new(),
+            stop: None,
+        }
+    }
+
+    /// Runs recorded by an earlier invocation of the same study.
+    pub fn with_history(mut self, past: Vec<PastRun>) -> Runner<'s> {
+        for p in past {
+            self.history
+                .entry((p.cell_index, p.warmup, p.repetition))
+                .or_default()
+                .push(p);
+        }
+        self
+    }
+
+    /// Stop cleanly before the next attempt once this flag is set (Ctrl-C).
+    pub fn with_stop_flag(mut self, stop: &'s AtomicBool) -> Runner<'s> {
+        self.stop = Some(stop);
+        self
+    }
+
+    pub fn cells(&self) -> &[Cell] {
+        &self.cells
+    }
+
+    /// Run (or finish) the study.
+    pub fn run(
+        &self,
+        exec: &mut dyn Executor,
+        journal: &mut dyn Journal,
+    ) -> Result<StudyOutcome, RunnerError> {
+        let mut states: Vec<CellState> = self.cells.iter().map(|_| CellState::default()).collect();
+        let mut out = StudyOutcome {
+            cells: Vec::new(),
+            attempts_made: 0,
+            slots_reused: 0,
+            failed_attempts: 0,
+        };
+        let mut done_slots = 0u64;
+        let mut round = 0u32;
+        for w in 0..self.spec.warmup_runs {
+            let all: Vec<u32> = (0..self.cells.len() as u32).collect();
+            for ci in plan::round_order(self.spec.order, self.spec.seed, round, &all) {
+                let slot = Slot {
+                    round,
+                    cell_index: ci,
+                    warmup: true,
+                    repetition: w,
+                };
+                let progress = self.progress(done_slots, &states);
+                self.run_slot(slot, progress, exec, journal, &mut out)?;
+                done_slots += 1;
+            }
+            round += 1;
+        }
+        let mut rep = 0u32;
+        loop {
+            let active: Vec<u32> = states
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| !s.done)
+                .map(|(i, _)| i as u32)
+                .collect();
+            if active.is_empty() {
+                break;
+            }
+            for ci in plan::round_order(self.spec.order, self.spec.seed, round, &active) {
+                let slot = Slot {
+                    round,
+                    cell_index: ci,
+                    warmup: false,
+                    repetition: rep,
+                };
+                let progress = self.progress(done_slots, &states);
+                let metrics = self.run_slot(slot, progress, exec, journal, &mut out)?;
+                done_slots += 1;
+                let st = &mut states[ci as usize];
+                st.slots += 1;
+                match metrics {
+                    Some(m) => st.measured.push(m),
+                    None => st.failed_slots += 1,
+                }
+                if let Some(outcome) = self.decide(ci, st) {
+                    st.done = true;
+                    journal
+                        .cell_done(&self.cells[ci as usize], &outcome)
+                        .map_err(RunnerError::Journal)?;
+                    out.cells.push(outcome);
+                }
+            }
+            round += 1;
+            rep += 1;
+        }
+        out.cells.sort_by_key(|c| c.cell_index);
+        Ok(out)
+    }
+
+    /// Whether a cell is finished after its latest slot, and how.
+    fn decide(&self, ci: u32, st: &CellState) -> Option<CellOutcome> {
+        let kind = self.cells[ci as usize].kind;
+        let refs: Vec<&BTreeMap<String, f64>> = st.measured.iter().collect();
+        let outcome = |target_met, level| CellOutcome {
+            cell_index: ci,
+            ok_runs: st.measured.len() as u32,
+            failed_slots: st.failed_slots,
+            target_met,
+            widths: confidence::widths(kind, &refs, level),
+        };
+        match self.spec.repetition {
+            Repetition::Fixed { runs } => (st.slots >= runs).then(|| outcome(None, 95.0)),
+            Repetition::Confidence {
+                level_pct,
+                width_pct,
+                min_runs,
+                max_runs,
+            } => {
+                let met = confidence::target_met(kind, &refs, level_pct, width_pct);
+                if st.slots >= min_runs && met {
+                    Some(outcome(Some(true), level_pct))
+                } else if st.slots >= max_runs {
+                    Some(outcome(Some(false), level_pct))
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    fn progress(&self, done_slots: u64, states: &[CellState]) -> Progress {
+        let (lo, _) = self.spec.runs_range();
+        let measured: u64 = states
+            .iter()
+            .map(|s| {
+                if s.done {
+                    u64::from(s.slots)
+                } else {
+                    u64::from(lo.max(s.slots + 1))
+                }
+            })
+            .sum();
+        let warm = u64::from(self.spec.warmup_runs) * self.cells.len() as u64;
+        Progress {
+            done_slots,
+            expected_slots: (warm + measured).max(done_slots),
+        }
+    }
+
+    /// Run one slot (reusing a journalled result if there is one), with retries.
+    /// Returns the metrics of its successful attempt, `None` if every attempt failed.
+    fn run_slot(
+        &self,
+        slot: Slot,
+        progress: Progress,
+        exec: &mut dyn Executor,
+        journal: &mut dyn Journal,
+        out: &mut StudyOutcome,
+    ) -> Result<Option<BTreeMap<String, f64>>, RunnerError> {
+        let past = self
+            .history
+            .get(&(slot.cell_index, slot.warmup, slot.repetition));
+        if let Some(p) = past.and_then(|v| v.iter().find(|p| p.ok)) {
+            out.slots_reused += 1;
+            return Ok(Some(p.metrics.clone()));
+        }
+        let first_attempt = past
+            .map(|v| v.iter().map(|p| p.attempt + 1).max().unwrap_or(0))
+            .unwrap_or(0);
+        if first_attempt > self.spec.retries {
+            out.slots_reused += 1;
+            return Ok(None);
+        }
+        let cell = &self.cells[slot.cell_index as usize];
+        for attempt in first_attempt..=self.spec.retries {
+            if self.stop.map(|s| s.load(Ordering::SeqCst)).unwrap_or(false) {
+                return Err(RunnerError::Interrupted);
+            }
+            journal.starting(cell, &slot, attempt, &progress);
+            let run = exec.execute(cell, &slot, attempt);
+            out.attempts_made += 1;
+            journal
+                .record(&Finished {
+                    cell,
+                    slot,
+                    attempt,
+                    run: &run,
+                })
+                .map_err(RunnerError::Journal)?;
+            match run.result {
+                Ok(o) => return Ok(Some(o.metrics)),
+                Err(_) => out.failed_attempts += 1,
+            }
+        }
+        Ok(None)
+    }
+}

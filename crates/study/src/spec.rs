@@ -1,0 +1,477 @@
+//! What a study is: [`SpecFile`] is what a user wrote (TOML file, preset or flags, every
+//! field optional, layered with [`SpecFile::merge`]); [`StudySpec`] is what it means
+//! (validated, defaults applied), and is what a campaign stores as JSON.
+
+use serde::{Deserialize, Serialize};
+use wire::spec::{Bound, Direction, Family, Rate, SocketOpts, TestKind};
+
+/// Errors in a study spec, worded for the user.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SpecError {
+    #[error("invalid packet sizes '{0}': {1}")]
+    Sizes(String, String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("cannot read study spec: {0}")]
+    Toml(String),
+}
+
+/// Default sizes: the six sizes of studies 000, 001, 003 and 004.
+pub const DEFAULT_SIZES_BYTES: [u32; 6] = [128, 384, 640, 896, 1152, 1408];
+/// Default run length of the default study (short, so it finishes within minutes).
+pub const DEFAULT_DURATION_S: f64 = 1.0;
+/// Default repetitions per cell of the default study.
+pub const DEFAULT_RUNS: u32 = 3;
+
+/// Packet sizes as a user writes them: `"128,384,640"`, `"128..1408/256"` (inclusive,
+/// step 256), or a TOML list of numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SizesField {
+    List(Vec<u32>),
+    Text(String),
+}
+
+/// A study as written: every field optional, later layers override earlier ones.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpecFile {
+    pub label: Option<String>,
+    /// 4 and/or 6.
+    pub families: Option<Vec<u8>>,
+    /// tcp-stream, udp-stream, tcp-rr, udp-rr.
+    pub tests: Option<Vec<String>>,
+    pub sizes: Option<SizesField>,
+    /// Length of each run in seconds (exclusive with `count`).
+    pub duration_s: Option<f64>,
+    /// Packets per run (exclusive with `duration_s`).
+    pub count: Option<u64>,
+    /// forward, reverse or bidir.
+    pub direction: Option<String>,
+    pub streams: Option<u16>,
+    /// UDP stream sending rate in bits per second (absent: as fast as possible).
+    pub rate_bps: Option<u64>,
+    /// Per-interval samples every this many milliseconds.
+    pub interval_ms: Option<u64>,
+    pub rr_timeout_ms: Option<u64>,
+    /// Fixed repetitions per cell (exclusive with `confidence`).
+    pub runs: Option<u32>,
+    /// Confidence level in percent (e.g. 95): repeat until the interval is narrow enough.
+    pub confidence: Option<f64>,
+    /// Full interval width as % of the mean (netperf -I's second number).
+    pub ci_width: Option<f64>,
+    pub min_runs: Option<u32>,
+    pub max_runs: Option<u32>,
+    /// interleaved or random.
+    pub order: Option<String>,
+    pub seed: Option<u64>,
+    pub warmup: Option<u32>,
+    pub retries: Option<u32>,
+    /// Socket options for every test.
+    pub socket: Option<SocketOpts>,
+    /// Socket options for UDP tests only (replace `socket` for them).
+    pub udp_socket: Option<SocketOpts>,
+}
+
+macro_rules! take_over {
+    ($self:ident, $over:ident, $($f:ident),*) => {
+        $( if $over.$f.is_some() { $self.$f = $over.$f.clone(); } )*
+    };
+}
+
+impl SpecFile {
+    /// Parse a TOML study file.
+    pub fn from_toml(text: &str) -> Result<SpecFile, SpecError> {
+        toml::from_str(text).map_err(|e| SpecError::Toml(e.to_string()))
+    }
+
+    /// This layer with `over` on top: every field `over` sets wins. Setting a run
+    /// bound or a repetition rule replaces the other kind (count vs duration, runs vs
+    /// confidence).
+    pub fn merge(&self, over: &SpecFile) -> SpecFile {
+        let mut out = self.clone();
+        take_over!(
+            out,
+            over,
+            label,
+            families,
+            tests,
+            sizes,
+            duration_s,
+            count,
+            direction,
+            streams,
+            rate_bps,
+            interval_ms,
+            rr_timeout_ms,
+            runs,
+            confidence,
+            ci_width,
+            min_runs,
+            max_runs,
+            order,
+            seed,
+            warmup,
+            retries,
+            socket,
+            udp_socket
+        );
+        if over.count.is_some() && over.duration_s.is_none() {
+            out.duration_s = None;
+        }
+        if over.duration_s.is_some() && over.count.is_none() {
+            out.count = None;
+        }
+        let over_conf = over.confidence.is_some() || over.ci_width.is_some();
+        if over.runs.is_some() && !over_conf {
+            out.confidence = None;
+            out.ci_width = None;
+        }
+        if over_conf && over.runs.is_none() {
+            out.runs = None;
+        }
+        out
+    }
+
+    /// Validate and apply defaults. `default_seed` is used when the spec names none
+    /// (the caller draws it from the clock so that a random order is still recorded).
+    pub fn resolve(&self, default_seed: u64) -> Result<StudySpec, SpecError> {
+        let families = match &self.families {
+            None => vec![Family::V4, Family::V6],
+            Some(list) => list
+                .iter()
+                .map(|n| n.to_string().parse::<Family>().map_err(SpecError::Invalid))
+                .collect::<Result<Vec<_>, _>>()?,
+        };
+        let tests = match &self.tests {
+            None => TestKind::ALL.to_vec(),
+            Some(list) => list
+                .iter()
+                .map(|t| t.parse::<TestKind>().map_err(SpecError::Invalid))
+                .collect::<Result<Vec<_>, _>>()?,
+        };
+        let sizes_bytes = match &self.sizes {
+            None => DEFAULT_SIZES_BYTES.to_vec(),
+            Some(SizesField::List(v)) => v.clone(),
+            Some(SizesField::Text(t)) => parse_sizes(t)?,
+        };
+        check_axes(&families, &tests, &sizes_bytes)?;
+        let bound = match (self.duration_s, self.count) {
+            (Some(_), Some(_)) => {
+                return Err(SpecError::Invalid(
+                    "give either a duration or a count per run, not both".into(),
+                ))
+            }
+            (None, Some(0)) => return Err(SpecError::Invalid("--count must be at least 1".into())),
+            (None, Some(n)) => Bound::Count(n),
+            (d, None) => {
+                let d = d.unwrap_or(DEFAULT_DURATION_S);
+                if !(d.is_finite() && d > 0.0 && d <= 86_400.0) {
+                    return Err(SpecError::Invalid(format!(
+                        "duration {d} s is out of range (0 < duration ≤ 86400)"
+                    )));
+                }
+                Bound::DurationNs((d * 1e9).round() as u64)
+            }
+        };
+        let direction = match self.direction.as_deref() {
+            None | Some("forward") => Direction::Forward,
+            Some("reverse") => Direction::Reverse,
+            Some("bidir") => Direction::Bidir,
+            Some(o) => {
+                return Err(SpecError::Invalid(format!(
+                    "unknown direction '{o}' (use forward, reverse or bidir)"
+                )))
+            }
+        };
+        let order = match self.order.as_deref() {
+            None | Some("interleaved") => Order::Interleaved,
+            Some("random") => Order::Random,
+            Some(o) => {
+                return Err(SpecError::Invalid(format!(
+                    "unknown order '{o}' (use interleaved or random)"
+                )))
+            }
+        };
+        let streams = self.streams.unwrap_or(1);
+        if streams == 0 {
+            return Err(SpecError::Invalid("--streams must be at least 1".into()));
+        }
+        Ok(StudySpec {
+            label: self.label.clone().unwrap_or_default(),
+            families,
+            tests,
+            sizes_bytes,
+            bound,
+            direction,
+            streams,
+            rate: self.rate_bps.map(Rate::BitsPerSec),
+            interval_ns: self.interval_ms.map(|ms| ms.saturating_mul(1_000_000)),
+            rr_timeout_ns: self.rr_timeout_ms.unwrap_or(200).saturating_mul(1_000_000),
+            socket: self.socket.clone().unwrap_or_default(),
+            udp_socket: self.udp_socket.clone(),
+            repetition: self.repetition()?,
+            order,
+            seed: self.seed.unwrap_or(default_seed),
+            warmup_runs: self.warmup.unwrap_or(0),
+            retries: self.retries.unwrap_or(2),
+        })
+    }
+
+    fn repetition(&self) -> Result<Repetition, SpecError> {
+        let conf = self.confidence.is_some() || self.ci_width.is_some();
+        if conf && self.runs.is_some() {
+            return Err(SpecError::Invalid(
+                "give either --runs or a confidence target (--confidence/--ci-width), not both"
+                    .into(),
+            ));
+        }
+        if !conf {
+            let runs = self.runs.unwrap_or(DEFAULT_RUNS);
+            if runs == 0 {
+                return Err(SpecError::Invalid("--runs must be at least 1".into()));
+            }
+            return Ok(Repetition::Fixed { runs });
+        }
+        let level_pct = self.confidence.unwrap_or(95.0);
+        let width_pct = self.ci_width.unwrap_or(5.0);
+        let min_runs = self.min_runs.unwrap_or(3);
+        let max_runs = self.max_runs.unwrap_or(30);
+        if !(level_pct > 0.0 && level_pct < 100.0) {
+            return Err(SpecError::Invalid(format!(
+                "--confidence {level_pct} must be a percentage between 0 and 100 (e.g. 95)"
+            )));
+        }
+        if !(width_pct > 0.0 && width_pct.is_finite()) {
+            return Err(SpecError::Invalid(format!(
+                "--ci-width {width_pct} must be a positive percentage of the mean (e.g. 5)"
+            )));
+        }
+        if min_runs < 2 || max_runs < min_runs {
+            return Err(SpecError::Invalid(format!(
+                "need 2 ≤ --min-runs ({min_runs}) ≤ --max-runs ({max_runs}): an interval needs two runs"
+            )));
+        }
+        Ok(Repetition::Confidence {
+            level_pct,
+            width_pct,
+            min_runs,
+            max_runs,
+        })
+    }
+}
+
+fn check_axes(families: &[Family], tests: &[TestKind], sizes: &[u32]) -> Result<(), SpecError> {
+    if families.is_empty() || tests.is_empty() || sizes.is_empty() {
+        return Err(SpecError::Invalid(
+            "a study needs at least one family, one test and one size".into(),
+        ));
+    }
+    for (i, f) in families.iter().enumerate() {
+        if families[..i].contains(f) {
+            return Err(SpecError::Invalid(format!("family {f} is listed twice")));
+        }
+    }
+    for (i, t) in tests.iter().enumerate() {
+        if tests[..i].contains(t) {
+            return Err(SpecError::Invalid(format!("test {t} is listed twice")));
+        }
+    }
+    for &s in sizes {
+        if s == 0 || s > Family::V4.max_udp_payload_bytes() {
+            return Err(SpecError::Invalid(format!(
+                "packet size {s} is out of range (1..={} bytes)",
+                Family::V4.max_udp_payload_bytes()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Parse `"128,384,640"`, `"128..1408/256"` (inclusive range with step; `/step`
+/// defaults to 128) or a mix of both, comma-separated. Duplicates are an error.
+pub fn parse_sizes(text: &str) -> Result<Vec<u32>, SpecError> {
+    let err = |m: &str| SpecError::Sizes(text.to_string(), m.to_string());
+    let mut out: Vec<u32> = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        if let Some((a, rest)) = item.split_once("..") {
+            let (b, step) = match rest.split_once('/') {
+                Some((b, s)) => (b, s),
+                None => (rest, "128"),
+            };
+            let num = |s: &str| {
+                s.trim()
+                    .parse::<u32>()
+                    .map_err(|_| err(&format!("'{s}' is not a whole number of bytes")))
+            };
+            let (a, b, step) = (num(a)?, num(b)?, num(step)?);
+            if step == 0 || b < a {
+                return Err(err("a range is FROM..TO/STEP with FROM ≤ TO and STEP > 0"));
+            }
+            let mut s = a;
+            while s <= b {
+                out.push(s);
+                s = match s.checked_add(step) {
+                    Some(n) => n,
+                    None => break,
+                };
+            }
+        } else {
+            out.push(
+                item.parse::<u32>()
+                    .map_err(|_| err(&format!("'{item}' is not a whole number of bytes")))?,
+            );
+        }
+    }
+    if out.is_empty() {
+        return Err(err("no sizes given"));
+    }
+    for (i, s) in out.iter().enumerate() {
+        if out[..i].contains(s) {
+            return Err(err(&format!("{s} is listed twice")));
+        }
+    }
+    Ok(out)
+}
+
+/// How many measured runs each cell gets.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "rule")]
+pub enum Repetition {
+    /// Exactly this many measured runs per cell.
+    Fixed { runs: u32 },
+    /// Repeat until the Student-t interval at `level_pct` of every counted metric is at
+    /// most `width_pct` % of its mean (full width, as netperf -I), between `min_runs`
+    /// and `max_runs` runs.
+    Confidence {
+        level_pct: f64,
+        width_pct: f64,
+        min_runs: u32,
+        max_runs: u32,
+    },
+}
+
+/// Order of runs within each round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// Matrix order, IPv4 and IPv6 of the same test and size back to back (ABAB…).
+    Interleaved,
+    /// Each round in an order drawn from the recorded seed.
+    Random,
+}
+
+/// A validated study. Stored as the campaign's `spec_json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudySpec {
+    pub label: String,
+    pub families: Vec<Family>,
+    pub tests: Vec<TestKind>,
+    pub sizes_bytes: Vec<u32>,
+    pub bound: Bound,
+    pub direction: Direction,
+    pub streams: u16,
+    pub rate: Option<Rate>,
+    pub interval_ns: Option<u64>,
+    pub rr_timeout_ns: u64,
+    pub socket: SocketOpts,
+    pub udp_socket: Option<SocketOpts>,
+    pub repetition: Repetition,
+    pub order: Order,
+    pub seed: u64,
+    pub warmup_runs: u32,
+    pub retries: u32,
+}
+
+impl StudySpec {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
+    pub fn from_json(text: &str) -> Result<StudySpec, SpecError> {
+        serde_json::from_str(text).map_err(|e| SpecError::Invalid(format!("stored spec: {e}")))
+    }
+
+    /// Measured runs per cell at least and at most.
+    pub fn runs_range(&self) -> (u32, u32) {
+        match self.repetition {
+            Repetition::Fixed { runs } => (runs, runs),
+            Repetition::Confidence {
+                min_runs, max_runs, ..
+            } => (min_runs, max_runs),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_lists_ranges_and_mixes() {
+        assert_eq!(parse_sizes("128,384, 640").unwrap(), vec![128, 384, 640]);
+        assert_eq!(
+            parse_sizes("128..1408/256").unwrap(),
+            vec![128, 384, 640, 896, 1152, 1408]
+        );
+        assert_eq!(parse_sizes("100..400").unwrap(), vec![100, 228, 356]);
+        assert_eq!(
+            parse_sizes("64,128..384/128").unwrap(),
+            vec![64, 128, 256, 384]
+        );
+        assert!(parse_sizes("128,128").is_err());
+        assert!(parse_sizes("400..100/10").is_err());
+        assert!(parse_sizes("1..9/0").is_err());
+        assert!(parse_sizes("abc").is_err());
+        assert!(parse_sizes("").is_err());
+    }
+
+    #[test]
+    fn later_layers_override_and_replace_the_exclusive_choice() {
+        let file = SpecFile::from_toml("count = 1000\nconfidence = 99\nlabel = 'a'\n").unwrap();
+        let flags = SpecFile {
+            duration_s: Some(2.0),
+            runs: Some(4),
+            ..SpecFile::default()
+        };
+        let s = file.merge(&flags).resolve(0).unwrap();
+        assert_eq!(s.bound, Bound::DurationNs(2_000_000_000));
+        assert_eq!(s.repetition, Repetition::Fixed { runs: 4 });
+        assert_eq!(s.label, "a");
+        let s = file.resolve(0).unwrap();
+        assert_eq!(s.bound, Bound::Count(1000));
+        assert!(
+            matches!(s.repetition, Repetition::Confidence { level_pct, .. } if level_pct == 99.0)
+        );
+    }
+
+    #[test]
+    fn bad_specs_are_refused_with_a_reason() {
+        let bad = [
+            "count = 1\nduration_s = 1.0\n",
+            "runs = 3\nconfidence = 95\n",
+            "families = [5]\n",
+            "tests = ['sctp']\n",
+            "order = 'sideways'\n",
+            "confidence = 95\nmin_runs = 1\n",
+            "confidence = 100\n",
+            "sizes = [0]\n",
+            "duration_s = -1.0\n",
+            "unknown_key = 1\n",
+        ];
+        for text in bad {
+            let r = SpecFile::from_toml(text).and_then(|f| f.resolve(0));
+            assert!(r.is_err(), "accepted: {text}");
+        }
+    }
+
+    #[test]
+    fn spec_round_trips_through_json() {
+        let s = SpecFile::from_toml("order='random'\nwarmup=2\n[socket]\nnodelay=true\n")
+            .unwrap()
+            .resolve(1234)
+            .unwrap();
+        assert_eq!(s.seed, 1234);
+        assert_eq!(StudySpec::from_json(&s.to_json()).unwrap(), s);
+    }
+}
