@@ -1,1 +1,272 @@
-//! dualperf-lab: dualperf Linux network-namespace testbeds.
+//! dualperf-lab: Linux network-namespace testbeds (the only crate that runs `ip` / `tc`).
+//!
+//! A lab is a set of network namespaces named `dpl-NAME-client`, `dpl-NAME-server` and,
+//! for the client-server topology, `dpl-NAME-router`, joined by veth pairs that are
+//! created directly inside the namespaces (nothing is ever added to the root namespace).
+//! Each host gets a private IPv4 address (10.231.x.0/24) and an IPv6 ULA (fd00:231:x::/64,
+//! `nodad`), loopback is up everywhere, and `--rate` shapes each host's egress with tbf.
+//!
+//! Modules: `plan` (pure: names, addresses and the list of setup steps), `exec` (running
+//! `ip` / `tc`, root check), `lab` (the [`Lab`] handle: create, describe, teardown, list),
+//! `ns` ([`enter_ns`], [`spawn_in_ns`], processes inside a namespace) and `guard` (the
+//! registry of live labs torn down on SIGINT/SIGTERM, stale temporary labs).
+
+mod exec;
+mod guard;
+mod lab;
+mod ns;
+mod plan;
+
+pub use exec::check_privileges;
+pub use guard::{cleanup_stale, install_signal_guard, teardown_all_live};
+pub use lab::{destroy, list_labs, Lab, LabInfo};
+pub use ns::{enter_ns, spawn_in_ns};
+pub use plan::{ns_name, Role, NS_PREFIX};
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Everything that can go wrong while building, using or removing a lab.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    #[error("dualperf lab needs root (CAP_NET_ADMIN) to create network namespaces; run it as root or with sudo")]
+    NotRoot,
+    #[error("the `{0}` command was not found; install iproute2 (e.g. `apt-get install iproute2`)")]
+    ToolMissing(&'static str),
+    #[error("invalid lab name {name:?}: {reason}")]
+    InvalidName { name: String, reason: &'static str },
+    #[error("a lab named {name:?} already exists (namespace {ns}); pick another --name or remove it with `dualperf lab down {name}`")]
+    Exists { name: String, ns: String },
+    #[error("no lab named {0:?} (see `dualperf lab list`)")]
+    NotFound(String),
+    #[error("invalid rate {input:?}: {reason}")]
+    InvalidRate { input: String, reason: &'static str },
+    #[error("invalid MTU {mtu_bytes}: {reason}")]
+    InvalidMtu {
+        mtu_bytes: u32,
+        reason: &'static str,
+    },
+    #[error("invalid topology {0:?}: expected p2p or client-server")]
+    InvalidTopology(String),
+    #[error("`{cmd}` failed: {stderr}")]
+    Command { cmd: String, stderr: String },
+    #[error("IPv6 is not available in namespace {ns} ({detail}); dualperf labs are dual-stack and need IPv6 enabled in the kernel")]
+    Ipv6Unavailable { ns: String, detail: String },
+    #[error("cannot enter network namespace {ns}: {source}")]
+    EnterNs { ns: String, source: std::io::Error },
+    #[error("cannot start {program} in namespace {ns}: {source}")]
+    Spawn {
+        program: String,
+        ns: String,
+        source: std::io::Error,
+    },
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+    #[error("lab setup interrupted (the process is shutting down)")]
+    ShuttingDown,
+    #[error("teardown of lab {name:?} failed: {errors}")]
+    Teardown { name: String, errors: String },
+    #[error("injected failure at setup step {0} (test hook)")]
+    Injected(usize),
+}
+
+/// The shape of the testbed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Topology {
+    /// Two hosts on one link (the studies' peer-to-peer setup).
+    P2p,
+    /// Client and server on two links joined by a forwarding router (the access point).
+    ClientServer,
+}
+
+impl Topology {
+    pub const ALL: [Topology; 2] = [Topology::P2p, Topology::ClientServer];
+
+    /// The name as users type it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Topology::P2p => "p2p",
+            Topology::ClientServer => "client-server",
+        }
+    }
+}
+
+impl fmt::Display for Topology {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Topology {
+    type Err = LabError;
+    fn from_str(s: &str) -> Result<Topology, LabError> {
+        match s.to_ascii_lowercase().as_str() {
+            "p2p" | "peer-to-peer" | "peer-peer" => Ok(Topology::P2p),
+            "client-server" | "cs" | "router" => Ok(Topology::ClientServer),
+            _ => Err(LabError::InvalidTopology(s.to_string())),
+        }
+    }
+}
+
+/// What to build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabSpec {
+    /// Lab name: 1–32 characters of `[A-Za-z0-9_-]`, starting with a letter or digit.
+    pub name: String,
+    pub topology: Topology,
+    /// tbf rate on each host's egress; `None` = unshaped.
+    pub rate_bps: Option<u64>,
+    /// MTU of every veth; `None` = the kernel default (1500).
+    pub mtu: Option<u32>,
+}
+
+impl LabSpec {
+    /// A spec with a process-unique temporary name (`tmpPID-N`) that
+    /// [`cleanup_stale`] removes once this process is gone.
+    pub fn temporary(topology: Topology) -> LabSpec {
+        LabSpec {
+            name: guard::temporary_name(),
+            topology,
+            rate_bps: None,
+            mtu: None,
+        }
+    }
+}
+
+/// Checks a lab name (it becomes part of namespace names).
+pub fn validate_name(name: &str) -> Result<(), LabError> {
+    let bad = |reason| {
+        Err(LabError::InvalidName {
+            name: name.to_string(),
+            reason,
+        })
+    };
+    if name.is_empty() || name.len() > 32 {
+        return bad("use 1 to 32 characters");
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return bad("use only letters, digits, '-' and '_'");
+    }
+    if !name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return bad("start with a letter or digit");
+    }
+    Ok(())
+}
+
+/// Parses a link rate in bits per second: `100mbit`, `100M`, `1.5gbit`, `500kbit/s`,
+/// `2000000` (SI prefixes: k = 1000). `mbps`-style suffixes are refused because tc reads
+/// them as bytes per second.
+pub fn parse_rate_bps(input: &str) -> Result<u64, LabError> {
+    let bad = |reason| {
+        Err(LabError::InvalidRate {
+            input: input.to_string(),
+            reason,
+        })
+    };
+    let s = input.trim().to_ascii_lowercase();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let Ok(value) = num.parse::<f64>() else {
+        return bad("expected a number followed by an optional unit, e.g. 100mbit");
+    };
+    let unit = unit.trim();
+    if unit.ends_with("bps")
+        || unit.ends_with("byte")
+        || unit.ends_with("b/s") && !unit.ends_with("bit/s")
+    {
+        return bad(
+            "ambiguous unit (tc reads 'bps' as bytes per second); write bits, e.g. 100mbit",
+        );
+    }
+    let prefix = unit.trim_end_matches("/s").trim_end_matches("bit");
+    let multiplier = match prefix {
+        "" => 1.0,
+        "k" => 1e3,
+        "m" => 1e6,
+        "g" => 1e9,
+        "t" => 1e12,
+        _ => return bad("unknown unit; use bit, kbit, mbit or gbit (k/M/G)"),
+    };
+    let bps = value * multiplier;
+    if !bps.is_finite() || bps < 1000.0 {
+        return bad("a shaped link needs at least 1kbit");
+    }
+    if bps > 4e12 {
+        return bad("larger than tc can shape (4 Tbit/s)");
+    }
+    Ok(bps.round() as u64)
+}
+
+/// Formats bits per second the way tc and users read it (`100Mbit`, `1.5Gbit`).
+pub fn format_rate(rate_bps: u64) -> String {
+    for (div, unit) in [(1e9, "Gbit"), (1e6, "Mbit"), (1e3, "Kbit")] {
+        let v = rate_bps as f64 / div;
+        if v >= 1.0 {
+            return format!("{}{unit}", trim_float(v));
+        }
+    }
+    format!("{rate_bps}bit")
+}
+
+fn trim_float(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_parse_as_bits_per_second() {
+        assert_eq!(parse_rate_bps("100mbit").unwrap(), 100_000_000);
+        assert_eq!(parse_rate_bps("100M").unwrap(), 100_000_000);
+        assert_eq!(parse_rate_bps("1.5gbit/s").unwrap(), 1_500_000_000);
+        assert_eq!(parse_rate_bps("500kbit").unwrap(), 500_000);
+        assert_eq!(parse_rate_bps("2000000").unwrap(), 2_000_000);
+        assert_eq!(parse_rate_bps("50 Mbit").unwrap(), 50_000_000);
+    }
+
+    #[test]
+    fn byte_rates_and_nonsense_are_refused() {
+        for bad in ["100mbps", "10MB/s", "", "fast", "10q", "0", "-5m", "1e20"] {
+            assert!(parse_rate_bps(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn rates_format_back() {
+        assert_eq!(format_rate(100_000_000), "100Mbit");
+        assert_eq!(format_rate(1_500_000_000), "1.5Gbit");
+        assert_eq!(format_rate(64_000), "64Kbit");
+        assert_eq!(
+            parse_rate_bps(&format_rate(12_345_000)).unwrap(),
+            12_345_000
+        );
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(validate_name("p2p-1").is_ok());
+        assert!(validate_name("a_b").is_ok());
+        for bad in ["", "-x", "a/b", "a b", "x".repeat(33).as_str(), "ü"] {
+            assert!(validate_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn topologies_round_trip() {
+        for t in Topology::ALL {
+            assert_eq!(t.name().parse::<Topology>().unwrap(), t);
+        }
+        assert!("star".parse::<Topology>().is_err());
+    }
+}
