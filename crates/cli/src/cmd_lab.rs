@@ -1,11 +1,248 @@
-//! `dualperf lab` (not built yet).
+//! `dualperf lab`: build, list and remove network-namespace testbeds (the `lab` crate
+//! does the work; this module parses arguments and prints).
 
-use clap::Args;
-use std::process::ExitCode;
+use anyhow::Context;
+use clap::{Args, Subcommand, ValueEnum};
+use lab::{Lab, LabSpec, Role, Topology};
+use std::process::{Command, ExitCode};
 
 #[derive(Args, Debug)]
-pub struct LabArgs {}
+pub struct LabArgs {
+    #[command(subcommand)]
+    command: LabCommand,
+}
 
-pub fn main(_args: LabArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`dualperf lab` is not built yet")
+#[derive(Subcommand, Debug)]
+enum LabCommand {
+    /// Create a lab: namespaces, veth links, IPv4 + IPv6 addresses, optional shaping.
+    Up(UpArgs),
+    /// Remove labs by name (namespaces, links and the processes inside them).
+    Down(DownArgs),
+    /// List the labs on this machine.
+    List,
+    /// Run a command inside a lab's client, server or router namespace.
+    #[command(hide = true)]
+    Exec(ExecArgs),
+}
+
+#[derive(Args, Debug)]
+struct UpArgs {
+    /// p2p: two hosts on one link; client-server: client and server joined by a router.
+    #[arg(long, value_enum, default_value_t = TopologyArg::P2p)]
+    topology: TopologyArg,
+    /// Shape each host's egress with tbf at this rate (bits/s: 100mbit, 1gbit, 500k).
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    rate: Option<u64>,
+    /// MTU of every veth link, in bytes (1280–65535; default 1500).
+    #[arg(long, value_name = "BYTES")]
+    mtu: Option<u32>,
+    /// Lab name (namespaces are dpl-NAME-client, dpl-NAME-server, dpl-NAME-router);
+    /// default: the first free TOPOLOGY-N.
+    #[arg(long)]
+    name: Option<String>,
+    /// Keep the lab only while this command runs; Ctrl-C removes it.
+    #[arg(long)]
+    foreground: bool,
+}
+
+#[derive(Args, Debug)]
+struct DownArgs {
+    /// Names of the labs to remove.
+    #[arg(required_unless_present = "all")]
+    names: Vec<String>,
+    /// Remove every dualperf lab on this machine.
+    #[arg(long, conflicts_with = "names")]
+    all: bool,
+}
+
+#[derive(Args, Debug)]
+struct ExecArgs {
+    name: String,
+    #[arg(value_enum)]
+    role: RoleArg,
+    /// The command and its arguments (after `--`).
+    #[arg(last = true, required = true)]
+    command: Vec<String>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum TopologyArg {
+    P2p,
+    ClientServer,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum RoleArg {
+    Client,
+    Server,
+    Router,
+}
+
+fn parse_rate(s: &str) -> Result<u64, String> {
+    lab::parse_rate_bps(s).map_err(|e| e.to_string())
+}
+
+pub fn main(args: LabArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        LabCommand::Up(a) => up(a),
+        LabCommand::Down(a) => down(a),
+        LabCommand::List => list(),
+        LabCommand::Exec(a) => exec(a),
+    }
+}
+
+fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
+    let topology = match args.topology {
+        TopologyArg::P2p => Topology::P2p,
+        TopologyArg::ClientServer => Topology::ClientServer,
+    };
+    let name = match args.name {
+        Some(n) => n,
+        None => first_free_name(topology)?,
+    };
+    let spec = LabSpec {
+        name,
+        topology,
+        rate_bps: args.rate,
+        mtu: args.mtu,
+    };
+    let lab = Lab::create(&spec)?;
+    for w in lab.warnings() {
+        eprintln!("dualperf: warning: {w}");
+    }
+    print_lab(&lab);
+    if args.foreground {
+        println!("lab {} is up; press Ctrl-C to remove it", lab.name());
+        flush_stdout();
+        loop {
+            // The lab crate's signal guard removes the lab and exits on SIGINT/SIGTERM.
+            std::thread::park();
+        }
+    }
+    let name = lab.persist();
+    println!("lab {name} is up; remove it with `dualperf lab down {name}`");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn first_free_name(topology: Topology) -> anyhow::Result<String> {
+    let taken: Vec<String> = lab::list_labs()?.into_iter().map(|l| l.name).collect();
+    (1..10_000)
+        .map(|n| format!("{}-{n}", topology.name()))
+        .find(|n| !taken.contains(n))
+        .context("no free lab name; pass --name")
+}
+
+fn print_lab(lab: &Lab) {
+    let d = lab.describe();
+    let get = |k: &str| d.get(&format!("lab.{k}")).cloned().unwrap_or_default();
+    println!(
+        "lab {} ({}, MTU {} bytes)",
+        lab.name(),
+        get("topology"),
+        get("mtu_bytes")
+    );
+    println!("  shaping: {}", get("shaping"));
+    println!(
+        "  client  {:<28} {:<12} {}",
+        get("client_ns"),
+        get("client_addr_v4"),
+        get("client_addr_v6")
+    );
+    println!(
+        "  server  {:<28} {:<12} {}",
+        get("server_ns"),
+        get("server_addr_v4"),
+        get("server_addr_v6")
+    );
+    if let Some(router) = lab.router_ns() {
+        println!("  router  {router}");
+    }
+    println!(
+        "  run a server:  ip netns exec {} dualperf server",
+        lab.server_ns()
+    );
+    println!(
+        "  run a client:  ip netns exec {} dualperf run {}",
+        lab.client_ns(),
+        get("server_addr_v6")
+    );
+}
+
+fn down(args: DownArgs) -> anyhow::Result<ExitCode> {
+    let names: Vec<String> = if args.all {
+        lab::list_labs()?.into_iter().map(|l| l.name).collect()
+    } else {
+        args.names
+    };
+    let mut failed = false;
+    for name in &names {
+        match lab::destroy(name) {
+            Ok(()) => println!("removed lab {name}"),
+            Err(e) => {
+                eprintln!("dualperf: error: {e}");
+                failed = true;
+            }
+        }
+    }
+    if args.all && names.is_empty() {
+        println!("no labs");
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn list() -> anyhow::Result<ExitCode> {
+    let labs = lab::list_labs()?;
+    if labs.is_empty() {
+        println!("no labs");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:<20} {:<14} {:<10} {:<6} NAMESPACES",
+        "NAME", "TOPOLOGY", "RATE", "MTU"
+    );
+    for l in labs {
+        let topology = l.topology.map_or("incomplete", |t| t.name());
+        let mtu = l.mtu_bytes.map_or("-".to_string(), |m| m.to_string());
+        let rate = l.rate.unwrap_or_else(|| "-".to_string());
+        println!(
+            "{:<20} {:<14} {:<10} {:<6} {}",
+            l.name,
+            topology,
+            rate,
+            mtu,
+            l.namespaces.join(" ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
+    lab::validate_name(&args.name)?;
+    let role = match args.role {
+        RoleArg::Client => Role::Client,
+        RoleArg::Server => Role::Server,
+        RoleArg::Router => Role::Router,
+    };
+    let ns = lab::ns_name(&args.name, role);
+    let (program, rest) = args.command.split_first().context("no command given")?;
+    let mut cmd = Command::new(program);
+    cmd.args(rest);
+    let status = lab::spawn_in_ns(&ns, &mut cmd)?
+        .wait()
+        .context("waiting for the command")?;
+    use std::os::unix::process::ExitStatusExt;
+    Ok(match (status.code(), status.signal()) {
+        (Some(code), _) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        (None, Some(sig)) => ExitCode::from(u8::try_from(128 + sig).unwrap_or(1)),
+        (None, None) => ExitCode::from(1),
+    })
+}
+
+fn flush_stdout() {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
 }

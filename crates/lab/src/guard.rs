@@ -55,6 +55,11 @@ pub(crate) fn delete_ns(ns: &str) -> Result<(), LabError> {
     }
 }
 
+/// Stops tracking `ns` (the lab outlives this process on purpose).
+pub(crate) fn forget_ns(ns: &str) {
+    registry().live_ns.remove(ns);
+}
+
 /// Deletes every namespace this process created and still holds, and refuses new ones.
 /// Call it from your own Ctrl-C handler if you install one instead of
 /// [`install_signal_guard`]. Returns the namespaces removed.

@@ -222,6 +222,16 @@ impl Lab {
         })
     }
 
+    /// Keeps the lab after this handle and this process are gone (`dualperf lab up`):
+    /// neither drop nor the Ctrl-C guard removes it; `dualperf lab down NAME` does.
+    pub fn persist(mut self) -> String {
+        for ns in &self.created_ns {
+            crate::guard::forget_ns(ns);
+        }
+        self.torn_down = true;
+        self.plan.spec.name.clone()
+    }
+
     /// Removes the lab now and reports any namespace that could not be removed.
     pub fn teardown(mut self) -> Result<(), LabError> {
         self.teardown_inner()

@@ -1,0 +1,254 @@
+//! `dualperf lab` end to end: up / list / exec / down across processes, a name used
+//! twice, the non-root message, and SIGINT / SIGTERM to a `lab up --foreground` that
+//! leaves no namespace and no process behind. Needs root (skips with a reason outside CI).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
+
+fn root_or_skip() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let uid_root = status
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
+    if !uid_root && std::env::var_os("CI").is_none() {
+        eprintln!("SKIPPED: dualperf lab tests need root");
+        return false;
+    }
+    assert!(uid_root, "CI must run the lab tests as root");
+    true
+}
+
+fn dualperf(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("run dualperf")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn name(tag: &str) -> String {
+    format!("c{}{tag}", std::process::id())
+}
+
+fn namespaces_of(name: &str) -> Vec<String> {
+    let out = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip netns list");
+    let prefix = format!("dpl-{name}-");
+    text(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(&prefix))
+        .map(String::from)
+        .collect()
+}
+
+fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("process {} did not exit within {limit:?}", child.id());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn up_list_exec_down_work_across_processes_and_a_name_is_not_reused() {
+    if !root_or_skip() {
+        return;
+    }
+    let n = name("cli");
+    let up = dualperf(&[
+        "lab",
+        "up",
+        "--topology",
+        "client-server",
+        "--rate",
+        "20mbit",
+        "--mtu",
+        "1400",
+        "--name",
+        &n,
+    ]);
+    assert!(up.status.success(), "lab up: {}", text(&up.stderr));
+    let stdout = text(&up.stdout);
+    assert!(
+        stdout.contains("10.231.2.2") && stdout.contains("fd00:231:2::2"),
+        "{stdout}"
+    );
+    assert_eq!(namespaces_of(&n).len(), 3, "the lab outlives `lab up`");
+
+    let again = dualperf(&["lab", "up", "--name", &n]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        text(&again.stderr).contains("already exists"),
+        "{}",
+        text(&again.stderr)
+    );
+
+    let list = text(&dualperf(&["lab", "list"]).stdout);
+    let line = list
+        .lines()
+        .find(|l| l.starts_with(&format!("{n} ")))
+        .unwrap_or_else(|| panic!("{n} not in {list}"));
+    assert!(
+        line.contains("client-server") && line.contains("20Mbit") && line.contains("1400"),
+        "{line}"
+    );
+
+    let exec = dualperf(&[
+        "lab", "exec", &n, "server", "--", "ip", "-o", "addr", "show", "dev", "dp-s",
+    ]);
+    assert!(exec.status.success(), "{}", text(&exec.stderr));
+    assert!(
+        text(&exec.stdout).contains("fd00:231:2::2/64"),
+        "{}",
+        text(&exec.stdout)
+    );
+    let exit = dualperf(&["lab", "exec", &n, "client", "--", "sh", "-c", "exit 7"]);
+    assert_eq!(
+        exit.status.code(),
+        Some(7),
+        "exec passes the exit code through"
+    );
+
+    let down = dualperf(&["lab", "down", &n]);
+    assert!(down.status.success(), "{}", text(&down.stderr));
+    assert!(namespaces_of(&n).is_empty());
+    let gone = dualperf(&["lab", "down", &n]);
+    assert_eq!(gone.status.code(), Some(1));
+    assert!(
+        text(&gone.stderr).contains("no lab named"),
+        "{}",
+        text(&gone.stderr)
+    );
+}
+
+fn foreground_lab_is_removed_on(signal: &str) {
+    let n = name(&format!("fg{}", signal.trim_start_matches('-')));
+    let mut owner = Command::new(BIN)
+        .args([
+            "lab",
+            "up",
+            "--foreground",
+            "--rate",
+            "10mbit",
+            "--name",
+            &n,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn lab up --foreground");
+    let mut lines = BufReader::new(owner.stdout.take().expect("stdout")).lines();
+    let ready = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|l| l.contains("press Ctrl-C"));
+    assert!(ready, "lab up --foreground never became ready");
+    assert_eq!(namespaces_of(&n).len(), 2);
+    // A process left running inside the lab must not survive it.
+    let mut inside = Command::new(BIN)
+        .args(["lab", "exec", &n, "server", "--", "sleep", "30"])
+        .spawn()
+        .expect("exec sleep");
+    std::thread::sleep(Duration::from_millis(200));
+
+    let kill = Command::new("kill")
+        .args([signal, &owner.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
+    let status = wait_exit(&mut owner, Duration::from_secs(10));
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "interrupted lab up exits with 130"
+    );
+    assert!(
+        namespaces_of(&n).is_empty(),
+        "namespaces left after {signal}: {:?}",
+        namespaces_of(&n)
+    );
+    let inside_status = wait_exit(&mut inside, Duration::from_secs(5));
+    assert!(
+        !inside_status.success(),
+        "the process inside the lab was stopped"
+    );
+}
+
+#[test]
+fn sigint_to_a_foreground_lab_leaves_no_namespace_and_no_process() {
+    if root_or_skip() {
+        foreground_lab_is_removed_on("-INT");
+    }
+}
+
+#[test]
+fn sigterm_to_a_foreground_lab_leaves_no_namespace_and_no_process() {
+    if root_or_skip() {
+        foreground_lab_is_removed_on("-TERM");
+    }
+}
+
+#[test]
+fn without_privileges_lab_up_says_it_needs_root() {
+    if !root_or_skip() {
+        return;
+    }
+    if Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: setpriv (util-linux) is not installed");
+        return;
+    }
+    // A copy the unprivileged user can execute (the target dir may not be readable).
+    let copy = std::env::temp_dir().join(format!("dualperf-nonroot-{}", std::process::id()));
+    std::fs::copy(BIN, &copy).expect("copy binary");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let n = name("nr");
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+        ])
+        .arg(&copy)
+        .args(["lab", "up", "--name", &n])
+        .output()
+        .expect("setpriv");
+    let _ = std::fs::remove_file(&copy);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("needs root (CAP_NET_ADMIN)"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(namespaces_of(&n).is_empty());
+}
+
+#[test]
+fn bad_rates_and_mtus_are_refused_before_anything_is_made() {
+    let n = name("bad");
+    let rate = dualperf(&["lab", "up", "--rate", "100mbps", "--name", &n]);
+    assert_eq!(rate.status.code(), Some(2), "clap usage error");
+    assert!(
+        text(&rate.stderr).contains("bytes per second"),
+        "{}",
+        text(&rate.stderr)
+    );
+    let mtu = dualperf(&["lab", "up", "--mtu", "576", "--name", &n]);
+    assert_eq!(mtu.status.code(), Some(1));
+    assert!(text(&mtu.stderr).contains("1280"), "{}", text(&mtu.stderr));
+    assert!(namespaces_of(&n).is_empty());
+}
