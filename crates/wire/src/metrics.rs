@@ -74,6 +74,13 @@ pub const PROC_REMOTE_PCT: &str = "proc_remote_pct";
 pub const SERVICE_DEMAND_LOCAL_US: &str = "service_demand_local_us";
 pub const SERVICE_DEMAND_REMOTE_US: &str = "service_demand_remote_us";
 
+// --- framing implied by the payload size, family and transport (added by the engine) ---
+/// IP packet size one payload implies: payload + transport header (+ TCP timestamp
+/// option) + IP header, unfragmented.
+pub const IP_PACKET_BYTES: &str = "ip_packet_bytes";
+/// Ethernet frame size of that packet: + 14-byte header + 4-byte FCS (min 64).
+pub const ETH_FRAME_BYTES: &str = "eth_frame_bytes";
+
 /// Every name above, in display order.
 pub const ALL: &[&str] = &[
     THROUGHPUT_BPS,
@@ -111,6 +118,8 @@ pub const ALL: &[&str] = &[
     PROC_REMOTE_PCT,
     SERVICE_DEMAND_LOCAL_US,
     SERVICE_DEMAND_REMOTE_US,
+    IP_PACKET_BYTES,
+    ETH_FRAME_BYTES,
 ];
 
 /// The unit a metric name carries.

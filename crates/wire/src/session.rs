@@ -236,6 +236,10 @@ impl ClientSession {
         }
     }
 
+    /// Messages or events are waiting to be polled.
+    pub fn has_output(&self) -> bool {
+        !self.out.is_empty() || !self.events.is_empty()
+    }
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.deadline
     }
@@ -439,6 +443,10 @@ impl ServerSession {
         }
     }
 
+    /// Messages or events are waiting to be polled.
+    pub fn has_output(&self) -> bool {
+        !self.out.is_empty() || !self.events.is_empty()
+    }
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.deadline
     }

@@ -1,0 +1,442 @@
+//! The client: connect the control channel, drive a [`ClientSession`], open the data
+//! sockets the server offered, run this side's workers, report intervals to the
+//! [`Recorder`], and merge both sides' measurements into a [`RunResult`].
+
+use crate::control::{ControlConn, RecvError};
+use crate::cpu::CpuMark;
+use crate::data::{Sampler, Shared, Workers};
+use crate::error::{EngineError, IoContext};
+use crate::plan::{self, Side};
+use crate::result::{RunResult, RESULT_SCHEMA_VERSION};
+use crate::{sockopt, Recorder};
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wire::proto::{validate_spec, AppliedOpts, ErrorCode, SideStats, WireError, PROTOCOL_VERSION};
+use wire::session::{ClientEvent, ClientSession, Limits, SessionError};
+use wire::spec::{Family, TestKind, TestSpec, Transport};
+
+/// How to run one test against one server.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    pub host: String,
+    pub port: u16,
+    pub spec: TestSpec,
+    pub connect_timeout: Duration,
+    pub limits: Limits,
+    /// Metadata about this host; `None` = `net::sysinfo::capture` of the local address.
+    pub client_info: Option<BTreeMap<String, String>>,
+    /// Control protocol version to speak (tests use another to provoke a mismatch).
+    pub protocol_version: u16,
+}
+
+impl Default for ClientConfig {
+    fn default() -> ClientConfig {
+        ClientConfig {
+            host: "127.0.0.1".into(),
+            port: crate::DEFAULT_PORT,
+            spec: TestSpec::new(TestKind::TcpStream, Family::V4, 1408),
+            connect_timeout: Duration::from_secs(3),
+            limits: Limits::default(),
+            client_info: None,
+            protocol_version: PROTOCOL_VERSION,
+        }
+    }
+}
+
+impl ClientConfig {
+    pub fn new(host: &str, port: u16, spec: TestSpec) -> ClientConfig {
+        ClientConfig {
+            host: host.to_string(),
+            port,
+            spec,
+            ..ClientConfig::default()
+        }
+    }
+}
+
+/// This side's data phase.
+struct Running {
+    shared: Arc<Shared>,
+    workers: Workers,
+    cpu0: CpuMark,
+    sampler: Option<Sampler>,
+    applied: AppliedOpts,
+}
+
+/// Data sockets opened after `accept`, before `start`.
+struct Opened {
+    tcp: Vec<TcpStream>,
+    udp_out: Vec<UdpSocket>,
+    udp_in: Option<UdpSocket>,
+    applied: AppliedOpts,
+    token: u64,
+}
+
+/// RR numbers and warnings that stay on the client.
+#[derive(Default)]
+struct LocalExtra {
+    rtt: Option<measure::LatencySummary>,
+    transactions: u64,
+    rr_timeouts: u64,
+    warnings: Vec<String>,
+}
+
+/// Run one test. Callable any number of times in one process: every thread and socket
+/// it opens is joined or closed before it returns.
+pub fn run_client(
+    cfg: &ClientConfig,
+    recorder: &mut dyn Recorder,
+) -> Result<RunResult, EngineError> {
+    let spec = &cfg.spec;
+    validate_spec(spec)?;
+    let addr = resolve(&cfg.host, cfg.port, spec.family)?;
+    let stream = connect(addr, cfg)?;
+    let local = stream.local_addr().ctx("control connection")?;
+    let client_info = cfg
+        .client_info
+        .clone()
+        .unwrap_or_else(|| net::sysinfo::capture(Some(local.ip())));
+    let mut conn = ControlConn::new(stream, cfg.protocol_version);
+    let mut sess = ClientSession::new(
+        Instant::now(),
+        spec.clone(),
+        client_info.clone(),
+        cfg.limits,
+    );
+    let mut run: Option<Running> = None;
+    let outcome = drive(cfg, addr, &mut conn, &mut sess, &mut run, recorder);
+    if let Some(r) = run.take() {
+        r.shared.abort.store(true, Relaxed);
+        r.workers.join();
+    }
+    let (server, client, extra) = outcome?;
+    Ok(RunResult {
+        schema_version: RESULT_SCHEMA_VERSION,
+        spec: spec.clone(),
+        server_addr: addr.to_string(),
+        client_addr: local.to_string(),
+        server_info: sess.server_info().clone(),
+        client_info,
+        client,
+        server,
+        rtt: extra.rtt,
+        transactions: extra.transactions,
+        rr_timeouts: extra.rr_timeouts,
+        warnings: extra.warnings,
+    })
+}
+
+type Sides = (SideStats, SideStats, LocalExtra);
+
+/// The session loop: returns (server stats, client stats, client extras).
+fn drive(
+    cfg: &ClientConfig,
+    addr: SocketAddr,
+    conn: &mut ControlConn,
+    sess: &mut ClientSession,
+    run: &mut Option<Running>,
+    recorder: &mut dyn Recorder,
+) -> Result<Sides, EngineError> {
+    let spec = &cfg.spec;
+    let mut opened: Option<Opened> = None;
+    let mut mine: Option<(SideStats, LocalExtra)> = None;
+    loop {
+        while let Some(msg) = sess.poll_msg() {
+            conn.send(&msg).ctx("sending to the server")?;
+        }
+        while let Some(ev) = sess.poll_event() {
+            match ev {
+                ClientEvent::Accepted { data_port, token } => {
+                    match open_data(spec, addr.ip(), data_port, token) {
+                        Ok(o) => {
+                            let port = o.udp_in.as_ref().and_then(|s| s.local_addr().ok());
+                            sess.connected(Instant::now(), port.map(|a| a.port()));
+                            opened = Some(o);
+                        }
+                        Err(e) => return Err(abort(sess, conn, e)),
+                    }
+                }
+                ClientEvent::Started => {
+                    if let Some(o) = opened.take() {
+                        match start(spec, o) {
+                            Ok(r) => *run = Some(r),
+                            Err(e) => return Err(abort(sess, conn, e)),
+                        }
+                    }
+                }
+                ClientEvent::PeerSenderDone { .. } => {
+                    if let Some(r) = run.as_ref() {
+                        r.shared.drain.store(true, Relaxed);
+                    }
+                }
+                ClientEvent::Result(server) => {
+                    let (client, extra) = mine.take().unwrap_or_default();
+                    return Ok((server, client, extra));
+                }
+                ClientEvent::Failed(e) => return Err(map_session_error(e, cfg)),
+            }
+        }
+        if sess.has_output() {
+            continue;
+        }
+        let now = Instant::now();
+        let mut deadline = sess.poll_timeout().unwrap_or(now + Duration::from_secs(1));
+        if let Some(r) = run.as_mut() {
+            if let Some(s) = r.sampler.as_mut() {
+                if let Some(sample) = s.poll(&r.shared, now, false) {
+                    recorder.on_interval(&sample);
+                }
+                deadline = deadline.min(s.next_due(r.shared.go));
+            }
+            if r.workers.all_done() {
+                if let Some(r) = run.take() {
+                    let (stats, extra) = finish_local(r, recorder);
+                    sess.finish(Instant::now(), stats.clone());
+                    mine = Some((stats, extra));
+                }
+                continue;
+            }
+            deadline = deadline.min(now + Duration::from_millis(5));
+        }
+        match conn.recv_until(deadline) {
+            Ok(Some(m)) => sess.handle_msg(Instant::now(), m),
+            Ok(None) => sess.handle_timeout(Instant::now()),
+            Err(RecvError::Wire(e)) => sess.handle_decode_error(e),
+            Err(RecvError::Closed) => {
+                return Err(EngineError::Protocol(format!(
+                    "the server at {addr} closed the control connection before sending a result"
+                )))
+            }
+            Err(RecvError::Io(e)) => return Err(EngineError::io("reading from the server", e)),
+        }
+    }
+}
+
+/// Tell the server we give up, then return `e`.
+fn abort(sess: &mut ClientSession, conn: &mut ControlConn, e: EngineError) -> EngineError {
+    sess.abort(&e.to_string());
+    while let Some(m) = sess.poll_msg() {
+        let _ = conn.send(&m);
+    }
+    e
+}
+
+/// Join this side's (finished) workers and turn them into stats.
+fn finish_local(r: Running, recorder: &mut dyn Recorder) -> (SideStats, LocalExtra) {
+    let Running {
+        shared,
+        workers,
+        cpu0,
+        mut sampler,
+        applied,
+    } = r;
+    let outcome = workers.join();
+    let cpu = cpu0.until(&CpuMark::now());
+    if let Some(s) = sampler.as_mut() {
+        if let Some(sample) = s.poll(&shared, Instant::now(), true) {
+            recorder.on_interval(&sample);
+        }
+    }
+    let extra = LocalExtra {
+        rtt: outcome
+            .rtt
+            .as_ref()
+            .filter(|h| !h.is_empty())
+            .map(|h| h.summary()),
+        transactions: outcome.transactions,
+        rr_timeouts: outcome.rr_timeouts,
+        warnings: outcome.errors.clone(),
+    };
+    (outcome.into_side_stats(cpu, applied, Vec::new()), extra)
+}
+
+/// Open the data sockets for `spec` towards the server's data port.
+fn open_data(spec: &TestSpec, ip: IpAddr, port: u16, token: u64) -> Result<Opened, EngineError> {
+    let server = SocketAddr::new(ip, port);
+    let transport = spec.kind.transport();
+    let mut o = Opened {
+        tcp: Vec::new(),
+        udp_out: Vec::new(),
+        udp_in: None,
+        applied: AppliedOpts::new(),
+        token,
+    };
+    let mut socket = spec.socket.clone();
+    if spec.kind == TestKind::TcpRr {
+        socket.nodelay = true;
+    }
+    match transport {
+        Transport::Tcp => {
+            for _ in 0..spec.streams {
+                let mut s = TcpStream::connect_timeout(&server, Duration::from_secs(3))
+                    .ctx("cannot open a TCP data connection")?;
+                o.applied = sockopt::apply(&s, &socket, spec.family, transport);
+                s.write_all(&token.to_be_bytes())
+                    .ctx("cannot start a TCP data connection")?;
+                o.tcp.push(s);
+            }
+        }
+        Transport::Udp => {
+            let (sends, recvs) = match spec.kind {
+                TestKind::UdpRr => (true, false),
+                _ => plan::stream_roles(spec, Side::Client),
+            };
+            let any: SocketAddr = match ip {
+                IpAddr::V4(_) => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
+                IpAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+            };
+            if sends {
+                for _ in 0..spec.streams {
+                    let s = UdpSocket::bind(any).ctx("cannot open a UDP data socket")?;
+                    s.connect(server).ctx("cannot connect a UDP data socket")?;
+                    o.applied = sockopt::apply(&s, &socket, spec.family, transport);
+                    o.udp_out.push(s);
+                }
+            }
+            if recvs {
+                let s = UdpSocket::bind(any).ctx("cannot open a UDP data socket")?;
+                o.applied = sockopt::apply(&s, &socket, spec.family, transport);
+                o.udp_in = Some(s);
+            }
+        }
+    }
+    Ok(o)
+}
+
+/// Start this side's workers (the server has started its own).
+fn start(spec: &TestSpec, o: Opened) -> Result<Running, EngineError> {
+    let cpu0 = CpuMark::now();
+    let shared = Shared::new(Instant::now(), o.token);
+    let mut w = Workers::default();
+    match spec.kind {
+        TestKind::TcpStream | TestKind::TcpRr => {
+            plan::start_tcp(spec, Side::Client, o.tcp, &shared, &mut w)?
+        }
+        TestKind::UdpRr => plan::start_udp_rr_clients(spec, o.udp_out, &shared, &mut w)?,
+        TestKind::UdpStream => {
+            if let Some(s) = o.udp_in {
+                plan::start_udp_receiver(spec, s, &shared, &mut w)?;
+            }
+            plan::start_udp_senders(spec, o.udp_out, &shared, &mut w)?;
+        }
+    }
+    Ok(Running {
+        sampler: spec.interval_ns.map(Sampler::new),
+        shared,
+        workers: w,
+        cpu0,
+        applied: o.applied,
+    })
+}
+
+/// The server's address for `host` in the requested family.
+fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr, EngineError> {
+    let h = host.trim().trim_start_matches('[').trim_end_matches(']');
+    let want = |a: &SocketAddr| match family {
+        Family::V4 => a.is_ipv4(),
+        Family::V6 => a.is_ipv6(),
+    };
+    if family == Family::V6 {
+        ipv6_available()?;
+    }
+    if let Ok(ip) = h.parse::<IpAddr>() {
+        let a = SocketAddr::new(ip, port);
+        if !want(&a) {
+            return Err(EngineError::Resolve {
+                host: host.to_string(),
+                family,
+                detail: format!(
+                    " ({ip} is not an {family} address; use --family {})",
+                    if ip.is_ipv4() { 4 } else { 6 }
+                ),
+            });
+        }
+        return Ok(a);
+    }
+    let addrs = (h, port)
+        .to_socket_addrs()
+        .map_err(|e| EngineError::Resolve {
+            host: host.to_string(),
+            family,
+            detail: format!(" ({e})"),
+        })?;
+    let found = addrs.filter(want).collect::<Vec<_>>();
+    found.first().copied().ok_or_else(|| EngineError::Resolve {
+        host: host.to_string(),
+        family,
+        detail: " (it has no address of that family)".into(),
+    })
+}
+
+/// Fail early, with the reason, when this host cannot use IPv6 at all.
+fn ipv6_available() -> Result<(), EngineError> {
+    let disabled = std::fs::read_to_string("/proc/sys/net/ipv6/conf/all/disable_ipv6")
+        .map(|t| t.trim() == "1")
+        .unwrap_or(false);
+    if disabled {
+        return Err(EngineError::Ipv6Unavailable {
+            detail: "net.ipv6.conf.all.disable_ipv6=1".into(),
+        });
+    }
+    match UdpSocket::bind((std::net::Ipv6Addr::LOCALHOST, 0)) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(EngineError::Ipv6Unavailable {
+            detail: format!("cannot bind ::1: {e}"),
+        }),
+    }
+}
+
+fn connect(addr: SocketAddr, cfg: &ClientConfig) -> Result<TcpStream, EngineError> {
+    TcpStream::connect_timeout(&addr, cfg.connect_timeout).map_err(|e| {
+        let host = cfg.host.clone();
+        let port = cfg.port;
+        match e.kind() {
+            io::ErrorKind::ConnectionRefused => EngineError::ConnectionRefused { host, port },
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => EngineError::HostUnreachable {
+                host,
+                port,
+                detail: format!("no answer within {:?}", cfg.connect_timeout),
+            },
+            _ => match e.raw_os_error() {
+                Some(libc::EAFNOSUPPORT) => EngineError::Ipv6Unavailable {
+                    detail: e.to_string(),
+                },
+                Some(libc::EHOSTUNREACH) | Some(libc::ENETUNREACH) | Some(libc::EADDRNOTAVAIL) => {
+                    EngineError::HostUnreachable {
+                        host,
+                        port,
+                        detail: e.to_string(),
+                    }
+                }
+                _ => EngineError::io(format!("cannot connect to {addr}"), e),
+            },
+        }
+    })
+}
+
+fn map_session_error(e: SessionError, cfg: &ClientConfig) -> EngineError {
+    let (host, port) = (cfg.host.clone(), cfg.port);
+    match e {
+        SessionError::Remote { code, message } => match code {
+            ErrorCode::Busy => EngineError::ServerBusy { host, port },
+            _ => EngineError::Rejected(message),
+        },
+        SessionError::Wire(WireError::VersionMismatch { peer, ours }) => {
+            EngineError::VersionMismatch {
+                server: peer,
+                client: ours,
+            }
+        }
+        SessionError::Wire(w) => EngineError::Protocol(format!(
+            "{host}:{port} does not speak the dualperf control protocol ({w})"
+        )),
+        SessionError::Timeout(what) => EngineError::Timeout(format!(
+            "the server at {host}:{port} did not answer ({what})"
+        )),
+        other => EngineError::Protocol(other.to_string()),
+    }
+}

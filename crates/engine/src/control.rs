@@ -1,0 +1,72 @@
+//! The control connection as blocking I/O around the sans-I/O codec: whole frames out,
+//! whole messages in, every read bounded by a timeout so a silent peer never blocks.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+use wire::proto::{encode_frame, FrameDecoder, Msg, WireError};
+
+pub(crate) enum RecvError {
+    /// The bytes are not a valid control stream.
+    Wire(WireError),
+    /// The peer closed the connection.
+    Closed,
+    Io(io::Error),
+}
+
+pub(crate) struct ControlConn {
+    stream: TcpStream,
+    decoder: FrameDecoder,
+    version: u16,
+}
+
+impl ControlConn {
+    pub(crate) fn new(stream: TcpStream, version: u16) -> ControlConn {
+        let _ = stream.set_nodelay(true);
+        let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
+        ControlConn {
+            stream,
+            decoder: FrameDecoder::new(version),
+            version,
+        }
+    }
+
+    pub(crate) fn send(&mut self, msg: &Msg) -> io::Result<()> {
+        self.stream.write_all(&encode_frame(msg, self.version))
+    }
+
+    /// The next message, waiting at most until `deadline`; `Ok(None)` on timeout.
+    pub(crate) fn recv_until(&mut self, deadline: Instant) -> Result<Option<Msg>, RecvError> {
+        loop {
+            match self.decoder.next_msg() {
+                Ok(Some(m)) => return Ok(Some(m)),
+                Ok(None) => {}
+                Err(e) => return Err(RecvError::Wire(e)),
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            let wait = (deadline - now).max(Duration::from_millis(1));
+            self.stream
+                .set_read_timeout(Some(wait))
+                .map_err(RecvError::Io)?;
+            let mut buf = [0u8; 4096];
+            let want = self.decoder.wanted_bytes().min(buf.len());
+            match self.stream.read(&mut buf[..want]) {
+                Ok(0) => return Err(RecvError::Closed),
+                Ok(n) => self.decoder.push(&buf[..n]),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return Ok(None)
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(RecvError::Io(e)),
+            }
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! What the data-phase workers share and return: live counters for interval samples,
+//! stop/drain/abort flags, each worker's [`Outcome`], and the [`Workers`] set that
+//! joins and merges them into one side's [`SideStats`].
+
+use measure::LatencyHistogram;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use wire::proto::{AppliedOpts, CpuStats, IntervalSample, SideStats, StreamStats};
+use wire::spec::{Bound, TestSpec};
+
+/// How long a blocking data-socket call waits before re-checking the flags.
+pub(crate) const POLL: Duration = Duration::from_millis(20);
+
+#[derive(Default)]
+pub(crate) struct Live {
+    pub sent_bytes: AtomicU64,
+    pub sent_packets: AtomicU64,
+    pub recv_bytes: AtomicU64,
+    pub recv_packets: AtomicU64,
+}
+
+pub(crate) struct Shared {
+    pub live: Live,
+    /// Stop everything now (session failed or server shutting down).
+    pub abort: AtomicBool,
+    /// The peer's senders are done: receivers drain what is queued and stop.
+    pub drain: AtomicBool,
+    /// Start of this side's data phase.
+    pub go: Instant,
+    /// Receiver test hook: drop every Nth datagram (`DUALPERF_TEST_DROP_EVERY`).
+    pub drop_every: Option<u64>,
+    /// Session token carried in every datagram (low 32 bits of the control token).
+    pub token: u32,
+}
+
+impl Shared {
+    pub(crate) fn new(go: Instant, token: u64) -> Arc<Shared> {
+        Arc::new(Shared {
+            live: Live::default(),
+            abort: AtomicBool::new(false),
+            drain: AtomicBool::new(false),
+            go,
+            drop_every: drop_every_from_env(),
+            token: token as u32,
+        })
+    }
+    pub(crate) fn ns_since_go(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.go).as_nanos() as u64
+    }
+    pub(crate) fn aborted(&self) -> bool {
+        self.abort.load(Relaxed)
+    }
+    pub(crate) fn add_sent(&self, bytes: u64, packets: u64) {
+        self.live.sent_bytes.fetch_add(bytes, Relaxed);
+        self.live.sent_packets.fetch_add(packets, Relaxed);
+    }
+    pub(crate) fn add_recv(&self, bytes: u64, packets: u64) {
+        self.live.recv_bytes.fetch_add(bytes, Relaxed);
+        self.live.recv_packets.fetch_add(packets, Relaxed);
+    }
+}
+
+/// Test hook: receivers drop (ignore) every Nth datagram of each stream.
+pub const DROP_EVERY_ENV: &str = "DUALPERF_TEST_DROP_EVERY";
+
+fn drop_every_from_env() -> Option<u64> {
+    std::env::var(DROP_EVERY_ENV)
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+        .filter(|n| *n > 0)
+}
+
+/// When one sender stream stops.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SendBound {
+    pub deadline: Option<Instant>,
+    pub count: Option<u64>,
+}
+
+impl SendBound {
+    pub(crate) fn of(spec: &TestSpec, go: Instant) -> SendBound {
+        match spec.bound {
+            Bound::DurationNs(ns) => SendBound {
+                deadline: Some(go + Duration::from_nanos(ns)),
+                count: None,
+            },
+            Bound::Count(n) => SendBound {
+                deadline: None,
+                count: Some(n),
+            },
+        }
+    }
+    pub(crate) fn done(&self, sent: u64, now: Instant) -> bool {
+        self.count.is_some_and(|c| sent >= c) || self.deadline.is_some_and(|d| now >= d)
+    }
+}
+
+/// What one worker measured.
+#[derive(Default)]
+pub(crate) struct Outcome {
+    pub sent_bytes: u64,
+    pub sent_packets: u64,
+    pub recv_bytes: u64,
+    pub recv_packets: u64,
+    pub last_send_ns: u64,
+    pub last_recv_ns: u64,
+    pub dup_packets: u64,
+    pub reordered_packets: u64,
+    /// Σ jitter × samples and Σ samples, to average RFC 3550 jitter over streams.
+    pub jitter_weighted_ns: f64,
+    pub jitter_samples: u64,
+    pub ipdv: Option<LatencyHistogram>,
+    pub rtt: Option<LatencyHistogram>,
+    pub transactions: u64,
+    pub rr_timeouts: u64,
+    pub streams: Vec<StreamStats>,
+    pub errors: Vec<String>,
+}
+
+impl Outcome {
+    pub(crate) fn merge(&mut self, o: Outcome) {
+        self.sent_bytes += o.sent_bytes;
+        self.sent_packets += o.sent_packets;
+        self.recv_bytes += o.recv_bytes;
+        self.recv_packets += o.recv_packets;
+        self.last_send_ns = self.last_send_ns.max(o.last_send_ns);
+        self.last_recv_ns = self.last_recv_ns.max(o.last_recv_ns);
+        self.dup_packets += o.dup_packets;
+        self.reordered_packets += o.reordered_packets;
+        self.jitter_weighted_ns += o.jitter_weighted_ns;
+        self.jitter_samples += o.jitter_samples;
+        merge_hist(&mut self.ipdv, o.ipdv);
+        merge_hist(&mut self.rtt, o.rtt);
+        self.transactions += o.transactions;
+        self.rr_timeouts += o.rr_timeouts;
+        self.streams.extend(o.streams);
+        self.errors.extend(o.errors);
+    }
+
+    pub(crate) fn into_side_stats(
+        mut self,
+        cpu: Option<CpuStats>,
+        applied: AppliedOpts,
+        intervals: Vec<IntervalSample>,
+    ) -> SideStats {
+        self.streams.sort_by_key(|s| s.stream_id);
+        let has_ipdv = self.ipdv.as_ref().is_some_and(|h| !h.is_empty());
+        SideStats {
+            sent_bytes: self.sent_bytes,
+            sent_packets: self.sent_packets,
+            recv_bytes: self.recv_bytes,
+            recv_packets: self.recv_packets,
+            send_elapsed_ns: self.last_send_ns,
+            recv_elapsed_ns: self.last_recv_ns,
+            dup_packets: self.dup_packets,
+            reordered_packets: self.reordered_packets,
+            jitter_rfc3550_ns: (self.jitter_samples > 0)
+                .then(|| self.jitter_weighted_ns / self.jitter_samples as f64),
+            ipdv_p50_ns: self
+                .ipdv
+                .as_ref()
+                .filter(|_| has_ipdv)
+                .map(|h| h.quantile_ns(0.5) as f64),
+            ipdv_p99_ns: self
+                .ipdv
+                .as_ref()
+                .filter(|_| has_ipdv)
+                .map(|h| h.quantile_ns(0.99) as f64),
+            cpu,
+            applied,
+            streams: self.streams,
+            intervals,
+        }
+    }
+}
+
+fn merge_hist(into: &mut Option<LatencyHistogram>, from: Option<LatencyHistogram>) {
+    match (into.as_mut(), from) {
+        (Some(a), Some(b)) => a.merge(&b),
+        (None, Some(b)) => *into = Some(b),
+        _ => {}
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Send,
+    Recv,
+    /// Request/response client or echo server.
+    Rr,
+}
+
+/// The running workers of one side.
+#[derive(Default)]
+pub(crate) struct Workers {
+    handles: Vec<(Role, JoinHandle<Outcome>)>,
+}
+
+impl Workers {
+    pub(crate) fn spawn(
+        &mut self,
+        role: Role,
+        name: &str,
+        f: impl FnOnce() -> Outcome + Send + 'static,
+    ) -> std::io::Result<()> {
+        let h = std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(f)?;
+        self.handles.push((role, h));
+        Ok(())
+    }
+    pub(crate) fn has(&self, role: Role) -> bool {
+        self.handles.iter().any(|(r, _)| *r == role)
+    }
+    pub(crate) fn done(&self, role: Role) -> bool {
+        self.handles
+            .iter()
+            .filter(|(r, _)| *r == role)
+            .all(|(_, h)| h.is_finished())
+    }
+    pub(crate) fn all_done(&self) -> bool {
+        self.handles.iter().all(|(_, h)| h.is_finished())
+    }
+    /// Join every worker (they stop on their own or on `abort`) and merge.
+    pub(crate) fn join(self) -> Outcome {
+        let mut total = Outcome::default();
+        for (_, h) in self.handles {
+            match h.join() {
+                Ok(o) => total.merge(o),
+                Err(_) => total.errors.push("a data worker panicked".into()),
+            }
+        }
+        total
+    }
+}
+
+/// Interval samples from the live counters.
+pub(crate) struct Sampler {
+    every_ns: u64,
+    next_end_ns: u64,
+    last: [u64; 4],
+    last_end_ns: u64,
+}
+
+impl Sampler {
+    pub(crate) fn new(every_ns: u64) -> Sampler {
+        Sampler {
+            every_ns,
+            next_end_ns: every_ns,
+            last: [0; 4],
+            last_end_ns: 0,
+        }
+    }
+    /// When the next sample is due, relative to go.
+    pub(crate) fn next_due(&self, go: Instant) -> Instant {
+        go + Duration::from_nanos(self.next_end_ns)
+    }
+    /// A sample if one is due at `now` (or `force` for the final partial one).
+    pub(crate) fn poll(
+        &mut self,
+        shared: &Shared,
+        now: Instant,
+        force: bool,
+    ) -> Option<IntervalSample> {
+        let now_ns = shared.ns_since_go(now);
+        if now_ns < self.next_end_ns && !force {
+            return None;
+        }
+        if force && now_ns <= self.last_end_ns {
+            return None;
+        }
+        let l = &shared.live;
+        let cur = [
+            l.sent_bytes.load(Relaxed),
+            l.sent_packets.load(Relaxed),
+            l.recv_bytes.load(Relaxed),
+            l.recv_packets.load(Relaxed),
+        ];
+        let s = IntervalSample {
+            start_ns: self.last_end_ns,
+            end_ns: now_ns,
+            sent_bytes: cur[0] - self.last[0],
+            sent_packets: cur[1] - self.last[1],
+            recv_bytes: cur[2] - self.last[2],
+            recv_packets: cur[3] - self.last[3],
+        };
+        self.last = cur;
+        self.last_end_ns = now_ns;
+        while self.next_end_ns <= now_ns {
+            self.next_end_ns += self.every_ns;
+        }
+        Some(s)
+    }
+}

@@ -1,0 +1,63 @@
+//! The engine's errors. `Display` is the message a user sees: what went wrong and,
+//! where there is one, what to do about it.
+
+use std::io;
+use wire::proto::SpecError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("connection refused by {host}:{port}: is `dualperf server` running on {host}:{port}?")]
+    ConnectionRefused { host: String, port: u16 },
+    #[error("host unreachable: cannot reach {host}:{port} ({detail})")]
+    HostUnreachable {
+        host: String,
+        port: u16,
+        detail: String,
+    },
+    #[error("IPv6 is not available on this host ({detail}); use --family 4, or enable IPv6 (sysctl net.ipv6.conf.all.disable_ipv6=0)")]
+    Ipv6Unavailable { detail: String },
+    #[error("cannot resolve '{host}' to an {family} address{detail}")]
+    Resolve {
+        host: String,
+        family: wire::spec::Family,
+        detail: String,
+    },
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error("server busy: {host}:{port} is running another test; try again when it has finished")]
+    ServerBusy { host: String, port: u16 },
+    #[error("protocol version mismatch: the server speaks dualperf protocol version {server}, this client speaks version {client}; run the same dualperf version on both hosts")]
+    VersionMismatch { server: u16, client: u16 },
+    #[error("the server rejected the test: {0}")]
+    Rejected(String),
+    #[error("control protocol error: {0}")]
+    Protocol(String),
+    #[error("timed out: {0}")]
+    Timeout(String),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl EngineError {
+    pub(crate) fn io(context: impl Into<String>, source: io::Error) -> EngineError {
+        EngineError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// Attach context to an `io::Result`.
+pub(crate) trait IoContext<T> {
+    fn ctx(self, context: &str) -> Result<T, EngineError>;
+}
+
+impl<T> IoContext<T> for io::Result<T> {
+    fn ctx(self, context: &str) -> Result<T, EngineError> {
+        self.map_err(|e| EngineError::io(context, e))
+    }
+}

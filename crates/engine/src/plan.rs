@@ -1,0 +1,142 @@
+//! Which workers each side runs for a spec, and starting them on ready sockets. Shared
+//! by the client and the server so both ends agree on who sends and who receives.
+
+use crate::data::{Role, SendBound, Shared, Workers};
+use crate::error::{EngineError, IoContext};
+use crate::{tcp, udp};
+use std::net::{TcpStream, UdpSocket};
+use std::sync::Arc;
+use std::time::Duration;
+use wire::spec::{Bound, Direction, Rate, TestKind, TestSpec};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    Client,
+    Server,
+}
+
+/// (this side sends, this side receives) for a stream test.
+pub(crate) fn stream_roles(spec: &TestSpec, side: Side) -> (bool, bool) {
+    let client_sends = spec.direction != Direction::Reverse;
+    let server_sends = spec.direction != Direction::Forward;
+    match side {
+        Side::Client => (client_sends, server_sends),
+        Side::Server => (server_sends, client_sends),
+    }
+}
+
+/// Datagrams per second for a UDP stream's requested rate (per stream).
+pub(crate) fn pps_of(spec: &TestSpec) -> Option<f64> {
+    match spec.rate? {
+        Rate::PacketsPerSec(p) => Some(p as f64),
+        Rate::BitsPerSec(b) => Some(b as f64 / (f64::from(spec.payload_bytes) * 8.0)),
+    }
+    .filter(|p| *p > 0.0)
+}
+
+/// Start the TCP workers on connected data streams.
+pub(crate) fn start_tcp(
+    spec: &TestSpec,
+    side: Side,
+    conns: Vec<TcpStream>,
+    shared: &Arc<Shared>,
+    workers: &mut Workers,
+) -> Result<(), EngineError> {
+    let payload = spec.payload_bytes as usize;
+    let bound = SendBound::of(spec, shared.go);
+    for (i, c) in conns.into_iter().enumerate() {
+        let id = i as u16;
+        let sh = shared.clone();
+        if spec.kind == TestKind::TcpRr {
+            let spawn = match side {
+                Side::Client => workers.spawn(Role::Rr, "dp-tcp-rr", move || {
+                    tcp::rr_client(c, id, payload, bound, sh)
+                }),
+                Side::Server => workers.spawn(Role::Rr, "dp-tcp-echo", move || {
+                    tcp::rr_server(c, payload, sh)
+                }),
+            };
+            spawn.ctx("cannot start a data thread")?;
+            continue;
+        }
+        let (sends, recvs) = stream_roles(spec, side);
+        if recvs {
+            let r = c.try_clone().ctx("cannot clone a data socket")?;
+            let sh = shared.clone();
+            workers
+                .spawn(Role::Recv, "dp-tcp-recv", move || {
+                    tcp::recv(r, id, payload, sh)
+                })
+                .ctx("cannot start a data thread")?;
+        }
+        if sends {
+            workers
+                .spawn(Role::Send, "dp-tcp-send", move || {
+                    tcp::send(c, id, payload, bound, sh)
+                })
+                .ctx("cannot start a data thread")?;
+        }
+    }
+    Ok(())
+}
+
+/// Start UDP senders on connected sockets (stream id = index).
+pub(crate) fn start_udp_senders(
+    spec: &TestSpec,
+    socks: Vec<UdpSocket>,
+    shared: &Arc<Shared>,
+    workers: &mut Workers,
+) -> Result<(), EngineError> {
+    let payload = spec.payload_bytes as usize;
+    let bound = SendBound::of(spec, shared.go);
+    let pps = pps_of(spec);
+    for (i, s) in socks.into_iter().enumerate() {
+        let sh = shared.clone();
+        workers
+            .spawn(Role::Send, "dp-udp-send", move || {
+                udp::send(s, i as u16, payload, pps, bound, sh)
+            })
+            .ctx("cannot start a data thread")?;
+    }
+    Ok(())
+}
+
+/// Start the UDP receiver for all streams on one socket.
+pub(crate) fn start_udp_receiver(
+    spec: &TestSpec,
+    sock: UdpSocket,
+    shared: &Arc<Shared>,
+    workers: &mut Workers,
+) -> Result<(), EngineError> {
+    let expected = match spec.bound {
+        Bound::Count(n) => Some(n),
+        Bound::DurationNs(_) => None,
+    };
+    let (streams, payload, sh) = (spec.streams, spec.payload_bytes as usize, shared.clone());
+    workers
+        .spawn(Role::Recv, "dp-udp-recv", move || {
+            udp::recv(sock, streams, payload, expected, sh)
+        })
+        .ctx("cannot start a data thread")
+}
+
+/// Start UDP request/response clients on connected sockets.
+pub(crate) fn start_udp_rr_clients(
+    spec: &TestSpec,
+    socks: Vec<UdpSocket>,
+    shared: &Arc<Shared>,
+    workers: &mut Workers,
+) -> Result<(), EngineError> {
+    let payload = spec.payload_bytes as usize;
+    let bound = SendBound::of(spec, shared.go);
+    let timeout = Duration::from_nanos(spec.rr_timeout_ns);
+    for (i, s) in socks.into_iter().enumerate() {
+        let sh = shared.clone();
+        workers
+            .spawn(Role::Rr, "dp-udp-rr", move || {
+                udp::rr_client(s, i as u16, payload, timeout, bound, sh)
+            })
+            .ctx("cannot start a data thread")?;
+    }
+    Ok(())
+}

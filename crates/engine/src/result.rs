@@ -1,0 +1,233 @@
+//! A run's result: both sides' measurements as the client merged them, and
+//! [`RunResult::metrics`], the flat list in the shared vocabulary of `wire::metrics`.
+//! Which side's numbers count depends on the direction: goodput is measured at the
+//! receiver, offered rate at the sender.
+
+use measure::LatencySummary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use wire::metrics::{self as m, Metric};
+use wire::proto::{CpuStats, SideStats};
+use wire::spec::{Direction, TestSpec, Transport};
+
+/// Version of the `--json` result schema (bump on any incompatible change).
+pub const RESULT_SCHEMA_VERSION: u32 = 1;
+
+/// TCP timestamp option Linux adds to every segment (RFC 7323; 10 bytes padded to 12).
+const TCP_TIMESTAMP_OPTION_BYTES: u32 = 12;
+/// Ethernet header (14) + FCS (4); frames are at least 64 bytes.
+const ETH_OVERHEAD_BYTES: u32 = 18;
+const ETH_MIN_FRAME_BYTES: u32 = 64;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub spec: TestSpec,
+    pub server_addr: String,
+    pub client_addr: String,
+    pub server_info: BTreeMap<String, String>,
+    pub client_info: BTreeMap<String, String>,
+    /// What the client measured (its sends, its receives, its CPU, its socket options).
+    pub client: SideStats,
+    /// What the server measured.
+    pub server: SideStats,
+    /// Request/response tests: RTT summary measured at the client.
+    pub rtt: Option<LatencySummary>,
+    pub transactions: u64,
+    pub rr_timeouts: u64,
+    /// Data-path problems that did not stop the run (e.g. a stream's socket error).
+    pub warnings: Vec<String>,
+}
+
+/// Packet and frame size one payload implies (see the metric docs).
+pub fn framing_bytes(spec: &TestSpec) -> (u32, u32) {
+    let transport = spec.kind.transport();
+    let options = match transport {
+        Transport::Tcp => TCP_TIMESTAMP_OPTION_BYTES,
+        Transport::Udp => 0,
+    };
+    let ip = spec
+        .payload_bytes
+        .saturating_add(transport.header_bytes() + options + spec.family.ip_header_bytes());
+    (ip, (ip + ETH_OVERHEAD_BYTES).max(ETH_MIN_FRAME_BYTES))
+}
+
+fn per_s(count: f64, ns: u64) -> Option<f64> {
+    (ns > 0).then(|| count * 1e9 / ns as f64)
+}
+
+impl RunResult {
+    /// (sender, receiver) sides of a one-way stream test.
+    fn sender_receiver(&self) -> (&SideStats, &SideStats) {
+        match self.spec.direction {
+            Direction::Reverse => (&self.server, &self.client),
+            _ => (&self.client, &self.server),
+        }
+    }
+
+    /// Goodput at the receiver(s), bit/s; bidirectional = the sum of both directions.
+    pub fn throughput_bps(&self) -> Option<f64> {
+        let rate = |s: &SideStats| per_s(s.recv_bytes as f64 * 8.0, s.recv_elapsed_ns);
+        match self.spec.direction {
+            Direction::Bidir if !self.spec.kind.is_rr() => {
+                Some(rate(&self.client).unwrap_or(0.0) + rate(&self.server).unwrap_or(0.0))
+            }
+            _ => rate(self.sender_receiver().1),
+        }
+    }
+
+    /// The flat metric list (names from `wire::metrics`); unmeasurable ones are absent.
+    pub fn metrics(&self) -> Vec<Metric> {
+        let mut out = Vec::new();
+        let mut put = |name: &str, v: Option<f64>| {
+            if let Some(v) = v.filter(|v| v.is_finite()) {
+                out.push(Metric::new(name, v));
+            }
+        };
+        let spec = &self.spec;
+        let is_udp = spec.kind.is_udp();
+        if spec.kind.is_rr() {
+            let c = &self.client;
+            let elapsed = c.recv_elapsed_ns.max(c.send_elapsed_ns);
+            put(m::SENT_BYTES, Some(c.sent_bytes as f64));
+            put(m::RECV_BYTES, Some(c.recv_bytes as f64));
+            put(m::SENT_PACKETS, Some(c.sent_packets as f64));
+            put(m::RECV_PACKETS, Some(c.recv_packets as f64));
+            put(m::TRANSACTIONS, Some(self.transactions as f64));
+            put(
+                m::TRANSACTIONS_PER_S,
+                per_s(self.transactions as f64, elapsed),
+            );
+            put(m::DURATION_S, Some(elapsed as f64 / 1e9));
+            if is_udp {
+                put(m::RR_TIMEOUTS, Some(self.rr_timeouts as f64));
+            }
+            if let Some(r) = self.rtt.filter(|r| r.count > 0) {
+                put(m::RTT_MEAN_NS, Some(r.mean_ns));
+                put(m::RTT_STDDEV_NS, Some(r.stddev_ns));
+                put(m::RTT_MIN_NS, Some(r.min_ns as f64));
+                put(m::RTT_P50_NS, Some(r.p50_ns as f64));
+                put(m::RTT_P90_NS, Some(r.p90_ns as f64));
+                put(m::RTT_P99_NS, Some(r.p99_ns as f64));
+                put(m::RTT_P999_NS, Some(r.p999_ns as f64));
+                put(m::RTT_MAX_NS, Some(r.max_ns as f64));
+            }
+        } else {
+            let bidir = spec.direction == Direction::Bidir;
+            let (tx, rx) = self.sender_receiver();
+            let sum = |f: fn(&SideStats) -> u64| {
+                if bidir {
+                    f(&self.client) + f(&self.server)
+                } else {
+                    0
+                }
+            };
+            let (sent_bytes, sent_packets, recv_bytes, recv_packets) = if bidir {
+                (
+                    sum(|s| s.sent_bytes),
+                    sum(|s| s.sent_packets),
+                    sum(|s| s.recv_bytes),
+                    sum(|s| s.recv_packets),
+                )
+            } else {
+                (
+                    tx.sent_bytes,
+                    tx.sent_packets,
+                    rx.recv_bytes,
+                    rx.recv_packets,
+                )
+            };
+            let send_ns = self.client.send_elapsed_ns.max(if bidir {
+                self.server.send_elapsed_ns
+            } else {
+                tx.send_elapsed_ns
+            });
+            let recv_ns = if bidir {
+                self.client.recv_elapsed_ns.max(self.server.recv_elapsed_ns)
+            } else {
+                rx.recv_elapsed_ns
+            };
+            put(m::SENT_BYTES, Some(sent_bytes as f64));
+            put(m::RECV_BYTES, Some(recv_bytes as f64));
+            put(m::SENT_PACKETS, Some(sent_packets as f64));
+            put(m::RECV_PACKETS, Some(recv_packets as f64));
+            put(m::THROUGHPUT_BPS, self.throughput_bps());
+            put(m::SEND_RATE_BPS, per_s(sent_bytes as f64 * 8.0, send_ns));
+            put(m::SENT_PPS, per_s(sent_packets as f64, send_ns));
+            put(m::RECV_PPS, per_s(recv_packets as f64, recv_ns));
+            put(m::DURATION_S, Some(send_ns.max(recv_ns) as f64 / 1e9));
+            if is_udp {
+                let lost = sent_packets.saturating_sub(recv_packets);
+                put(m::LOST_PACKETS, Some(lost as f64));
+                put(
+                    m::LOSS_PCT,
+                    (sent_packets > 0).then(|| lost as f64 * 100.0 / sent_packets as f64),
+                );
+                let rxs: Vec<&SideStats> = if bidir {
+                    vec![&self.client, &self.server]
+                } else {
+                    vec![rx]
+                };
+                let dup = rxs.iter().map(|s| s.dup_packets).sum::<u64>();
+                let reo = rxs.iter().map(|s| s.reordered_packets).sum::<u64>();
+                put(m::DUP_PACKETS, Some(dup as f64));
+                put(m::REORDERED_PACKETS, Some(reo as f64));
+                put(
+                    m::JITTER_RFC3550_NS,
+                    mean(rxs.iter().map(|s| s.jitter_rfc3550_ns)),
+                );
+                put(m::IPDV_P50_NS, mean(rxs.iter().map(|s| s.ipdv_p50_ns)));
+                put(m::IPDV_P99_NS, mean(rxs.iter().map(|s| s.ipdv_p99_ns)));
+            }
+        }
+        self.cpu_metrics(&mut put);
+        let (ip, frame) = framing_bytes(spec);
+        put(m::IP_PACKET_BYTES, Some(f64::from(ip)));
+        put(m::ETH_FRAME_BYTES, Some(f64::from(frame)));
+        out
+    }
+
+    fn cpu_metrics(&self, put: &mut impl FnMut(&str, Option<f64>)) {
+        let rr = self.spec.kind.is_rr();
+        let moved_bytes = if rr {
+            0
+        } else {
+            self.client.recv_bytes + self.server.recv_bytes
+        };
+        let demand = |c: &CpuStats| {
+            if rr {
+                measure::service_demand_us_per_transaction(
+                    c.system_busy_ns as f64,
+                    self.transactions,
+                )
+            } else {
+                measure::service_demand_us_per_kb(c.system_busy_ns as f64, moved_bytes)
+            }
+        };
+        if let Some(c) = &self.client.cpu {
+            put(m::CPU_LOCAL_PCT, Some(c.system_busy_pct));
+            put(m::CPU_LOCAL_BUSIEST_CORE_PCT, Some(c.busiest_core_pct));
+            put(m::PROC_LOCAL_PCT, Some(c.proc_pct));
+            put(m::SERVICE_DEMAND_LOCAL_US, demand(c));
+        }
+        if let Some(c) = &self.server.cpu {
+            put(m::CPU_REMOTE_PCT, Some(c.system_busy_pct));
+            put(m::CPU_REMOTE_BUSIEST_CORE_PCT, Some(c.busiest_core_pct));
+            put(m::PROC_REMOTE_PCT, Some(c.proc_pct));
+            put(m::SERVICE_DEMAND_REMOTE_US, demand(c));
+        }
+    }
+
+    /// One metric's value, if measured.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        self.metrics()
+            .into_iter()
+            .find(|x| x.name == name)
+            .map(|x| x.value)
+    }
+}
+
+fn mean(vals: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = vals.flatten().collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}

@@ -1,0 +1,326 @@
+//! The dualperf server: one TCP listener per bind address (one per family by default,
+//! IPv6 sockets v6-only so each family is tested natively), a thread per control
+//! connection (capped), one test at a time ("server busy" otherwise), and a clean stop
+//! that wakes and joins every thread. [`EmbeddedServer`] is the in-process loopback one.
+
+use crate::error::{EngineError, IoContext};
+use crate::server_session::serve_conn;
+use socket2::{Domain, Protocol, Socket, Type};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+use wire::proto::{SideStats, PROTOCOL_VERSION};
+use wire::session::Limits;
+use wire::spec::TestSpec;
+
+/// The default control port (iperf3's 5201 stays free).
+pub const DEFAULT_PORT: u16 = 5301;
+
+/// One finished (or failed) control connection, for the server's one log line per test.
+#[derive(Debug, Clone)]
+pub struct TestLog {
+    pub peer: SocketAddr,
+    pub spec: Option<TestSpec>,
+    /// The server's own measurements, or why the session failed.
+    pub outcome: Result<SideStats, String>,
+    pub elapsed: Duration,
+}
+
+pub type TestLogFn = Arc<dyn Fn(&TestLog) + Send + Sync>;
+
+#[derive(Clone)]
+pub struct ServerConfig {
+    /// Addresses to listen on; empty = `0.0.0.0:port` and `[::]:port` (IPv6 if available).
+    pub binds: Vec<SocketAddr>,
+    /// The port of the default binds.
+    pub port: u16,
+    pub limits: Limits,
+    /// Control connections served at once; more are closed at once.
+    pub max_connections: usize,
+    /// Called once per finished control connection.
+    pub on_test: Option<TestLogFn>,
+    /// Metadata sent to clients; `None` = `net::sysinfo::capture` per test.
+    pub server_info: Option<BTreeMap<String, String>>,
+    pub protocol_version: u16,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            binds: Vec::new(),
+            port: DEFAULT_PORT,
+            limits: Limits::default(),
+            max_connections: 32,
+            on_test: None,
+            server_info: None,
+            protocol_version: PROTOCOL_VERSION,
+        }
+    }
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("binds", &self.binds)
+            .field("limits", &self.limits)
+            .field("max_connections", &self.max_connections)
+            .finish_non_exhaustive()
+    }
+}
+
+/// State every connection thread of one server shares.
+pub(crate) struct ServerCtx {
+    pub cfg: ServerConfig,
+    pub stop: AtomicBool,
+    pub busy: AtomicBool,
+    pub conns: AtomicUsize,
+    handlers: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// Holds the server's single test slot; released on drop.
+pub(crate) struct BusyGuard<'a>(&'a AtomicBool);
+
+impl ServerCtx {
+    pub(crate) fn try_busy(&self) -> Option<BusyGuard<'_>> {
+        self.busy
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .ok()
+            .map(|_| BusyGuard(&self.busy))
+    }
+    pub(crate) fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+/// A running server; stops (and joins every thread) on [`ServerHandle::stop`] or drop.
+pub struct ServerHandle {
+    ctx: Arc<ServerCtx>,
+    addrs: Vec<SocketAddr>,
+    acceptors: Vec<JoinHandle<()>>,
+}
+
+impl ServerHandle {
+    /// The addresses actually bound (ports resolved).
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        if self.ctx.stop.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        // Wake each blocking accept with a connection to it.
+        for a in &self.addrs {
+            let target = match a.ip() {
+                IpAddr::V4(ip) if ip.is_unspecified() => {
+                    SocketAddr::new(Ipv4Addr::LOCALHOST.into(), a.port())
+                }
+                IpAddr::V6(ip) if ip.is_unspecified() => {
+                    SocketAddr::new(Ipv6Addr::LOCALHOST.into(), a.port())
+                }
+                _ => *a,
+            };
+            let _ = TcpStream::connect_timeout(&target, Duration::from_millis(200));
+        }
+        for h in self.acceptors.drain(..) {
+            let _ = h.join();
+        }
+        let handlers = match self.ctx.handlers.lock() {
+            Ok(mut g) => std::mem::take(&mut *g),
+            Err(p) => std::mem::take(&mut *p.into_inner()),
+        };
+        for h in handlers {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    if addr.is_ipv6() {
+        sock.set_only_v6(true)?;
+    }
+    sock.set_reuse_address(true)?;
+    sock.bind(&addr.into())?;
+    sock.listen(128)?;
+    Ok(sock.into())
+}
+
+/// Bind every address and start serving in background threads.
+pub fn start_server(cfg: ServerConfig) -> Result<ServerHandle, EngineError> {
+    let binds = if cfg.binds.is_empty() {
+        default_binds(cfg.port)
+    } else {
+        cfg.binds.clone()
+    };
+    let mut listeners = Vec::new();
+    for (i, b) in binds.iter().enumerate() {
+        match listen(*b) {
+            Ok(l) => listeners.push(l),
+            // The default IPv6 listener is optional when the host has no IPv6.
+            Err(_) if cfg.binds.is_empty() && i > 0 => {}
+            Err(e) => return Err(EngineError::io(format!("cannot listen on {b}"), e)),
+        }
+    }
+    let mut addrs = Vec::new();
+    for l in &listeners {
+        addrs.push(l.local_addr().ctx("cannot read the listening address")?);
+    }
+    let ctx = Arc::new(ServerCtx {
+        cfg,
+        stop: AtomicBool::new(false),
+        busy: AtomicBool::new(false),
+        conns: AtomicUsize::new(0),
+        handlers: Mutex::new(Vec::new()),
+    });
+    let mut acceptors = Vec::new();
+    for l in listeners {
+        let c = ctx.clone();
+        let h = std::thread::Builder::new()
+            .name("dp-accept".into())
+            .spawn(move || accept_loop(l, c))
+            .ctx("cannot start the accept thread")?;
+        acceptors.push(h);
+    }
+    Ok(ServerHandle {
+        ctx,
+        addrs,
+        acceptors,
+    })
+}
+
+/// Serve until `stop` becomes true (the CLI's Ctrl-C handler sets it).
+pub fn run_server(cfg: ServerConfig, stop: &AtomicBool) -> Result<(), EngineError> {
+    let handle = start_server(cfg)?;
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    handle.stop();
+    Ok(())
+}
+
+pub fn default_binds(port: u16) -> Vec<SocketAddr> {
+    vec![
+        SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), port),
+        SocketAddr::new(Ipv6Addr::UNSPECIFIED.into(), port),
+    ]
+}
+
+fn accept_loop(listener: TcpListener, ctx: Arc<ServerCtx>) {
+    loop {
+        let accepted = listener.accept();
+        if ctx.stopping() {
+            return;
+        }
+        let Ok((stream, _)) = accepted else {
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        };
+        if ctx.conns.load(Ordering::Acquire) >= ctx.cfg.max_connections {
+            continue; // dropping the stream closes it
+        }
+        ctx.conns.fetch_add(1, Ordering::AcqRel);
+        let c = ctx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("dp-session".into())
+            .spawn(move || {
+                serve_conn(stream, &c);
+                c.conns.fetch_sub(1, Ordering::AcqRel);
+            });
+        match spawned {
+            Ok(h) => {
+                if let Ok(mut g) = ctx.handlers.lock() {
+                    g.retain(|h| !h.is_finished());
+                    g.push(h);
+                }
+            }
+            Err(_) => {
+                ctx.conns.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+    }
+}
+
+/// An in-process server on 127.0.0.1 and ::1 (when IPv6 works) sharing one ephemeral
+/// port; stops on drop.
+pub struct EmbeddedServer {
+    handle: ServerHandle,
+    port: u16,
+    has_ipv6: bool,
+}
+
+impl EmbeddedServer {
+    pub fn start() -> Result<EmbeddedServer, EngineError> {
+        EmbeddedServer::start_with(ServerConfig::default())
+    }
+
+    /// Start with `cfg` (its `binds` are replaced by the loopback pair).
+    pub fn start_with(cfg: ServerConfig) -> Result<EmbeddedServer, EngineError> {
+        let mut last_err = None;
+        for _ in 0..8 {
+            let v4 = listen(SocketAddr::new(Ipv4Addr::LOCALHOST.into(), 0))
+                .ctx("cannot listen on 127.0.0.1")?;
+            let port = v4
+                .local_addr()
+                .ctx("cannot read the listening address")?
+                .port();
+            drop(v4);
+            let v6_addr = SocketAddr::new(Ipv6Addr::LOCALHOST.into(), port);
+            let has_ipv6 = match listen(v6_addr) {
+                Ok(_) => true,
+                Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => continue,
+                Err(_) => false,
+            };
+            let mut c = cfg.clone();
+            c.binds = vec![SocketAddr::new(Ipv4Addr::LOCALHOST.into(), port)];
+            if has_ipv6 {
+                c.binds.push(v6_addr);
+            }
+            match start_server(c) {
+                Ok(handle) => {
+                    return Ok(EmbeddedServer {
+                        handle,
+                        port,
+                        has_ipv6,
+                    })
+                }
+                Err(e) => last_err = Some(e),
+            }
+        }
+        Err(last_err.unwrap_or_else(|| {
+            EngineError::io(
+                "cannot find a free loopback port for the embedded server",
+                std::io::ErrorKind::AddrInUse.into(),
+            )
+        }))
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+    pub fn has_ipv6(&self) -> bool {
+        self.has_ipv6
+    }
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        self.handle.local_addrs()
+    }
+}

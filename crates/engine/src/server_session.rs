@@ -1,0 +1,323 @@
+//! One control connection on the server: drives a [`ServerSession`] with real I/O,
+//! opens the test's data sockets, runs the server side's workers and returns its
+//! measurements. Every wait is bounded; any failure aborts the workers and ends here.
+
+use crate::control::{ControlConn, RecvError};
+use crate::cpu::CpuMark;
+use crate::data::{Role, Sampler, Shared, Workers};
+use crate::error::{EngineError, IoContext};
+use crate::plan::{self, Side};
+use crate::server::{BusyGuard, ServerCtx, TestLog};
+use crate::sockopt;
+use std::io::Read;
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wire::proto::{AppliedOpts, ErrorCode, IntervalSample, SideStats};
+use wire::session::{ServerEvent, ServerSession};
+use wire::spec::{TestKind, TestSpec, Transport};
+
+/// How often the session loop wakes while a test runs (sender-done, stop, intervals).
+const TICK: Duration = Duration::from_millis(20);
+
+enum DataSock {
+    Tcp(TcpListener),
+    Udp(UdpSocket),
+}
+
+struct Test<'a> {
+    spec: TestSpec,
+    token: u64,
+    data: Option<DataSock>,
+    shared: Option<Arc<Shared>>,
+    workers: Workers,
+    cpu0: Option<CpuMark>,
+    applied: AppliedOpts,
+    sampler: Option<Sampler>,
+    intervals: Vec<IntervalSample>,
+    sender_done_sent: bool,
+    busy: Option<BusyGuard<'a>>,
+}
+
+pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
+    let started = Instant::now();
+    let Ok(peer) = stream.peer_addr() else {
+        return;
+    };
+    let local_ip = match stream.local_addr() {
+        Ok(a) => a.ip(),
+        Err(_) => return,
+    };
+    let info = ctx
+        .cfg
+        .server_info
+        .clone()
+        .unwrap_or_else(|| net::sysinfo::capture(Some(local_ip)));
+    let mut conn = ControlConn::new(stream, ctx.cfg.protocol_version);
+    let mut sess = ServerSession::new(Instant::now(), info, ctx.cfg.limits);
+    let mut test: Option<Test<'_>> = None;
+    let mut outcome: Result<SideStats, String> = Err("connection closed".into());
+    'session: loop {
+        while let Some(m) = sess.poll_msg() {
+            if conn.send(&m).is_err() {
+                break 'session;
+            }
+        }
+        if sess.is_closed() {
+            break;
+        }
+        while let Some(ev) = sess.poll_event() {
+            match ev {
+                ServerEvent::TestRequested { spec, .. } => match ctx.try_busy() {
+                    None => sess.reject(
+                        ErrorCode::Busy,
+                        "server busy: another test is running; try again when it has finished",
+                    ),
+                    Some(guard) => match prepare(&spec, local_ip) {
+                        Ok((data, port, token)) => {
+                            sess.accept(Instant::now(), port, token);
+                            test = Some(Test::new(spec, token, data, guard));
+                        }
+                        Err(e) => sess.reject(ErrorCode::Internal, &e.to_string()),
+                    },
+                },
+                ServerEvent::StartRequested { udp_port } => {
+                    let Some(t) = test.as_mut() else {
+                        sess.reject(ErrorCode::Internal, "no test");
+                        continue;
+                    };
+                    match t.start(peer.ip(), udp_port, ctx) {
+                        Ok(()) => sess.started(Instant::now()),
+                        Err(e) => sess.reject(ErrorCode::Internal, &e.to_string()),
+                    }
+                }
+                ServerEvent::PeerFinished(_) => {
+                    if let Some(t) = test.take() {
+                        let stats = t.finish();
+                        outcome = Ok(stats.clone());
+                        // `t` (and its busy slot) is gone before the result goes out, so
+                        // a client that has its result can start the next test at once.
+                        sess.result(stats);
+                    }
+                }
+                ServerEvent::Failed(e) => outcome = Err(e.to_string()),
+            }
+        }
+        if sess.has_output() {
+            continue;
+        }
+        if ctx.stopping() {
+            sess.reject(ErrorCode::Internal, "the server is shutting down");
+            continue;
+        }
+        let mut deadline = sess.poll_timeout().unwrap_or_else(|| Instant::now() + TICK);
+        if let Some(t) = test.as_mut() {
+            t.tick(&mut sess);
+            deadline = deadline.min(Instant::now() + TICK);
+        } else {
+            deadline = deadline.min(Instant::now() + Duration::from_millis(100));
+        }
+        match conn.recv_until(deadline) {
+            Ok(Some(m)) => sess.handle_msg(Instant::now(), m),
+            Ok(None) => sess.handle_timeout(Instant::now()),
+            Err(RecvError::Wire(e)) => sess.handle_decode_error(e),
+            Err(RecvError::Closed) | Err(RecvError::Io(_)) => break,
+        }
+    }
+    if let Some(t) = test.take() {
+        t.abort();
+    }
+    if let Some(f) = &ctx.cfg.on_test {
+        f(&TestLog {
+            peer,
+            spec: sess.spec().cloned(),
+            outcome,
+            elapsed: started.elapsed(),
+        });
+    }
+}
+
+/// Bind the test's data socket on the control connection's local address.
+fn prepare(spec: &TestSpec, ip: IpAddr) -> Result<(DataSock, u16, u64), EngineError> {
+    let addr = SocketAddr::new(ip, 0);
+    let (data, port) = match spec.kind.transport() {
+        Transport::Tcp => {
+            let l = TcpListener::bind(addr).ctx("cannot open a data listener")?;
+            let port = l.local_addr().ctx("data listener address")?.port();
+            (DataSock::Tcp(l), port)
+        }
+        Transport::Udp => {
+            let s = UdpSocket::bind(addr).ctx("cannot open a data socket")?;
+            let port = s.local_addr().ctx("data socket address")?.port();
+            (DataSock::Udp(s), port)
+        }
+    };
+    Ok((data, port, crate::random_token()))
+}
+
+impl<'a> Test<'a> {
+    fn new(spec: TestSpec, token: u64, data: DataSock, busy: BusyGuard<'a>) -> Test<'a> {
+        Test {
+            spec,
+            token,
+            data: Some(data),
+            shared: None,
+            workers: Workers::default(),
+            cpu0: None,
+            applied: AppliedOpts::new(),
+            sampler: None,
+            intervals: Vec::new(),
+            sender_done_sent: false,
+            busy: Some(busy),
+        }
+    }
+
+    fn start(
+        &mut self,
+        peer_ip: IpAddr,
+        udp_port: Option<u16>,
+        ctx: &ServerCtx,
+    ) -> Result<(), EngineError> {
+        let spec = self.spec.clone();
+        let transport = spec.kind.transport();
+        let data = self.data.take();
+        let mut tcp_conns = Vec::new();
+        let mut udp_sock = None;
+        match data {
+            Some(DataSock::Tcp(l)) => {
+                tcp_conns = accept_data(&l, spec.streams, self.token, ctx)?;
+                for c in &tcp_conns {
+                    self.applied = sockopt::apply(c, &spec.socket, spec.family, transport);
+                }
+            }
+            Some(DataSock::Udp(s)) => {
+                self.applied = sockopt::apply(&s, &spec.socket, spec.family, transport);
+                udp_sock = Some(s);
+            }
+            None => {}
+        }
+        self.cpu0 = Some(CpuMark::now());
+        let shared = Shared::new(Instant::now(), self.token);
+        let w = &mut self.workers;
+        match spec.kind {
+            TestKind::TcpStream | TestKind::TcpRr => {
+                plan::start_tcp(&spec, Side::Server, tcp_conns, &shared, w)?
+            }
+            TestKind::UdpRr => {
+                if let Some(s) = udp_sock {
+                    let sh = shared.clone();
+                    w.spawn(Role::Rr, "dp-udp-echo", move || {
+                        crate::udp::rr_server(s, sh)
+                    })
+                    .ctx("cannot start a data thread")?;
+                }
+            }
+            TestKind::UdpStream => {
+                let (sends, recvs) = plan::stream_roles(&spec, Side::Server);
+                if sends {
+                    let port = udp_port.ok_or_else(|| {
+                        EngineError::Protocol("reverse UDP needs the client's port".into())
+                    })?;
+                    let mut socks = Vec::new();
+                    for _ in 0..spec.streams {
+                        socks.push(connected_udp(peer_ip, port, &spec)?);
+                    }
+                    plan::start_udp_senders(&spec, socks, &shared, w)?;
+                }
+                if let (true, Some(s)) = (recvs, udp_sock) {
+                    plan::start_udp_receiver(&spec, s, &shared, w)?;
+                }
+            }
+        }
+        self.sampler = spec.interval_ns.map(Sampler::new);
+        self.shared = Some(shared);
+        Ok(())
+    }
+
+    /// Called while running: report our senders done, take interval samples.
+    fn tick(&mut self, sess: &mut ServerSession) {
+        let Some(shared) = &self.shared else {
+            return;
+        };
+        if !self.sender_done_sent && self.workers.has(Role::Send) && self.workers.done(Role::Send) {
+            self.sender_done_sent = true;
+            let l = &shared.live;
+            sess.sender_done(l.sent_packets.load(Relaxed), l.sent_bytes.load(Relaxed));
+        }
+        if let Some(s) = self.sampler.as_mut() {
+            if let Some(sample) = s.poll(shared, Instant::now(), false) {
+                self.intervals.push(sample);
+            }
+        }
+    }
+
+    /// The client is done: drain, join, measure.
+    fn finish(mut self) -> SideStats {
+        let Some(shared) = self.shared.take() else {
+            return SideStats::default();
+        };
+        shared.drain.store(true, Relaxed);
+        let workers = std::mem::take(&mut self.workers);
+        let outcome = workers.join();
+        let cpu = self.cpu0.as_ref().and_then(|c0| c0.until(&CpuMark::now()));
+        if let Some(s) = self.sampler.as_mut() {
+            if let Some(sample) = s.poll(&shared, Instant::now(), true) {
+                self.intervals.push(sample);
+            }
+        }
+        self.busy.take();
+        let intervals = std::mem::take(&mut self.intervals);
+        outcome.into_side_stats(cpu, std::mem::take(&mut self.applied), intervals)
+    }
+
+    fn abort(mut self) {
+        if let Some(shared) = self.shared.take() {
+            shared.abort.store(true, Relaxed);
+        }
+        std::mem::take(&mut self.workers).join();
+    }
+}
+
+fn connected_udp(ip: IpAddr, port: u16, spec: &TestSpec) -> Result<UdpSocket, EngineError> {
+    let local: SocketAddr = match ip {
+        IpAddr::V4(_) => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
+        IpAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+    };
+    let s = UdpSocket::bind(local).ctx("cannot open a data socket")?;
+    s.connect(SocketAddr::new(ip, port))
+        .ctx("cannot connect a data socket")?;
+    let _ = sockopt::apply(&s, &spec.socket, spec.family, Transport::Udp);
+    Ok(s)
+}
+
+/// Accept `n` data connections that present our token; others are closed.
+fn accept_data(
+    l: &TcpListener,
+    n: u16,
+    token: u64,
+    ctx: &ServerCtx,
+) -> Result<Vec<TcpStream>, EngineError> {
+    l.set_nonblocking(true).ctx("data listener")?;
+    let deadline = Instant::now() + ctx.cfg.limits.handshake;
+    let mut conns = Vec::new();
+    while conns.len() < usize::from(n) {
+        if Instant::now() >= deadline || ctx.stopping() {
+            return Err(EngineError::Timeout(
+                "waiting for the client's data connections".into(),
+            ));
+        }
+        match l.accept() {
+            Ok((mut s, _)) => {
+                let _ = s.set_nonblocking(false);
+                let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
+                let mut buf = [0u8; 8];
+                if s.read_exact(&mut buf).is_ok() && u64::from_be_bytes(buf) == token {
+                    conns.push(s);
+                }
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(2)),
+        }
+    }
+    Ok(conns)
+}

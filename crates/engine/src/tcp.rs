@@ -1,0 +1,234 @@
+//! TCP data loops: bulk sender and receiver (tcp-stream, all directions), the
+//! request/response client and its echo responder (tcp-rr). Every blocking call has a
+//! timeout and re-checks the abort flag, so no loop outlives its session.
+
+use crate::data::{Outcome, SendBound, Shared, POLL};
+use measure::LatencyHistogram;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::Arc;
+use std::time::Instant;
+use wire::proto::StreamStats;
+
+/// Bytes per read on the receiving side (netperf reads up to the socket buffer).
+const RECV_CHUNK_BYTES: usize = 128 * 1024;
+
+fn timed_out(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
+}
+
+/// Write all of `buf`, re-checking abort whenever the socket is full for [`POLL`].
+fn write_full(s: &mut TcpStream, buf: &[u8], shared: &Shared) -> io::Result<bool> {
+    let mut off = 0;
+    while off < buf.len() {
+        match s.write(&buf[off..]) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => off += n,
+            Err(e) if timed_out(&e) => {
+                if shared.aborted() {
+                    return Ok(false);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+/// Fill `buf`. `Ok(false)`: clean EOF before the first byte, or abort.
+fn read_full(s: &mut TcpStream, buf: &mut [u8], shared: &Shared) -> io::Result<bool> {
+    let mut off = 0;
+    while off < buf.len() {
+        match s.read(&mut buf[off..]) {
+            Ok(0) if off == 0 => return Ok(false),
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => off += n,
+            Err(e) if timed_out(&e) => {
+                if shared.aborted() {
+                    return Ok(false);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i % 251) as u8).collect()
+}
+
+/// Bulk sender: `payload_bytes` per write until the bound, then half-close.
+pub(crate) fn send(
+    mut s: TcpStream,
+    stream_id: u16,
+    payload_bytes: usize,
+    bound: SendBound,
+    shared: Arc<Shared>,
+) -> Outcome {
+    let _ = s.set_write_timeout(Some(POLL));
+    let buf = pattern(payload_bytes);
+    let mut o = Outcome::default();
+    loop {
+        let now = Instant::now();
+        if bound.done(o.sent_packets, now) || shared.aborted() {
+            break;
+        }
+        match write_full(&mut s, &buf, &shared) {
+            Ok(true) => {
+                o.sent_packets += 1;
+                o.sent_bytes += payload_bytes as u64;
+                shared.add_sent(payload_bytes as u64, 1);
+            }
+            Ok(false) => break,
+            Err(e) => {
+                o.errors
+                    .push(format!("tcp send on stream {stream_id}: {e}"));
+                break;
+            }
+        }
+    }
+    o.last_send_ns = shared.ns_since_go(Instant::now());
+    let _ = s.shutdown(Shutdown::Write);
+    o.streams.push(StreamStats {
+        stream_id,
+        sent_bytes: o.sent_bytes,
+        sent_packets: o.sent_packets,
+        ..StreamStats::default()
+    });
+    o
+}
+
+/// Bulk receiver: read until the peer half-closes. `recv_packets` counts payload-size
+/// units delivered (bytes / payload), which is what a "packet" means for a stream.
+pub(crate) fn recv(
+    mut s: TcpStream,
+    stream_id: u16,
+    payload_bytes: usize,
+    shared: Arc<Shared>,
+) -> Outcome {
+    let _ = s.set_read_timeout(Some(POLL));
+    let mut buf = vec![0u8; RECV_CHUNK_BYTES];
+    let mut o = Outcome::default();
+    let mut units_reported = 0u64;
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                o.recv_bytes += n as u64;
+                let units = o.recv_bytes / payload_bytes.max(1) as u64;
+                shared.add_recv(n as u64, units - units_reported);
+                units_reported = units;
+                o.last_recv_ns = shared.ns_since_go(Instant::now());
+            }
+            Err(e) if timed_out(&e) => {
+                if shared.aborted() {
+                    break;
+                }
+            }
+            Err(e) => {
+                o.errors
+                    .push(format!("tcp receive on stream {stream_id}: {e}"));
+                break;
+            }
+        }
+    }
+    o.recv_packets = o.recv_bytes / payload_bytes.max(1) as u64;
+    o.streams.push(StreamStats {
+        stream_id,
+        recv_bytes: o.recv_bytes,
+        recv_packets: o.recv_packets,
+        ..StreamStats::default()
+    });
+    o
+}
+
+/// Request/response client: one transaction at a time, RTT per transaction.
+pub(crate) fn rr_client(
+    mut s: TcpStream,
+    stream_id: u16,
+    payload_bytes: usize,
+    bound: SendBound,
+    shared: Arc<Shared>,
+) -> Outcome {
+    let _ = s.set_write_timeout(Some(POLL));
+    let _ = s.set_read_timeout(Some(POLL));
+    let req = pattern(payload_bytes);
+    let mut resp = vec![0u8; payload_bytes];
+    let mut o = Outcome::default();
+    let mut rtt = LatencyHistogram::new();
+    loop {
+        let t0 = Instant::now();
+        if bound.done(o.transactions, t0) || shared.aborted() {
+            break;
+        }
+        let r = write_full(&mut s, &req, &shared).and_then(|ok| {
+            if ok {
+                read_full(&mut s, &mut resp, &shared)
+            } else {
+                Ok(false)
+            }
+        });
+        match r {
+            Ok(true) => {
+                let t1 = Instant::now();
+                rtt.record(t1.duration_since(t0).as_nanos().max(1) as u64);
+                o.transactions += 1;
+                o.sent_packets += 1;
+                o.recv_packets += 1;
+                o.sent_bytes += payload_bytes as u64;
+                o.recv_bytes += payload_bytes as u64;
+                shared.add_sent(payload_bytes as u64, 1);
+                shared.add_recv(payload_bytes as u64, 1);
+                o.last_recv_ns = shared.ns_since_go(t1);
+            }
+            Ok(false) => break,
+            Err(e) => {
+                o.errors.push(format!("tcp-rr on stream {stream_id}: {e}"));
+                break;
+            }
+        }
+    }
+    o.last_send_ns = o.last_recv_ns;
+    let _ = s.shutdown(Shutdown::Write);
+    o.rtt = Some(rtt);
+    o
+}
+
+/// Request/response responder: read one request, write one response, until EOF.
+pub(crate) fn rr_server(mut s: TcpStream, payload_bytes: usize, shared: Arc<Shared>) -> Outcome {
+    let _ = s.set_write_timeout(Some(POLL));
+    let _ = s.set_read_timeout(Some(POLL));
+    let mut buf = vec![0u8; payload_bytes];
+    let mut o = Outcome::default();
+    loop {
+        match read_full(&mut s, &mut buf, &shared) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                o.errors.push(format!("tcp-rr responder: {e}"));
+                break;
+            }
+        }
+        o.recv_packets += 1;
+        o.recv_bytes += payload_bytes as u64;
+        match write_full(&mut s, &buf, &shared) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                o.errors.push(format!("tcp-rr responder: {e}"));
+                break;
+            }
+        }
+        o.sent_packets += 1;
+        o.sent_bytes += payload_bytes as u64;
+        o.transactions += 1;
+        let now_ns = shared.ns_since_go(Instant::now());
+        o.last_recv_ns = now_ns;
+        o.last_send_ns = now_ns;
+    }
+    o
+}

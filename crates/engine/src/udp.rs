@@ -1,0 +1,379 @@
+//! UDP data loops: the paced, batched stream sender and receiver (udp-stream, all
+//! directions; RFC 4737 loss/dup/reorder, RFC 3550 jitter and RFC 5481 IPDV at the
+//! receiver), and the request/response client with a per-transaction timeout and its
+//! echo responder (udp-rr). Datagrams go through [`crate::batch`].
+
+use crate::batch::{self, RecvBatch};
+use crate::data::{Outcome, SendBound, Shared, POLL};
+use measure::{Arrival, Ipdv, LatencyHistogram, Rfc3550Jitter, SeqTracker};
+use std::io;
+use std::net::UdpSocket;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wire::datagram::{DatagramHeader, DatagramView, FLAG_RESPONSE};
+use wire::proto::StreamStats;
+
+/// Datagrams per sendmmsg / recvmmsg call.
+pub(crate) const BATCH: usize = 32;
+/// After the peer's senders are done, stop once nothing arrived for this long.
+const DRAIN_IDLE: Duration = Duration::from_millis(50);
+/// …and in any case this long after they are done.
+const DRAIN_MAX: Duration = Duration::from_millis(500);
+
+fn transient(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    ) || e.raw_os_error() == Some(libc::ENOBUFS)
+}
+
+/// Paced sender on a connected socket. `pps = None` sends as fast as possible.
+pub(crate) fn send(
+    sock: UdpSocket,
+    stream_id: u16,
+    payload_bytes: usize,
+    pps: Option<f64>,
+    bound: SendBound,
+    shared: Arc<Shared>,
+) -> Outcome {
+    let _ = sock.set_write_timeout(Some(POLL));
+    let mut bufs = vec![vec![0u8; payload_bytes]; BATCH];
+    let mut o = Outcome::default();
+    let start = Instant::now();
+    let mut seq = 0u64;
+    let mut tx = batch::Sender::new(&sock);
+    'run: loop {
+        let now = Instant::now();
+        if bound.done(seq, now) || shared.aborted() {
+            break;
+        }
+        // How many datagrams are due now (pacing against the schedule, not the last send).
+        let mut due = match pps {
+            Some(pps) => {
+                let allowed = (now.duration_since(start).as_secs_f64() * pps) as u64 + 1;
+                allowed.saturating_sub(seq)
+            }
+            None => BATCH as u64,
+        };
+        if let Some(c) = bound.count {
+            due = due.min(c - seq);
+        }
+        let n = due.min(BATCH as u64) as usize;
+        if n == 0 {
+            if let Some(pps) = pps {
+                wait_until(start + Duration::from_secs_f64((seq as f64) / pps));
+            }
+            continue;
+        }
+        let send_ns = shared.ns_since_go(now);
+        for (i, buf) in bufs.iter_mut().take(n).enumerate() {
+            if let Ok(mut v) = DatagramView::new_checked(&mut buf[..]) {
+                v.set_header(&DatagramHeader {
+                    seq: seq + i as u64,
+                    send_time_ns: send_ns,
+                    stream_id,
+                    flags: 0,
+                    token: shared.token,
+                });
+            }
+        }
+        let mut done = 0;
+        while done < n {
+            match tx.send(&bufs[done..n]) {
+                Ok(k) => {
+                    done += k;
+                    o.sent_packets += k as u64;
+                    o.sent_bytes += (k * payload_bytes) as u64;
+                    shared.add_sent((k * payload_bytes) as u64, k as u64);
+                }
+                Err(e) if transient(&e) => {
+                    if shared.aborted() {
+                        break 'run;
+                    }
+                    std::thread::yield_now();
+                }
+                Err(e) => {
+                    o.errors
+                        .push(format!("udp send on stream {stream_id}: {e}"));
+                    break 'run;
+                }
+            }
+        }
+        seq += n as u64;
+    }
+    o.last_send_ns = shared.ns_since_go(Instant::now());
+    o.streams.push(StreamStats {
+        stream_id,
+        sent_bytes: o.sent_bytes,
+        sent_packets: o.sent_packets,
+        ..StreamStats::default()
+    });
+    o
+}
+
+/// Sleep most of the way, then spin: keeps 128-byte pacing within 1 %.
+fn wait_until(t: Instant) {
+    loop {
+        let now = Instant::now();
+        if now >= t {
+            return;
+        }
+        let left = t - now;
+        if left > Duration::from_micros(200) {
+            std::thread::sleep(left - Duration::from_micros(100));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+struct StreamRx {
+    seq: SeqTracker,
+    jitter: Rfc3550Jitter,
+    ipdv: Ipdv,
+    bytes: u64,
+    packets: u64,
+    /// Arrivals the test hook dropped or that were seen at all (for the count stop).
+    seen: u64,
+}
+
+/// Receiver for `streams` flows on one socket. Stops on abort, when every expected
+/// datagram was seen (count-bound), or after draining once the peer's senders are done.
+pub(crate) fn recv(
+    sock: UdpSocket,
+    streams: u16,
+    payload_bytes: usize,
+    expected_per_stream: Option<u64>,
+    shared: Arc<Shared>,
+) -> Outcome {
+    let _ = sock.set_read_timeout(Some(Duration::from_millis(10)));
+    let mut rx: Vec<StreamRx> = (0..streams)
+        .map(|_| StreamRx {
+            seq: SeqTracker::new(),
+            jitter: Rfc3550Jitter::new(),
+            ipdv: Ipdv::new(),
+            bytes: 0,
+            packets: 0,
+            seen: 0,
+        })
+        .collect();
+    let expected_total = expected_per_stream.map(|n| n * u64::from(streams));
+    let mut o = Outcome::default();
+    let mut batch = RecvBatch::new(BATCH, payload_bytes.max(2048));
+    let mut drain_since: Option<Instant> = None;
+    let mut last_rx = Instant::now();
+    loop {
+        match batch.recv(&sock) {
+            Ok(n) => {
+                let now = Instant::now();
+                let now_ns = shared.ns_since_go(now);
+                last_rx = now;
+                for i in 0..n {
+                    take(batch.datagram(i), now_ns, &mut rx, &shared, &mut o);
+                }
+            }
+            Err(e) if transient(&e) => {}
+            Err(e) => {
+                o.errors.push(format!("udp receive: {e}"));
+                break;
+            }
+        }
+        if shared.aborted() {
+            break;
+        }
+        if expected_total.is_some_and(|t| rx.iter().map(|s| s.seen).sum::<u64>() >= t) {
+            break;
+        }
+        if shared.drain.load(Relaxed) {
+            let now = Instant::now();
+            let since = *drain_since.get_or_insert(now);
+            if now.duration_since(last_rx) >= DRAIN_IDLE || now.duration_since(since) >= DRAIN_MAX {
+                break;
+            }
+        }
+    }
+    for (id, s) in rx.into_iter().enumerate() {
+        let c = s.seq.counts();
+        o.recv_bytes += s.bytes;
+        o.recv_packets += c.received;
+        o.dup_packets += c.duplicates;
+        o.reordered_packets += c.reordered;
+        if s.jitter.samples() > 0 {
+            o.jitter_weighted_ns += s.jitter.jitter_ns() * s.jitter.samples() as f64;
+            o.jitter_samples += s.jitter.samples();
+        }
+        let mut h = o.ipdv.take().unwrap_or_default();
+        h.merge(s.ipdv.histogram());
+        o.ipdv = Some(h);
+        o.streams.push(StreamStats {
+            stream_id: id as u16,
+            recv_bytes: s.bytes,
+            recv_packets: s.packets,
+            ..StreamStats::default()
+        });
+    }
+    o
+}
+
+fn take(dg: &[u8], now_ns: u64, rx: &mut [StreamRx], shared: &Shared, o: &mut Outcome) {
+    let Ok(v) = DatagramView::new_checked(dg) else {
+        return;
+    };
+    if v.token() != shared.token {
+        return;
+    }
+    let Some(s) = rx.get_mut(usize::from(v.stream_id())) else {
+        return;
+    };
+    let seq = v.seq();
+    s.seen += 1;
+    if shared.drop_every.is_some_and(|n| (seq + 1).is_multiple_of(n)) {
+        return;
+    }
+    if s.seq.record(seq) == Arrival::Duplicate {
+        return;
+    }
+    s.bytes += dg.len() as u64;
+    s.packets += 1;
+    s.jitter.record(v.send_time_ns(), now_ns);
+    s.ipdv.record(seq, v.send_time_ns(), now_ns);
+    shared.add_recv(dg.len() as u64, 1);
+    o.last_recv_ns = now_ns;
+}
+
+/// Request/response client on a connected socket: each request waits at most
+/// `timeout` for its response; a late or lost one is counted and the run moves on.
+pub(crate) fn rr_client(
+    sock: UdpSocket,
+    stream_id: u16,
+    payload_bytes: usize,
+    timeout: Duration,
+    bound: SendBound,
+    shared: Arc<Shared>,
+) -> Outcome {
+    let mut req = vec![0u8; payload_bytes];
+    let mut resp = vec![0u8; payload_bytes.max(2048)];
+    let mut o = Outcome::default();
+    let mut rtt = LatencyHistogram::new();
+    let mut seq = 0u64;
+    let mut current_timeout = None;
+    loop {
+        let t0 = Instant::now();
+        if bound.done(seq, t0) || shared.aborted() {
+            break;
+        }
+        if let Ok(mut v) = DatagramView::new_checked(&mut req[..]) {
+            v.set_header(&DatagramHeader {
+                seq,
+                send_time_ns: shared.ns_since_go(t0),
+                stream_id,
+                flags: 0,
+                token: shared.token,
+            });
+        }
+        seq += 1;
+        match sock.send(&req) {
+            Ok(_) => {
+                o.sent_packets += 1;
+                o.sent_bytes += payload_bytes as u64;
+                shared.add_sent(payload_bytes as u64, 1);
+            }
+            Err(e) if transient(&e) || e.kind() == io::ErrorKind::ConnectionRefused => {
+                o.rr_timeouts += 1;
+                continue;
+            }
+            Err(e) => {
+                o.errors.push(format!("udp-rr send: {e}"));
+                break;
+            }
+        }
+        let deadline = t0 + timeout;
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                o.rr_timeouts += 1;
+                break;
+            }
+            let wait = Some((deadline - now).max(Duration::from_micros(1)));
+            if current_timeout != wait {
+                let _ = sock.set_read_timeout(wait);
+                current_timeout = wait;
+            }
+            match sock.recv(&mut resp) {
+                Ok(n) => {
+                    let Ok(v) = DatagramView::new_checked(&resp[..n]) else {
+                        continue;
+                    };
+                    if v.seq() != seq - 1 || v.flags() & FLAG_RESPONSE == 0 {
+                        continue; // a late response to an earlier request
+                    }
+                    let t1 = Instant::now();
+                    rtt.record(t1.duration_since(t0).as_nanos().max(1) as u64);
+                    o.transactions += 1;
+                    o.recv_packets += 1;
+                    o.recv_bytes += n as u64;
+                    shared.add_recv(n as u64, 1);
+                    o.last_recv_ns = shared.ns_since_go(t1);
+                    break;
+                }
+                Err(e) if transient(&e) => {
+                    // Timed out: the loop head counts it once the deadline has passed.
+                }
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
+                Err(e) => {
+                    o.errors.push(format!("udp-rr receive: {e}"));
+                    return finish_rr(o, rtt, &shared);
+                }
+            }
+            if shared.aborted() {
+                return finish_rr(o, rtt, &shared);
+            }
+        }
+    }
+    finish_rr(o, rtt, &shared)
+}
+
+fn finish_rr(mut o: Outcome, rtt: LatencyHistogram, shared: &Shared) -> Outcome {
+    o.last_send_ns = shared.ns_since_go(Instant::now());
+    o.last_recv_ns = o.last_recv_ns.max(o.last_send_ns);
+    o.rtt = Some(rtt);
+    o
+}
+
+/// Echo responder: every request with our token comes back with the response flag,
+/// until the client has finished (drain) or abort.
+pub(crate) fn rr_server(sock: UdpSocket, shared: Arc<Shared>) -> Outcome {
+    let _ = sock.set_read_timeout(Some(POLL));
+    let mut buf = vec![0u8; 65_536];
+    let mut o = Outcome::default();
+    let mut seen = 0u64;
+    while !shared.aborted() && !shared.drain.load(Relaxed) {
+        let (n, from) = match sock.recv_from(&mut buf) {
+            Ok(x) => x,
+            Err(_) => continue,
+        };
+        let Ok(mut v) = DatagramView::new_checked(&mut buf[..n]) else {
+            continue;
+        };
+        if v.token() != shared.token {
+            continue;
+        }
+        seen += 1;
+        if shared.drop_every.is_some_and(|d| seen.is_multiple_of(d)) {
+            continue;
+        }
+        o.recv_packets += 1;
+        o.recv_bytes += n as u64;
+        v.set_flags(v.flags() | FLAG_RESPONSE);
+        if sock.send_to(&buf[..n], from).is_ok() {
+            o.sent_packets += 1;
+            o.sent_bytes += n as u64;
+            o.transactions += 1;
+        }
+        let now_ns = shared.ns_since_go(Instant::now());
+        o.last_recv_ns = now_ns;
+        o.last_send_ns = now_ns;
+    }
+    o
+}
