@@ -1,0 +1,219 @@
+//! The Linux batched datapath: `sendmmsg` with UDP GSO for runs of equal-size datagrams,
+//! `recvmmsg` with optional UDP GRO, kernel timestamps read from control messages.
+
+use super::cmsg::{self, CmsgBuf};
+use super::{Meta, RecvBatch, UdpBatch, MAX_GSO_BYTES};
+use socket2::SockAddr;
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+
+/// Most messages one sendmmsg/recvmmsg call takes (UIO_MAXIOV).
+const MAX_MMSG: usize = 1024;
+
+/// One message of a send: `count` datagrams from `start`, GSO when `count > 1`.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    start: usize,
+    count: usize,
+    segment_bytes: usize,
+}
+
+fn plan(b: &UdpBatch, datagrams: &[&[u8]]) -> Vec<Plan> {
+    let mut plans = Vec::new();
+    let mut i = 0;
+    while i < datagrams.len() && plans.len() < MAX_MMSG {
+        let seg = datagrams[i].len();
+        let gso_ok = b.gso_segments > 1
+            && seg > 0
+            && seg <= usize::from(u16::MAX)
+            && b.gso_refused_bytes.is_none_or(|refused| seg < refused);
+        let mut count = 1;
+        if gso_ok {
+            while i + count < datagrams.len()
+                && count < b.gso_segments
+                && datagrams[i + count].len() == seg
+                && (count + 1) * seg <= MAX_GSO_BYTES
+            {
+                count += 1;
+            }
+        }
+        plans.push(Plan {
+            start: i,
+            count,
+            segment_bytes: seg,
+        });
+        i += count;
+    }
+    plans
+}
+
+/// Send with sendmmsg (+ GSO); returns datagrams sent.
+pub(super) fn send(
+    b: &mut UdpBatch,
+    datagrams: &[&[u8]],
+    dst: Option<SocketAddr>,
+) -> io::Result<usize> {
+    loop {
+        let plans = plan(b, datagrams);
+        match send_plans(b, datagrams, &plans, dst) {
+            Ok(sent) => return Ok(sent),
+            Err(e) => {
+                let gso_used = plans.iter().any(|p| p.count > 1);
+                if !gso_used {
+                    return Err(e);
+                }
+                match e.raw_os_error() {
+                    // The device cannot checksum-offload: GSO is not possible at all.
+                    Some(libc::EIO) => {
+                        b.gso_segments = 0;
+                        b.notes
+                            .push(format!("UDP GSO refused by the kernel ({e}); switched off"));
+                    }
+                    // Segment larger than the path MTU allows (or too many segments).
+                    Some(libc::EINVAL) | Some(libc::EMSGSIZE) => {
+                        let smallest = plans
+                            .iter()
+                            .filter(|p| p.count > 1)
+                            .map(|p| p.segment_bytes)
+                            .min()
+                            .unwrap_or(0);
+                        b.gso_refused_bytes = Some(smallest);
+                        b.notes.push(format!(
+                            "UDP GSO refused for {smallest}-byte datagrams ({e}); \
+                             sending those without it"
+                        ));
+                    }
+                    _ => return Err(e),
+                }
+            }
+        }
+    }
+}
+
+fn send_plans(
+    b: &UdpBatch,
+    datagrams: &[&[u8]],
+    plans: &[Plan],
+    dst: Option<SocketAddr>,
+) -> io::Result<usize> {
+    let covered = plans.last().map_or(0, |p| p.start + p.count);
+    let mut iovecs: Vec<libc::iovec> = datagrams[..covered]
+        .iter()
+        .map(|d| libc::iovec {
+            // The kernel only reads send buffers; the cast to *mut is what iovec wants.
+            iov_base: d.as_ptr() as *mut libc::c_void,
+            iov_len: d.len(),
+        })
+        .collect();
+    let mut cmsgs: Vec<CmsgBuf> = vec![[0u64; 16]; plans.len()];
+    let name = dst.map(SockAddr::from);
+    let mut hdrs: Vec<libc::mmsghdr> = Vec::with_capacity(plans.len());
+    for (p, cbuf) in plans.iter().zip(cmsgs.iter_mut()) {
+        // SAFETY: msghdr is plain data; zero is a valid empty header.
+        let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
+        if let Some(n) = &name {
+            h.msg_name = n.as_ptr() as *mut libc::c_void;
+            h.msg_namelen = n.len();
+        }
+        h.msg_iov = iovecs[p.start..].as_mut_ptr();
+        h.msg_iovlen = p.count as _;
+        if p.count > 1 {
+            // plan() only groups segments that fit in u16.
+            cmsg::set_gso_segment(&mut h, cbuf, p.segment_bytes as u16);
+        }
+        hdrs.push(libc::mmsghdr {
+            msg_hdr: h,
+            msg_len: 0,
+        });
+    }
+    // SAFETY: `hdrs` holds `hdrs.len()` initialised mmsghdrs whose iovec, name and
+    // control pointers point into `iovecs`, `name`, `cmsgs` and the caller's datagrams,
+    // all alive and unmoved until the call returns.
+    let rc = unsafe {
+        libc::sendmmsg(
+            b.sock.as_raw_fd(),
+            hdrs.as_mut_ptr(),
+            hdrs.len() as libc::c_uint,
+            0,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(plans.iter().take(rc as usize).map(|p| p.count).sum())
+}
+
+/// Receive with recvmmsg (non-blocking); GRO buffers are split into datagrams.
+pub(super) fn recv(b: &UdpBatch, batch: &mut RecvBatch) -> io::Result<usize> {
+    let n = batch.bufs.len().min(MAX_MMSG);
+    let mut iovecs: Vec<libc::iovec> = batch.bufs[..n]
+        .iter_mut()
+        .map(|buf| libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        })
+        .collect();
+    let mut addrs: Vec<libc::sockaddr_storage> = (0..n).map(|_| cmsg::empty_storage()).collect();
+    let mut cmsgs: Vec<CmsgBuf> = vec![[0u64; 16]; n];
+    let mut hdrs: Vec<libc::mmsghdr> = Vec::with_capacity(n);
+    for i in 0..n {
+        // SAFETY: msghdr is plain data; zero is a valid empty header.
+        let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
+        h.msg_name = (&mut addrs[i] as *mut libc::sockaddr_storage).cast();
+        h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        h.msg_iov = &mut iovecs[i];
+        h.msg_iovlen = 1;
+        h.msg_control = cmsgs[i].as_mut_ptr().cast();
+        h.msg_controllen = cmsg::CMSG_BUF_BYTES as _;
+        hdrs.push(libc::mmsghdr {
+            msg_hdr: h,
+            msg_len: 0,
+        });
+    }
+    // SAFETY: `hdrs` holds `n` initialised mmsghdrs pointing into `iovecs`, `addrs`,
+    // `cmsgs` and `batch.bufs`, all alive and unmoved until the call returns; with
+    // MSG_DONTWAIT and a null timeout the call does not block.
+    let rc = unsafe {
+        libc::recvmmsg(
+            b.sock.as_raw_fd(),
+            hdrs.as_mut_ptr(),
+            n as libc::c_uint,
+            libc::MSG_DONTWAIT,
+            std::ptr::null_mut(),
+        )
+    };
+    if rc < 0 {
+        let e = io::Error::last_os_error();
+        return match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(0),
+            _ => Err(e),
+        };
+    }
+    for (i, h) in hdrs.iter().take(rc as usize).enumerate() {
+        let Some(src) = cmsg::to_socket_addr(&addrs[i]) else {
+            continue;
+        };
+        let info = cmsg::parse(&h.msg_hdr);
+        let len = (h.msg_len as usize).min(batch.bufs[i].len());
+        let truncated = h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
+        let seg = info.gro_segment_bytes.filter(|&s| s < len).unwrap_or(len);
+        let mut offset = 0;
+        loop {
+            let piece = seg.min(len - offset);
+            batch.metas.push(Meta {
+                buf: i,
+                offset,
+                len: piece,
+                src,
+                rx_ns: info.rx_ns,
+                truncated,
+            });
+            offset += piece;
+            if offset >= len || piece == 0 {
+                break;
+            }
+        }
+    }
+    Ok(batch.metas.len())
+}

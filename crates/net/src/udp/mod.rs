@@ -1,0 +1,342 @@
+//! Batched UDP I/O with a portable fallback, in the manner of quinn-udp.
+//!
+//! [`UdpBatch`] owns a UDP socket and moves many datagrams per system call:
+//! - [`Datapath::Batched`] (Linux): `sendmmsg`/`recvmmsg`; runs of equal-size datagrams go
+//!   out as one UDP GSO send (UDP_SEGMENT) when the kernel allows; receive can ask for
+//!   UDP GRO (coalesced datagrams are split again here). An offload the kernel refuses is
+//!   switched off once and remembered, with a note for the report.
+//! - [`Datapath::PerCall`]: one datagram per `sendmsg`/`recvmsg`, the shape every OS
+//!   offers. Chosen by `DUALPERF_NO_BATCH=1`, by [`BatchConfig::datapath`], or when the
+//!   batched calls fail with ENOSYS/EOPNOTSUPP.
+//!
+//! Both paths report the kernel receive time (SO_TIMESTAMPNS, CLOCK_REALTIME ns) per
+//! datagram when enabled; datagrams coalesced by GRO share one timestamp.
+
+mod cmsg;
+mod mmsg;
+mod single;
+
+use crate::sockopt::get_int;
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+/// Env variable that forces [`Datapath::PerCall`] when set to `1`.
+pub const NO_BATCH_ENV: &str = "DUALPERF_NO_BATCH";
+/// Most datagrams one GSO send carries (the kernel's UDP_MAX_SEGMENTS on older kernels).
+pub const MAX_GSO_SEGMENTS: usize = 64;
+/// Most payload bytes one GSO send carries (below 65507, the IPv4 UDP limit).
+pub const MAX_GSO_BYTES: usize = 65_000;
+/// Largest UDP payload (IPv6 jumbograms aside); also the GRO receive buffer size.
+pub const MAX_DATAGRAM_BYTES: usize = 65_535;
+
+/// How datagrams cross the system-call boundary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Datapath {
+    /// sendmmsg / recvmmsg, with GSO / GRO where enabled.
+    Batched,
+    /// One datagram per system call.
+    PerCall,
+}
+
+impl Datapath {
+    /// `PerCall` when `DUALPERF_NO_BATCH=1`, else `Batched`.
+    pub fn from_env() -> Datapath {
+        match std::env::var(NO_BATCH_ENV) {
+            Ok(v) if v.trim() == "1" => Datapath::PerCall,
+            _ => Datapath::Batched,
+        }
+    }
+}
+
+/// How a [`UdpBatch`] is set up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchConfig {
+    /// `None`: [`Datapath::from_env`].
+    pub datapath: Option<Datapath>,
+    /// Datagrams (or GRO buffers) per receive call, and the size of a [`RecvBatch`].
+    pub max_batch: usize,
+    /// Receive buffer per datagram; longer datagrams are truncated (and flagged).
+    pub max_datagram_bytes: usize,
+    /// Try UDP GSO on send.
+    pub gso: bool,
+    /// Try UDP GRO on receive (off by default: coalesced datagrams share a timestamp).
+    pub gro: bool,
+    /// Ask for SO_TIMESTAMPNS kernel receive times.
+    pub kernel_timestamps: bool,
+}
+
+impl Default for BatchConfig {
+    fn default() -> Self {
+        BatchConfig {
+            datapath: None,
+            max_batch: 32,
+            max_datagram_bytes: MAX_DATAGRAM_BYTES,
+            gso: true,
+            gro: false,
+            kernel_timestamps: true,
+        }
+    }
+}
+
+/// How long [`UdpBatch::recv_batch`] may wait for the first datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// Return at once, with 0 datagrams if none are queued.
+    NonBlocking,
+    /// Wait up to this long (callers poll a stop flag between calls).
+    Timeout(Duration),
+    /// Wait until a datagram arrives.
+    Forever,
+}
+
+/// Where one received datagram lies in a [`RecvBatch`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Meta {
+    buf: usize,
+    offset: usize,
+    len: usize,
+    src: SocketAddr,
+    rx_ns: Option<u64>,
+    truncated: bool,
+}
+
+/// One received datagram.
+#[derive(Debug, Clone, Copy)]
+pub struct Datagram<'a> {
+    pub payload: &'a [u8],
+    pub src: SocketAddr,
+    /// Kernel receive time, CLOCK_REALTIME ns (SO_TIMESTAMPNS), when enabled.
+    pub kernel_rx_ns: Option<u64>,
+    /// The datagram was longer than the buffer and was cut.
+    pub truncated: bool,
+}
+
+/// Receive buffers and the datagrams of the last [`UdpBatch::recv_batch`] call.
+#[derive(Debug)]
+pub struct RecvBatch {
+    bufs: Vec<Vec<u8>>,
+    metas: Vec<Meta>,
+}
+
+impl RecvBatch {
+    /// `slots` buffers of `buf_bytes` each.
+    pub fn new(slots: usize, buf_bytes: usize) -> RecvBatch {
+        RecvBatch {
+            bufs: vec![vec![0u8; buf_bytes.max(1)]; slots.max(1)],
+            metas: Vec::with_capacity(slots.max(1)),
+        }
+    }
+    /// Datagrams received by the last call.
+    pub fn len(&self) -> usize {
+        self.metas.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.metas.is_empty()
+    }
+    pub fn get(&self, i: usize) -> Option<Datagram<'_>> {
+        let m = self.metas.get(i)?;
+        let payload = self.bufs.get(m.buf)?.get(m.offset..m.offset + m.len)?;
+        Some(Datagram {
+            payload,
+            src: m.src,
+            kernel_rx_ns: m.rx_ns,
+            truncated: m.truncated,
+        })
+    }
+    pub fn iter(&self) -> impl Iterator<Item = Datagram<'_>> + '_ {
+        (0..self.metas.len()).filter_map(move |i| self.get(i))
+    }
+}
+
+/// A UDP socket that sends and receives datagrams in batches.
+#[derive(Debug)]
+pub struct UdpBatch {
+    sock: UdpSocket,
+    path: Datapath,
+    max_batch: usize,
+    max_datagram_bytes: usize,
+    /// 0 = GSO off.
+    gso_segments: usize,
+    /// Smallest segment size the kernel refused with EINVAL (e.g. above the path MTU).
+    gso_refused_bytes: Option<usize>,
+    gro: bool,
+    timestamps: bool,
+    notes: Vec<String>,
+}
+
+impl UdpBatch {
+    /// Wrap `sock` (bound, and connected if [`UdpBatch::send_batch`] will be used).
+    pub fn new(sock: UdpSocket, cfg: BatchConfig) -> UdpBatch {
+        let fd = sock.as_raw_fd();
+        let path = cfg.datapath.unwrap_or_else(Datapath::from_env);
+        let mut notes = Vec::new();
+        let batched = path == Datapath::Batched;
+        let gso_segments = if batched && cfg.gso {
+            // getsockopt(UDP_SEGMENT) succeeds on kernels with UDP GSO (4.18+).
+            match get_int(fd, libc::SOL_UDP, libc::UDP_SEGMENT) {
+                Ok(_) => MAX_GSO_SEGMENTS,
+                Err(e) => {
+                    notes.push(format!("UDP GSO unavailable ({e}); sending without it"));
+                    0
+                }
+            }
+        } else {
+            0
+        };
+        let gro = batched
+            && cfg.gro
+            && match crate::sockopt::set_int(fd, libc::SOL_UDP, libc::UDP_GRO, 1) {
+                Ok(()) => true,
+                Err(e) => {
+                    notes.push(format!("UDP GRO unavailable ({e}); receiving without it"));
+                    false
+                }
+            };
+        let timestamps = cfg.kernel_timestamps
+            && match crate::sockopt::set_int(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1) {
+                Ok(()) => true,
+                Err(e) => {
+                    notes.push(format!("kernel receive timestamps unavailable ({e})"));
+                    false
+                }
+            };
+        UdpBatch {
+            sock,
+            path,
+            max_batch: cfg.max_batch.max(1),
+            max_datagram_bytes: cfg.max_datagram_bytes.clamp(1, MAX_DATAGRAM_BYTES),
+            gso_segments,
+            gso_refused_bytes: None,
+            gro,
+            timestamps,
+            notes,
+        }
+    }
+
+    /// Receive buffers that fit this socket's configuration (GRO needs 64 KiB buffers).
+    pub fn recv_buffers(&self) -> RecvBatch {
+        let buf = if self.gro {
+            MAX_DATAGRAM_BYTES
+        } else {
+            self.max_datagram_bytes
+        };
+        RecvBatch::new(self.max_batch, buf)
+    }
+
+    pub fn datapath(&self) -> Datapath {
+        self.path
+    }
+    pub fn gso_enabled(&self) -> bool {
+        self.gso_segments > 0
+    }
+    pub fn gro_enabled(&self) -> bool {
+        self.gro
+    }
+    pub fn timestamps_enabled(&self) -> bool {
+        self.timestamps
+    }
+    /// Offloads and paths that were switched off, in words, once each.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+    pub fn socket(&self) -> &UdpSocket {
+        &self.sock
+    }
+    pub fn into_inner(self) -> UdpSocket {
+        self.sock
+    }
+
+    /// Send `datagrams` to the connected peer. Returns how many were sent (from the
+    /// front; fewer than given when the kernel stopped early). Blocks while the socket
+    /// send buffer is full.
+    pub fn send_batch(&mut self, datagrams: &[&[u8]]) -> io::Result<usize> {
+        self.send_inner(datagrams, None)
+    }
+
+    /// Send `datagrams` to `dst` (unconnected socket).
+    pub fn send_batch_to(&mut self, datagrams: &[&[u8]], dst: SocketAddr) -> io::Result<usize> {
+        self.send_inner(datagrams, Some(dst))
+    }
+
+    fn send_inner(&mut self, datagrams: &[&[u8]], dst: Option<SocketAddr>) -> io::Result<usize> {
+        if datagrams.is_empty() {
+            return Ok(0);
+        }
+        if self.path == Datapath::Batched {
+            match mmsg::send(self, datagrams, dst) {
+                Err(e) if is_unsupported(&e) => {
+                    self.degrade(format!("sendmmsg unavailable ({e}); one datagram per call"))
+                }
+                other => return other,
+            }
+        }
+        single::send(&self.sock, datagrams, dst)
+    }
+
+    /// Receive up to a batch of datagrams into `batch`, waiting as `wait` says for the
+    /// first one. Returns the number received (0 on timeout or nothing queued).
+    pub fn recv_batch(&mut self, batch: &mut RecvBatch, wait: Wait) -> io::Result<usize> {
+        batch.metas.clear();
+        if !poll_readable(self.sock.as_raw_fd(), wait)? {
+            return Ok(0);
+        }
+        if self.path == Datapath::Batched {
+            match mmsg::recv(self, batch) {
+                Err(e) if is_unsupported(&e) => {
+                    self.degrade(format!("recvmmsg unavailable ({e}); one datagram per call"))
+                }
+                other => return other,
+            }
+        }
+        single::recv(&self.sock, batch, self.timestamps)
+    }
+
+    fn degrade(&mut self, note: String) {
+        self.path = Datapath::PerCall;
+        self.gso_segments = 0;
+        self.notes.push(note);
+    }
+}
+
+fn is_unsupported(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP)
+    )
+}
+
+/// Wait until `fd` is readable. `Ok(false)` on timeout or signal.
+fn poll_readable(fd: i32, wait: Wait) -> io::Result<bool> {
+    let ts;
+    let ts_ptr: *const libc::timespec = match wait {
+        Wait::NonBlocking => return Ok(true), // the receive call itself does not block
+        Wait::Forever => std::ptr::null(),
+        Wait::Timeout(d) => {
+            ts = libc::timespec {
+                tv_sec: libc::time_t::try_from(d.as_secs()).unwrap_or(libc::time_t::MAX),
+                tv_nsec: d.subsec_nanos() as libc::c_long,
+            };
+            &ts
+        }
+    };
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `pfd` is one valid pollfd (nfds 1); `ts_ptr` is null or points to `ts`,
+    // which outlives the call; a null sigmask leaves the signal mask alone.
+    let rc = unsafe { libc::ppoll(&mut pfd, 1, ts_ptr, std::ptr::null()) };
+    if rc < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::Interrupted {
+            Ok(false)
+        } else {
+            Err(e)
+        };
+    }
+    Ok(rc > 0)
+}
