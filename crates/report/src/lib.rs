@@ -1,1 +1,239 @@
-//! dualperf-report: dualperf tables, SVG figures, findings and the HTML report.
+//! dualperf-report: everything a study publishes, made from a [`Dataset`]: figures of
+//! each metric against packet size (SVG, optionally PNG), the studies' tables (standard
+//! deviations, means with percentage differences, best/better summary) in Markdown, CSV,
+//! text and HTML, per-size significance tests, the header-overhead comparison, sentences
+//! of findings with their evidence, and one self-contained `report.html`.
+//!
+//! Returns strings and bytes; never writes files (the CLI does).
+//!
+//! Modules: [`dataset`] (input), [`analysis`] (numbers), [`tables`], [`headers`],
+//! [`context`] (tables), [`findings`], [`svg`] (figures), [`html`] (the page), `png`.
+
+pub mod analysis;
+pub mod context;
+pub mod dataset;
+pub mod findings;
+pub mod fixture;
+pub mod format;
+pub mod headers;
+pub mod html;
+#[cfg(feature = "png")]
+pub mod png;
+pub mod svg;
+pub mod table;
+pub mod tables;
+
+pub use analysis::{analyse, Analysis, AnalysisOptions, View, ViewData};
+pub use dataset::{CampaignData, Dataset, RunOutcome, RunRow};
+pub use findings::Finding;
+pub use stats::{LinkModel, OverheadModel};
+pub use svg::Figure;
+pub use table::{Cell, Table};
+
+/// What can go wrong making a report.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("cannot render a PNG figure: {0}")]
+    Png(String),
+    #[error("PNG output was asked for but this dualperf was built without the `png` feature")]
+    PngUnavailable,
+}
+
+/// How to make the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportOptions {
+    pub analysis: AnalysisOptions,
+    /// Link model of the expected (header-overhead) goodput.
+    pub link: OverheadModel,
+    /// With a link rate, the report adds efficiency = measured / highest possible.
+    pub link_rate_bps: Option<f64>,
+    /// Page heading of report.html.
+    pub title: String,
+    /// Program and version, shown in the page (no clock: output is reproducible).
+    pub generator: String,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            analysis: AnalysisOptions::default(),
+            link: OverheadModel::ethernet(),
+            link_rate_bps: None,
+            title: "IPv4 vs IPv6 performance report".to_string(),
+            generator: "dualperf".to_string(),
+        }
+    }
+}
+
+/// A finished report.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub analysis: Analysis,
+    pub tables: Vec<Table>,
+    pub figures: Vec<Figure>,
+    pub findings: Vec<Finding>,
+    /// The self-contained page.
+    pub html: String,
+}
+
+/// One file of the report, named relative to the output directory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputFile {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Make the report.
+pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
+    let analysis = analyse(data, options.analysis);
+    let level = analysis.options.confidence;
+    let alpha = analysis.options.alpha;
+    let mut tables = vec![tables::summary_table(&analysis)];
+    for vd in &analysis.views {
+        tables.push(tables::means_table(vd));
+        tables.push(tables::sd_table(vd));
+        if !vd.family_cmp.is_empty() {
+            tables.push(tables::comparison_table(
+                vd,
+                &vd.family_cmp,
+                "ipv4-vs-ipv6",
+                "IPv4 (A) vs IPv6 (B) per size",
+                "System",
+                level,
+                alpha,
+            ));
+        }
+        if !vd.system_cmp.is_empty() {
+            tables.push(tables::comparison_table(
+                vd,
+                &vd.system_cmp,
+                "systems",
+                "System vs system per size",
+                "IP version",
+                level,
+                alpha,
+            ));
+        }
+    }
+    tables.extend(headers::overhead_table(&analysis, &options.link));
+    if let Some(rate) = options.link_rate_bps {
+        tables.extend(headers::efficiency_table(&analysis, &options.link, rate));
+    }
+    tables.push(context::runs_table(data, &analysis.systems));
+    for (i, (c, label)) in data.campaigns.iter().zip(&analysis.systems).enumerate() {
+        tables.push(context::metadata_table(c, label, i));
+    }
+    let figures = analysis
+        .views
+        .iter()
+        .map(|vd| svg::figure(vd, level))
+        .collect();
+    let findings = findings::findings(&analysis, &options.link);
+    let mut report = Report {
+        analysis,
+        tables,
+        figures,
+        findings,
+        html: String::new(),
+    };
+    report.html = html::page(&report, &options.title, &options.generator);
+    report
+}
+
+impl Report {
+    /// Findings as a Markdown list, each with its evidence.
+    pub fn findings_markdown(&self) -> String {
+        let mut out = String::from("### Findings\n\n");
+        if self.findings.is_empty() {
+            out.push_str("No comparisons could be made.\n");
+        }
+        for f in &self.findings {
+            out.push_str(&format!("- {}\n  *Evidence:* {}\n", f.text, f.evidence));
+        }
+        out
+    }
+
+    /// Every table and the findings in Markdown (what `--format markdown` prints).
+    pub fn markdown(&self) -> String {
+        let mut out = self.findings_markdown();
+        for t in &self.tables {
+            out.push('\n');
+            out.push_str(&t.to_markdown());
+        }
+        out
+    }
+
+    /// Every table as aligned text, then the findings.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for t in &self.tables {
+            out.push_str(&t.to_text());
+            out.push('\n');
+        }
+        out.push_str("Findings\n");
+        for f in &self.findings {
+            out.push_str(&format!("- {}\n", f.text));
+        }
+        out
+    }
+
+    /// The files of the report: report.html, findings.md, report.md, tables/*.{md,csv,html},
+    /// figures/*.svg and, when `png` is true, figures/*.png.
+    pub fn files(&self, png: bool) -> Result<Vec<OutputFile>, ReportError> {
+        let mut out = vec![
+            OutputFile {
+                name: "report.html".into(),
+                bytes: self.html.clone().into_bytes(),
+            },
+            OutputFile {
+                name: "report.md".into(),
+                bytes: self.markdown().into_bytes(),
+            },
+            OutputFile {
+                name: "findings.md".into(),
+                bytes: self.findings_markdown().into_bytes(),
+            },
+        ];
+        for t in &self.tables {
+            for (ext, body) in [
+                ("md", t.to_markdown()),
+                ("csv", t.to_csv()),
+                ("html", t.to_html()),
+            ] {
+                out.push(OutputFile {
+                    name: format!("tables/{}.{ext}", t.id),
+                    bytes: body.into_bytes(),
+                });
+            }
+        }
+        for f in &self.figures {
+            out.push(OutputFile {
+                name: format!("figures/{}.svg", f.id),
+                bytes: f.svg.clone().into_bytes(),
+            });
+        }
+        if png {
+            out.extend(self.png_files()?);
+        }
+        Ok(out)
+    }
+
+    #[cfg(feature = "png")]
+    fn png_files(&self) -> Result<Vec<OutputFile>, ReportError> {
+        let renderer = png::PngRenderer::new();
+        self.figures
+            .iter()
+            .map(|f| {
+                Ok(OutputFile {
+                    name: format!("figures/{}.png", f.id),
+                    bytes: renderer.render(&f.svg, 2.0)?,
+                })
+            })
+            .collect()
+    }
+
+    #[cfg(not(feature = "png"))]
+    fn png_files(&self) -> Result<Vec<OutputFile>, ReportError> {
+        Err(ReportError::PngUnavailable)
+    }
+}

@@ -1,0 +1,475 @@
+//! From a [`Dataset`] to numbers: which views (transport × metric) have data, the summary
+//! of every cell (system × IP version × packet size), and the IPv4-vs-IPv6 and
+//! system-vs-system comparisons with their tests and Holm correction across sizes.
+//! Produces no text; the tables, figures and findings format what is here.
+
+use crate::dataset::{Dataset, RunRow};
+use stats::{hedges_g, holm, MannWhitney, Summary, Welch};
+use std::collections::{BTreeMap, BTreeSet};
+use wire::metrics;
+use wire::spec::{Direction, Family, TestKind, Transport};
+
+/// One figure / table family: a metric of one transport against packet size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct View {
+    /// File-name slug, e.g. `tcp-throughput`.
+    pub id: String,
+    pub transport: Transport,
+    pub kind: TestKind,
+    pub direction: Direction,
+    /// Metric name from `wire::metrics`.
+    pub metric: &'static str,
+    /// Lower-case quantity for sentences: "throughput", "RTT", …
+    pub quantity: &'static str,
+    /// Display unit after `scale`: "Mbit/s", "ms", "%".
+    pub unit: &'static str,
+    /// Raw metric value × scale = displayed value.
+    pub scale: f64,
+    /// Latency-like: Mann-Whitney U is the primary test.
+    pub rank_test: bool,
+    pub higher_is_better: bool,
+}
+
+impl View {
+    /// "TCP throughput", "UDP RTT (reverse)".
+    pub fn title(&self) -> String {
+        let dir = match self.direction {
+            Direction::Forward => "",
+            Direction::Reverse => " (reverse)",
+            Direction::Bidir => " (bidirectional)",
+        };
+        format!("{} {}{}", self.transport, self.quantity, dir)
+    }
+
+    /// Name of the primary significance test.
+    pub fn test_name(&self) -> &'static str {
+        if self.rank_test {
+            "Mann-Whitney U"
+        } else {
+            "Welch's t-test"
+        }
+    }
+}
+
+struct ViewDef {
+    quantity: &'static str,
+    metric: &'static str,
+    transport: Transport,
+    kinds: &'static [TestKind],
+    unit: &'static str,
+    scale: f64,
+    rank_test: bool,
+}
+
+use TestKind::{TcpRr, TcpStream, UdpRr, UdpStream};
+
+/// The figures the studies publish, in display order. For each, the first test kind
+/// with data supplies the metric (RTT from request/response tests when there are any).
+const VIEW_DEFS: &[ViewDef] = &[
+    ViewDef {
+        quantity: "throughput",
+        metric: metrics::THROUGHPUT_BPS,
+        transport: Transport::Tcp,
+        kinds: &[TcpStream],
+        unit: "Mbit/s",
+        scale: 1e-6,
+        rank_test: false,
+    },
+    ViewDef {
+        quantity: "throughput",
+        metric: metrics::THROUGHPUT_BPS,
+        transport: Transport::Udp,
+        kinds: &[UdpStream],
+        unit: "Mbit/s",
+        scale: 1e-6,
+        rank_test: false,
+    },
+    ViewDef {
+        quantity: "RTT",
+        metric: metrics::RTT_MEAN_NS,
+        transport: Transport::Tcp,
+        kinds: &[TcpRr, TcpStream],
+        unit: "ms",
+        scale: 1e-6,
+        rank_test: true,
+    },
+    ViewDef {
+        quantity: "RTT",
+        metric: metrics::RTT_MEAN_NS,
+        transport: Transport::Udp,
+        kinds: &[UdpRr, UdpStream],
+        unit: "ms",
+        scale: 1e-6,
+        rank_test: true,
+    },
+    ViewDef {
+        quantity: "jitter",
+        metric: metrics::JITTER_RFC3550_NS,
+        transport: Transport::Tcp,
+        kinds: &[TcpStream, TcpRr],
+        unit: "ms",
+        scale: 1e-6,
+        rank_test: true,
+    },
+    ViewDef {
+        quantity: "jitter",
+        metric: metrics::JITTER_RFC3550_NS,
+        transport: Transport::Udp,
+        kinds: &[UdpStream, UdpRr],
+        unit: "ms",
+        scale: 1e-6,
+        rank_test: true,
+    },
+    ViewDef {
+        quantity: "loss",
+        metric: metrics::LOSS_PCT,
+        transport: Transport::Udp,
+        kinds: &[UdpStream, UdpRr],
+        unit: "%",
+        scale: 1.0,
+        rank_test: false,
+    },
+    ViewDef {
+        quantity: "CPU",
+        metric: metrics::CPU_LOCAL_PCT,
+        transport: Transport::Tcp,
+        kinds: &[TcpStream, TcpRr],
+        unit: "%",
+        scale: 1.0,
+        rank_test: false,
+    },
+    ViewDef {
+        quantity: "CPU",
+        metric: metrics::CPU_LOCAL_PCT,
+        transport: Transport::Udp,
+        kinds: &[UdpStream, UdpRr],
+        unit: "%",
+        scale: 1.0,
+        rank_test: false,
+    },
+];
+
+/// Analysis settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AnalysisOptions {
+    /// Confidence level of intervals, e.g. 0.95.
+    pub confidence: f64,
+    /// Significance level applied to Holm-adjusted p-values, e.g. 0.05.
+    pub alpha: f64,
+}
+
+impl Default for AnalysisOptions {
+    fn default() -> Self {
+        AnalysisOptions {
+            confidence: 0.95,
+            alpha: 0.05,
+        }
+    }
+}
+
+/// One cell: the displayed values of one system × family × size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub values: Vec<f64>,
+    pub summary: Summary,
+}
+
+/// One size of a two-group comparison: a − b.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub payload_bytes: u32,
+    pub a: Summary,
+    pub b: Summary,
+    pub welch: Welch,
+    /// Present for rank-tested (latency-like) views.
+    pub mann_whitney: Option<MannWhitney>,
+    pub hedges_g: f64,
+    /// p of the view's primary test, before correction.
+    pub p: f64,
+    /// Holm-adjusted across the sizes of this comparison.
+    pub p_holm: f64,
+}
+
+impl Point {
+    /// (a − b) / b in percent.
+    pub fn diff_pct(&self) -> f64 {
+        (self.a.mean - self.b.mean) / self.b.mean.abs() * 100.0
+    }
+}
+
+/// a vs b across sizes, within one context (a system, or an IP version).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    pub a: String,
+    pub b: String,
+    /// The system (for IPv4 vs IPv6) or the IP version (for system vs system).
+    pub context: String,
+    pub points: Vec<Point>,
+}
+
+impl Comparison {
+    pub fn significant(&self, alpha: f64) -> usize {
+        self.points.iter().filter(|p| p.p_holm < alpha).count()
+    }
+}
+
+/// Everything known about one view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewData {
+    pub view: View,
+    pub sizes: Vec<u32>,
+    /// Systems (campaign labels) with data in this view, in campaign order.
+    pub systems: Vec<String>,
+    pub cells: BTreeMap<(usize, Family, u32), Cell>,
+    /// IPv4 vs IPv6, one per system.
+    pub family_cmp: Vec<Comparison>,
+    /// First system vs each other system, per IP version.
+    pub system_cmp: Vec<Comparison>,
+}
+
+impl ViewData {
+    pub fn cell(&self, system: usize, family: Family, size: u32) -> Option<&Cell> {
+        self.cells.get(&(system, family, size))
+    }
+
+    /// Mean over sizes of the per-size means (as the studies' mean tables), with the
+    /// number of sizes it covers.
+    pub fn mean_over_sizes(&self, system: usize, family: Family) -> Option<f64> {
+        let means: Vec<f64> = self
+            .sizes
+            .iter()
+            .filter_map(|&s| self.cell(system, family, s))
+            .map(|c| c.summary.mean)
+            .filter(|m| m.is_finite())
+            .collect();
+        if means.is_empty() {
+            None
+        } else {
+            Some(means.iter().sum::<f64>() / means.len() as f64)
+        }
+    }
+}
+
+/// The whole analysis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Analysis {
+    pub options: AnalysisOptions,
+    pub systems: Vec<String>,
+    pub views: Vec<ViewData>,
+}
+
+/// System labels made unique (a repeated label gets " #id").
+fn system_labels(data: &Dataset) -> Vec<String> {
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for c in &data.campaigns {
+        *seen.entry(c.label.as_str()).or_default() += 1;
+    }
+    data.campaigns
+        .iter()
+        .map(|c| {
+            let base = if c.label.trim().is_empty() {
+                format!("campaign {}", c.id)
+            } else {
+                c.label.clone()
+            };
+            if seen.get(c.label.as_str()).copied().unwrap_or(0) > 1 {
+                format!("{base} #{}", c.id)
+            } else {
+                base
+            }
+        })
+        .collect()
+}
+
+fn has_metric(run: &RunRow, kind: TestKind, direction: Direction, metric: &str) -> bool {
+    run.counts()
+        && run.kind == kind
+        && run.direction == direction
+        && run.metrics.get(metric).is_some_and(|v| v.is_finite())
+}
+
+/// Analyse a dataset.
+pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
+    let systems = system_labels(data);
+    let directions: BTreeSet<u8> = data
+        .campaigns
+        .iter()
+        .flat_map(|c| c.runs.iter())
+        .map(|r| direction_order(r.direction))
+        .collect();
+    let mut views = Vec::new();
+    for dir in directions.iter().map(|&d| direction_from_order(d)) {
+        for def in VIEW_DEFS {
+            let kind = def.kinds.iter().copied().find(|&k| {
+                data.campaigns
+                    .iter()
+                    .any(|c| c.runs.iter().any(|r| has_metric(r, k, dir, def.metric)))
+            });
+            if let Some(kind) = kind {
+                let view = View {
+                    id: view_id(def, dir),
+                    transport: def.transport,
+                    kind,
+                    direction: dir,
+                    metric: def.metric,
+                    quantity: def.quantity,
+                    unit: def.unit,
+                    scale: def.scale,
+                    rank_test: def.rank_test,
+                    higher_is_better: metrics::higher_is_better(def.metric),
+                };
+                views.push(view_data(data, &systems, view));
+            }
+        }
+    }
+    Analysis {
+        options,
+        systems,
+        views,
+    }
+}
+
+fn direction_order(d: Direction) -> u8 {
+    match d {
+        Direction::Forward => 0,
+        Direction::Reverse => 1,
+        Direction::Bidir => 2,
+    }
+}
+
+fn direction_from_order(o: u8) -> Direction {
+    match o {
+        0 => Direction::Forward,
+        1 => Direction::Reverse,
+        _ => Direction::Bidir,
+    }
+}
+
+fn view_id(def: &ViewDef, dir: Direction) -> String {
+    let transport = match def.transport {
+        Transport::Tcp => "tcp",
+        Transport::Udp => "udp",
+    };
+    let suffix = match dir {
+        Direction::Forward => "",
+        Direction::Reverse => "-reverse",
+        Direction::Bidir => "-bidir",
+    };
+    format!("{transport}-{}{suffix}", def.quantity.to_ascii_lowercase())
+}
+
+fn view_data(data: &Dataset, labels: &[String], view: View) -> ViewData {
+    let mut raw: BTreeMap<(usize, Family, u32), Vec<f64>> = BTreeMap::new();
+    for (sys, campaign) in data.campaigns.iter().enumerate() {
+        for run in &campaign.runs {
+            if has_metric(run, view.kind, view.direction, view.metric) {
+                if let Some(v) = run.metrics.get(view.metric) {
+                    raw.entry((sys, run.family, run.payload_bytes))
+                        .or_default()
+                        .push(v * view.scale);
+                }
+            }
+        }
+    }
+    let sizes: Vec<u32> = raw
+        .keys()
+        .map(|k| k.2)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let present: BTreeSet<usize> = raw.keys().map(|k| k.0).collect();
+    let system_idx: Vec<usize> = present.iter().copied().collect();
+    let cells: BTreeMap<_, _> = raw
+        .into_iter()
+        .map(|(k, values)| {
+            let summary = Summary::of(&values);
+            (k, Cell { values, summary })
+        })
+        .collect();
+    let mut vd = ViewData {
+        view,
+        sizes,
+        systems: labels.to_vec(),
+        cells,
+        family_cmp: Vec::new(),
+        system_cmp: Vec::new(),
+    };
+    for &sys in &system_idx {
+        let pairs: Vec<_> = vd
+            .sizes
+            .iter()
+            .filter_map(|&s| {
+                Some((
+                    s,
+                    vd.cell(sys, Family::V4, s)?,
+                    vd.cell(sys, Family::V6, s)?,
+                ))
+            })
+            .collect();
+        if !pairs.is_empty() {
+            let cmp = compare("IPv4", "IPv6", &labels[sys], &pairs, vd.view.rank_test);
+            vd.family_cmp.push(cmp);
+        }
+    }
+    if let Some((&first, others)) = system_idx.split_first() {
+        for family in [Family::V4, Family::V6] {
+            for &other in others {
+                let pairs: Vec<_> = vd
+                    .sizes
+                    .iter()
+                    .filter_map(|&s| {
+                        Some((s, vd.cell(first, family, s)?, vd.cell(other, family, s)?))
+                    })
+                    .collect();
+                if !pairs.is_empty() {
+                    let cmp = compare(
+                        &labels[first],
+                        &labels[other],
+                        &family.to_string(),
+                        &pairs,
+                        vd.view.rank_test,
+                    );
+                    vd.system_cmp.push(cmp);
+                }
+            }
+        }
+    }
+    vd
+}
+
+fn compare(
+    a: &str,
+    b: &str,
+    context: &str,
+    pairs: &[(u32, &Cell, &Cell)],
+    rank: bool,
+) -> Comparison {
+    let mut points: Vec<Point> = pairs
+        .iter()
+        .map(|(size, ca, cb)| {
+            let welch = Welch::of(&ca.summary, &cb.summary);
+            let mann_whitney = rank.then(|| MannWhitney::of(&ca.values, &cb.values));
+            let p = mann_whitney.map_or(welch.p, |m| m.p);
+            Point {
+                payload_bytes: *size,
+                a: ca.summary,
+                b: cb.summary,
+                welch,
+                mann_whitney,
+                hedges_g: hedges_g(&ca.summary, &cb.summary),
+                p,
+                p_holm: f64::NAN,
+            }
+        })
+        .collect();
+    let adjusted = holm(&points.iter().map(|p| p.p).collect::<Vec<_>>());
+    for (p, adj) in points.iter_mut().zip(adjusted) {
+        p.p_holm = adj;
+    }
+    Comparison {
+        a: a.to_string(),
+        b: b.to_string(),
+        context: context.to_string(),
+        points,
+    }
+}

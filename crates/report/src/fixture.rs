@@ -1,0 +1,135 @@
+//! A fixed synthetic dataset for tests and demonstrations: two systems, IPv4 and IPv6,
+//! all four tests at three packet sizes, five counted runs per cell plus a warm-up and a
+//! failed run. Values follow simple formulas with deterministic noise, so every table,
+//! figure and sentence made from it is reproducible.
+
+use crate::dataset::{CampaignData, Dataset, RunOutcome, RunRow};
+use std::collections::BTreeMap;
+use wire::metrics;
+use wire::spec::{Direction, Family, TestKind};
+
+/// Deterministic noise in [−1, 1] from a counter (SplitMix64 finaliser).
+fn noise(seed: u64) -> f64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+}
+
+/// Packet sizes of the fixture.
+pub const SIZES: [u32; 3] = [128, 640, 1408];
+
+/// Metrics of one run of the fixture.
+fn run_metrics(
+    system: usize,
+    family: Family,
+    kind: TestKind,
+    size: u32,
+    seed: u64,
+) -> BTreeMap<String, f64> {
+    let v6 = family == Family::V6;
+    let hdr = if v6 { 20.0 } else { 0.0 };
+    let sys_gain = if system == 0 { 1.0 } else { 0.94 };
+    let mut m = BTreeMap::new();
+    let mut put = |name: &str, v: f64| {
+        m.insert(name.to_string(), v);
+    };
+    let n = |k: u64| noise(seed * 16 + k);
+    match kind {
+        TestKind::TcpStream => {
+            let base = 941.0 * 1448.0 / (1448.0 + 90.0 + hdr) * sys_gain;
+            put(metrics::THROUGHPUT_BPS, (base + 2.0 * n(1)) * 1e6);
+            put(
+                metrics::CPU_LOCAL_PCT,
+                30.0 + size as f64 / 200.0 + if v6 { 1.0 } else { 0.0 } + 1.5 * n(2),
+            );
+        }
+        TestKind::UdpStream => {
+            let base = 960.0 * size as f64 / (size as f64 + 66.0 + hdr) * sys_gain;
+            // At 640 bytes the two IP versions are made indistinguishable.
+            let base = if size == 640 {
+                960.0 * 640.0 / 716.0 * sys_gain
+            } else {
+                base
+            };
+            put(metrics::THROUGHPUT_BPS, (base + 3.0 * n(1)) * 1e6);
+            put(
+                metrics::JITTER_RFC3550_NS,
+                20_000.0 + 5_000.0 * n(3) + if v6 { 500.0 } else { 0.0 },
+            );
+            put(metrics::LOSS_PCT, (0.2 + 0.1 * n(4)).max(0.0));
+            put(metrics::CPU_LOCAL_PCT, 45.0 + 2.0 * n(2));
+        }
+        TestKind::TcpRr | TestKind::UdpRr => {
+            let base_us = 120.0 + size as f64 / 50.0 + if system == 1 { 15.0 } else { 0.0 };
+            let v6_us = if v6 { 4.0 } else { 0.0 };
+            put(metrics::RTT_MEAN_NS, (base_us + v6_us + 3.0 * n(5)) * 1e3);
+            put(metrics::TRANSACTIONS_PER_S, 1e6 / (base_us + v6_us));
+        }
+    }
+    m
+}
+
+/// The fixture dataset.
+pub fn dataset() -> Dataset {
+    let labels = ["Linux", "Windows"];
+    let mut campaigns = Vec::new();
+    let mut seed = 1u64;
+    for (system, label) in labels.iter().enumerate() {
+        let mut runs = Vec::new();
+        for kind in TestKind::ALL {
+            for size in SIZES {
+                for family in [Family::V4, Family::V6] {
+                    for repetition in 0..6u32 {
+                        seed += 1;
+                        runs.push(RunRow {
+                            family,
+                            kind,
+                            direction: Direction::Forward,
+                            payload_bytes: size,
+                            repetition,
+                            warmup: repetition == 0,
+                            outcome: RunOutcome::Ok,
+                            metrics: run_metrics(system, family, kind, size, seed),
+                        });
+                    }
+                }
+            }
+        }
+        runs.push(RunRow {
+            family: Family::V6,
+            kind: TestKind::UdpStream,
+            direction: Direction::Forward,
+            payload_bytes: 1408,
+            repetition: 6,
+            warmup: false,
+            outcome: RunOutcome::Failed("server did not answer within 5 s".to_string()),
+            metrics: BTreeMap::new(),
+        });
+        let mut hosts = BTreeMap::new();
+        for role in ["client", "server"] {
+            let mut meta = BTreeMap::new();
+            meta.insert("os".to_string(), format!("{label} test build"));
+            meta.insert("mtu".to_string(), "1500".to_string());
+            meta.insert(
+                "hostname".to_string(),
+                format!("{}-{role}", label.to_lowercase()),
+            );
+            hosts.insert(role.to_string(), meta);
+        }
+        let mut facts = BTreeMap::new();
+        facts.insert(
+            "command line".to_string(),
+            format!("dualperf study --label {label}"),
+        );
+        campaigns.push(CampaignData {
+            id: system as i64 + 1,
+            label: label.to_string(),
+            facts,
+            hosts,
+            runs,
+        });
+    }
+    Dataset { campaigns }
+}

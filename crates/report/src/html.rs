@@ -1,0 +1,155 @@
+//! The self-contained `report.html`: inline CSS and SVG, no script, nothing fetched. One
+//! page with findings, summary, a section per view (figure and tables), the header
+//! overhead, the method, and each campaign's runs and metadata. Readable from phone
+//! width (tables scroll sideways inside their box, figures scale) to laptop width.
+
+use crate::table::{html_escape, Table};
+use crate::Report;
+use std::fmt::Write as _;
+
+const CSS: &str = r#"
+:root { --fg: #1a1a1a; --muted: #555; --line: #dcdcdc; --accent: #0072B2; --bg: #f6f7f9; }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg); line-height: 1.5;
+  font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
+header, nav, main, footer { max-width: 1120px; margin: 0 auto; padding: 0 16px; }
+header h1 { font-size: 1.6rem; margin: 20px 0 4px; }
+header p { margin: 4px 0; color: var(--muted); }
+nav ul { display: flex; flex-wrap: wrap; gap: 4px 14px; list-style: none; padding: 0; margin: 12px 0; }
+nav a, a { color: var(--accent); }
+section { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 18px; margin: 16px 0; }
+section h2 { font-size: 1.25rem; margin: 6px 0 10px; }
+figure { margin: 8px 0 12px; }
+svg.figure { width: 100%; max-width: 760px; height: auto; display: block; }
+figcaption { color: var(--muted); font-size: 0.85rem; }
+.table-wrap { overflow-x: auto; margin: 8px 0 2px; -webkit-overflow-scrolling: touch; }
+table { border-collapse: collapse; font-size: 0.85rem; }
+caption { text-align: left; font-weight: 600; padding: 4px 0 6px; }
+th, td { border-bottom: 1px solid var(--line); padding: 4px 9px; text-align: left; white-space: nowrap; vertical-align: top; }
+thead th { background: #f0f2f5; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.note, .evidence { color: var(--muted); font-size: 0.8rem; margin: 2px 0 10px; }
+ol.findings li { margin-bottom: 10px; }
+ol.findings p { margin: 0; }
+details summary { cursor: pointer; color: var(--accent); margin: 6px 0; }
+footer { color: var(--muted); font-size: 0.8rem; padding-bottom: 24px; }
+@media (max-width: 640px) {
+  header h1 { font-size: 1.3rem; }
+  section { padding: 10px 10px; margin: 10px 0; border-radius: 6px; }
+  header, nav, main, footer { padding: 0 8px; }
+  table { font-size: 0.75rem; }
+  th, td { padding: 3px 6px; }
+}
+"#;
+
+fn tables_html(out: &mut String, tables: &[&Table]) {
+    for t in tables {
+        out.push_str(&t.to_html());
+    }
+}
+
+/// The page. `title` is the page heading; `generator` names the program and version.
+pub fn page(report: &Report, title: &str, generator: &str) -> String {
+    let find = |id: &str| report.tables.iter().find(|t| t.id == id);
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{t}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<header>\n<h1>{t}</h1>\n<p>Systems compared: {systems}. Made by {g} from the results database; every number below can be regenerated from it.</p>\n</header>\n",
+        t = html_escape(title),
+        systems = html_escape(&report.analysis.systems.join(", ")),
+        g = html_escape(generator),
+    );
+    out.push_str("<nav><ul>\n<li><a href=\"#findings\">Findings</a></li>\n<li><a href=\"#summary\">Summary</a></li>\n");
+    for vd in &report.analysis.views {
+        let _ = writeln!(
+            out,
+            "<li><a href=\"#v-{}\">{}</a></li>",
+            html_escape(&vd.view.id),
+            html_escape(&vd.view.title())
+        );
+    }
+    out.push_str("<li><a href=\"#overhead\">Header overhead</a></li>\n<li><a href=\"#method\">Method</a></li>\n<li><a href=\"#systems\">Systems and runs</a></li>\n</ul></nav>\n<main>\n");
+
+    out.push_str("<section id=\"findings\">\n<h2>Findings</h2>\n");
+    if report.findings.is_empty() {
+        out.push_str("<p>No comparisons could be made: each needs IPv4 and IPv6 (or two systems) measured at the same packet size.</p>\n");
+    } else {
+        out.push_str("<ol class=\"findings\">\n");
+        for f in &report.findings {
+            let _ = writeln!(
+                out,
+                "<li><p>{}</p><p class=\"evidence\">{}</p></li>",
+                html_escape(&f.text),
+                html_escape(&f.evidence)
+            );
+        }
+        out.push_str("</ol>\n");
+    }
+    out.push_str("</section>\n<section id=\"summary\">\n<h2>Summary</h2>\n");
+    if let Some(t) = find("summary") {
+        tables_html(&mut out, &[t]);
+    }
+    out.push_str("</section>\n");
+
+    for (vd, fig) in report.analysis.views.iter().zip(&report.figures) {
+        let id = &vd.view.id;
+        let _ = write!(
+            out,
+            "<section id=\"v-{}\">\n<h2>{}</h2>\n<figure>\n{}<figcaption>{} against packet size; one line per system and IP version (IPv4 solid, IPv6 dashed); error bars are {:.0}% confidence intervals of the mean.</figcaption>\n</figure>\n",
+            html_escape(id),
+            html_escape(&vd.view.title()),
+            fig.svg,
+            html_escape(&vd.view.title()),
+            report.analysis.options.confidence * 100.0
+        );
+        let main: Vec<&Table> = [format!("{id}-means"), format!("{id}-sd")]
+            .iter()
+            .filter_map(|i| find(i))
+            .collect();
+        tables_html(&mut out, &main);
+        for (suffix, what) in [
+            ("ipv4-vs-ipv6", "IPv4 vs IPv6"),
+            ("systems", "system vs system"),
+        ] {
+            if let Some(t) = find(&format!("{id}-{suffix}")) {
+                let _ = writeln!(out, "<details><summary>Per-size tests, {what}</summary>");
+                tables_html(&mut out, &[t]);
+                out.push_str("</details>\n");
+            }
+        }
+        out.push_str("</section>\n");
+    }
+
+    out.push_str("<section id=\"overhead\">\n<h2>Header overhead</h2>\n");
+    let overhead: Vec<&Table> = ["header-overhead", "efficiency"]
+        .iter()
+        .filter_map(|i| find(i))
+        .collect();
+    if overhead.is_empty() {
+        out.push_str("<p>No throughput was measured, so there is nothing to compare with the header-overhead model.</p>\n");
+    }
+    tables_html(&mut out, &overhead);
+    out.push_str("</section>\n");
+
+    let _ = write!(
+        out,
+        "<section id=\"method\">\n<h2>Method</h2>\n<p>Each cell (system × IP version × test × packet size) summarises the runs that finished, without warm-up runs: n, mean, sample standard deviation, median, minimum and maximum, and the {lvl:.0}% confidence interval of the mean from Student's t distribution. IPv4 and IPv6 (and each pair of systems) are compared at each size by the difference of means with its Welch confidence interval, Welch's t-test, and for RTT and jitter the Mann-Whitney U test (normal approximation with tie and continuity correction), which is then the primary test. Effect size is Hedges' g. p-values are corrected with Holm's method across the sizes of one comparison; a difference is called significant when the corrected p is below {alpha}. Expected IPv6/IPv4 ratios come from header and framing sizes (IPv4 20 bytes, IPv6 40, UDP 8, TCP 20 + 12 bytes of timestamps).</p>\n</section>\n",
+        lvl = report.analysis.options.confidence * 100.0,
+        alpha = report.analysis.options.alpha,
+    );
+
+    out.push_str("<section id=\"systems\">\n<h2>Systems and runs</h2>\n");
+    let context: Vec<&Table> = report
+        .tables
+        .iter()
+        .filter(|t| t.id == "runs" || t.id.starts_with("metadata-"))
+        .collect();
+    tables_html(&mut out, &context);
+    out.push_str("</section>\n</main>\n");
+    let _ = writeln!(
+        out,
+        "<footer><p>{}</p></footer>\n</body>\n</html>",
+        html_escape(generator)
+    );
+    out
+}
