@@ -1,26 +1,636 @@
-//! `dualperf study`, `show`, `export` and `import` (not built yet).
+//! `dualperf study`, `show`, `export` and `import`: what the user typed → a
+//! `study::StudySpec`, a campaign in the SQLite store, and the study runner driving the
+//! engine. Submodules: `exec` (the engine executor), `journal` (store journal and
+//! progress bar), `inspect` (show, export, import).
 
+use anyhow::{bail, Context};
 use clap::Args;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use study::{Repetition, SpecFile, StudySpec};
+use wire::spec::SocketOpts;
 
-#[derive(Args, Debug)]
-pub struct StudyArgs {}
-#[derive(Args, Debug)]
-pub struct ShowArgs {}
-#[derive(Args, Debug)]
-pub struct ExportArgs {}
-#[derive(Args, Debug)]
-pub struct ImportArgs {}
+#[path = "cmd_study/exec.rs"]
+mod exec;
+#[path = "cmd_study/inspect.rs"]
+mod inspect;
+#[path = "cmd_study/journal.rs"]
+mod journal;
 
-pub fn study_main(_args: StudyArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`dualperf study` is not built yet")
+pub use inspect::{export_main, import_main, show_main, ExportArgs, ImportArgs, ShowArgs};
+
+/// Run a whole study: IP families × tests × packet sizes × repetitions, every run kept
+/// in a SQLite database.
+///
+/// With no flags this is dualperf's main job: the default study, 6 payload sizes
+/// (128..1408 step 256) × 4 tests (tcp-stream, udp-stream, tcp-rr, udp-rr) × IPv4 and
+/// IPv6 × 3 runs of 1 s, interleaved IPv4/IPv6, against an embedded loopback server —
+/// 144 runs, about 2.5 minutes. Flags override single axes; `--preset` starts from one
+/// of the published studies' methods (`--list-presets`); `--spec FILE` reads the same
+/// settings from TOML, keys named like the flags with `_` (families, tests, sizes,
+/// duration_s, count, runs, confidence, ci_width, min_runs, max_runs, order, seed,
+/// warmup, retries, label, tables [socket] and [udp_socket] with sndbuf_bytes,
+/// rcvbuf_bytes, nodelay, mss_bytes, tos, flowlabel, congestion, dont_fragment).
+/// Layering: preset, then spec file, then flags.
+#[derive(Args, Debug, Default)]
+pub struct StudyArgs {
+    /// Server to test (`dualperf server` running there); none = an embedded server on
+    /// 127.0.0.1 and ::1 in this process.
+    pub host: Option<String>,
+    /// Server port.
+    #[arg(short, long, default_value_t = 5301)]
+    pub port: u16,
+    /// Start from a preset (name or seed number 000..004); see --list-presets.
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// List the presets with the study each reproduces, and exit.
+    #[arg(long)]
+    pub list_presets: bool,
+    /// Read the study from a TOML file (flags still override it).
+    #[arg(long, value_name = "FILE")]
+    pub spec: Option<PathBuf>,
+    /// IP families, e.g. 4,6.
+    #[arg(long, value_delimiter = ',', value_name = "4,6")]
+    pub families: Option<Vec<u8>>,
+    /// Tests: tcp-stream, udp-stream, tcp-rr, udp-rr (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "TESTS")]
+    pub tests: Option<Vec<String>>,
+    /// Payload sizes in bytes: 128,384,640 or 128..1408/256 (inclusive, with step).
+    #[arg(long, value_name = "SIZES")]
+    pub sizes: Option<String>,
+    /// Length of each run in seconds.
+    #[arg(long, value_name = "S", conflicts_with = "count")]
+    pub duration: Option<f64>,
+    /// Packets (datagrams, writes or transactions) per run instead of a duration.
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+    /// Server sends, client receives.
+    #[arg(short = 'R', long, conflicts_with = "bidir")]
+    pub reverse: bool,
+    /// Both directions at once.
+    #[arg(long)]
+    pub bidir: bool,
+    /// Parallel streams per run.
+    #[arg(short = 'P', long)]
+    pub streams: Option<u16>,
+    /// UDP stream sending rate, bits/s (suffixes K, M, G); default as fast as possible.
+    #[arg(short, long, value_name = "BPS", value_parser = parse_si)]
+    pub rate: Option<u64>,
+    /// Per-interval samples every MS milliseconds (stored with each run).
+    #[arg(short, long, value_name = "MS")]
+    pub interval: Option<u64>,
+    /// Socket send and receive buffer (TCP window), bytes (K, M suffixes).
+    #[arg(short, long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub window: Option<u64>,
+    /// Socket send buffer, bytes.
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub sndbuf: Option<u64>,
+    /// Socket receive buffer, bytes.
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub rcvbuf: Option<u64>,
+    /// Socket buffers of UDP tests only (e.g. 8K as study 000).
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub udp_buffer: Option<u64>,
+    /// TCP_NODELAY.
+    #[arg(short = 'N', long)]
+    pub nodelay: bool,
+    /// TCP maximum segment size, bytes.
+    #[arg(short = 'M', long)]
+    pub mss: Option<u32>,
+    /// IPv4 TOS / IPv6 traffic class byte.
+    #[arg(long)]
+    pub tos: Option<u8>,
+    /// IPv6 flow label.
+    #[arg(long)]
+    pub flowlabel: Option<u32>,
+    /// TCP congestion control algorithm.
+    #[arg(short = 'C', long)]
+    pub congestion: Option<String>,
+    /// Set the don't-fragment bit / IPV6_DONTFRAG.
+    #[arg(long)]
+    pub dont_fragment: bool,
+    /// Fixed measured runs per cell.
+    #[arg(long, conflicts_with_all = ["confidence", "ci_width"])]
+    pub runs: Option<u32>,
+    /// Repeat each cell until the CONFIDENCE % Student-t interval is narrow enough.
+    #[arg(long, value_name = "PCT")]
+    pub confidence: Option<f64>,
+    /// Target full interval width, % of the mean (as netperf -I); default 5.
+    #[arg(long, value_name = "PCT")]
+    pub ci_width: Option<f64>,
+    /// Fewest runs per cell with a confidence target (≥ 2; default 3).
+    #[arg(long)]
+    pub min_runs: Option<u32>,
+    /// Most runs per cell with a confidence target (default 30).
+    #[arg(long)]
+    pub max_runs: Option<u32>,
+    /// interleaved (IPv4/IPv6 of each cell back to back) or random (seeded).
+    #[arg(long, value_parser = ["interleaved", "random"])]
+    pub order: Option<String>,
+    /// Seed of the random order (recorded; default drawn from the clock).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Warm-up runs per cell, made first and not counted.
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u32>,
+    /// Retries of a failed run before it is recorded as failed for good (default 2).
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
+    /// Free-text label of the campaign, e.g. "Ubuntu 24.04 / GigE / client-server".
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Results database (SQLite).
+    #[arg(long, default_value = "dualperf.db")]
+    pub db: PathBuf,
+    /// Continue an interrupted campaign (its stored spec is used).
+    #[arg(long, value_name = "CAMPAIGN")]
+    pub resume: Option<i64>,
+    /// Print the plan (cells, runs, order, estimated duration) and exit.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// No progress bar or summary (errors only); prints the campaign id.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Connect timeout per run, seconds.
+    #[arg(long, default_value_t = 5.0, value_name = "S")]
+    pub connect_timeout: f64,
 }
-pub fn show_main(_args: ShowArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`dualperf show` is not built yet")
+
+/// A rate: `123`, `100K`, `1.5M`, `10G` (K = 1000, as iperf's rates).
+fn parse_si(s: &str) -> Result<u64, String> {
+    parse_scaled(s, 1000.0)
 }
-pub fn export_main(_args: ExportArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`dualperf export` is not built yet")
+
+/// A byte count: `8192`, `8K`, `64K`, `1M` (K = 1024, as iperf's buffer sizes).
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    parse_scaled(s, 1024.0)
 }
-pub fn import_main(_args: ImportArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`dualperf import` is not built yet")
+
+fn parse_scaled(s: &str, k: f64) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'K' => k,
+                'M' => k * k,
+                'G' => k * k * k,
+                _ => return Err(format!("unknown suffix in '{s}' (use K, M or G)")),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1.0),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number (e.g. 64K, 10M)"))?;
+    if !(v >= 0.0 && v.is_finite() && v * mult < 1.8e19) {
+        return Err(format!("'{s}' is out of range"));
+    }
+    Ok((v * mult).round() as u64)
+}
+
+impl StudyArgs {
+    /// The flags as a spec layer (only what was given).
+    fn as_layer(&self) -> anyhow::Result<SpecFile> {
+        let mut socket = SocketOpts::default();
+        let mut any_socket = false;
+        let to_u32 = |v: u64, what: &str| {
+            u32::try_from(v).with_context(|| format!("{what} {v} is too large"))
+        };
+        if let Some(w) = self.window {
+            socket.sndbuf_bytes = Some(to_u32(w, "--window")?);
+            socket.rcvbuf_bytes = Some(to_u32(w, "--window")?);
+            any_socket = true;
+        }
+        if let Some(b) = self.sndbuf {
+            socket.sndbuf_bytes = Some(to_u32(b, "--sndbuf")?);
+            any_socket = true;
+        }
+        if let Some(b) = self.rcvbuf {
+            socket.rcvbuf_bytes = Some(to_u32(b, "--rcvbuf")?);
+            any_socket = true;
+        }
+        socket.nodelay = self.nodelay;
+        socket.mss_bytes = self.mss;
+        socket.tos = self.tos;
+        socket.flowlabel = self.flowlabel;
+        socket.congestion = self.congestion.clone();
+        socket.dont_fragment = self.dont_fragment;
+        any_socket |= self.nodelay
+            || self.mss.is_some()
+            || self.tos.is_some()
+            || self.flowlabel.is_some()
+            || self.congestion.is_some()
+            || self.dont_fragment;
+        let udp_socket = match self.udp_buffer {
+            Some(b) => Some(SocketOpts {
+                sndbuf_bytes: Some(to_u32(b, "--udp-buffer")?),
+                rcvbuf_bytes: Some(to_u32(b, "--udp-buffer")?),
+                ..socket.clone()
+            }),
+            None => None,
+        };
+        Ok(SpecFile {
+            label: self.label.clone(),
+            families: self.families.clone(),
+            tests: self.tests.clone(),
+            sizes: self.sizes.clone().map(study::spec::SizesField::Text),
+            duration_s: self.duration,
+            count: self.count,
+            direction: if self.reverse {
+                Some("reverse".into())
+            } else if self.bidir {
+                Some("bidir".into())
+            } else {
+                None
+            },
+            streams: self.streams,
+            rate_bps: self.rate,
+            interval_ms: self.interval,
+            rr_timeout_ms: None,
+            runs: self.runs,
+            confidence: self.confidence,
+            ci_width: self.ci_width,
+            min_runs: self.min_runs,
+            max_runs: self.max_runs,
+            order: self.order.clone(),
+            seed: self.seed,
+            warmup: self.warmup,
+            retries: self.retries,
+            socket: any_socket.then_some(socket),
+            udp_socket,
+        })
+    }
+
+    /// Preset, then spec file, then flags.
+    fn resolve(&self) -> anyhow::Result<StudySpec> {
+        let mut layer = SpecFile::default();
+        if let Some(name) = &self.preset {
+            let p = study::presets::find(name).with_context(|| {
+                format!("no preset '{name}' (see `dualperf study --list-presets`)")
+            })?;
+            layer = p.spec.clone();
+            if layer.label.is_none() {
+                layer.label = Some(format!("preset {}", p.name));
+            }
+        }
+        if let Some(path) = &self.spec {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read study spec {}", path.display()))?;
+            let file = SpecFile::from_toml(&text)
+                .with_context(|| format!("in study spec {}", path.display()))?;
+            layer = layer.merge(&file);
+        }
+        layer = layer.merge(&self.as_layer()?);
+        let clock_seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1);
+        Ok(layer.resolve(clock_seed)?)
+    }
+}
+
+/// This build's version and git revision (`DUALPERF_GIT_REV` at build time).
+pub fn version_and_revision() -> (String, String) {
+    (
+        env!("CARGO_PKG_VERSION").to_string(),
+        option_env!("DUALPERF_GIT_REV")
+            .unwrap_or("unknown")
+            .to_string(),
+    )
+}
+
+/// The command line as typed, quoted where a word needs it.
+fn command_line() -> String {
+    std::env::args()
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=,:+@%".contains(c))
+            {
+                a
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
+    if args.list_presets {
+        print!("{}", list_presets());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(id) = args.resume {
+        return resume(args, id);
+    }
+    let spec = args.resolve()?;
+    if args.dry_run {
+        print!("{}", dry_run_text(&spec, args.host.as_deref()));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut store = store::Store::open(&args.db)?;
+    let (version, revision) = version_and_revision();
+    let created_unix_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let mut exec = exec::open(&args, &spec)?;
+    let campaign_id = store.create_campaign(&store::NewCampaign {
+        label: spec.label.clone(),
+        created_unix_s,
+        command_line: command_line(),
+        spec_json: spec.to_json(),
+        dualperf_version: version,
+        git_revision: revision,
+    })?;
+    let cells = journal::cell_records(campaign_id, &spec);
+    store.add_cells(&cells)?;
+    store.set_host(campaign_id, &exec.initial_client_info(&args))?;
+    if !args.quiet {
+        eprintln!(
+            "dualperf: campaign {campaign_id} in {}: {}",
+            args.db.display(),
+            plan_line(&spec)
+        );
+    }
+    run_campaign(&args, &spec, store, campaign_id, Vec::new(), &mut exec)
+}
+
+fn resume(args: StudyArgs, id: i64) -> anyhow::Result<ExitCode> {
+    let mut store = store::Store::open(&args.db)?;
+    let campaign = store.campaign(id)?;
+    let spec = StudySpec::from_json(&campaign.spec_json)
+        .with_context(|| format!("campaign {id} has a spec this dualperf cannot read"))?;
+    if campaign.finished {
+        println!("campaign {id} is already finished; nothing to do");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let stored_target = campaign
+        .hosts
+        .iter()
+        .find(|h| h.role == "client")
+        .and_then(|h| h.metadata.get(journal::TARGET_KEY).cloned());
+    let mut args = args;
+    if args.host.is_none() {
+        if let Some(t) = stored_target.as_deref() {
+            if let Some((host, port)) = t.rsplit_once(' ') {
+                args.host = Some(host.to_string());
+                args.port = port.parse().unwrap_or(args.port);
+            }
+        }
+    }
+    let past = journal::history(&store, id)?;
+    store.add_cells(&journal::cell_records(id, &spec))?;
+    let mut exec = exec::open(&args, &spec)?;
+    if !args.quiet {
+        eprintln!(
+            "dualperf: resuming campaign {id} in {} ({} runs already recorded): {}",
+            args.db.display(),
+            past.len(),
+            plan_line(&spec)
+        );
+    }
+    run_campaign(&args, &spec, store, id, past, &mut exec)
+}
+
+fn run_campaign(
+    args: &StudyArgs,
+    spec: &StudySpec,
+    store: store::Store,
+    campaign_id: i64,
+    past: Vec<study::PastRun>,
+    exec: &mut exec::Exec,
+) -> anyhow::Result<ExitCode> {
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        // A second Ctrl-C aborts at once; the run in progress is then lost.
+        let _ = ctrlc::set_handler(move || {
+            if stop.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+            eprintln!("\ndualperf: stopping after the current run (Ctrl-C again to abort now)");
+        });
+    }
+    let mut journal = journal::StoreJournal::new(store, campaign_id, spec, args.quiet);
+    let runner = study::Runner::new(spec)
+        .with_history(past)
+        .with_stop_flag(&stop);
+    let result = runner.run(exec, &mut journal);
+    journal.finish_progress();
+    let outcome = match result {
+        Ok(o) => o,
+        Err(study::RunnerError::Interrupted) => {
+            eprintln!(
+                "dualperf: campaign {campaign_id} interrupted; continue it with `dualperf study --db {} --resume {campaign_id}`",
+                args.db.display()
+            );
+            return Ok(ExitCode::from(130));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut store = journal.into_store();
+    store.set_finished(campaign_id, true)?;
+    let failed_cells = outcome.cells.iter().filter(|c| c.ok_runs == 0).count();
+    if args.quiet {
+        println!("{campaign_id}");
+    } else {
+        print!(
+            "{}",
+            journal::summary_text(&store, campaign_id, spec, &outcome, &args.db)?
+        );
+    }
+    Ok(if failed_cells > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn plan_line(spec: &StudySpec) -> String {
+    let p = study::plan::summarise(spec);
+    let (lo, hi) = spec.runs_range();
+    let runs = if lo == hi {
+        format!("{lo} runs")
+    } else {
+        format!("{lo}..{hi} runs")
+    };
+    format!(
+        "{} cells x {runs}{}, about {}",
+        p.cells,
+        if spec.warmup_runs > 0 {
+            format!(" (+{} warm-up)", spec.warmup_runs)
+        } else {
+            String::new()
+        },
+        if lo == hi {
+            fmt_duration(p.estimated_s_min)
+        } else {
+            format!(
+                "{} to {}",
+                fmt_duration(p.estimated_s_min),
+                fmt_duration(p.estimated_s_max)
+            )
+        }
+    )
+}
+
+pub(crate) fn fmt_duration(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+fn list_presets() -> String {
+    let mut out = String::new();
+    for p in study::presets::all() {
+        out.push_str(&format!(
+            "{}\n  source: {}\n  what it did: {}\n  this preset: {}\n",
+            p.name,
+            p.source.unwrap_or("dualperf default (no flags)"),
+            p.what_it_did,
+            p.notes
+        ));
+        if let Ok(spec) = p.spec.resolve(0) {
+            out.push_str(&format!("  plan: {}\n", plan_line(&spec)));
+        }
+        out.push('\n');
+    }
+    out.push_str("Use one with `dualperf study --preset NAME` (or its seed number, e.g. --preset 001); flags override it.\n");
+    out
+}
+
+/// The `--dry-run` text: cells, runs, order and estimated duration.
+pub fn dry_run_text(spec: &StudySpec, host: Option<&str>) -> String {
+    let cells = study::plan::cells(spec);
+    let p = study::plan::summarise(spec);
+    let mut out = String::new();
+    out.push_str(&format!(
+        "target: {}\n",
+        host.unwrap_or("embedded loopback server (127.0.0.1 and ::1)")
+    ));
+    if !spec.label.is_empty() {
+        out.push_str(&format!("label: {}\n", spec.label));
+    }
+    out.push_str(&format!("cells: {}\n", cells.len()));
+    for c in &cells {
+        out.push_str(&format!("  {:>3}  {}\n", c.index, c.label()));
+    }
+    let bound = match spec.bound {
+        wire::spec::Bound::DurationNs(ns) => format!("{} s", ns as f64 / 1e9),
+        wire::spec::Bound::Count(n) => format!("{n} packets"),
+    };
+    out.push_str(&format!("each run: {bound}\n"));
+    match spec.repetition {
+        Repetition::Fixed { runs } => out.push_str(&format!(
+            "repetition: {runs} measured runs per cell ({} runs)\n",
+            p.measured_runs_min
+        )),
+        Repetition::Confidence {
+            level_pct,
+            width_pct,
+            min_runs,
+            max_runs,
+        } => out.push_str(&format!(
+            "repetition: until the {level_pct}% interval is within {width_pct}% of the mean, {min_runs}..{max_runs} runs per cell ({}..{} runs)\n",
+            p.measured_runs_min, p.measured_runs_max
+        )),
+    }
+    out.push_str(&format!(
+        "warm-up: {} per cell ({} runs, not counted); retries: {}\n",
+        spec.warmup_runs, p.warmup_runs, spec.retries
+    ));
+    let all: Vec<u32> = (0..cells.len() as u32).collect();
+    let first = study::plan::round_order(spec.order, spec.seed, 0, &all);
+    out.push_str(&match spec.order {
+        study::Order::Interleaved => {
+            "order: interleaved; every round runs the cells in this order (IPv4/IPv6 back to back):\n".to_string()
+        }
+        study::Order::Random => format!(
+            "order: random, seed {}; each round reshuffled from the seed; round 1:\n",
+            spec.seed
+        ),
+    });
+    let names: Vec<String> = first.iter().map(|&i| cells[i as usize].label()).collect();
+    out.push_str(&format!("  {}\n", names.join(", ")));
+    out.push_str(&format!(
+        "estimated duration: {}{}\n",
+        if p.estimated_s_min == p.estimated_s_max {
+            fmt_duration(p.estimated_s_min)
+        } else {
+            format!(
+                "{} to {}",
+                fmt_duration(p.estimated_s_min),
+                fmt_duration(p.estimated_s_max)
+            )
+        },
+        p.assumption.map(|a| format!(" ({a})")).unwrap_or_default()
+    ));
+    out
+}
+
+/// Keep the connect timeout sane.
+fn connect_timeout(args: &StudyArgs) -> anyhow::Result<Duration> {
+    if !(args.connect_timeout > 0.0 && args.connect_timeout <= 600.0) {
+        bail!("--connect-timeout must be between 0 and 600 seconds");
+    }
+    Ok(Duration::from_secs_f64(args.connect_timeout))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn si_suffixes() {
+        assert_eq!(parse_si("64K"), Ok(64_000));
+        assert_eq!(parse_bytes("64K"), Ok(65_536));
+        assert_eq!(parse_bytes("8k"), Ok(8_192));
+        assert_eq!(parse_si("1.5M"), Ok(1_500_000));
+        assert_eq!(parse_si("123"), Ok(123));
+        assert!(parse_si("12Q").is_err());
+        assert!(parse_si("x").is_err());
+    }
+
+    #[test]
+    fn flags_override_preset_and_file() {
+        let args = StudyArgs {
+            preset: Some("002".into()),
+            runs: Some(2),
+            duration: Some(0.5),
+            window: Some(65_536),
+            db: "x.db".into(),
+            connect_timeout: 5.0,
+            ..StudyArgs::default()
+        };
+        let s = args.resolve().unwrap();
+        assert_eq!(s.sizes_bytes.len(), 10);
+        assert_eq!(s.repetition, Repetition::Fixed { runs: 2 });
+        assert_eq!(s.bound, wire::spec::Bound::DurationNs(500_000_000));
+        assert_eq!(s.socket.sndbuf_bytes, Some(65_536));
+        assert_eq!(s.label, "preset sweep10-10x1min");
+    }
+
+    #[test]
+    fn dry_run_names_cells_order_and_duration() {
+        let s = SpecFile::from_toml("tests=['tcp-rr']\nsizes=[128]\nruns=2\n")
+            .unwrap()
+            .resolve(0)
+            .unwrap();
+        let t = dry_run_text(&s, None);
+        assert!(t.contains("cells: 2"), "{t}");
+        assert!(t.contains("IPv4 tcp-rr 128 B, IPv6 tcp-rr 128 B"), "{t}");
+        // 4 runs of 1 s plus 0.1 s overhead each.
+        assert!(t.contains("estimated duration: 4s"), "{t}");
+    }
 }

@@ -56,7 +56,8 @@ impl crate::runner::Executor for FakeExecutor {
                 metrics: metrics.clone(),
             }],
             metrics,
-            server_info: [("role".to_string(), "fake-server".to_string())].into(),
+            server_info: [("host.name".to_string(), "fake-server".to_string())].into(),
+            client_info: [("host.name".to_string(), "fake-client".to_string())].into(),
         });
         Attempt {
             started_unix_ns: started,

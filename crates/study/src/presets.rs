@@ -35,7 +35,7 @@ pub fn all() -> Vec<Preset> {
             source: None,
             what_it_did: "dualperf's main job: a quick IPv4-vs-IPv6 sweep of the four core tests.",
             notes: "6 sizes (128..1408/256) x 4 tests x IPv4/IPv6 x 3 runs of 1 s, interleaved; \
-                    about 3 minutes on loopback.",
+                    about 2.5 minutes on loopback.",
             spec: SpecFile::default(),
         },
         Preset {

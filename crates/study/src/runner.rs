@@ -28,6 +28,8 @@ pub struct RunOutput {
     pub samples: Vec<Sample>,
     /// Metadata the server reported about itself (may be empty).
     pub server_info: BTreeMap<String, String>,
+    /// Metadata of this (client) host as the run saw it (may be empty).
+    pub client_info: BTreeMap<String, String>,
 }
 
 /// One attempt at a run: when, how long, and what came of it.

@@ -20,6 +20,8 @@ pub enum SpecError {
 pub const DEFAULT_SIZES_BYTES: [u32; 6] = [128, 384, 640, 896, 1152, 1408];
 /// Default run length of the default study (short, so it finishes within minutes).
 pub const DEFAULT_DURATION_S: f64 = 1.0;
+/// Default spacing of the per-interval samples stored with each run.
+pub const DEFAULT_INTERVAL_MS: u64 = 1000;
 /// Default repetitions per cell of the default study.
 pub const DEFAULT_RUNS: u32 = 3;
 
@@ -51,7 +53,7 @@ pub struct SpecFile {
     pub streams: Option<u16>,
     /// UDP stream sending rate in bits per second (absent: as fast as possible).
     pub rate_bps: Option<u64>,
-    /// Per-interval samples every this many milliseconds.
+    /// Per-interval samples every this many milliseconds (0: none; default 1000).
     pub interval_ms: Option<u64>,
     pub rr_timeout_ms: Option<u64>,
     /// Fixed repetitions per cell (exclusive with `confidence`).
@@ -206,7 +208,10 @@ impl SpecFile {
             direction,
             streams,
             rate: self.rate_bps.map(Rate::BitsPerSec),
-            interval_ns: self.interval_ms.map(|ms| ms.saturating_mul(1_000_000)),
+            interval_ns: match self.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS) {
+                0 => None,
+                ms => Some(ms.saturating_mul(1_000_000)),
+            },
             rr_timeout_ns: self.rr_timeout_ms.unwrap_or(200).saturating_mul(1_000_000),
             socket: self.socket.clone().unwrap_or_default(),
             udp_socket: self.udp_socket.clone(),
