@@ -1,0 +1,109 @@
+//! `dualperf study` end to end on loopback with the real engine and the embedded server:
+//! a small study fills the database with the expected cells, runs and metrics; a study
+//! killed with SIGKILL and resumed ends with every run exactly once.
+
+mod study_common;
+
+use std::time::Duration;
+use study_common::*;
+use wire::metrics as m;
+use wire::spec::TestKind;
+
+#[test]
+fn small_real_study_records_every_cell_run_and_metric() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("real.db").display().to_string();
+    let o = run(
+        &[
+            "study",
+            "--sizes",
+            "128,1024",
+            "--runs",
+            "2",
+            "--duration",
+            "0.2",
+            "--interval",
+            "100",
+            "--label",
+            "loopback e2e",
+            "--db",
+            &db,
+        ],
+        false,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let s = store::Store::open_read_only(db.as_ref()).unwrap();
+    let c = &s.campaigns().unwrap()[0];
+    assert!(c.finished);
+    assert_eq!(c.label, "loopback e2e");
+    assert_eq!(s.cells(c.id).unwrap().len(), 4 * 2 * 2);
+    let slots = measured_slots(db.as_ref(), c.id);
+    assert_eq!(slots.len(), 32, "every cell has both runs");
+    let runs = s.runs(c.id).unwrap();
+    for r in runs.iter().filter(|r| r.status.is_ok()) {
+        let want: &[&str] = match r.kind {
+            TestKind::TcpStream | TestKind::UdpStream => &[m::THROUGHPUT_BPS, m::DURATION_S],
+            TestKind::TcpRr | TestKind::UdpRr => &[m::RTT_MEAN_NS, m::TRANSACTIONS_PER_S],
+        };
+        for name in want {
+            let v = r.metrics.get(*name).copied().unwrap_or(f64::NAN);
+            assert!(
+                v > 0.0,
+                "{} {} {} B: {name} = {v}",
+                r.family,
+                r.kind,
+                r.payload_bytes
+            );
+        }
+    }
+    // Interval samples are stored (0.2 s runs at 100 ms intervals).
+    let with_samples = runs
+        .iter()
+        .filter(|r| !s.samples(r.id).unwrap().is_empty())
+        .count();
+    assert!(with_samples > 0, "no run stored interval samples");
+    let client = c.hosts.iter().find(|h| h.role == "client").unwrap();
+    assert_eq!(
+        client.metadata.get("iface.name").map(String::as_str),
+        Some("lo")
+    );
+    assert!(c
+        .hosts
+        .iter()
+        .any(|h| h.role == "server" && !h.metadata.is_empty()));
+}
+
+#[test]
+fn sigkill_mid_study_then_resume_completes_with_the_right_run_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("kill.db").display().to_string();
+    let child = spawn(
+        &[
+            "study",
+            "--tests",
+            "tcp-stream,udp-rr",
+            "--sizes",
+            "128,1408",
+            "--runs",
+            "3",
+            "--duration",
+            "0.2",
+            "--db",
+            &db,
+        ],
+        false,
+    );
+    let at_kill = kill_after_runs(child, db.as_ref(), 6, Duration::from_secs(60));
+    assert!((6..24).contains(&at_kill), "killed after {at_kill} runs");
+    let before = measured_slots(db.as_ref(), 1);
+    let o = run(&["study", "--resume", "1", "--db", &db], false);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&format!("{at_kill} runs already recorded"))
+    );
+    let after = measured_slots(db.as_ref(), 1);
+    assert_eq!(after.len(), 24, "2 families x 2 tests x 2 sizes x 3 runs");
+    assert!(before.is_subset(&after), "a completed run was lost");
+    let s = store::Store::open_read_only(db.as_ref()).unwrap();
+    assert!(s.campaign(1).unwrap().finished);
+}

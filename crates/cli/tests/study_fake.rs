@@ -1,0 +1,382 @@
+//! `dualperf study`, `show`, `export` and `import` end to end through the binary, with
+//! the study crate's fake executor (`DUALPERF_STUDY_FAKE=1`): deterministic results,
+//! no sockets, runs that take their duration in real time.
+
+mod study_common;
+
+use std::time::Duration;
+use study_common::*;
+
+fn db_in(dir: &tempfile::TempDir, name: &str) -> String {
+    dir.path().join(name).display().to_string()
+}
+
+#[test]
+fn study_fills_the_database_and_exports_tidy_csv_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir, "a.db");
+    let o = run(
+        &[
+            "study",
+            "--tests",
+            "tcp-stream,udp-rr",
+            "--sizes",
+            "128,256",
+            "--runs",
+            "2",
+            "--warmup",
+            "1",
+            "--duration",
+            "0.01",
+            "--label",
+            "lab, \"one\"",
+            "--db",
+            &db,
+        ],
+        true,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("16 measured runs"),
+        "{}",
+        text(&o)
+    );
+    let s = store::Store::open_read_only(db.as_ref()).unwrap();
+    let camps = s.campaigns().unwrap();
+    assert_eq!(camps.len(), 1);
+    assert_eq!(camps[0].label, "lab, \"one\"");
+    assert!(camps[0].finished);
+    assert!(camps[0].command_line.contains("--warmup 1"));
+    assert_eq!(s.cells(1).unwrap().len(), 8);
+    let runs = s.runs(1).unwrap();
+    assert_eq!(runs.iter().filter(|r| r.warmup).count(), 8);
+    assert_eq!(runs.iter().filter(|r| !r.warmup).count(), 16);
+    let metric_rows: usize = runs
+        .iter()
+        .filter(|r| !r.warmup)
+        .map(|r| r.metrics.len())
+        .sum();
+    let roles: Vec<&str> = camps[0].hosts.iter().map(|h| h.role.as_str()).collect();
+    assert!(
+        roles.contains(&"client") && roles.contains(&"server"),
+        "{roles:?}"
+    );
+
+    let csv = run(&["export", "--db", &db, "--format", "csv"], false);
+    assert!(csv.status.success(), "{}", text(&csv));
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    for col in [
+        "campaign_label",
+        "family",
+        "test",
+        "payload_bytes",
+        "repetition",
+        "metric",
+        "value",
+    ] {
+        assert!(header.contains(&col), "missing column {col}");
+    }
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), metric_rows);
+    assert!(
+        rows[0].starts_with("1,\"lab, \"\"one\"\"\","),
+        "{}",
+        rows[0]
+    );
+    assert!(rows
+        .iter()
+        .any(|r| r.contains(",udp-rr,UDP,256,") && r.contains(",rtt_mean_ns,")));
+
+    let json = run(&["export", "--db", &db, "--format", "json"], false);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let arr = v.as_array().unwrap();
+    assert_eq!(arr.len(), metric_rows);
+    assert_eq!(arr[0]["campaign_label"], "lab, \"one\"");
+    assert!(arr.iter().all(|r| r["warmup"] == false));
+    let with_warm = run(
+        &[
+            "export",
+            "--db",
+            &db,
+            "--format",
+            "json",
+            "--include-warmup",
+        ],
+        false,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&with_warm.stdout).unwrap();
+    assert!(v.as_array().unwrap().len() > metric_rows);
+}
+
+#[test]
+fn show_prints_metadata_plan_and_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir, "s.db");
+    let o = run(
+        &[
+            "study",
+            "--tests",
+            "tcp-rr",
+            "--sizes",
+            "128",
+            "--runs",
+            "2",
+            "--duration",
+            "0.01",
+            "--label",
+            "Ubuntu 24.04 / GigE",
+            "--db",
+            &db,
+            "--quiet",
+        ],
+        true,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "1",
+        "--quiet prints the id"
+    );
+    let show = run(&["show", "1", "--db", &db], false);
+    let t = String::from_utf8_lossy(&show.stdout);
+    for want in [
+        "campaign 1: Ubuntu 24.04 / GigE",
+        "command: ",
+        "dualperf: 0.1.0",
+        "progress: finished",
+        "4 measured runs",
+        "host client:",
+        "kernel.release",
+        "host server:",
+        "cpu.cores",
+    ] {
+        assert!(t.contains(want), "show lacks '{want}':\n{t}");
+    }
+    let list = run(&["show", "--db", &db], false);
+    assert!(String::from_utf8_lossy(&list.stdout).contains("Ubuntu 24.04 / GigE"));
+}
+
+#[test]
+fn confidence_target_is_recorded_per_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir, "c.db");
+    // The fake's ±2 % noise meets a 50 % target at the minimum, never a 0.001 % one.
+    for (width, verdict) in [("50", "met"), ("0.001", "MISSED")] {
+        let _ = std::fs::remove_file(&db);
+        let o = run(
+            &[
+                "study",
+                "--tests",
+                "udp-stream",
+                "--sizes",
+                "512",
+                "--confidence",
+                "95",
+                "--ci-width",
+                width,
+                "--min-runs",
+                "2",
+                "--max-runs",
+                "4",
+                "--duration",
+                "0.01",
+                "--db",
+                &db,
+            ],
+            true,
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        let s = store::Store::open_read_only(db.as_ref()).unwrap();
+        let want = if verdict == "met" { 2 } else { 4 };
+        assert_eq!(s.runs(1).unwrap().len(), 2 * want, "width {width}");
+        assert!(s
+            .cells(1)
+            .unwrap()
+            .iter()
+            .all(|c| c.target_met == Some(verdict == "met")));
+        let show = run(&["show", "1", "--db", &db], false);
+        assert!(String::from_utf8_lossy(&show.stdout).contains(verdict));
+    }
+}
+
+#[test]
+fn import_merges_campaigns_from_another_database_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = db_in(&dir, "a.db");
+    let b = db_in(&dir, "b.db");
+    for (db, label) in [(&a, "host A"), (&b, "host B")] {
+        let o = run(
+            &[
+                "study",
+                "--tests",
+                "tcp-stream",
+                "--sizes",
+                "128",
+                "--runs",
+                "1",
+                "--duration",
+                "0.01",
+                "--label",
+                label,
+                "--db",
+                db,
+            ],
+            true,
+        );
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let o = run(&["import", &b, "--db", &a], false);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("1 campaigns, 2 runs imported"));
+    let s = store::Store::open_read_only(a.as_ref()).unwrap();
+    let camps = s.campaigns().unwrap();
+    assert_eq!(
+        camps.iter().map(|c| c.label.as_str()).collect::<Vec<_>>(),
+        vec!["host A", "host B"]
+    );
+    assert!(camps[1]
+        .hosts
+        .iter()
+        .any(|h| h.metadata.contains_key("kernel.release")));
+    drop(s);
+    let again = run(&["import", &b, "--db", &a], false);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("skipped campaign 1"));
+    let s = store::Store::open_read_only(a.as_ref()).unwrap();
+    assert_eq!(s.campaigns().unwrap().len(), 2);
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir, "dry.db");
+    let o = run(
+        &[
+            "study",
+            "--dry-run",
+            "--order",
+            "random",
+            "--seed",
+            "7",
+            "--db",
+            &db,
+        ],
+        false,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(t.contains("cells: 48"), "{t}");
+    assert!(t.contains("3 measured runs per cell (144 runs)"), "{t}");
+    assert!(t.contains("order: random, seed 7"), "{t}");
+    assert!(t.contains("estimated duration: 2m38s"), "{t}");
+    assert!(!std::path::Path::new(&db).exists());
+}
+
+#[test]
+fn presets_list_names_every_seed_study() {
+    let o = run(&["study", "--list-presets"], false);
+    let t = String::from_utf8_lossy(&o.stdout);
+    for seed in ["000_", "001_", "002_", "003_", "004_"] {
+        assert!(t.contains(seed), "no preset from {seed}:\n{t}");
+    }
+    let o = run(&["study", "--preset", "004", "--dry-run"], false);
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.contains("1000000 packets") && t.contains("udp-rr") && !t.contains("tcp-rr"),
+        "{t}"
+    );
+}
+
+#[test]
+fn bad_input_fails_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir, "bad.db");
+    for (args, why) in [
+        (vec!["study", "--sizes", "0", "--dry-run"], "out of range"),
+        (
+            vec!["study", "--sizes", "abc", "--dry-run"],
+            "not a whole number",
+        ),
+        (
+            vec![
+                "study",
+                "--confidence",
+                "95",
+                "--min-runs",
+                "1",
+                "--dry-run",
+            ],
+            "min-runs",
+        ),
+        (vec!["study", "--preset", "nope"], "no preset"),
+        (
+            vec!["show", "1", "--db", db.as_str()],
+            "no results database",
+        ),
+    ] {
+        let o = run(&args, true);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(why), "{args:?}: {err}");
+    }
+    // A campaign that is not there.
+    let o = run(
+        &[
+            "study",
+            "--tests",
+            "tcp-rr",
+            "--sizes",
+            "64",
+            "--runs",
+            "1",
+            "--duration",
+            "0.01",
+            "--db",
+            &db,
+        ],
+        true,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(&["study", "--resume", "9", "--db", &db], true);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no campaign 9"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn sigkill_then_resume_completes_with_the_right_run_count_fake() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir, "kill.db");
+    let args = [
+        "study",
+        "--tests",
+        "tcp-stream,udp-rr",
+        "--sizes",
+        "128,1408",
+        "--runs",
+        "3",
+        "--duration",
+        "0.1",
+        "--order",
+        "random",
+        "--seed",
+        "3",
+        "--db",
+        &db,
+    ];
+    let child = spawn(&args, true);
+    let at_kill = kill_after_runs(child, db.as_ref(), 5, Duration::from_secs(20));
+    assert!(at_kill >= 5 && at_kill < 24, "{at_kill}");
+    assert_eq!(measured_slots(db.as_ref(), 1).len(), at_kill);
+    let o = run(&["study", "--resume", "1", "--db", &db], true);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(measured_slots(db.as_ref(), 1).len(), 24);
+    assert_eq!(recorded_runs(db.as_ref()), 24, "a run was made twice");
+    let s = store::Store::open_read_only(db.as_ref()).unwrap();
+    assert!(s.campaign(1).unwrap().finished);
+    let again = run(&["study", "--resume", "1", "--db", &db], true);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("already finished"));
+}
