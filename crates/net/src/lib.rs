@@ -17,4 +17,4 @@ pub use socket::{tcp_connect, tcp_listen, udp_bind, udp_connect};
 pub use sockopt::{
     apply_socket_opts, available_congestion_controls, read_applied, register_flowlabel, AppliedOpts,
 };
-pub use udp::{BatchConfig, Datagram, Datapath, RecvBatch, UdpBatch, Wait};
+pub use udp::{BatchConfig, Datagram, Datapath, IoStats, RecvBatch, UdpBatch, Wait};

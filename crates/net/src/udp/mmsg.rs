@@ -92,7 +92,7 @@ pub(super) fn send(
 }
 
 fn send_plans(
-    b: &UdpBatch,
+    b: &mut UdpBatch,
     datagrams: &[&[u8]],
     plans: &[Plan],
     dst: Option<SocketAddr>,
@@ -141,11 +141,16 @@ fn send_plans(
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(plans.iter().take(rc as usize).map(|p| p.count).sum())
+    let done = &plans[..(rc as usize).min(plans.len())];
+    let sent: usize = done.iter().map(|p| p.count).sum();
+    b.stats.send_calls += 1;
+    b.stats.sent_datagrams += sent as u64;
+    b.stats.gso_sends += done.iter().filter(|p| p.count > 1).count() as u64;
+    Ok(sent)
 }
 
 /// Receive with recvmmsg (non-blocking); GRO buffers are split into datagrams.
-pub(super) fn recv(b: &UdpBatch, batch: &mut RecvBatch) -> io::Result<usize> {
+pub(super) fn recv(b: &mut UdpBatch, batch: &mut RecvBatch) -> io::Result<usize> {
     let n = batch.bufs.len().min(MAX_MMSG);
     let mut iovecs: Vec<libc::iovec> = batch.bufs[..n]
         .iter_mut()
@@ -198,6 +203,9 @@ pub(super) fn recv(b: &UdpBatch, batch: &mut RecvBatch) -> io::Result<usize> {
         let len = (h.msg_len as usize).min(batch.bufs[i].len());
         let truncated = h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
         let seg = info.gro_segment_bytes.filter(|&s| s < len).unwrap_or(len);
+        if seg < len {
+            b.stats.gro_buffers += 1;
+        }
         let mut offset = 0;
         loop {
             let piece = seg.min(len - offset);
@@ -214,6 +222,10 @@ pub(super) fn recv(b: &UdpBatch, batch: &mut RecvBatch) -> io::Result<usize> {
                 break;
             }
         }
+    }
+    if rc > 0 {
+        b.stats.recv_calls += 1;
+        b.stats.recv_datagrams += batch.metas.len() as u64;
     }
     Ok(batch.metas.len())
 }

@@ -103,6 +103,22 @@ pub(crate) struct Meta {
     truncated: bool,
 }
 
+/// System calls and datagrams a [`UdpBatch`] has moved: shows which path did the work
+/// and how much each call carried.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IoStats {
+    /// sendmmsg / send / send_to calls that sent something.
+    pub send_calls: u64,
+    pub sent_datagrams: u64,
+    /// Messages sent as one UDP GSO super-datagram.
+    pub gso_sends: u64,
+    /// recvmmsg / recvmsg calls that returned something.
+    pub recv_calls: u64,
+    pub recv_datagrams: u64,
+    /// Received buffers that GRO had coalesced from several datagrams.
+    pub gro_buffers: u64,
+}
+
 /// One received datagram.
 #[derive(Debug, Clone, Copy)]
 pub struct Datagram<'a> {
@@ -165,6 +181,7 @@ pub struct UdpBatch {
     gro: bool,
     timestamps: bool,
     notes: Vec<String>,
+    stats: IoStats,
 }
 
 impl UdpBatch {
@@ -213,6 +230,7 @@ impl UdpBatch {
             gro,
             timestamps,
             notes,
+            stats: IoStats::default(),
         }
     }
 
@@ -241,6 +259,10 @@ impl UdpBatch {
     /// Offloads and paths that were switched off, in words, once each.
     pub fn notes(&self) -> &[String] {
         &self.notes
+    }
+    /// Calls and datagrams so far.
+    pub fn stats(&self) -> IoStats {
+        self.stats
     }
     pub fn socket(&self) -> &UdpSocket {
         &self.sock
@@ -273,7 +295,10 @@ impl UdpBatch {
                 other => return other,
             }
         }
-        single::send(&self.sock, datagrams, dst)
+        let sent = single::send(&self.sock, datagrams, dst)?;
+        self.stats.send_calls += sent as u64;
+        self.stats.sent_datagrams += sent as u64;
+        Ok(sent)
     }
 
     /// Receive up to a batch of datagrams into `batch`, waiting as `wait` says for the
@@ -291,7 +316,10 @@ impl UdpBatch {
                 other => return other,
             }
         }
-        single::recv(&self.sock, batch, self.timestamps)
+        let n = single::recv(&self.sock, batch)?;
+        self.stats.recv_calls += n as u64;
+        self.stats.recv_datagrams += n as u64;
+        Ok(n)
     }
 
     fn degrade(&mut self, note: String) {

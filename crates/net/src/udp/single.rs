@@ -27,11 +27,7 @@ pub(super) fn send(
 
 /// Receive one datagram per `recvmsg` call (non-blocking) until the batch is full or
 /// the queue is empty.
-pub(super) fn recv(
-    sock: &UdpSocket,
-    batch: &mut RecvBatch,
-    _timestamps: bool,
-) -> io::Result<usize> {
+pub(super) fn recv(sock: &UdpSocket, batch: &mut RecvBatch) -> io::Result<usize> {
     for i in 0..batch.bufs.len() {
         let buf = &mut batch.bufs[i];
         let mut iov = libc::iovec {

@@ -1,0 +1,317 @@
+//! Batched and per-call UDP datapaths on loopback: every datagram sent arrives once and
+//! intact, GSO/GRO split correctly, timeouts return, both paths forced explicitly.
+
+use dualperf_net::udp::{BatchConfig, Datapath, RecvBatch, UdpBatch, Wait, NO_BATCH_ENV};
+use dualperf_net::{check_ipv6, udp_bind, udp_connect, wall_ns};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use wire::spec::SocketOpts;
+
+fn families() -> Vec<&'static str> {
+    match check_ipv6() {
+        Ok(()) => vec!["127.0.0.1:0", "[::1]:0"],
+        Err(e) => {
+            println!("IPv6 part skipped: {e}");
+            vec!["127.0.0.1:0"]
+        }
+    }
+}
+
+fn config(path: Datapath) -> BatchConfig {
+    BatchConfig {
+        datapath: Some(path),
+        ..BatchConfig::default()
+    }
+}
+
+/// A receiver with a big buffer and a sender connected to it.
+fn pair(bind: &str, tx_cfg: BatchConfig, rx_cfg: BatchConfig) -> (UdpBatch, UdpBatch) {
+    let big = SocketOpts {
+        rcvbuf_bytes: Some(8 << 20),
+        sndbuf_bytes: Some(8 << 20),
+        ..SocketOpts::default()
+    };
+    let addr: SocketAddr = bind.parse().unwrap();
+    let (rx, _) = udp_bind(addr, &big).unwrap();
+    let (tx, _) = udp_bind(addr, &big).unwrap();
+    udp_connect(&tx, rx.local_addr().unwrap(), &SocketOpts::default()).unwrap();
+    (UdpBatch::new(tx, tx_cfg), UdpBatch::new(rx, rx_cfg))
+}
+
+/// Payload: 8-byte seq then a byte pattern derived from it.
+fn payload(seq: u64, len: usize) -> Vec<u8> {
+    let mut p = vec![0u8; len.max(8)];
+    p[..8].copy_from_slice(&seq.to_be_bytes());
+    for (i, b) in p.iter_mut().enumerate().skip(8) {
+        *b = (seq as usize + i) as u8;
+    }
+    p.truncate(len.max(8));
+    p
+}
+
+/// Receive until `expect` datagrams arrived or 2 s passed; seq → (len, intact, rx_ns).
+fn drain(rx: &mut UdpBatch, expect: usize) -> BTreeMap<u64, Vec<(usize, bool, Option<u64>)>> {
+    let mut batch = rx.recv_buffers();
+    let mut got: BTreeMap<u64, Vec<(usize, bool, Option<u64>)>> = BTreeMap::new();
+    let mut total = 0;
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while total < expect && Instant::now() < deadline {
+        let n = rx
+            .recv_batch(&mut batch, Wait::Timeout(Duration::from_millis(100)))
+            .unwrap();
+        assert_eq!(n, batch.len());
+        for d in batch.iter() {
+            let seq = u64::from_be_bytes(d.payload[..8].try_into().unwrap());
+            let intact = d.payload == payload(seq, d.payload.len()).as_slice() && !d.truncated;
+            got.entry(seq)
+                .or_default()
+                .push((d.payload.len(), intact, d.kernel_rx_ns));
+        }
+        total += n;
+    }
+    got
+}
+
+fn send_all(tx: &mut UdpBatch, sizes: &[usize]) {
+    let payloads: Vec<Vec<u8>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(seq, &len)| payload(seq as u64, len))
+        .collect();
+    let mut sent = 0;
+    while sent < payloads.len() {
+        let chunk: Vec<&[u8]> = payloads[sent..(sent + 32).min(payloads.len())]
+            .iter()
+            .map(Vec::as_slice)
+            .collect();
+        let n = tx.send_batch(&chunk).unwrap();
+        assert!(n > 0);
+        sent += n;
+    }
+}
+
+fn check_every_datagram_arrives_once(path: Datapath, gso: bool) {
+    const N: usize = 300;
+    for bind in families() {
+        let tx_cfg = BatchConfig {
+            gso,
+            ..config(path)
+        };
+        let (mut tx, mut rx) = pair(bind, tx_cfg, config(path));
+        assert_eq!(tx.datapath(), path);
+        assert_eq!(rx.datapath(), path);
+        let t0 = wall_ns();
+        send_all(&mut tx, &[256; N]);
+        let got = drain(&mut rx, N);
+        assert_eq!(got.len(), N, "{bind} {path:?}: distinct seqs received");
+        for (seq, copies) in &got {
+            assert_eq!(copies.len(), 1, "seq {seq} arrived {} times", copies.len());
+            let (len, intact, rx_ns) = copies[0];
+            assert_eq!(len, 256);
+            assert!(intact, "seq {seq} corrupted");
+            let rx_ns = rx_ns.expect("kernel timestamp missing");
+            assert!(rx_ns + 1_000_000_000 > t0 && rx_ns < wall_ns() + 1_000_000_000);
+        }
+        assert!(tx.notes().is_empty(), "{:?}", tx.notes());
+        let (txs, rxs) = (tx.stats(), rx.stats());
+        assert_eq!(txs.sent_datagrams, N as u64);
+        assert_eq!(rxs.recv_datagrams, N as u64);
+        match path {
+            Datapath::PerCall => {
+                assert_eq!(txs.send_calls, N as u64, "one call per datagram");
+                assert_eq!(rxs.recv_calls, N as u64);
+                assert_eq!(txs.gso_sends, 0);
+            }
+            Datapath::Batched => {
+                assert_eq!(txs.send_calls, N.div_ceil(32) as u64, "one sendmmsg per 32");
+                assert!(rxs.recv_calls < N as u64 / 4, "recvmmsg batches: {rxs:?}");
+                if gso && tx.gso_enabled() {
+                    assert!(txs.gso_sends > 0, "{txs:?}");
+                } else {
+                    assert_eq!(txs.gso_sends, 0);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn batched_path_delivers_every_datagram_once() {
+    check_every_datagram_arrives_once(Datapath::Batched, false);
+}
+
+#[test]
+fn batched_path_with_gso_delivers_every_datagram_once() {
+    check_every_datagram_arrives_once(Datapath::Batched, true);
+}
+
+#[test]
+fn per_call_fallback_delivers_every_datagram_once() {
+    check_every_datagram_arrives_once(Datapath::PerCall, true);
+}
+
+#[test]
+fn gso_runs_of_mixed_sizes_arrive_with_their_own_lengths() {
+    let (mut tx, mut rx) = pair(
+        "127.0.0.1:0",
+        config(Datapath::Batched),
+        config(Datapath::Batched),
+    );
+    if !tx.gso_enabled() {
+        println!(
+            "UDP GSO not available on this kernel, skipped: {:?}",
+            tx.notes()
+        );
+        return;
+    }
+    let sizes = [100, 100, 100, 50, 1400, 1400, 1400, 1400, 9, 100, 100];
+    send_all(&mut tx, &sizes);
+    let got = drain(&mut rx, sizes.len());
+    assert_eq!(got.len(), sizes.len());
+    for (seq, copies) in &got {
+        assert_eq!(copies[0].0, sizes[*seq as usize], "seq {seq}");
+        assert!(copies[0].1);
+    }
+    // runs: [100 x3] [50] [1400 x4] [9] [100 x2] → 3 GSO messages in one sendmmsg
+    assert!(tx.notes().is_empty(), "{:?}", tx.notes());
+    assert_eq!(tx.stats().gso_sends, 3);
+    assert_eq!(tx.stats().send_calls, 1);
+}
+
+#[test]
+fn gro_receive_splits_coalesced_datagrams() {
+    let rx_cfg = BatchConfig {
+        gro: true,
+        ..config(Datapath::Batched)
+    };
+    let (mut tx, mut rx) = pair("127.0.0.1:0", config(Datapath::Batched), rx_cfg);
+    if !tx.gso_enabled() || !rx.gro_enabled() {
+        println!(
+            "GSO/GRO not available, skipped: {:?} {:?}",
+            tx.notes(),
+            rx.notes()
+        );
+        return;
+    }
+    const N: usize = 640;
+    send_all(&mut tx, &[128; N]);
+    let got = drain(&mut rx, N);
+    assert_eq!(got.len(), N);
+    assert!(got
+        .values()
+        .all(|c| c.len() == 1 && c[0].0 == 128 && c[0].1));
+    let rxs = rx.stats();
+    println!("GRO: {rxs:?}");
+    assert!(rxs.gro_buffers > 0, "no coalesced buffer seen: {rxs:?}");
+    assert!(rxs.recv_calls < N as u64 / 16);
+}
+
+#[test]
+fn send_to_an_unconnected_peer_reports_the_source() {
+    for bind in families() {
+        let addr: SocketAddr = bind.parse().unwrap();
+        let (rx, _) = udp_bind(addr, &SocketOpts::default()).unwrap();
+        let (tx, _) = udp_bind(addr, &SocketOpts::default()).unwrap();
+        let tx_addr = tx.local_addr().unwrap();
+        let dst = rx.local_addr().unwrap();
+        for path in [Datapath::Batched, Datapath::PerCall] {
+            let mut txb = UdpBatch::new(tx.try_clone().unwrap(), config(path));
+            let mut rxb = UdpBatch::new(rx.try_clone().unwrap(), config(path));
+            let data = [payload(1, 64), payload(2, 64)];
+            let refs: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
+            assert_eq!(txb.send_batch_to(&refs, dst).unwrap(), 2);
+            let mut batch = rxb.recv_buffers();
+            let mut n = 0;
+            while n < 2 {
+                let got = rxb
+                    .recv_batch(&mut batch, Wait::Timeout(Duration::from_secs(1)))
+                    .unwrap();
+                assert!(got > 0, "{path:?}: datagrams lost on loopback");
+                for d in batch.iter() {
+                    assert_eq!(d.src, tx_addr);
+                }
+                n += got;
+            }
+        }
+    }
+}
+
+#[test]
+fn receive_timeout_and_non_blocking_return_zero() {
+    for path in [Datapath::Batched, Datapath::PerCall] {
+        let (_tx, mut rx) = pair("127.0.0.1:0", config(path), config(path));
+        let mut batch = rx.recv_buffers();
+        let t0 = Instant::now();
+        assert_eq!(rx.recv_batch(&mut batch, Wait::NonBlocking).unwrap(), 0);
+        assert!(t0.elapsed() < Duration::from_millis(20));
+        let t0 = Instant::now();
+        let n = rx
+            .recv_batch(&mut batch, Wait::Timeout(Duration::from_millis(50)))
+            .unwrap();
+        assert_eq!(n, 0);
+        assert!(batch.is_empty());
+        let waited = t0.elapsed();
+        assert!(
+            waited >= Duration::from_millis(45),
+            "{path:?} waited {waited:?}"
+        );
+        assert!(waited < Duration::from_millis(500));
+    }
+}
+
+#[test]
+fn a_datagram_longer_than_the_buffer_is_flagged_truncated() {
+    for path in [Datapath::Batched, Datapath::PerCall] {
+        let rx_cfg = BatchConfig {
+            max_datagram_bytes: 100,
+            ..config(path)
+        };
+        let (mut tx, mut rx) = pair("127.0.0.1:0", config(path), rx_cfg);
+        let long = payload(7, 300);
+        assert_eq!(tx.send_batch(&[&long]).unwrap(), 1);
+        let mut batch = rx.recv_buffers();
+        let n = rx
+            .recv_batch(&mut batch, Wait::Timeout(Duration::from_secs(1)))
+            .unwrap();
+        assert_eq!(n, 1);
+        let d = batch.get(0).unwrap();
+        assert!(d.truncated, "{path:?}");
+        assert_eq!(d.payload.len(), 100);
+    }
+}
+
+#[test]
+fn recv_batch_buffers_can_be_made_by_hand() {
+    let (mut tx, mut rx) = pair(
+        "127.0.0.1:0",
+        config(Datapath::Batched),
+        config(Datapath::Batched),
+    );
+    send_all(&mut tx, &[64; 10]);
+    let mut batch = RecvBatch::new(4, 2048);
+    let n = rx
+        .recv_batch(&mut batch, Wait::Timeout(Duration::from_secs(1)))
+        .unwrap();
+    assert!((1..=4).contains(&n), "at most the 4 slots fill: {n}");
+}
+
+#[test]
+fn no_batch_env_selects_the_per_call_path() {
+    // The only test that reads the environment (others pass the datapath explicitly).
+    let before = std::env::var(NO_BATCH_ENV).ok();
+    std::env::set_var(NO_BATCH_ENV, "1");
+    let from_env = Datapath::from_env();
+    let (tx, _) = udp_bind("127.0.0.1:0".parse().unwrap(), &SocketOpts::default()).unwrap();
+    let b = UdpBatch::new(tx, BatchConfig::default());
+    std::env::set_var(NO_BATCH_ENV, "0");
+    let unset = Datapath::from_env();
+    match before {
+        Some(v) => std::env::set_var(NO_BATCH_ENV, v),
+        None => std::env::remove_var(NO_BATCH_ENV),
+    }
+    assert_eq!(from_env, Datapath::PerCall);
+    assert_eq!(b.datapath(), Datapath::PerCall);
+    assert!(!b.gso_enabled());
+    assert_eq!(unset, Datapath::Batched);
+}
