@@ -1,11 +1,373 @@
-//! `dualperf run` (not built yet).
+//! `dualperf run`: one test against a server, or against an embedded loopback server
+//! when no HOST is given. Parses what the user typed into a `TestSpec`, runs it through
+//! the engine, prints a readable summary (or `--json`, schema in the README).
 
+use anyhow::{bail, Context};
 use clap::Args;
+use engine::{ClientConfig, EmbeddedServer, IntervalSample, Recorder, RunResult};
 use std::process::ExitCode;
+use std::time::Duration;
+use wire::metrics::{self as m, Metric};
+use wire::spec::{Bound, Direction, Family, Rate, SocketOpts, TestKind, TestSpec};
 
 #[derive(Args, Debug)]
-pub struct RunArgs {}
+pub struct RunArgs {
+    /// Server to test against; none = an embedded server on loopback in this process.
+    host: Option<String>,
+    /// tcp-stream, udp-stream, tcp-rr or udp-rr.
+    #[arg(short, long, default_value = "tcp-stream")]
+    test: TestKind,
+    /// IP version: 4 or 6.
+    #[arg(short, long, default_value = "4")]
+    family: Family,
+    /// Payload bytes per send / datagram / request (Netperf's send size).
+    #[arg(short, long, default_value = "1408", value_parser = parse_bytes)]
+    size: u32,
+    /// Run length in seconds.
+    #[arg(short, long, conflicts_with = "count")]
+    duration: Option<f64>,
+    /// Send this many packets (datagrams, writes or transactions) per stream instead.
+    #[arg(short = 'n', long)]
+    count: Option<u64>,
+    /// Server sends, client receives (stream tests).
+    #[arg(short = 'R', long, conflicts_with = "bidir")]
+    reverse: bool,
+    /// Both directions at once (stream tests).
+    #[arg(long)]
+    bidir: bool,
+    /// Parallel connections / flows.
+    #[arg(short = 'P', long, default_value_t = 1)]
+    streams: u16,
+    /// UDP sending rate per stream: bits/s with k/M/G suffix (100M) or packets/s (50kpps).
+    #[arg(short = 'b', long, value_parser = parse_rate)]
+    rate: Option<Rate>,
+    /// Control port of the server.
+    #[arg(short, long, default_value_t = engine::DEFAULT_PORT)]
+    port: u16,
+    /// SO_SNDBUF in bytes (K/M suffixes); the kernel's value is reported.
+    #[arg(long, value_parser = parse_bytes)]
+    sndbuf: Option<u32>,
+    /// SO_RCVBUF in bytes (K/M suffixes).
+    #[arg(long, value_parser = parse_bytes)]
+    rcvbuf: Option<u32>,
+    /// TCP_NODELAY (always on for tcp-rr).
+    #[arg(long)]
+    nodelay: bool,
+    /// TCP maximum segment size.
+    #[arg(long)]
+    mss: Option<u32>,
+    /// IPv4 TOS / IPv6 traffic class (decimal or 0x..).
+    #[arg(long, value_parser = parse_u8)]
+    tos: Option<u8>,
+    /// IPv6 flow label (20 bits).
+    #[arg(long)]
+    flowlabel: Option<u32>,
+    /// TCP congestion control (e.g. cubic, bbr).
+    #[arg(long)]
+    congestion: Option<String>,
+    /// Set the don't-fragment bit (IP_PMTUDISC_DO).
+    #[arg(long)]
+    dont_fragment: bool,
+    /// Per-transaction timeout of udp-rr, in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    rr_timeout_ms: u64,
+    /// Print per-interval samples every SECS seconds.
+    #[arg(short, long, value_name = "SECS")]
+    interval: Option<f64>,
+    /// Print the full result as JSON (schema in the README).
+    #[arg(long)]
+    json: bool,
+    /// Seconds to wait for the control connection.
+    #[arg(long, default_value_t = 3.0)]
+    connect_timeout: f64,
+    /// Control protocol version to speak (testing only).
+    #[arg(long, hide = true)]
+    protocol_version: Option<u16>,
+}
 
-pub fn main(_args: RunArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`dualperf run` is not built yet")
+/// "1408", "64K", "8k", "1M" → bytes (binary multiples, as socket sizes are).
+pub fn parse_bytes(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1024u64),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1024 * 1024),
+        _ => (t, 1),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a byte count (e.g. 1408, 64K)"))?;
+    u32::try_from(n * mult).map_err(|_| format!("'{s}' is too large"))
+}
+
+fn parse_u8(s: &str) -> Result<u8, String> {
+    let t = s.trim();
+    let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u8::from_str_radix(h, 16),
+        None => t.parse(),
+    };
+    r.map_err(|_| format!("'{s}' is not a byte value (0-255 or 0x00-0xff)"))
+}
+
+/// "100M" / "1.5G" / "800k" / "1000000" → bits/s (SI); "50kpps" / "1000pps" → packets/s.
+pub fn parse_rate(s: &str) -> Result<Rate, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let bad = || format!("'{s}' is not a rate (e.g. 100M for bit/s, 50kpps for packets/s)");
+    let (body, pps) = match t.strip_suffix("pps") {
+        Some(b) => (b.to_string(), true),
+        None => (
+            t.trim_end_matches("bps")
+                .trim_end_matches("bit/s")
+                .to_string(),
+            false,
+        ),
+    };
+    let (num, mult) = match body.chars().last() {
+        Some('k') => (&body[..body.len() - 1], 1e3),
+        Some('m') => (&body[..body.len() - 1], 1e6),
+        Some('g') => (&body[..body.len() - 1], 1e9),
+        _ => (&body[..], 1.0),
+    };
+    let v: f64 = num.parse().map_err(|_| bad())?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(bad());
+    }
+    let v = (v * mult).round() as u64;
+    Ok(if pps {
+        Rate::PacketsPerSec(v)
+    } else {
+        Rate::BitsPerSec(v)
+    })
+}
+
+fn secs_to_ns(what: &str, s: f64) -> anyhow::Result<u64> {
+    if !(s.is_finite() && s > 0.0) {
+        bail!("{what} must be a positive number of seconds");
+    }
+    Ok((s * 1e9) as u64)
+}
+
+fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
+    let mut spec = TestSpec::new(a.test, a.family, a.size);
+    spec.bound = match (a.count, a.duration) {
+        (Some(n), _) => Bound::Count(n),
+        (None, Some(d)) => Bound::DurationNs(secs_to_ns("--duration", d)?),
+        (None, None) => Bound::DurationNs(10_000_000_000),
+    };
+    spec.direction = match (a.reverse, a.bidir) {
+        (true, _) => Direction::Reverse,
+        (_, true) => Direction::Bidir,
+        _ => Direction::Forward,
+    };
+    spec.streams = a.streams;
+    spec.rate = a.rate;
+    if a.rate.is_some() && a.test != TestKind::UdpStream {
+        bail!("--rate applies to udp-stream only");
+    }
+    spec.socket = SocketOpts {
+        sndbuf_bytes: a.sndbuf,
+        rcvbuf_bytes: a.rcvbuf,
+        nodelay: a.nodelay,
+        mss_bytes: a.mss,
+        tos: a.tos,
+        flowlabel: a.flowlabel,
+        congestion: a.congestion.clone(),
+        dont_fragment: a.dont_fragment,
+    };
+    if a.flowlabel.is_some() && a.family != Family::V6 {
+        bail!("--flowlabel needs --family 6");
+    }
+    spec.rr_timeout_ns = a.rr_timeout_ms.saturating_mul(1_000_000);
+    spec.interval_ns = a
+        .interval
+        .map(|i| secs_to_ns("--interval", i))
+        .transpose()?;
+    Ok(spec)
+}
+
+/// Prints interval lines as they arrive (text mode) or keeps them (JSON mode).
+struct CliRecorder {
+    json: bool,
+    samples: Vec<IntervalSample>,
+}
+
+impl Recorder for CliRecorder {
+    fn on_interval(&mut self, s: &IntervalSample) {
+        self.samples.push(*s);
+        if !self.json {
+            let secs = (s.end_ns.saturating_sub(s.start_ns)) as f64 / 1e9;
+            let rate = |b: u64| {
+                if secs > 0.0 {
+                    b as f64 * 8.0 / secs
+                } else {
+                    0.0
+                }
+            };
+            say(&format!(
+                "[{:6.2}-{:6.2} s]  sent {:>12}  {:>10} pkts   received {:>12}  {:>10} pkts",
+                s.start_ns as f64 / 1e9,
+                s.end_ns as f64 / 1e9,
+                fmt_bps(rate(s.sent_bytes)),
+                s.sent_packets,
+                fmt_bps(rate(s.recv_bytes)),
+                s.recv_packets
+            ));
+        }
+    }
+}
+
+pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let spec = spec_of(&args)?;
+    wire::proto::validate_spec(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let _embedded;
+    let (host, port) = match &args.host {
+        Some(h) => (h.clone(), args.port),
+        None => {
+            let srv = EmbeddedServer::start()
+                .map_err(|e| anyhow::anyhow!("{e}"))
+                .context("cannot start the embedded loopback server")?;
+            let host = match args.family {
+                Family::V4 => "127.0.0.1",
+                Family::V6 => "::1",
+            };
+            let port = srv.port();
+            _embedded = srv;
+            (host.to_string(), port)
+        }
+    };
+    let mut cfg = ClientConfig::new(&host, port, spec);
+    cfg.connect_timeout = Duration::from_secs_f64(args.connect_timeout.max(0.01));
+    if let Some(v) = args.protocol_version {
+        cfg.protocol_version = v;
+    }
+    let mut rec = CliRecorder {
+        json: args.json,
+        samples: Vec::new(),
+    };
+    let result = engine::run_client(&cfg, &mut rec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if args.json {
+        say(&to_json(&result, &rec.samples)?);
+    } else {
+        say(summary(&result, args.host.is_none()).trim_end());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line to stdout; a closed pipe (`| head`) is not an error worth a panic.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
+}
+
+#[derive(serde::Serialize)]
+struct JsonOut<'a> {
+    #[serde(flatten)]
+    result: &'a RunResult,
+    metrics: Vec<Metric>,
+    intervals: &'a [IntervalSample],
+}
+
+fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String> {
+    let out = JsonOut {
+        result: r,
+        metrics: r.metrics(),
+        intervals,
+    };
+    serde_json::to_string_pretty(&out).context("cannot encode the result as JSON")
+}
+
+fn fmt_bps(v: f64) -> String {
+    if v >= 1e9 {
+        format!("{:.2} Gbit/s", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{:.2} Mbit/s", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.2} kbit/s", v / 1e3)
+    } else {
+        format!("{v:.0} bit/s")
+    }
+}
+
+fn fmt_value(x: &Metric) -> String {
+    match x.unit.as_str() {
+        "bit/s" => fmt_bps(x.value),
+        "ns" => {
+            if x.value >= 1e6 {
+                format!("{:.3} ms", x.value / 1e6)
+            } else {
+                format!("{:.1} µs", x.value / 1e3)
+            }
+        }
+        "%" => format!("{:.2} %", x.value),
+        "packets/s" | "1/s" => format!("{:.0} {}", x.value, x.unit),
+        "s" => format!("{:.3} s", x.value),
+        "µs" => format!("{:.3} µs", x.value),
+        "count" => format!("{:.0}", x.value),
+        u => format!("{:.0} {u}", x.value),
+    }
+}
+
+/// Display labels that name the standard behind a number.
+fn label(name: &str) -> String {
+    match name {
+        m::JITTER_RFC3550_NS => "jitter (RFC 3550 interarrival)".into(),
+        m::IPDV_P50_NS => "IPDV p50 (RFC 5481)".into(),
+        m::IPDV_P99_NS => "IPDV p99 (RFC 5481)".into(),
+        m::LOST_PACKETS => "lost packets (RFC 4737)".into(),
+        m::REORDERED_PACKETS => "reordered packets (RFC 4737)".into(),
+        m::DUP_PACKETS => "duplicate packets (RFC 4737)".into(),
+        m::THROUGHPUT_BPS => "goodput at receiver".into(),
+        other => other.replace('_', " "),
+    }
+}
+
+fn summary(r: &RunResult, embedded: bool) -> String {
+    let s = &r.spec;
+    let dir = match s.direction {
+        Direction::Forward => "client → server",
+        Direction::Reverse => "server → client",
+        Direction::Bidir => "both directions",
+    };
+    let mut out = format!(
+        "dualperf {} over {} to {}{}: {}-byte payload, {}, {} stream(s)\n",
+        s.kind,
+        s.family,
+        r.server_addr,
+        if embedded { " (embedded server)" } else { "" },
+        s.payload_bytes,
+        dir,
+        s.streams
+    );
+    for x in r.metrics() {
+        out.push_str(&format!("  {:<34} {}\n", label(&x.name), fmt_value(&x)));
+    }
+    let applied = &r.client.applied;
+    if !applied.is_empty() {
+        let kv: Vec<String> = applied.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        out.push_str(&format!(
+            "  socket (client, as applied)        {}\n",
+            kv.join(" ")
+        ));
+    }
+    for w in &r.warnings {
+        out.push_str(&format!("  warning: {w}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_and_sizes_parse_with_suffixes() {
+        assert_eq!(parse_rate("100M"), Ok(Rate::BitsPerSec(100_000_000)));
+        assert_eq!(parse_rate("50kpps"), Ok(Rate::PacketsPerSec(50_000)));
+        assert_eq!(parse_rate("1.5G"), Ok(Rate::BitsPerSec(1_500_000_000)));
+        assert!(parse_rate("fast").is_err());
+        assert!(parse_rate("-5M").is_err());
+        assert_eq!(parse_bytes("64K"), Ok(65_536));
+        assert_eq!(parse_bytes("1408"), Ok(1408));
+        assert!(parse_bytes("8X").is_err());
+        assert_eq!(parse_u8("0x2e"), Ok(46));
+    }
 }

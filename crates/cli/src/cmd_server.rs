@@ -1,11 +1,85 @@
-//! `dualperf server` (not built yet).
+//! `dualperf server`: serve tests on port 5301 (IPv4 and IPv6, one listener each, or
+//! the `--bind` addresses) until Ctrl-C, one log line per test on stdout.
 
+use anyhow::Context;
 use clap::Args;
+use engine::{ServerConfig, TestLog};
+use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 #[derive(Args, Debug)]
-pub struct ServerArgs {}
+pub struct ServerArgs {
+    /// Control port.
+    #[arg(short, long, default_value_t = engine::DEFAULT_PORT)]
+    port: u16,
+    /// Address to listen on (repeatable): an IP (uses --port) or IP:PORT / [IPv6]:PORT.
+    /// Default: 0.0.0.0 and :: (IPv6 only when available).
+    #[arg(long = "bind", value_name = "ADDR")]
+    binds: Vec<String>,
+}
 
-pub fn main(_args: ServerArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`dualperf server` is not built yet")
+/// Parse `--bind` values: "1.2.3.4", "::1", "1.2.3.4:5301", "[::1]:5301".
+pub fn parse_bind(text: &str, port: u16) -> anyhow::Result<SocketAddr> {
+    let t = text.trim();
+    if let Ok(a) = t.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    let ip = t.trim_start_matches('[').trim_end_matches(']');
+    let ip: IpAddr = ip
+        .parse()
+        .with_context(|| format!("--bind '{text}' is not an IP address or IP:PORT"))?;
+    Ok(SocketAddr::new(ip, port))
+}
+
+fn log_line(t: &TestLog) -> String {
+    let what = match &t.spec {
+        Some(s) => format!(
+            "{} {} {} B {:?} x{}",
+            s.kind, s.family, s.payload_bytes, s.direction, s.streams
+        )
+        .to_lowercase(),
+        None => "no test".into(),
+    };
+    let outcome = match &t.outcome {
+        Ok(st) => format!(
+            "ok: sent {} B / {} pkts, received {} B / {} pkts",
+            st.sent_bytes, st.sent_packets, st.recv_bytes, st.recv_packets
+        ),
+        Err(e) => format!("failed: {e}"),
+    };
+    format!(
+        "dualperf server: {} {what} in {:.2} s, {outcome}",
+        t.peer,
+        t.elapsed.as_secs_f64()
+    )
+}
+
+pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
+    let mut binds = Vec::new();
+    for b in &args.binds {
+        binds.push(parse_bind(b, args.port)?);
+    }
+    let cfg = ServerConfig {
+        binds,
+        port: args.port,
+        on_test: Some(Arc::new(|t: &TestLog| println!("{}", log_line(t)))),
+        ..ServerConfig::default()
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    ctrlc::set_handler(move || s.store(true, Ordering::SeqCst))
+        .context("cannot install the Ctrl-C handler")?;
+    let handle = engine::start_server(cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let addrs: Vec<String> = handle.local_addrs().iter().map(|a| a.to_string()).collect();
+    println!(
+        "dualperf server: listening on {}; Ctrl-C to stop",
+        addrs.join(", ")
+    );
+    while !stop.load(Ordering::SeqCst) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    handle.stop();
+    Ok(ExitCode::SUCCESS)
 }

@@ -270,7 +270,8 @@ impl Sampler {
         if now_ns < self.next_end_ns && !force {
             return None;
         }
-        if force && now_ns <= self.last_end_ns {
+        // A final partial interval shorter than 1 % of an interval says nothing.
+        if force && now_ns <= self.last_end_ns + self.every_ns / 100 {
             return None;
         }
         let l = &shared.live;

@@ -40,7 +40,8 @@ pub(crate) fn send(
     let _ = sock.set_write_timeout(Some(POLL));
     let mut bufs = vec![vec![0u8; payload_bytes]; BATCH];
     let mut o = Outcome::default();
-    let start = Instant::now();
+    // The schedule starts at the data phase's start, so a late thread start catches up.
+    let start = shared.go;
     let mut seq = 0u64;
     let mut tx = batch::Sender::new(&sock);
     'run: loop {
@@ -112,7 +113,9 @@ pub(crate) fn send(
     o
 }
 
-/// Sleep most of the way, then spin: keeps 128-byte pacing within 1 %.
+/// Sleep until `t` (spinning only for the last few µs). Oversleeping is harmless: the
+/// sender paces against its schedule, so a late wake-up sends the datagrams that came
+/// due as one batch and the average rate stays exact without burning a core.
 fn wait_until(t: Instant) {
     loop {
         let now = Instant::now();
@@ -120,8 +123,8 @@ fn wait_until(t: Instant) {
             return;
         }
         let left = t - now;
-        if left > Duration::from_micros(200) {
-            std::thread::sleep(left - Duration::from_micros(100));
+        if left > Duration::from_micros(5) {
+            std::thread::sleep(left);
         } else {
             std::hint::spin_loop();
         }
@@ -228,7 +231,10 @@ fn take(dg: &[u8], now_ns: u64, rx: &mut [StreamRx], shared: &Shared, o: &mut Ou
     };
     let seq = v.seq();
     s.seen += 1;
-    if shared.drop_every.is_some_and(|n| (seq + 1).is_multiple_of(n)) {
+    if shared
+        .drop_every
+        .is_some_and(|n| (seq + 1).is_multiple_of(n))
+    {
         return;
     }
     if s.seq.record(seq) == Arrival::Duplicate {

@@ -1,0 +1,120 @@
+//! Helpers shared by the `engine_*` end-to-end tests: run the real binary, read its
+//! JSON result, find a free port, start and stop `dualperf server`.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dualperf"))
+}
+
+/// Measuring runs in one test binary take turns: two cores cannot carry a full-speed
+/// TCP stream and an exact-count UDP run at once without the UDP receiver overflowing.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("the dualperf binary runs")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `dualperf run ARGS --json`, which must succeed; the parsed result.
+pub fn run_json(args: &[&str], env: &[(&str, &str)]) -> serde_json::Value {
+    let mut c = bin();
+    c.arg("run").args(args).arg("--json");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().expect("the dualperf binary runs");
+    assert!(
+        o.status.success(),
+        "dualperf run {args:?} failed: {}",
+        stderr(&o)
+    );
+    serde_json::from_slice(&o.stdout).expect("--json prints JSON")
+}
+
+/// A metric's value from a `--json` result (panics if absent).
+pub fn metric(v: &serde_json::Value, name: &str) -> f64 {
+    v["metrics"]
+        .as_array()
+        .and_then(|ms| ms.iter().find(|x| x["name"] == name))
+        .and_then(|x| x["value"].as_f64())
+        .unwrap_or_else(|| panic!("metric {name} missing in {}", v["metrics"]))
+}
+
+pub fn has_ipv6() -> bool {
+    std::net::UdpSocket::bind("[::1]:0").is_ok()
+        && std::fs::read_to_string("/proc/sys/net/ipv6/conf/all/disable_ipv6")
+            .map(|t| t.trim() == "0")
+            .unwrap_or(true)
+}
+
+/// Families to test, as (--family value, loopback host).
+pub fn families() -> Vec<(&'static str, &'static str)> {
+    let mut v = vec![("4", "127.0.0.1")];
+    if has_ipv6() {
+        v.push(("6", "::1"));
+    }
+    v
+}
+
+/// A TCP port nothing listens on right now.
+pub fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
+    l.local_addr().expect("local address").port()
+}
+
+/// A `dualperf server` on 127.0.0.1:PORT, killed on drop.
+pub struct Server {
+    child: Option<Child>,
+    pub port: u16,
+}
+
+impl Server {
+    pub fn start() -> Server {
+        let port = free_port();
+        let child = bin()
+            .args(["server", "--bind", "127.0.0.1", "--port", &port.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start dualperf server");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "server did not start");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Server {
+            child: Some(child),
+            port,
+        }
+    }
+
+    /// Stop it and return what it printed on stdout.
+    pub fn stop(mut self) -> String {
+        let Some(mut child) = self.child.take() else {
+            return String::new();
+        };
+        let _ = child.kill();
+        let out = child.wait_with_output().expect("server output");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(c) = self.child.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! End to end through the real binary with the embedded server, on 127.0.0.1 and ::1,
+//! for every test type: byte accounting, exact datagram counts, the drop hook's exact
+//! loss, RR percentiles in order, and which way bytes go.
+
+mod engine_common;
+use engine_common::*;
+
+#[test]
+fn tcp_stream_receives_every_byte_sent_in_each_direction() {
+    let _turn = serial();
+    for (fam, _) in families() {
+        for dir in [&[][..], &["--reverse"], &["--bidir"]] {
+            let mut args = vec!["-t", "tcp-stream", "-f", fam, "-d", "0.2", "-P", "2"];
+            args.extend_from_slice(dir);
+            let v = run_json(&args, &[]);
+            let sent = metric(&v, "sent_bytes");
+            assert!(sent > 0.0, "{args:?}");
+            assert_eq!(sent, metric(&v, "recv_bytes"), "{args:?}");
+            let (c, s) = (&v["client"], &v["server"]);
+            let n = |x: &serde_json::Value| x.as_u64().unwrap_or(0);
+            match dir.first().copied() {
+                None => {
+                    assert!(n(&c["sent_bytes"]) > 0 && n(&s["sent_bytes"]) == 0);
+                    assert_eq!(n(&s["recv_bytes"]), n(&c["sent_bytes"]));
+                }
+                Some("--reverse") => {
+                    assert!(n(&s["sent_bytes"]) > 0 && n(&c["sent_bytes"]) == 0);
+                    assert_eq!(n(&c["recv_bytes"]), n(&s["sent_bytes"]));
+                }
+                _ => {
+                    assert!(n(&s["sent_bytes"]) > 0 && n(&c["sent_bytes"]) > 0);
+                    assert_eq!(n(&c["recv_bytes"]), n(&s["sent_bytes"]));
+                    assert_eq!(n(&s["recv_bytes"]), n(&c["sent_bytes"]));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn count_based_udp_delivers_exactly_n_with_zero_loss() {
+    let _turn = serial();
+    for (fam, _) in families() {
+        for dir in [&[][..], &["--reverse"]] {
+            let mut args = vec![
+                "-t",
+                "udp-stream",
+                "-f",
+                fam,
+                "-s",
+                "128",
+                "-n",
+                "1000",
+                "-b",
+                "20kpps",
+            ];
+            args.extend_from_slice(dir);
+            let v = run_json(&args, &[]);
+            assert_eq!(metric(&v, "sent_packets"), 1000.0, "{args:?}");
+            assert_eq!(metric(&v, "recv_packets"), 1000.0, "{args:?}");
+            assert_eq!(metric(&v, "lost_packets"), 0.0);
+            assert_eq!(metric(&v, "loss_pct"), 0.0);
+            assert_eq!(metric(&v, "recv_bytes"), 128_000.0);
+            assert!(metric(&v, "jitter_rfc3550_ns") >= 0.0);
+            assert!(metric(&v, "ipdv_p50_ns") <= metric(&v, "ipdv_p99_ns"));
+        }
+    }
+}
+
+#[test]
+fn drop_every_tenth_datagram_is_exactly_ten_percent_loss() {
+    let _turn = serial();
+    for (fam, _) in families() {
+        for dir in [&[][..], &["--reverse"]] {
+            let mut args = vec![
+                "-t",
+                "udp-stream",
+                "-f",
+                fam,
+                "-s",
+                "256",
+                "-n",
+                "1000",
+                "-b",
+                "20kpps",
+            ];
+            args.extend_from_slice(dir);
+            let v = run_json(&args, &[("DUALPERF_TEST_DROP_EVERY", "10")]);
+            assert_eq!(metric(&v, "sent_packets"), 1000.0);
+            assert_eq!(metric(&v, "recv_packets"), 900.0, "{args:?}");
+            assert_eq!(metric(&v, "lost_packets"), 100.0);
+            assert_eq!(metric(&v, "loss_pct"), 10.0);
+        }
+    }
+}
+
+#[test]
+fn rr_tests_report_positive_ordered_rtts() {
+    let _turn = serial();
+    for (fam, _) in families() {
+        for t in ["tcp-rr", "udp-rr"] {
+            let v = run_json(&["-t", t, "-f", fam, "-s", "64", "-n", "300"], &[]);
+            assert_eq!(metric(&v, "transactions"), 300.0, "{t} {fam}");
+            let min = metric(&v, "rtt_min_ns");
+            let (p50, p99, max) = (
+                metric(&v, "rtt_p50_ns"),
+                metric(&v, "rtt_p99_ns"),
+                metric(&v, "rtt_max_ns"),
+            );
+            assert!(min > 0.0);
+            assert!(
+                min <= p50 && p50 <= p99 && p99 <= max,
+                "{min} {p50} {p99} {max}"
+            );
+            assert!(metric(&v, "rtt_mean_ns") > 0.0);
+        }
+    }
+}
+
+#[test]
+fn udp_rr_counts_lost_requests_and_does_not_hang() {
+    let _turn = serial();
+    let t0 = std::time::Instant::now();
+    let v = run_json(
+        &[
+            "-t",
+            "udp-rr",
+            "-s",
+            "64",
+            "-n",
+            "100",
+            "--rr-timeout-ms",
+            "20",
+        ],
+        &[("DUALPERF_TEST_DROP_EVERY", "10")],
+    );
+    assert_eq!(metric(&v, "rr_timeouts"), 10.0);
+    assert_eq!(metric(&v, "transactions"), 90.0);
+    assert!(t0.elapsed().as_secs_f64() < 3.0);
+}
+
+#[test]
+fn udp_pacing_holds_the_rate_within_one_percent_at_128_bytes() {
+    let _turn = serial();
+    let v = run_json(
+        &["-t", "udp-stream", "-s", "128", "-d", "0.5", "-b", "20kpps"],
+        &[],
+    );
+    let pps = metric(&v, "sent_pps");
+    assert!((pps - 20_000.0).abs() / 20_000.0 < 0.01, "sent {pps} pps");
+    let bits = run_json(
+        &["-t", "udp-stream", "-s", "128", "-d", "0.5", "-b", "10.24M"],
+        &[],
+    );
+    let bps = metric(&bits, "send_rate_bps");
+    assert!((bps - 10.24e6).abs() / 10.24e6 < 0.01, "sent {bps} bit/s");
+}
+
+#[test]
+fn json_has_schema_version_framing_sizes_and_intervals() {
+    let _turn = serial();
+    let v = run_json(
+        &[
+            "-t",
+            "udp-stream",
+            "-f",
+            "4",
+            "-s",
+            "128",
+            "-d",
+            "0.3",
+            "-i",
+            "0.1",
+            "-b",
+            "10kpps",
+        ],
+        &[],
+    );
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(metric(&v, "ip_packet_bytes"), 128.0 + 8.0 + 20.0);
+    assert_eq!(metric(&v, "eth_frame_bytes"), 128.0 + 8.0 + 20.0 + 18.0);
+    let n = v["intervals"].as_array().map_or(0, |a| a.len());
+    assert!((3..=4).contains(&n), "{n} intervals");
+    assert!(v["client"]["applied"]["sndbuf_bytes"].is_string());
+}
+
+#[test]
+fn readable_summary_names_the_standards() {
+    let _turn = serial();
+    let o = run(&[
+        "run",
+        "-t",
+        "udp-stream",
+        "-s",
+        "128",
+        "-n",
+        "200",
+        "-b",
+        "10kpps",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    for want in ["RFC 3550", "RFC 5481", "RFC 4737", "goodput at receiver"] {
+        assert!(text.contains(want), "summary lacks {want}:\n{text}");
+    }
+}

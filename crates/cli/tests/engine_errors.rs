@@ -1,0 +1,115 @@
+//! Each error a user can hit, produced for real through the binary and checked for the
+//! wording that tells them what to do.
+
+mod engine_common;
+use engine_common::*;
+use std::process::Command;
+
+fn fails_with(o: &std::process::Output, want: &[&str]) {
+    assert!(!o.status.success(), "expected failure, got success");
+    let err = stderr(o);
+    for w in want {
+        assert!(err.contains(w), "stderr lacks '{w}':\n{err}");
+    }
+}
+
+#[test]
+fn connection_refused_asks_whether_the_server_runs() {
+    let port = free_port().to_string();
+    let o = run(&["run", "127.0.0.1", "-p", &port, "-d", "0.1"]);
+    fails_with(
+        &o,
+        &[&format!(
+            "is `dualperf server` running on 127.0.0.1:{port}?"
+        )],
+    );
+}
+
+/// Runs `script` in a fresh network namespace (no traffic leaves it); `None` when this
+/// machine cannot create one (not root, no unshare).
+fn in_netns(script: &str) -> Option<std::process::Output> {
+    let bin = env!("CARGO_BIN_EXE_dualperf");
+    let o = Command::new("unshare")
+        .args(["--net", "sh", "-c", &script.replace("DUALPERF", bin)])
+        .output()
+        .ok()?;
+    let err = stderr(&o);
+    if err.contains("unshare failed") || err.contains("Operation not permitted") {
+        return None;
+    }
+    Some(o)
+}
+
+#[test]
+fn host_unreachable_is_reported_as_such() {
+    // A namespace with only a down loopback: no route anywhere, nothing is sent.
+    let Some(o) = in_netns("DUALPERF run 10.99.0.1 -d 0.1") else {
+        eprintln!("skipped: cannot create a network namespace here");
+        return;
+    };
+    fails_with(&o, &["host unreachable", "10.99.0.1:5301"]);
+}
+
+#[test]
+fn ipv6_not_available_says_so_and_suggests_ipv4() {
+    let Some(o) = in_netns(
+        "ip link set lo up && sysctl -qw net.ipv6.conf.all.disable_ipv6=1 && DUALPERF run -f 6 -d 0.1",
+    ) else {
+        eprintln!("skipped: cannot create a network namespace here");
+        return;
+    };
+    fails_with(&o, &["IPv6 is not available on this host", "--family 4"]);
+}
+
+#[test]
+fn payload_larger_than_a_datagram_names_the_family_limit() {
+    let o = run(&["run", "-t", "udp-stream", "-s", "65508", "-n", "1"]);
+    fails_with(&o, &["65508-byte payload", "IPv4", "65507"]);
+    let o = run(&["run", "-t", "udp-rr", "-f", "6", "-s", "65528", "-n", "1"]);
+    fails_with(&o, &["IPv6", "65527"]);
+    // The largest legal IPv4 payload goes through (a 2-core box may drop one of these
+    // 64 KiB datagrams in a 208 KiB default receive buffer, so only require delivery).
+    let v = run_json(
+        &["-t", "udp-stream", "-s", "65507", "-n", "3", "-b", "100pps"],
+        &[],
+    );
+    assert_eq!(metric(&v, "sent_packets"), 3.0);
+    let got = metric(&v, "recv_packets");
+    assert!(got >= 1.0);
+    assert_eq!(metric(&v, "recv_bytes"), got * 65507.0);
+}
+
+#[test]
+fn protocol_version_mismatch_is_named() {
+    let o = run(&["run", "-d", "0.1", "--protocol-version", "99"]);
+    fails_with(
+        &o,
+        &["protocol version mismatch", "version 1", "version 99"],
+    );
+}
+
+#[test]
+fn a_second_client_is_told_the_server_is_busy() {
+    let srv = Server::start();
+    let port = srv.port.to_string();
+    let first = bin()
+        .args(["run", "127.0.0.1", "-p", &port, "-d", "0.8", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("first client");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let o = run(&["run", "127.0.0.1", "-p", &port, "-d", "0.1"]);
+    fails_with(&o, &["server busy", &format!("127.0.0.1:{port}")]);
+    let first = first.wait_with_output().expect("first client output");
+    assert!(first.status.success(), "{}", stderr(&first));
+    // Once the first test is over, the server takes the next one.
+    let o = run(&["run", "127.0.0.1", "-p", &port, "-d", "0.1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let log = srv.stop();
+    assert!(
+        log.lines().filter(|l| l.contains(" ok: ")).count() >= 2,
+        "{log}"
+    );
+}
