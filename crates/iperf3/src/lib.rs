@@ -12,5 +12,6 @@ pub mod session;
 
 pub use error::Iperf3Error;
 pub mod cpu;
+pub mod server;
 pub mod streams;
 pub mod udp;

@@ -1,0 +1,603 @@
+//! An iperf3-compatible server on std sockets: one test at a time across all listeners,
+//! a busy answer (0xFF) for everyone else, TCP and UDP data streams on the control port,
+//! reverse and bidirectional tests. The protocol decisions are `session::ServerSession`'s;
+//! this module moves bytes, owns threads and enforces timeouts, so a client that dies
+//! mid-test frees the server for the next one.
+
+use crate::cpu::CpuSample;
+use crate::error::Iperf3Error;
+use crate::json::{stream_id, Params, Protocol, Results, StreamResult, DEFAULT_UDP_BANDWIDTH_BPS};
+use crate::proto::{cookies_match, State, COOKIE_LEN};
+use crate::session::{ServerEvent, ServerSession};
+use crate::streams::{self, RecvCfg, SendCfg, Shared, StreamOutcome};
+use crate::udp::CONNECT_REPLY;
+use socket2::{Domain, Protocol as SockProto, SockAddr, Socket, Type};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How often blocked calls wake up to look at deadlines and the shutdown flag.
+const POLL: Duration = Duration::from_millis(100);
+/// Receive buffer asked for on UDP data sockets (the kernel caps it at rmem_max).
+const UDP_RCVBUF_BYTES: usize = 4 << 20;
+/// Extra time after `time + omit` before a test without TEST_END is dropped (as 3.12).
+const TEST_END_GRACE_S: u64 = 40;
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Test hook: drop every Nth received UDP data datagram, as if the network lost it.
+    pub drop_every_nth_datagram: Option<u64>,
+    /// Longest silence allowed from a client outside the data phase (cookie, parameters,
+    /// results) and longest wait for its data streams.
+    pub control_timeout: Duration,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            drop_every_nth_datagram: None,
+            control_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What one stream of a finished test did, as the server saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServedStream {
+    pub id: i64,
+    /// True if the server sent on this stream.
+    pub server_sends: bool,
+    pub outcome: StreamOutcome,
+}
+
+/// One served control connection: what was asked, counted and exchanged.
+#[derive(Debug, Clone, Default)]
+pub struct SessionReport {
+    pub peer: Option<SocketAddr>,
+    pub params: Option<Params>,
+    pub streams: Vec<ServedStream>,
+    /// Our results document as sent to the client.
+    pub server_results: Option<Results>,
+    /// The client's results document.
+    pub client_results: Option<Results>,
+    /// Why the session ended abnormally, if it did.
+    pub error: Option<String>,
+}
+
+/// The single test slot shared by all listeners.
+#[derive(Default)]
+struct Slot {
+    busy: bool,
+    /// Set while a TCP test waits for its data connections.
+    stream_tx: Option<Sender<TcpStream>>,
+}
+
+/// Frees the slot when a session ends, however it ends.
+struct SlotGuard(Arc<Mutex<Slot>>);
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Slot::default();
+        }
+    }
+}
+
+/// An iperf3-compatible server bound to one or more addresses.
+pub struct Server {
+    listeners: Vec<(TcpListener, SocketAddr)>,
+    opts: ServerOptions,
+    slot: Arc<Mutex<Slot>>,
+    reports: Arc<Mutex<Vec<SessionReport>>>,
+}
+
+fn bind_socket(addr: SocketAddr, ty: Type, proto: SockProto) -> std::io::Result<Socket> {
+    let sock = Socket::new(Domain::for_address(addr), ty, Some(proto))?;
+    sock.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        // `[::]` serves IPv4 and IPv6 like iperf3; a specific IPv6 address only IPv6.
+        sock.set_only_v6(!addr.ip().is_unspecified())?;
+    }
+    sock.bind(&SockAddr::from(addr))?;
+    Ok(sock)
+}
+
+impl Server {
+    /// Listens on every address. A port 0 after the first address reuses the port the
+    /// first one got, so `[127.0.0.1:0, [::1]:0]` serves one port on both families.
+    pub fn bind(addrs: &[SocketAddr]) -> Result<Server, Iperf3Error> {
+        if addrs.is_empty() {
+            return Err(Iperf3Error::Unsupported("no address to listen on".into()));
+        }
+        let mut listeners = Vec::new();
+        let mut first_port = None;
+        for &requested in addrs {
+            let mut addr = requested;
+            if let (0, Some(p)) = (addr.port(), first_port) {
+                addr.set_port(p);
+            }
+            let ctx = || format!("listening on {addr}");
+            let sock = bind_socket(addr, Type::STREAM, SockProto::TCP)
+                .map_err(|e| Iperf3Error::io(ctx(), e))?;
+            sock.listen(128).map_err(|e| Iperf3Error::io(ctx(), e))?;
+            // Linux honours SO_RCVTIMEO on accept(): the accept loop can see shutdown.
+            sock.set_read_timeout(Some(POLL))
+                .map_err(|e| Iperf3Error::io(ctx(), e))?;
+            let listener: TcpListener = sock.into();
+            let local = listener
+                .local_addr()
+                .map_err(|e| Iperf3Error::io(ctx(), e))?;
+            first_port.get_or_insert(local.port());
+            listeners.push((listener, local));
+        }
+        Ok(Server {
+            listeners,
+            opts: ServerOptions::default(),
+            slot: Arc::default(),
+            reports: Arc::default(),
+        })
+    }
+
+    pub fn with_options(mut self, opts: ServerOptions) -> Server {
+        self.opts = opts;
+        self
+    }
+
+    pub fn local_addrs(&self) -> Vec<SocketAddr> {
+        self.listeners.iter().map(|(_, a)| *a).collect()
+    }
+
+    /// Reports of finished sessions, oldest first (shared; the server appends).
+    pub fn reports(&self) -> Arc<Mutex<Vec<SessionReport>>> {
+        self.reports.clone()
+    }
+
+    /// Serves until `shutdown` is set; returns once every session has ended.
+    pub fn serve(&self, shutdown: &AtomicBool) -> Result<(), Iperf3Error> {
+        std::thread::scope(|scope| {
+            for (listener, local) in &self.listeners {
+                scope.spawn(move || self.accept_loop(scope, listener, *local, shutdown));
+            }
+        });
+        Ok(())
+    }
+
+    fn accept_loop<'s>(
+        &'s self,
+        scope: &'s std::thread::Scope<'s, '_>,
+        listener: &'s TcpListener,
+        local: SocketAddr,
+        shutdown: &'s AtomicBool,
+    ) {
+        while !shutdown.load(Ordering::Relaxed) {
+            let (conn, peer) = match listener.accept() {
+                Ok(c) => c,
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    continue
+                }
+                Err(_) => {
+                    // EMFILE and friends: back off instead of spinning.
+                    std::thread::sleep(POLL);
+                    continue;
+                }
+            };
+            let Ok(mut slot) = self.slot.lock() else {
+                return;
+            };
+            if !slot.busy {
+                slot.busy = true;
+                drop(slot);
+                let guard = SlotGuard(self.slot.clone());
+                scope.spawn(move || {
+                    let report = self.run_session(conn, peer, local, shutdown);
+                    drop(guard);
+                    if let Ok(mut reports) = self.reports.lock() {
+                        reports.push(report);
+                    }
+                });
+            } else if let Some(tx) = &slot.stream_tx {
+                let _ = tx.send(conn);
+            } else {
+                drop(slot);
+                deny(conn);
+            }
+        }
+    }
+
+    fn run_session(
+        &self,
+        conn: TcpStream,
+        peer: SocketAddr,
+        local: SocketAddr,
+        shutdown: &AtomicBool,
+    ) -> SessionReport {
+        let mut report = SessionReport {
+            peer: Some(peer),
+            ..SessionReport::default()
+        };
+        let mut ctl = Control {
+            conn,
+            session: ServerSession::new(),
+            shutdown,
+            pending: Default::default(),
+        };
+        if let Err(e) = self.session_body(&mut ctl, local, &mut report) {
+            report.error = Some(e.to_string());
+        }
+        report
+    }
+
+    fn session_body(
+        &self,
+        ctl: &mut Control<'_>,
+        local: SocketAddr,
+        report: &mut SessionReport,
+    ) -> Result<(), Iperf3Error> {
+        let ctx =
+            |what: &'static str| move |e| Iperf3Error::io(format!("control connection: {what}"), e);
+        ctl.conn.set_nodelay(true).map_err(ctx("nodelay"))?;
+        ctl.conn
+            .set_read_timeout(Some(POLL))
+            .map_err(ctx("read timeout"))?;
+        ctl.conn
+            .set_write_timeout(Some(self.opts.control_timeout))
+            .map_err(ctx("write timeout"))?;
+
+        let deadline = Instant::now() + self.opts.control_timeout;
+        let mut cookie = [0u8; COOKIE_LEN];
+        let params = loop {
+            match ctl.next_event(deadline)? {
+                ServerEvent::Cookie(c) => cookie = c,
+                ServerEvent::Params(p) => break p,
+                other => return Err(unexpected(&other)),
+            }
+        };
+        report.params = Some(params.clone());
+        let n_streams = params.total_streams() as usize;
+        let mut roles = vec![!params.reverse; n_streams]; // true = we receive
+        if params.bidirectional {
+            roles[params.parallel as usize..]
+                .iter_mut()
+                .for_each(|r| *r = false);
+        }
+
+        let sockets = match params.protocol {
+            Protocol::Tcp => {
+                let (tx, rx) = mpsc::channel();
+                if let Ok(mut slot) = self.slot.lock() {
+                    slot.stream_tx = Some(tx);
+                }
+                ctl.session.create_streams();
+                ctl.flush()?;
+                let got = self.accept_tcp_streams(&rx, &cookie, n_streams, ctl.shutdown);
+                if let Ok(mut slot) = self.slot.lock() {
+                    slot.stream_tx = None;
+                }
+                got?.into_iter().map(DataSocket::Tcp).collect::<Vec<_>>()
+            }
+            Protocol::Udp => {
+                let listener = match bind_socket(local, Type::DGRAM, SockProto::UDP) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        // §9.1: IESTREAMLISTEN with the errno, as 3.12 does.
+                        ctl.session.server_error(202, e.raw_os_error().unwrap_or(0));
+                        ctl.flush()?;
+                        return Err(Iperf3Error::io(format!("binding UDP {local}"), e));
+                    }
+                };
+                ctl.session.create_streams();
+                ctl.flush()?;
+                self.accept_udp_streams(listener, local, n_streams, ctl.shutdown)?
+                    .into_iter()
+                    .map(DataSocket::Udp)
+                    .collect()
+            }
+            Protocol::Sctp => {
+                ctl.session.server_error(18, 0);
+                ctl.flush()?;
+                return Err(Iperf3Error::Unsupported("SCTP tests".into()));
+            }
+        };
+
+        ctl.session.start();
+        ctl.flush()?;
+        let cpu = CpuSample::now();
+        let started = Instant::now();
+        let shared = Arc::new(Shared::default());
+        let handles = self.spawn_streams(&params, &sockets, &roles, &shared)?;
+
+        let test_s = u64::try_from(params.time_s + params.omit_s).unwrap_or(0);
+        let limit_s = if params.time_s > 0 {
+            test_s + TEST_END_GRACE_S
+        } else {
+            86_400
+        };
+        let end = ctl.next_event(Instant::now() + Duration::from_secs(limit_s));
+        shared.stop_send.store(true, Ordering::Relaxed);
+        shared.stop_recv.store(true, Ordering::Relaxed);
+        let elapsed_s = started.elapsed().as_secs_f64();
+        let outcomes: Vec<StreamOutcome> = handles.into_iter().map(streams::join).collect();
+        // §4 step 9: close the data connections before EXCHANGE_RESULTS. A 3.12 client
+        // may sit in a blocking read of a whole block until it sees EOF.
+        for sock in &sockets {
+            if let DataSocket::Tcp(s) = sock {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+            }
+        }
+        report.streams = outcomes
+            .into_iter()
+            .enumerate()
+            .map(|(i, outcome)| ServedStream {
+                id: stream_id(i),
+                server_sends: !roles[i],
+                outcome,
+            })
+            .collect();
+        match end? {
+            ServerEvent::TestEnd => {}
+            ServerEvent::ClientTerminate => {
+                return Err(Iperf3Error::Protocol(
+                    "the client terminated the test".into(),
+                ))
+            }
+            other => return Err(unexpected(&other)),
+        }
+
+        let (cpu_total, cpu_user, cpu_system) = cpu.util_since();
+        ctl.session.exchange_results();
+        ctl.flush()?;
+        let deadline = Instant::now() + self.opts.control_timeout;
+        match ctl.next_event(deadline)? {
+            ServerEvent::ClientResults(r) => report.client_results = Some(r),
+            other => return Err(unexpected(&other)),
+        }
+        let mut ours = Results {
+            cpu_util_total: cpu_total,
+            cpu_util_user: cpu_user,
+            cpu_util_system: cpu_system,
+            sender_has_retransmits: if roles.iter().all(|&r| r) { -1 } else { 0 },
+            streams: report
+                .streams
+                .iter()
+                .map(|s| stream_result(s, elapsed_s))
+                .collect(),
+            ..Results::default()
+        };
+        if params.get_server_output {
+            let text = server_output_text(&report.streams, elapsed_s);
+            ours.extra.insert("server_output_text".into(), text.into());
+        }
+        ctl.session.send_results(&ours);
+        report.server_results = Some(ours);
+        ctl.flush()?;
+        // IPERF_DONE or EOF ends it; the client may close first.
+        let _ = ctl.next_event(Instant::now() + self.opts.control_timeout);
+        Ok(())
+    }
+
+    fn spawn_streams(
+        &self,
+        params: &Params,
+        sockets: &[DataSocket],
+        roles: &[bool],
+        shared: &Arc<Shared>,
+    ) -> Result<Vec<std::thread::JoinHandle<StreamOutcome>>, Iperf3Error> {
+        let default_rate = match params.protocol {
+            Protocol::Udp => DEFAULT_UDP_BANDWIDTH_BPS,
+            _ => 0,
+        };
+        let send = SendCfg {
+            len_bytes: params.len_bytes as usize,
+            rate_bps: params.bandwidth_bps.unwrap_or(default_rate),
+            max_blocks: params.blockcount,
+            max_bytes: params.num_bytes,
+            counters_64bit: params.udp_counters_64bit,
+        };
+        let recv = RecvCfg {
+            len_bytes: params.len_bytes as usize,
+            counters_64bit: params.udp_counters_64bit,
+            drop_every_nth: self.opts.drop_every_nth_datagram,
+        };
+        let mut handles = Vec::new();
+        for (sock, &receive) in sockets.iter().zip(roles) {
+            let shared = shared.clone();
+            let ctx = |e| Iperf3Error::io("cloning a data socket", e);
+            handles.push(match (sock, receive) {
+                (DataSocket::Tcp(s), true) => {
+                    streams::spawn_tcp_recv(s.try_clone().map_err(ctx)?, recv, shared)
+                }
+                (DataSocket::Tcp(s), false) => {
+                    streams::spawn_tcp_send(s.try_clone().map_err(ctx)?, send, shared)
+                }
+                (DataSocket::Udp(s), true) => {
+                    streams::spawn_udp_recv(s.try_clone().map_err(ctx)?, recv, shared)
+                }
+                (DataSocket::Udp(s), false) => {
+                    streams::spawn_udp_send(s.try_clone().map_err(ctx)?, send, shared)
+                }
+            });
+        }
+        Ok(handles)
+    }
+
+    /// Takes data connections from the accept loops until `n` carry the right cookie.
+    fn accept_tcp_streams(
+        &self,
+        rx: &Receiver<TcpStream>,
+        cookie: &[u8; COOKIE_LEN],
+        n: usize,
+        shutdown: &AtomicBool,
+    ) -> Result<Vec<TcpStream>, Iperf3Error> {
+        let deadline = Instant::now() + self.opts.control_timeout;
+        let mut got = Vec::with_capacity(n);
+        while got.len() < n {
+            if shutdown.load(Ordering::Relaxed) || Instant::now() > deadline {
+                return Err(Iperf3Error::Timeout(format!(
+                    "waiting for data connections ({} of {n} arrived)",
+                    got.len()
+                )));
+            }
+            let Ok(mut conn) = rx.recv_timeout(POLL) else {
+                continue;
+            };
+            let mut theirs = [0u8; COOKIE_LEN];
+            let ok = conn
+                .set_read_timeout(Some(self.opts.control_timeout))
+                .is_ok()
+                && conn.read_exact(&mut theirs).is_ok()
+                && cookies_match(&theirs, cookie);
+            if ok {
+                got.push(conn);
+            } else {
+                deny(conn); // §6.1: bad cookie gets 0xFF, the test goes on
+            }
+        }
+        Ok(got)
+    }
+
+    /// §6.2: each stream's first datagram connects the listening socket to its sender,
+    /// a fresh socket takes over the port, then the reply goes out.
+    fn accept_udp_streams(
+        &self,
+        mut listener: Socket,
+        local: SocketAddr,
+        n: usize,
+        shutdown: &AtomicBool,
+    ) -> Result<Vec<UdpSocket>, Iperf3Error> {
+        let deadline = Instant::now() + self.opts.control_timeout;
+        let mut got = Vec::with_capacity(n);
+        while got.len() < n {
+            let udp: UdpSocket = listener.into();
+            udp.set_read_timeout(Some(POLL))
+                .map_err(|e| Iperf3Error::io("UDP timeout", e))?;
+            let mut buf = [0u8; 65_536];
+            let peer = loop {
+                if shutdown.load(Ordering::Relaxed) || Instant::now() > deadline {
+                    return Err(Iperf3Error::Timeout("waiting for UDP streams".into()));
+                }
+                match udp.recv_from(&mut buf) {
+                    Ok((_, peer)) => break peer,
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                        ) => {}
+                    Err(e) => return Err(Iperf3Error::io("receiving a UDP connect datagram", e)),
+                }
+            };
+            // A roomy receive buffer keeps a busy host from dropping datagrams.
+            let _ = socket2::SockRef::from(&udp).set_recv_buffer_size(UDP_RCVBUF_BYTES);
+            udp.connect(peer)
+                .map_err(|e| Iperf3Error::io(format!("connecting UDP to {peer}"), e))?;
+            listener = bind_socket(local, Type::DGRAM, SockProto::UDP)
+                .map_err(|e| Iperf3Error::io(format!("re-binding UDP {local}"), e))?;
+            udp.send(&CONNECT_REPLY)
+                .map_err(|e| Iperf3Error::io("sending the UDP reply", e))?;
+            got.push(udp);
+        }
+        Ok(got)
+    }
+}
+
+enum DataSocket {
+    Tcp(TcpStream),
+    Udp(UdpSocket),
+}
+
+/// Writes ACCESS_DENIED and closes, without reading (§9.2).
+fn deny(mut conn: TcpStream) {
+    let _ = conn.set_write_timeout(Some(POLL));
+    let _ = conn.write_all(&[State::AccessDenied.byte()]);
+}
+
+fn unexpected(ev: &ServerEvent) -> Iperf3Error {
+    Iperf3Error::Protocol(format!("unexpected {ev:?} from the client"))
+}
+
+fn stream_result(s: &ServedStream, elapsed_s: f64) -> StreamResult {
+    let udp = s.outcome.udp.as_ref();
+    StreamResult {
+        id: s.id,
+        bytes: s.outcome.bytes,
+        retransmits: -1,
+        jitter_s: udp.map_or(0.0, |u| u.jitter_s),
+        errors: udp.map_or(0, |u| u.errors),
+        packets: match udp {
+            Some(u) => i64::try_from(u.max_seq).unwrap_or(i64::MAX),
+            None => i64::try_from(s.outcome.sent_packets).unwrap_or(i64::MAX),
+        },
+        start_time_s: 0.0,
+        end_time_s: elapsed_s,
+    }
+}
+
+fn server_output_text(streams: &[ServedStream], elapsed_s: f64) -> String {
+    let mut text = String::from("dualperf iperf3-compatible server\n");
+    for s in streams {
+        let role = if s.server_sends { "sender" } else { "receiver" };
+        let mbps = s.outcome.bytes as f64 * 8.0 / elapsed_s.max(1e-9) / 1e6;
+        text += &format!(
+            "[{:3}] {role}: {} bytes in {elapsed_s:.3} s = {mbps:.2} Mbit/s\n",
+            s.id, s.outcome.bytes
+        );
+    }
+    text
+}
+
+/// The control connection and its session machine.
+struct Control<'a> {
+    conn: TcpStream,
+    session: ServerSession,
+    shutdown: &'a AtomicBool,
+    /// Events decoded but not yet handed out (several can arrive in one read).
+    pending: std::collections::VecDeque<ServerEvent>,
+}
+
+impl Control<'_> {
+    fn flush(&mut self) -> Result<(), Iperf3Error> {
+        let out = self.session.take_output();
+        if !out.is_empty() {
+            self.conn
+                .write_all(&out)
+                .map_err(|e| Iperf3Error::io("writing to the control connection", e))?;
+        }
+        Ok(())
+    }
+
+    /// Reads until the session yields an event, writing what it queues; fails on EOF
+    /// (unless the session is over), on shutdown and at `deadline`.
+    fn next_event(&mut self, deadline: Instant) -> Result<ServerEvent, Iperf3Error> {
+        let mut buf = [0u8; 4096];
+        loop {
+            if let Some(ev) = self.pending.pop_front() {
+                self.flush()?;
+                return Ok(ev);
+            }
+            if self.shutdown.load(Ordering::Relaxed) {
+                let _ = self.conn.write_all(&[State::ServerTerminate.byte()]);
+                return Err(Iperf3Error::ServerTerminated);
+            }
+            if Instant::now() > deadline {
+                return Err(Iperf3Error::Timeout("waiting for the iperf3 client".into()));
+            }
+            match self.conn.read(&mut buf) {
+                Ok(0) => return self.session.feed_eof(),
+                Ok(n) => {
+                    let events = self.session.feed(&buf[..n])?;
+                    self.pending.extend(events);
+                    self.flush()?;
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                    ) => {}
+                Err(e) => return Err(Iperf3Error::io("reading the control connection", e)),
+            }
+        }
+    }
+}
