@@ -107,3 +107,60 @@ fn sigkill_mid_study_then_resume_completes_with_the_right_run_count() {
     let s = store::Store::open_read_only(db.as_ref()).unwrap();
     assert!(s.campaign(1).unwrap().finished);
 }
+
+#[test]
+fn failed_runs_are_recorded_with_reason_and_a_dead_server_stops_the_study() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("dead.db").display().to_string();
+    // A port with nothing listening.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let o = run(
+        &[
+            "study",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--families",
+            "4",
+            "--tests",
+            "tcp-rr",
+            "--sizes",
+            "128,256,512",
+            "--runs",
+            "3",
+            "--duration",
+            "0.1",
+            "--connect-timeout",
+            "1",
+            "--db",
+            &db,
+        ],
+        false,
+    );
+    assert!(!o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("runs in a row failed") && err.contains("--resume"),
+        "{err}"
+    );
+    let s = store::Store::open_read_only(db.as_ref()).unwrap();
+    let details = s.run_details(1).unwrap();
+    assert_eq!(details.len(), 10, "stops at the 10th failure in a row");
+    // Each slot was tried 1 + 2 retries times before the next.
+    let attempts: Vec<u32> = details.iter().map(|d| d.attempt).collect();
+    assert_eq!(&attempts[..6], &[0, 1, 2, 0, 1, 2]);
+    for d in &details {
+        match &d.run.status {
+            store::RunStatus::Failed { reason } => {
+                assert!(reason.contains("refused"), "{reason}")
+            }
+            store::RunStatus::Ok => panic!("a run against a closed port succeeded"),
+        }
+    }
+    assert!(!s.campaign(1).unwrap().finished);
+}

@@ -369,7 +369,7 @@ fn sigkill_then_resume_completes_with_the_right_run_count_fake() {
     ];
     let child = spawn(&args, true);
     let at_kill = kill_after_runs(child, db.as_ref(), 5, Duration::from_secs(20));
-    assert!(at_kill >= 5 && at_kill < 24, "{at_kill}");
+    assert!((5..24).contains(&at_kill), "{at_kill}");
     assert_eq!(measured_slots(db.as_ref(), 1).len(), at_kill);
     let o = run(&["study", "--resume", "1", "--db", &db], true);
     assert!(o.status.success(), "{}", text(&o));

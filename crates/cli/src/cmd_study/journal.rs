@@ -24,7 +24,13 @@ pub struct StoreJournal {
     last: String,
     client_md: Option<BTreeMap<String, String>>,
     server_stored: bool,
+    consecutive_failures: u32,
 }
+
+/// Stop the study after this many failed attempts in a row (server gone, network
+/// down): every further run would only fail, slowly. The failures stay recorded and
+/// `--resume` continues where it stopped.
+pub const MAX_CONSECUTIVE_FAILURES: u32 = 10;
 
 impl StoreJournal {
     pub fn new(store: Store, campaign_id: i64, spec: &StudySpec, quiet: bool) -> StoreJournal {
@@ -57,6 +63,7 @@ impl StoreJournal {
             last: "-".into(),
             client_md,
             server_stored: false,
+            consecutive_failures: 0,
         }
     }
 
@@ -139,10 +146,22 @@ impl Journal for StoreJournal {
             Ok(o) => format!("{}: {}", f.cell.label(), headline(f.cell, &o.metrics)),
             Err(reason) => format!("{}: failed ({reason})", f.cell.label()),
         };
-        if let Ok(o) = &f.run.result {
-            self.store_hosts(o)?;
-        }
         self.bar.inc(1);
+        match &f.run.result {
+            Ok(o) => {
+                self.consecutive_failures = 0;
+                self.store_hosts(o)?;
+            }
+            Err(reason) => {
+                self.consecutive_failures += 1;
+                if self.consecutive_failures >= MAX_CONSECUTIVE_FAILURES {
+                    return Err(format!(
+                        "{MAX_CONSECUTIVE_FAILURES} runs in a row failed, the last with: {reason}; \
+                         fix the cause (is the server running?)"
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 
