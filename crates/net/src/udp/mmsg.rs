@@ -108,6 +108,9 @@ fn send_plans(
         .collect();
     let mut cmsgs: Vec<CmsgBuf> = vec![[0u64; 16]; plans.len()];
     let name = dst.map(SockAddr::from);
+    // One base pointer per array, offset per message, so that no later borrow of the
+    // array invalidates a pointer already stored in a header.
+    let iov_base = iovecs.as_mut_ptr();
     let mut hdrs: Vec<libc::mmsghdr> = Vec::with_capacity(plans.len());
     for (p, cbuf) in plans.iter().zip(cmsgs.iter_mut()) {
         // SAFETY: msghdr is plain data; zero is a valid empty header.
@@ -116,7 +119,7 @@ fn send_plans(
             h.msg_name = n.as_ptr() as *mut libc::c_void;
             h.msg_namelen = n.len();
         }
-        h.msg_iov = iovecs[p.start..].as_mut_ptr();
+        h.msg_iov = iov_base.wrapping_add(p.start);
         h.msg_iovlen = p.count as _;
         if p.count > 1 {
             // plan() only groups segments that fit in u16.
@@ -161,15 +164,17 @@ pub(super) fn recv(b: &mut UdpBatch, batch: &mut RecvBatch) -> io::Result<usize>
         .collect();
     let mut addrs: Vec<libc::sockaddr_storage> = (0..n).map(|_| cmsg::empty_storage()).collect();
     let mut cmsgs: Vec<CmsgBuf> = vec![[0u64; 16]; n];
+    let (iov_base, addr_base, cmsg_base) =
+        (iovecs.as_mut_ptr(), addrs.as_mut_ptr(), cmsgs.as_mut_ptr());
     let mut hdrs: Vec<libc::mmsghdr> = Vec::with_capacity(n);
     for i in 0..n {
         // SAFETY: msghdr is plain data; zero is a valid empty header.
         let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
-        h.msg_name = (&mut addrs[i] as *mut libc::sockaddr_storage).cast();
+        h.msg_name = addr_base.wrapping_add(i).cast();
         h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-        h.msg_iov = &mut iovecs[i];
+        h.msg_iov = iov_base.wrapping_add(i);
         h.msg_iovlen = 1;
-        h.msg_control = cmsgs[i].as_mut_ptr().cast();
+        h.msg_control = cmsg_base.wrapping_add(i).cast();
         h.msg_controllen = cmsg::CMSG_BUF_BYTES as _;
         hdrs.push(libc::mmsghdr {
             msg_hdr: h,

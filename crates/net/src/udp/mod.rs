@@ -302,7 +302,9 @@ impl UdpBatch {
     }
 
     /// Receive up to a batch of datagrams into `batch`, waiting as `wait` says for the
-    /// first one. Returns the number received (0 on timeout or nothing queued).
+    /// first one. Returns the number received (0 on timeout, signal or nothing queued).
+    /// On a connected socket an ICMP port-unreachable from the peer surfaces here (or on
+    /// the next send) as `ConnectionRefused`.
     pub fn recv_batch(&mut self, batch: &mut RecvBatch, wait: Wait) -> io::Result<usize> {
         batch.metas.clear();
         if !poll_readable(self.sock.as_raw_fd(), wait)? {
