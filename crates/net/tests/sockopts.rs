@@ -262,3 +262,28 @@ fn ipv6_flow_label_and_traffic_class_are_on_the_wire() {
     assert_eq!(flow & 0xF_FFFF, 0x5_4321, "flowinfo {flow:#x}");
     assert_eq!(tclass, Some(0x28));
 }
+
+#[test]
+fn accepted_streams_inherit_the_listeners_settings() {
+    let available = available_congestion_controls();
+    let default_cc =
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap_or_default();
+    // Pick an algorithm that is not the default, so inheritance is visible.
+    let Some(cc) = available.iter().find(|c| c.as_str() != default_cc.trim()) else {
+        println!("only one congestion control available, skipped");
+        return;
+    };
+    let opts = SocketOpts {
+        rcvbuf_bytes: Some(65_536),
+        congestion: Some(cc.clone()),
+        nodelay: true,
+        ..SocketOpts::default()
+    };
+    let (listener, _) = tcp_listen("127.0.0.1:0".parse().unwrap(), &opts).unwrap();
+    let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (accepted, _) = listener.accept().unwrap();
+    let applied = dualperf_net::read_applied(&accepted).unwrap();
+    assert_eq!(applied.congestion.as_deref(), Some(cc.as_str()));
+    assert_eq!(applied.rcvbuf_bytes, Some(131_072));
+    assert_eq!(applied.nodelay, Some(true));
+}

@@ -315,3 +315,37 @@ fn no_batch_env_selects_the_per_call_path() {
     assert!(!b.gso_enabled());
     assert_eq!(unset, Datapath::Batched);
 }
+
+#[test]
+fn gso_refused_by_the_kernel_degrades_once_and_still_delivers() {
+    let (mut tx, mut rx) = pair(
+        "127.0.0.1:0",
+        config(Datapath::Batched),
+        config(Datapath::Batched),
+    );
+    if !tx.gso_enabled() {
+        println!("UDP GSO not available on this kernel, skipped");
+        return;
+    }
+    // With UDP checksums off (SO_NO_CHECK) Linux refuses GSO sends with EINVAL.
+    let one: i32 = 1;
+    // SAFETY: `one` lives for the call and its size is passed.
+    let rc = unsafe {
+        libc::setsockopt(
+            std::os::fd::AsRawFd::as_raw_fd(tx.socket()),
+            libc::SOL_SOCKET,
+            libc::SO_NO_CHECK,
+            (&one as *const i32).cast(),
+            4,
+        )
+    };
+    assert_eq!(rc, 0);
+    // four sendmmsg calls of 32: the first meets the refusal, the rest remember it
+    send_all(&mut tx, &[200; 128]);
+    let got = drain(&mut rx, 128);
+    assert_eq!(got.len(), 128);
+    assert_eq!(tx.notes().len(), 1, "degraded once: {:?}", tx.notes());
+    assert!(tx.notes()[0].contains("200-byte"), "{:?}", tx.notes());
+    assert_eq!(tx.stats().gso_sends, 0);
+    assert_eq!(tx.stats().sent_datagrams, 128);
+}
