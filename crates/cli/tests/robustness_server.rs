@@ -550,3 +550,80 @@ fn client_killed_mid_test_frees_its_session() {
     let freed = freed.expect("the killed client's session was never freed");
     assert!(freed < Duration::from_secs(12), "freed after {freed:?}");
 }
+
+/// Speak the control protocol by hand: send `msg`, then read one message.
+fn exchange(
+    s: &mut TcpStream,
+    dec: &mut wire::proto::FrameDecoder,
+    msg: Option<&wire::proto::Msg>,
+) -> wire::proto::Msg {
+    use wire::proto::{encode_frame, PROTOCOL_VERSION};
+    if let Some(m) = msg {
+        s.write_all(&encode_frame(m, PROTOCOL_VERSION))
+            .expect("send control message");
+    }
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Some(m) = dec.next_msg().expect("server sent a valid frame") {
+            return m;
+        }
+        let n = s.read(&mut buf).expect("read control connection");
+        assert!(n > 0, "server closed the control connection");
+        dec.push(&buf[..n]);
+    }
+}
+
+#[test]
+fn peer_that_stops_reading_is_dropped_at_its_run_deadline() {
+    use wire::proto::{FrameDecoder, Msg, PROTOCOL_VERSION};
+    use wire::spec::{Bound, Direction, Family, TestKind, TestSpec};
+    let mut server = Server::start();
+    let mut ctl = TcpStream::connect(server.addr()).expect("connect control");
+    ctl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut dec = FrameDecoder::new(PROTOCOL_VERSION);
+    let hello = Msg::Hello {
+        client_info: Default::default(),
+    };
+    assert!(matches!(
+        exchange(&mut ctl, &mut dec, Some(&hello)),
+        Msg::Welcome { .. }
+    ));
+    let mut spec = TestSpec::new(TestKind::TcpStream, Family::V4, 128 * 1024);
+    spec.bound = Bound::DurationNs(300_000_000);
+    spec.direction = Direction::Reverse;
+    let (data_port, token) = match exchange(&mut ctl, &mut dec, Some(&Msg::Request { spec })) {
+        Msg::Accept { data_port, token } => (data_port, token),
+        other => panic!("expected accept, got {other:?}"),
+    };
+    let mut data = TcpStream::connect(("127.0.0.1", data_port)).expect("connect data");
+    data.write_all(&token.to_be_bytes()).expect("send token");
+    let start = Msg::Start { udp_port: None };
+    assert_eq!(exchange(&mut ctl, &mut dec, Some(&start)), Msg::Started);
+    // From here on this peer reads nothing and sends nothing, holding both sockets.
+    let stalled_at = Instant::now();
+    let mut attempts = Vec::new();
+    let freed = loop {
+        let o = classify(&run_client(server.port, 0.2, Duration::from_secs(15)));
+        attempts.push(o);
+        if o == Outcome::Completed {
+            break Some(stalled_at.elapsed());
+        }
+        if stalled_at.elapsed() > Duration::from_secs(16) {
+            break None;
+        }
+        thread::sleep(Duration::from_millis(500));
+    };
+    server.assert_alive();
+    let busy = attempts.iter().filter(|o| **o == Outcome::Busy).count();
+    eprintln!(
+        "robustness figures (peer stops reading): next test completed {} after the peer stalled (0.3 s test + 10 s run slack); {busy} clients told busy meanwhile, attempts {attempts:?}",
+        freed.map(secs).unwrap_or_else(|| "never".into())
+    );
+    drop((ctl, data));
+    let freed = freed.expect("a peer that stopped reading kept the server busy");
+    assert!(freed < Duration::from_secs(14), "freed after {freed:?}");
+    assert!(
+        attempts.iter().all(|o| *o != Outcome::Other),
+        "clients must be told 'busy' while the stalled test holds the slot: {attempts:?}"
+    );
+}
