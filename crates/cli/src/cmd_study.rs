@@ -62,10 +62,10 @@ pub struct StudyArgs {
     #[arg(long, value_name = "SIZES")]
     pub sizes: Option<String>,
     /// Length of each run in seconds.
-    #[arg(long, value_name = "S", conflicts_with = "count")]
+    #[arg(short, long, value_name = "S", conflicts_with = "count")]
     pub duration: Option<f64>,
     /// Packets (datagrams, writes or transactions) per run instead of a duration.
-    #[arg(long, value_name = "N")]
+    #[arg(short = 'n', long, value_name = "N")]
     pub count: Option<u64>,
     /// Server sends, client receives.
     #[arg(short = 'R', long, conflicts_with = "bidir")]
@@ -76,12 +76,16 @@ pub struct StudyArgs {
     /// Parallel streams per run.
     #[arg(short = 'P', long)]
     pub streams: Option<u16>,
-    /// UDP stream sending rate, bits/s (suffixes K, M, G); default as fast as possible.
-    #[arg(short, long, value_name = "BPS", value_parser = parse_si)]
-    pub rate: Option<u64>,
-    /// Per-interval samples every MS milliseconds (stored with each run).
-    #[arg(short, long, value_name = "MS")]
-    pub interval: Option<u64>,
+    /// UDP stream sending rate per stream: bits/s with k/M/G suffix (100M) or
+    /// packets/s (50kpps); default as fast as possible.
+    #[arg(short = 'b', long, value_parser = crate::cmd_run::parse_rate)]
+    pub rate: Option<wire::spec::Rate>,
+    /// Per-interval samples every SECS seconds, stored with each run (default 1; 0: none).
+    #[arg(short, long, value_name = "SECS")]
+    pub interval: Option<f64>,
+    /// UDP request/response: how long to wait for a response before counting it lost.
+    #[arg(long, value_name = "MS")]
+    pub rr_timeout_ms: Option<u64>,
     /// Socket send and receive buffer (TCP window), bytes (K, M suffixes).
     #[arg(short, long, value_name = "BYTES", value_parser = parse_bytes)]
     pub window: Option<u64>,
@@ -95,10 +99,10 @@ pub struct StudyArgs {
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     pub udp_buffer: Option<u64>,
     /// TCP_NODELAY.
-    #[arg(short = 'N', long)]
+    #[arg(long)]
     pub nodelay: bool,
     /// TCP maximum segment size, bytes.
-    #[arg(short = 'M', long)]
+    #[arg(long)]
     pub mss: Option<u32>,
     /// IPv4 TOS / IPv6 traffic class byte.
     #[arg(long)]
@@ -107,7 +111,7 @@ pub struct StudyArgs {
     #[arg(long)]
     pub flowlabel: Option<u32>,
     /// TCP congestion control algorithm.
-    #[arg(short = 'C', long)]
+    #[arg(long)]
     pub congestion: Option<String>,
     /// Set the don't-fragment bit / IPV6_DONTFRAG.
     #[arg(long)]
@@ -157,11 +161,6 @@ pub struct StudyArgs {
     /// Connect timeout per run, seconds.
     #[arg(long, default_value_t = 5.0, value_name = "S")]
     pub connect_timeout: f64,
-}
-
-/// A rate: `123`, `100K`, `1.5M`, `10G` (K = 1000, as iperf's rates).
-fn parse_si(s: &str) -> Result<u64, String> {
-    parse_scaled(s, 1000.0)
 }
 
 /// A byte count: `8192`, `8K`, `64K`, `1M` (K = 1024, as iperf's buffer sizes).
@@ -248,9 +247,22 @@ impl StudyArgs {
                 None
             },
             streams: self.streams,
-            rate_bps: self.rate,
-            interval_ms: self.interval,
-            rr_timeout_ms: None,
+            rate_bps: match self.rate {
+                Some(wire::spec::Rate::BitsPerSec(b)) => Some(b),
+                _ => None,
+            },
+            rate_pps: match self.rate {
+                Some(wire::spec::Rate::PacketsPerSec(p)) => Some(p),
+                _ => None,
+            },
+            interval_ms: match self.interval {
+                None => None,
+                Some(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => {
+                    Some((s * 1000.0).round() as u64)
+                }
+                Some(s) => bail!("--interval {s} must be between 0 and 3600 seconds"),
+            },
+            rr_timeout_ms: self.rr_timeout_ms,
             runs: self.runs,
             confidence: self.confidence,
             ci_width: self.ci_width,
@@ -592,14 +604,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn si_suffixes() {
-        assert_eq!(parse_si("64K"), Ok(64_000));
+    fn byte_suffixes() {
         assert_eq!(parse_bytes("64K"), Ok(65_536));
         assert_eq!(parse_bytes("8k"), Ok(8_192));
-        assert_eq!(parse_si("1.5M"), Ok(1_500_000));
-        assert_eq!(parse_si("123"), Ok(123));
-        assert!(parse_si("12Q").is_err());
-        assert!(parse_si("x").is_err());
+        assert_eq!(parse_bytes("1.5M"), Ok(1_572_864));
+        assert_eq!(parse_bytes("123"), Ok(123));
+        assert!(parse_bytes("12Q").is_err());
+        assert!(parse_bytes("x").is_err());
     }
 
     #[test]

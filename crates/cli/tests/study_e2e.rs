@@ -23,7 +23,7 @@ fn small_real_study_records_every_cell_run_and_metric() {
             "--duration",
             "0.2",
             "--interval",
-            "100",
+            "0.1",
             "--label",
             "loopback e2e",
             "--db",

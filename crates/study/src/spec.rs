@@ -53,6 +53,8 @@ pub struct SpecFile {
     pub streams: Option<u16>,
     /// UDP stream sending rate in bits per second (absent: as fast as possible).
     pub rate_bps: Option<u64>,
+    /// UDP stream sending rate in packets per second (exclusive with `rate_bps`).
+    pub rate_pps: Option<u64>,
     /// Per-interval samples every this many milliseconds (0: none; default 1000).
     pub interval_ms: Option<u64>,
     pub rr_timeout_ms: Option<u64>,
@@ -118,6 +120,12 @@ impl SpecFile {
             socket,
             udp_socket
         );
+        if over.rate_bps.is_some() && over.rate_pps.is_none() {
+            out.rate_pps = None;
+        }
+        if over.rate_pps.is_some() && over.rate_bps.is_none() {
+            out.rate_bps = None;
+        }
         if over.count.is_some() && over.duration_s.is_none() {
             out.duration_s = None;
         }
@@ -207,7 +215,16 @@ impl SpecFile {
             bound,
             direction,
             streams,
-            rate: self.rate_bps.map(Rate::BitsPerSec),
+            rate: match (self.rate_bps, self.rate_pps) {
+                (Some(_), Some(_)) => {
+                    return Err(SpecError::Invalid(
+                        "give the rate in bits/s or in packets/s, not both".into(),
+                    ))
+                }
+                (Some(bps), None) => Some(Rate::BitsPerSec(bps)),
+                (None, Some(pps)) => Some(Rate::PacketsPerSec(pps)),
+                (None, None) => None,
+            },
             interval_ns: match self.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS) {
                 0 => None,
                 ms => Some(ms.saturating_mul(1_000_000)),

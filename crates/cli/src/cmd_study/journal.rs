@@ -327,7 +327,7 @@ pub fn summary_text(
         ));
     }
     out.push_str(&format!(
-        "\nnext: `dualperf show {campaign_id} --db {0}`, `dualperf export --db {0} --format csv`, `dualperf report --db {0}`\n",
+        "\nnext: `dualperf show {campaign_id} --db {0}`, `dualperf export --db {0} --format csv`, `dualperf report --db {0} --campaign {campaign_id}`\n",
         db.display()
     ));
     Ok(out)
