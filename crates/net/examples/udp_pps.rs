@@ -1,6 +1,6 @@
 //! Loopback datagrams/s of each UDP datapath, one sender and one receiver thread, as fast
 //! as possible for a fixed time. `cargo run --release -p dualperf-net --example udp_pps
-//! [-- SECONDS [PAYLOAD_BYTES]]`.
+//! [-- SECONDS [PAYLOAD_BYTES [RECV_BATCH]]]`.
 
 use dualperf_net::udp::{BatchConfig, Datapath, UdpBatch, Wait};
 use dualperf_net::{check_ipv6, now_ns, udp_bind, udp_connect};
@@ -62,10 +62,12 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let secs: f64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1.0);
     let size: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(128);
+    let max_batch: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(32);
     let cfg = |path, gso, gro| BatchConfig {
         datapath: Some(path),
         gso,
         gro,
+        max_batch,
         max_datagram_bytes: 2048,
         ..BatchConfig::default()
     };
@@ -73,7 +75,7 @@ fn main() {
     if check_ipv6().is_ok() {
         binds.push("[::1]:0");
     }
-    println!("payload {size} bytes, {secs} s per line");
+    println!("payload {size} bytes, receive batch {max_batch}, {secs} s per line");
     for bind in binds {
         let per_call = cfg(Datapath::PerCall, false, false);
         run(bind, "per-call", per_call.clone(), per_call, secs, size);

@@ -218,9 +218,9 @@ fn send_to_an_unconnected_peer_reports_the_source() {
         for path in [Datapath::Batched, Datapath::PerCall] {
             let mut txb = UdpBatch::new(tx.try_clone().unwrap(), config(path));
             let mut rxb = UdpBatch::new(rx.try_clone().unwrap(), config(path));
+            // owned buffers work as well as slices
             let data = [payload(1, 64), payload(2, 64)];
-            let refs: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
-            assert_eq!(txb.send_batch_to(&refs, dst).unwrap(), 2);
+            assert_eq!(txb.send_batch_to(&data, dst).unwrap(), 2);
             let mut batch = rxb.recv_buffers();
             let mut n = 0;
             while n < 2 {

@@ -19,11 +19,11 @@ struct Plan {
     segment_bytes: usize,
 }
 
-fn plan(b: &UdpBatch, datagrams: &[&[u8]]) -> Vec<Plan> {
+fn plan<B: AsRef<[u8]>>(b: &UdpBatch, datagrams: &[B]) -> Vec<Plan> {
     let mut plans = Vec::new();
     let mut i = 0;
     while i < datagrams.len() && plans.len() < MAX_MMSG {
-        let seg = datagrams[i].len();
+        let seg = datagrams[i].as_ref().len();
         let gso_ok = b.gso_segments > 1
             && seg > 0
             && seg <= usize::from(u16::MAX)
@@ -32,7 +32,7 @@ fn plan(b: &UdpBatch, datagrams: &[&[u8]]) -> Vec<Plan> {
         if gso_ok {
             while i + count < datagrams.len()
                 && count < b.gso_segments
-                && datagrams[i + count].len() == seg
+                && datagrams[i + count].as_ref().len() == seg
                 && (count + 1) * seg <= MAX_GSO_BYTES
             {
                 count += 1;
@@ -49,9 +49,9 @@ fn plan(b: &UdpBatch, datagrams: &[&[u8]]) -> Vec<Plan> {
 }
 
 /// Send with sendmmsg (+ GSO); returns datagrams sent.
-pub(super) fn send(
+pub(super) fn send<B: AsRef<[u8]>>(
     b: &mut UdpBatch,
-    datagrams: &[&[u8]],
+    datagrams: &[B],
     dst: Option<SocketAddr>,
 ) -> io::Result<usize> {
     loop {
@@ -91,9 +91,9 @@ pub(super) fn send(
     }
 }
 
-fn send_plans(
+fn send_plans<B: AsRef<[u8]>>(
     b: &mut UdpBatch,
-    datagrams: &[&[u8]],
+    datagrams: &[B],
     plans: &[Plan],
     dst: Option<SocketAddr>,
 ) -> io::Result<usize> {
@@ -102,8 +102,8 @@ fn send_plans(
         .iter()
         .map(|d| libc::iovec {
             // The kernel only reads send buffers; the cast to *mut is what iovec wants.
-            iov_base: d.as_ptr() as *mut libc::c_void,
-            iov_len: d.len(),
+            iov_base: d.as_ref().as_ptr() as *mut libc::c_void,
+            iov_len: d.as_ref().len(),
         })
         .collect();
     let mut cmsgs: Vec<CmsgBuf> = vec![[0u64; 16]; plans.len()];

@@ -271,19 +271,27 @@ impl UdpBatch {
         self.sock
     }
 
-    /// Send `datagrams` to the connected peer. Returns how many were sent (from the
+    /// Send `datagrams` (`&[&[u8]]`, `&[Vec<u8>]`, ...) to the connected peer. Returns how many were sent (from the
     /// front; fewer than given when the kernel stopped early). Blocks while the socket
     /// send buffer is full.
-    pub fn send_batch(&mut self, datagrams: &[&[u8]]) -> io::Result<usize> {
+    pub fn send_batch<B: AsRef<[u8]>>(&mut self, datagrams: &[B]) -> io::Result<usize> {
         self.send_inner(datagrams, None)
     }
 
     /// Send `datagrams` to `dst` (unconnected socket).
-    pub fn send_batch_to(&mut self, datagrams: &[&[u8]], dst: SocketAddr) -> io::Result<usize> {
+    pub fn send_batch_to<B: AsRef<[u8]>>(
+        &mut self,
+        datagrams: &[B],
+        dst: SocketAddr,
+    ) -> io::Result<usize> {
         self.send_inner(datagrams, Some(dst))
     }
 
-    fn send_inner(&mut self, datagrams: &[&[u8]], dst: Option<SocketAddr>) -> io::Result<usize> {
+    fn send_inner<B: AsRef<[u8]>>(
+        &mut self,
+        datagrams: &[B],
+        dst: Option<SocketAddr>,
+    ) -> io::Result<usize> {
         if datagrams.is_empty() {
             return Ok(0);
         }

@@ -8,15 +8,15 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 
 /// Send each datagram with its own call; returns how many went out.
-pub(super) fn send(
+pub(super) fn send<B: AsRef<[u8]>>(
     sock: &UdpSocket,
-    datagrams: &[&[u8]],
+    datagrams: &[B],
     dst: Option<SocketAddr>,
 ) -> io::Result<usize> {
     for (i, d) in datagrams.iter().enumerate() {
         let r = match dst {
-            Some(addr) => sock.send_to(d, addr),
-            None => sock.send(d),
+            Some(addr) => sock.send_to(d.as_ref(), addr),
+            None => sock.send(d.as_ref()),
         };
         if let Err(e) = r {
             return if i == 0 { Err(e) } else { Ok(i) };
