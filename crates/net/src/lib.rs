@@ -1,6 +1,31 @@
 //! dualperf-net: the OS layer. The only crate with `unsafe` and libc (Linux): socket
 //! setup with read-back of what the kernel applied, batched UDP I/O with a portable
 //! fallback, clocks, and CPU / IPv6 readings. Every `unsafe` block says why it is sound.
+//!
+//! A UDP sender and receiver on loopback, as the engine uses them:
+//!
+//! ```no_run
+//! use dualperf_net::{udp_bind, udp_connect, BatchConfig, UdpBatch, Wait};
+//! use std::time::Duration;
+//! use wire::spec::SocketOpts;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let opts = SocketOpts { rcvbuf_bytes: Some(8192), ..SocketOpts::default() };
+//! let (rx, rx_applied) = udp_bind("127.0.0.1:0".parse()?, &opts)?; // rcvbuf read back: 16384
+//! let (tx, _) = udp_bind("127.0.0.1:0".parse()?, &opts)?;
+//! let tx_applied = udp_connect(&tx, rx.local_addr()?, &opts)?;
+//! let mut tx = UdpBatch::new(tx, BatchConfig::default()); // DUALPERF_NO_BATCH=1 → per call
+//! let mut rx = UdpBatch::new(rx, BatchConfig::default());
+//! let sent = tx.send_batch(&[b"one".as_slice(), b"two".as_slice()])?;
+//! let mut batch = rx.recv_buffers();
+//! let n = rx.recv_batch(&mut batch, Wait::Timeout(Duration::from_millis(100)))?;
+//! for d in batch.iter() {
+//!     println!("{} bytes from {} at {:?}", d.payload.len(), d.src, d.kernel_rx_ns);
+//! }
+//! # let _ = (rx_applied, tx_applied, sent, n);
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod clock;
 pub mod error;
