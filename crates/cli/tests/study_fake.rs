@@ -380,3 +380,44 @@ fn sigkill_then_resume_completes_with_the_right_run_count_fake() {
     let again = run(&["study", "--resume", "1", "--db", &db], true);
     assert!(String::from_utf8_lossy(&again.stdout).contains("already finished"));
 }
+
+#[test]
+fn ctrl_c_finishes_the_current_run_records_it_and_resume_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir, "int.db");
+    let args = [
+        "study",
+        "--tests",
+        "udp-rr",
+        "--sizes",
+        "128,256",
+        "--runs",
+        "4",
+        "--duration",
+        "0.2",
+        "--db",
+        &db,
+    ];
+    let mut child = spawn(&args, true);
+    let t0 = std::time::Instant::now();
+    while recorded_runs(db.as_ref()) < 2 {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no runs recorded");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "interrupted study exits 130");
+    let at_stop = recorded_runs(db.as_ref());
+    assert!((2..16).contains(&at_stop), "{at_stop}");
+    let s = store::Store::open_read_only(db.as_ref()).unwrap();
+    assert!(!s.campaign(1).unwrap().finished);
+    drop(s);
+    let o = run(&["study", "--resume", "1", "--db", &db], true);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(measured_slots(db.as_ref(), 1).len(), 16);
+    assert_eq!(recorded_runs(db.as_ref()), 16);
+}

@@ -39,7 +39,7 @@ impl StoreJournal {
         } else {
             let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
             if let Ok(style) = ProgressStyle::with_template(
-                "{bar:30.cyan/blue} {pos}/{len} runs · ETA {eta} · {msg}",
+                "{bar:20.cyan/blue} {pos}/{len} runs · ETA {eta} · {wide_msg}",
             ) {
                 b.set_style(style);
             }
