@@ -2,16 +2,24 @@
 //!
 //! Protocol logic is sans-I/O: [`proto`] (state bytes, cookie, JSON framing), [`json`]
 //! (parameters and results documents), [`session`] (control-channel state machines),
-//! [`udp`] (datagram header, RFC 3550 jitter and iperf3's loss rule). The socket layer is
-//! [`client`] and [`server`], with the data loops in [`streams`].
+//! [`udp`] (datagram header, RFC 3550 jitter and iperf3's loss rule), [`outcome`]
+//! (both sides' counts to dualperf metrics) and [`cpu`] (process CPU as iperf3 reports
+//! it). The socket layer is [`client`] and [`server`], with the data loops in [`streams`].
+//!
+//! Entry points: [`client::run`] and [`server::Server`].
 
+pub mod client;
+pub mod cpu;
 pub mod error;
 pub mod json;
+pub mod outcome;
 pub mod proto;
-pub mod session;
-
-pub use error::Iperf3Error;
-pub mod cpu;
 pub mod server;
+pub mod session;
 pub mod streams;
 pub mod udp;
+
+pub use client::{run, ClientOptions};
+pub use error::Iperf3Error;
+pub use outcome::{DirectionResult, Iperf3Result};
+pub use server::{Server, ServerOptions};

@@ -103,7 +103,8 @@ pub struct UdpRecvStats {
     pub out_of_order: u64,
     /// RFC 3550 interarrival jitter, seconds.
     pub jitter_s: f64,
-    prev_transit_s: Option<f64>,
+    /// Transit time of the previous datagram (jitter state), seconds.
+    pub prev_transit_s: Option<f64>,
 }
 
 impl UdpRecvStats {
