@@ -1,11 +1,260 @@
-//! `dualperf report` (not built yet).
+//! `dualperf report`: read campaigns from the results database, hand them to the report
+//! crate, and write its files (report.html, tables, figures) or print its tables.
+//!
+//! Several `--campaign` ids are several compared systems, named by their labels; no
+//! `--campaign` means the latest campaign.
 
-use clap::Args;
+use anyhow::{bail, Context};
+use clap::{Args, ValueEnum};
+use report::{CampaignData, Dataset, OverheadModel, ReportOptions, RunOutcome, RunRow};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use store::{RunStatus, Store};
 
 #[derive(Args, Debug)]
-pub struct ReportArgs {}
+pub struct ReportArgs {
+    /// Results database to read.
+    #[arg(long, value_name = "FILE", default_value = "dualperf.db")]
+    pub db: PathBuf,
+    /// Campaign to report (repeat, or list several, to compare systems by their labels).
+    /// Default: the latest campaign.
+    #[arg(long = "campaign", value_name = "ID", num_args = 1..)]
+    pub campaigns: Vec<i64>,
+    /// Directory to write report.html, tables/ and figures/ into (created if missing).
+    /// Default: dualperf-report, unless --format is given without --out.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print the tables and findings to the terminal.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<PrintFormat>,
+    /// Link rate for efficiency = measured / highest possible goodput (e.g. 1gbit, 100mbit).
+    #[arg(long, value_name = "RATE")]
+    pub link_rate: Option<String>,
+    /// Link model of the header-overhead comparison.
+    #[arg(long, value_enum, default_value = "ethernet")]
+    pub link: LinkArg,
+    /// MTU of the link model, bytes (default: 1500; 65536 for loopback).
+    #[arg(long, value_name = "BYTES")]
+    pub mtu: Option<u32>,
+    /// Do not write PNG copies of the figures.
+    #[arg(long)]
+    pub no_png: bool,
+}
 
-pub fn main(_args: ReportArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`dualperf report` is not built yet")
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PrintFormat {
+    /// GitHub-flavoured Markdown tables.
+    Markdown,
+    /// Aligned plain-text tables.
+    Text,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LinkArg {
+    /// Ethernet: 14-byte header, FCS, preamble and inter-frame gap.
+    Ethernet,
+    /// Loopback: no framing.
+    Loopback,
+    /// A tbf-shaped veth (counts the 14-byte Ethernet header only).
+    Tbf,
+}
+
+pub fn main(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let options = report_options(&args)?;
+    let data = load_dataset(&args.db, &args.campaigns)?;
+    let report = report::build(&data, &options);
+
+    match args.format {
+        Some(PrintFormat::Markdown) => print!("{}", report.markdown()),
+        Some(PrintFormat::Text) => print!("{}", report.text()),
+        None => {}
+    }
+    let out_dir = match (&args.out, args.format) {
+        (Some(dir), _) => Some(dir.clone()),
+        (None, None) => Some(PathBuf::from("dualperf-report")),
+        (None, Some(_)) => None,
+    };
+    if let Some(dir) = out_dir {
+        write_files(&report, &dir, !args.no_png)?;
+        if args.format.is_none() {
+            for f in &report.findings {
+                println!("- {}", f.text);
+            }
+        }
+        eprintln!(
+            "dualperf: report written to {} ({} figures, {} tables, {} findings)",
+            dir.join("report.html").display(),
+            report.figures.len(),
+            report.tables.len(),
+            report.findings.len()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report_options(args: &ReportArgs) -> anyhow::Result<ReportOptions> {
+    let mut link = match args.link {
+        LinkArg::Ethernet => OverheadModel::ethernet(),
+        LinkArg::Loopback => OverheadModel::loopback(),
+        LinkArg::Tbf => OverheadModel::tbf_veth(),
+    };
+    if let Some(mtu) = args.mtu {
+        if !(576..=65_536).contains(&mtu) {
+            bail!("--mtu {mtu} is outside 576..65536 bytes");
+        }
+        link.mtu_bytes = mtu;
+    }
+    let link_rate_bps = match &args.link_rate {
+        Some(text) => Some(stats::parse_link_rate_bps(text)?),
+        None => None,
+    };
+    Ok(ReportOptions {
+        link,
+        link_rate_bps,
+        generator: format!("dualperf {}", env!("CARGO_PKG_VERSION")),
+        ..ReportOptions::default()
+    })
+}
+
+/// Read the chosen campaigns (default: the latest) into a report dataset.
+pub fn load_dataset(db: &Path, ids: &[i64]) -> anyhow::Result<Dataset> {
+    if !db.exists() {
+        bail!(
+            "no results database at {} (run `dualperf study` first, or pass --db FILE)",
+            db.display()
+        );
+    }
+    let store = Store::open_read_only(db)
+        .with_context(|| format!("cannot read results database {}", db.display()))?;
+    let all = store.campaigns()?;
+    if all.is_empty() {
+        bail!(
+            "{} holds no campaigns yet (run `dualperf study` first)",
+            db.display()
+        );
+    }
+    let chosen: Vec<&store::Campaign> = if ids.is_empty() {
+        all.iter().max_by_key(|c| c.id).into_iter().collect()
+    } else {
+        ids.iter()
+            .map(|id| {
+                all.iter().find(|c| c.id == *id).with_context(|| {
+                    let known: Vec<String> = all.iter().map(|c| c.id.to_string()).collect();
+                    format!(
+                        "no campaign {id} in {} (campaigns there: {})",
+                        db.display(),
+                        known.join(", ")
+                    )
+                })
+            })
+            .collect::<anyhow::Result<_>>()?
+    };
+    let mut campaigns = Vec::new();
+    for c in chosen {
+        let runs = store.runs(c.id)?;
+        let mut facts = BTreeMap::new();
+        facts.insert("command line".to_string(), c.command_line.clone());
+        facts.insert("created (UTC)".to_string(), utc_text(c.created_unix_s));
+        facts.insert(
+            "finished".to_string(),
+            if c.finished {
+                "yes"
+            } else {
+                "no (interrupted or running)"
+            }
+            .to_string(),
+        );
+        if let Ok(extra) = store.campaign_extra(c.id) {
+            facts.insert("dualperf version".to_string(), extra.dualperf_version);
+            if let Some(from) = extra.imported_from {
+                facts.insert("imported from".to_string(), from);
+            }
+        }
+        let hosts = c
+            .hosts
+            .iter()
+            .map(|h| (h.role.clone(), h.metadata.clone()))
+            .collect();
+        campaigns.push(CampaignData {
+            id: c.id,
+            label: c.label.clone(),
+            facts,
+            hosts,
+            runs: runs.into_iter().map(run_row).collect(),
+        });
+    }
+    Ok(Dataset { campaigns })
+}
+
+fn run_row(r: store::RunRecord) -> RunRow {
+    RunRow {
+        family: r.family,
+        kind: r.kind,
+        direction: r.direction,
+        payload_bytes: r.payload_bytes,
+        repetition: r.repetition,
+        warmup: r.warmup,
+        outcome: match r.status {
+            RunStatus::Ok => RunOutcome::Ok,
+            RunStatus::Failed { reason } => RunOutcome::Failed(reason),
+        },
+        metrics: r.metrics,
+    }
+}
+
+fn write_files(report: &report::Report, dir: &Path, png: bool) -> anyhow::Result<()> {
+    let mut files = report.files(false)?;
+    if png {
+        match report.files(true) {
+            Ok(with_png) => files = with_png,
+            Err(e) => {
+                eprintln!("dualperf: warning: PNG figures not written: {e} (the SVG figures are)")
+            }
+        }
+    }
+    for f in files {
+        let path = dir.join(&f.name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create directory {}", parent.display()))?;
+        }
+        std::fs::write(&path, &f.bytes)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// "2026-11-21 23:30:00" from Unix seconds (civil-from-days, H. Hinnant's algorithm).
+fn utc_text(unix_s: i64) -> String {
+    let days = unix_s.div_euclid(86_400);
+    let secs = unix_s.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_text_matches_known_dates() {
+        assert_eq!(utc_text(0), "1970-01-01 00:00:00");
+        // date -u -d @1700000000 → Tue Nov 14 22:13:20 UTC 2023
+        assert_eq!(utc_text(1_700_000_000), "2023-11-14 22:13:20");
+        assert_eq!(utc_text(951_782_400), "2000-02-29 00:00:00");
+    }
 }

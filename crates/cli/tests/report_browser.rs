@@ -1,0 +1,259 @@
+//! `report.html` in a real browser: headless Chromium loads the page made by the binary
+//! from a real database, with no console messages (the page has no script, so any
+//! message is an error or a blocked fetch), every figure laid out with a non-zero size,
+//! nothing fetched, no sideways scrolling at phone width, and screenshots kept under
+//! `target/test-artifacts/report-browser/`.
+//!
+//! Needs `/usr/bin/chromium` (Debian's `chromium`), or `DUALPERF_CHROMIUM=/path`.
+//! Set `DUALPERF_SKIP_BROWSER=1` to skip where no browser can be installed.
+
+mod report_common;
+
+use report_common::{artifacts_dir, dualperf, fixture_db};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const FIGURES: [&str; 8] = [
+    "tcp-throughput",
+    "udp-throughput",
+    "tcp-rtt",
+    "udp-rtt",
+    "udp-jitter",
+    "udp-loss",
+    "tcp-cpu",
+    "udp-cpu",
+];
+
+/// Appended to a copy of the page (never to report.html itself): writes each figure's
+/// laid-out size, the number of fetched resources and whether the page scrolls sideways
+/// into the DOM, which `--dump-dom` then prints.
+const PROBE: &str = r#"<script>
+window.addEventListener('load', function () {
+  var figs = [];
+  document.querySelectorAll('svg.figure').forEach(function (s) {
+    var r = s.getBoundingClientRect();
+    figs.push(s.id + '=' + Math.round(r.width) + 'x' + Math.round(r.height));
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.textContent = 'PROBE_' + 'RESULT figures ' + figs.join(',') +
+    ' resources ' + performance.getEntriesByType('resource').length +
+    ' overflow ' + (document.documentElement.scrollWidth > document.documentElement.clientWidth) + ' END_' + 'PROBE';
+  document.body.appendChild(pre);
+});
+</script>"#;
+
+fn chromium() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("DUALPERF_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+}
+
+/// Run Chromium headless on `url` with `extra` flags; kill it after 90 s.
+fn run_chromium(browser: &Path, window: &str, extra: &[String], url: &str) -> Output {
+    // A fresh profile per run: a profile still held by a previous instance would get the
+    // page handed over to it. Output goes to files, not pipes: a DOM larger than a pipe
+    // buffer would block the browser while we wait for it.
+    let scratch = tempfile::tempdir().expect("scratch dir");
+    let profile = scratch.path().join("profile");
+    let out_path = scratch.path().join("stdout");
+    let err_path = scratch.path().join("stderr");
+    let stdout = std::fs::File::create(&out_path).expect("stdout file");
+    let stderr = std::fs::File::create(&err_path).expect("stderr file");
+    let mut child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--window-size={window}"))
+        .args(extra)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::from(stderr))
+        .spawn()
+        .expect("start chromium");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+            _ => {
+                let _ = child.kill();
+                break child.wait().expect("reap chromium");
+            }
+        }
+    };
+    Output {
+        status,
+        stdout: std::fs::read(&out_path).unwrap_or_default(),
+        stderr: std::fs::read(&err_path).unwrap_or_default(),
+    }
+}
+
+fn console_lines(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .map(str::to_string)
+        .collect()
+}
+
+fn file_url(p: &Path) -> String {
+    format!("file://{}", p.display())
+}
+
+#[test]
+fn report_html_renders_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        if std::env::var("DUALPERF_SKIP_BROWSER").as_deref() == Ok("1") {
+            eprintln!("skipped: no chromium and DUALPERF_SKIP_BROWSER=1");
+            return;
+        }
+        panic!(
+            "headless Chromium not found at /usr/bin/chromium: install Debian's `chromium` \
+             package (apt-get install chromium), point DUALPERF_CHROMIUM at a browser, or set \
+             DUALPERF_SKIP_BROWSER=1 to skip this test"
+        );
+    };
+    let dir = artifacts_dir("report-browser");
+    let db = dir.join("results.db");
+    let ids = fixture_db(&db);
+    let out_dir = dir.join("report");
+    let made = dualperf()
+        .args(["report", "--no-png", "--link-rate", "1gbit", "--db"])
+        .arg(&db)
+        .arg("--campaign")
+        .args(ids.iter().map(|i| i.to_string()))
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .expect("run dualperf report");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let page = out_dir.join("report.html");
+    let html = std::fs::read_to_string(&page).expect("read report.html");
+
+    // The console check can fail: a page that logs is caught.
+    let bad = dir.join("console-check.html");
+    std::fs::write(
+        &bad,
+        "<!DOCTYPE html><p>x</p><script>console.error('boom')</script>",
+    )
+    .expect("write");
+    let out = run_chromium(&browser, "800,600", &["--dump-dom".into()], &file_url(&bad));
+    assert!(
+        !console_lines(&out.stderr).is_empty(),
+        "console messages are not detected; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // 1. The page itself: no console message at all.
+    let out = run_chromium(
+        &browser,
+        "1280,900",
+        &["--dump-dom".into()],
+        &file_url(&page),
+    );
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let console = console_lines(&out.stderr);
+    assert!(
+        console.is_empty(),
+        "console messages from report.html: {console:#?}"
+    );
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        dom.contains("Findings") && dom.contains("Header overhead"),
+        "DOM not loaded: {}",
+        &dom[..dom.len().min(500)]
+    );
+
+    // 2. Layout at laptop and phone width, through a probe copy of the page.
+    let probe_page = dir.join("probe.html");
+    std::fs::write(
+        &probe_page,
+        html.replace("</body>", &format!("{PROBE}</body>")),
+    )
+    .expect("write probe");
+    for (window, min_width) in [("1280,900", 600), ("390,844", 300)] {
+        let out = run_chromium(
+            &browser,
+            window,
+            &["--dump-dom".into(), "--virtual-time-budget=3000".into()],
+            &file_url(&probe_page),
+        );
+        let dom = String::from_utf8_lossy(&out.stdout);
+        let probe = dom
+            .split("PROBE_RESULT ")
+            .nth(1)
+            .and_then(|s| s.split(" END_PROBE").next())
+            .unwrap_or_else(|| {
+                panic!(
+                    "probe did not run at {window}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            })
+            .to_string();
+        for id in FIGURES {
+            let size = probe
+                .split([' ', ','])
+                .find_map(|f| f.strip_prefix(&format!("fig-{id}=")))
+                .unwrap_or_else(|| panic!("figure {id} missing at {window}: {probe}"));
+            let (w, h) = size.split_once('x').expect("WxH");
+            let w: u32 = w.parse().expect("width");
+            let h: u32 = h.parse().expect("height");
+            assert!(
+                w >= min_width && h > 100,
+                "figure {id} is {w}x{h} at {window}"
+            );
+        }
+        assert!(
+            probe.contains("resources 0 "),
+            "the page fetched something: {probe}"
+        );
+        assert!(
+            probe.contains("overflow false"),
+            "the page scrolls sideways at {window}: {probe}"
+        );
+    }
+
+    // 3. Screenshots as artifacts.
+    for (name, window) in [
+        ("report-laptop.png", "1280,2400"),
+        ("report-phone.png", "390,2400"),
+    ] {
+        let shot = dir.join(name);
+        let out = run_chromium(
+            &browser,
+            window,
+            &[format!("--screenshot={}", shot.display())],
+            &file_url(&page),
+        );
+        let len = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+        assert!(
+            len > 10_000,
+            "screenshot {name} missing or empty ({len} bytes): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

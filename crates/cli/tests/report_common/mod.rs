@@ -1,0 +1,109 @@
+//! Shared helpers of the `dualperf report` tests: a results database filled through the
+//! store API with the report crate's fixed synthetic dataset, the binary, and the
+//! directory where test artifacts (report, screenshots) are kept.
+
+#![allow(dead_code)]
+
+use report::{fixture, RunOutcome};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use store::{CellRecord, HostInfo, NewCampaign, NewRun, RunStatus, Store};
+
+/// Write the fixture dataset (two campaigns, "Linux" and "Windows") into a new database
+/// at `path`; returns the campaign ids in order.
+pub fn fixture_db(path: &Path) -> Vec<i64> {
+    let data = fixture::dataset();
+    let mut store = Store::open(path).expect("create test database");
+    let mut ids = Vec::new();
+    for c in &data.campaigns {
+        let id = store
+            .create_campaign(&NewCampaign {
+                label: c.label.clone(),
+                created_unix_s: 1_700_000_000,
+                command_line: format!("dualperf study --label {}", c.label),
+                spec_json: "{}".to_string(),
+                dualperf_version: "0.1.0".to_string(),
+                git_revision: "test".to_string(),
+            })
+            .expect("create campaign");
+        for (role, metadata) in &c.hosts {
+            store
+                .set_host(
+                    id,
+                    &HostInfo {
+                        role: role.clone(),
+                        metadata: metadata.clone(),
+                    },
+                )
+                .expect("set host");
+        }
+        let keys: BTreeSet<_> = c
+            .runs
+            .iter()
+            .map(|r| (r.kind, r.family, r.payload_bytes))
+            .collect();
+        let index: BTreeMap<_, u32> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (*k, i as u32))
+            .collect();
+        let cells: Vec<CellRecord> = keys
+            .iter()
+            .map(|&(kind, family, size)| CellRecord {
+                campaign_id: id,
+                cell_index: index[&(kind, family, size)],
+                family,
+                kind,
+                payload_bytes: size,
+                direction: wire::spec::Direction::Forward,
+                spec_json: "{}".to_string(),
+                target_met: None,
+            })
+            .collect();
+        store.add_cells(&cells).expect("add cells");
+        for (n, r) in c.runs.iter().enumerate() {
+            store
+                .record_run(&NewRun {
+                    campaign_id: id,
+                    cell_index: index[&(r.kind, r.family, r.payload_bytes)],
+                    repetition: r.repetition,
+                    warmup: r.warmup,
+                    attempt: 0,
+                    status: match &r.outcome {
+                        RunOutcome::Ok => RunStatus::Ok,
+                        RunOutcome::Failed(reason) => RunStatus::Failed {
+                            reason: reason.clone(),
+                        },
+                    },
+                    metrics: r.metrics.clone(),
+                    samples: Vec::new(),
+                    started_unix_ns: 1_700_000_000_000_000_000 + n as i64,
+                    duration_ns: 1_000_000_000,
+                })
+                .expect("record run");
+        }
+        store.set_finished(id, true).expect("finish campaign");
+        ids.push(id);
+    }
+    ids
+}
+
+/// The dualperf binary under test.
+pub fn dualperf() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dualperf"))
+}
+
+/// `target/test-artifacts/<name>`, created empty.
+pub fn artifacts_dir(name: &str) -> PathBuf {
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_dualperf"));
+    let target = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("target"));
+    let dir = target.join("test-artifacts").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create artifacts dir");
+    dir
+}
