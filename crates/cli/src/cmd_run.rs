@@ -59,8 +59,8 @@ pub struct RunArgs {
     /// IPv4 TOS / IPv6 traffic class (decimal or 0x..).
     #[arg(long, value_parser = parse_u8)]
     tos: Option<u8>,
-    /// IPv6 flow label (20 bits).
-    #[arg(long)]
+    /// IPv6 flow label (20 bits; decimal or 0x..).
+    #[arg(long, value_parser = parse_u32)]
     flowlabel: Option<u32>,
     /// TCP congestion control (e.g. cubic, bbr).
     #[arg(long)]
@@ -106,6 +106,15 @@ fn parse_u8(s: &str) -> Result<u8, String> {
         None => t.parse(),
     };
     r.map_err(|_| format!("'{s}' is not a byte value (0-255 or 0x00-0xff)"))
+}
+
+fn parse_u32(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u32::from_str_radix(h, 16),
+        None => t.parse(),
+    };
+    r.map_err(|_| format!("'{s}' is not a number (decimal or 0x..)"))
 }
 
 /// "100M" / "1.5G" / "800k" / "1000000" → bits/s (SI); "50kpps" / "1000pps" → packets/s.

@@ -52,7 +52,9 @@ fn count_based_udp_delivers_exactly_n_with_zero_loss() {
                 "-n",
                 "1000",
                 "-b",
-                "20kpps",
+                "10kpps",
+                "--rcvbuf",
+                "4M",
             ];
             args.extend_from_slice(dir);
             let v = run_json(&args, &[]);
@@ -82,7 +84,9 @@ fn drop_every_tenth_datagram_is_exactly_ten_percent_loss() {
                 "-n",
                 "1000",
                 "-b",
-                "20kpps",
+                "10kpps",
+                "--rcvbuf",
+                "4M",
             ];
             args.extend_from_slice(dir);
             let v = run_json(&args, &[("DUALPERF_TEST_DROP_EVERY", "10")]);

@@ -265,16 +265,12 @@ fn open_data(spec: &TestSpec, ip: IpAddr, port: u16, token: u64) -> Result<Opene
         applied: AppliedOpts::new(),
         token,
     };
-    let mut socket = spec.socket.clone();
-    if spec.kind == TestKind::TcpRr {
-        socket.nodelay = true;
-    }
+    let socket = crate::server_session::effective_opts(spec);
     match transport {
         Transport::Tcp => {
             for _ in 0..spec.streams {
-                let mut s = TcpStream::connect_timeout(&server, Duration::from_secs(3))
-                    .ctx("cannot open a TCP data connection")?;
-                o.applied = sockopt::apply(&s, &socket, spec.family, transport);
+                let (mut s, applied) = net::tcp_connect(server, &socket, Duration::from_secs(3))?;
+                o.applied = sockopt::to_map(&applied);
                 s.write_all(&token.to_be_bytes())
                     .ctx("cannot start a TCP data connection")?;
                 o.tcp.push(s);
@@ -291,15 +287,17 @@ fn open_data(spec: &TestSpec, ip: IpAddr, port: u16, token: u64) -> Result<Opene
             };
             if sends {
                 for _ in 0..spec.streams {
-                    let s = UdpSocket::bind(any).ctx("cannot open a UDP data socket")?;
-                    s.connect(server).ctx("cannot connect a UDP data socket")?;
-                    o.applied = sockopt::apply(&s, &socket, spec.family, transport);
+                    let (s, _) = net::udp_bind(any, &socket)?;
+                    let applied = net::udp_connect(&s, server, &socket)?;
+                    o.applied = sockopt::to_map(&applied);
                     o.udp_out.push(s);
                 }
             }
             if recvs {
-                let s = UdpSocket::bind(any).ctx("cannot open a UDP data socket")?;
-                o.applied = sockopt::apply(&s, &socket, spec.family, transport);
+                let (s, applied) = net::udp_bind(any, &socket)?;
+                if !sends {
+                    o.applied = sockopt::to_map(&applied);
+                }
                 o.udp_in = Some(s);
             }
         }

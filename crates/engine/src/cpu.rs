@@ -16,10 +16,8 @@ impl CpuMark {
     pub(crate) fn now() -> CpuMark {
         CpuMark {
             at: Instant::now(),
-            system: std::fs::read_to_string("/proc/stat")
-                .ok()
-                .and_then(|t| CpuSnapshot::parse(&t).ok()),
-            process: process_cpu_times(),
+            system: net::read_proc_stat().ok(),
+            process: Some(net::process_cpu_times()),
         }
     }
 
@@ -43,22 +41,6 @@ impl CpuMark {
             system_busy_ns: usage.busy_cpu_ns(elapsed_ns) as u64,
         })
     }
-}
-
-/// This process's user and system CPU time from /proc/self/stat (fields 14 and 15, in
-/// clock ticks of 1/100 s, the value of USER_HZ on every Linux architecture we target).
-fn process_cpu_times() -> Option<ProcessCpuTimes> {
-    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // The command name (field 2) may contain spaces; fields resume after the last ')'.
-    let rest = &text[text.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
-    // rest starts at field 3 (state), so field 14 is index 11.
-    let ticks = |i: usize| fields.get(i)?.parse::<u64>().ok();
-    const NS_PER_TICK: u64 = 10_000_000;
-    Some(ProcessCpuTimes {
-        user_ns: ticks(11)? * NS_PER_TICK,
-        system_ns: ticks(12)? * NS_PER_TICK,
-    })
 }
 
 #[cfg(test)]

@@ -119,6 +119,8 @@ pub(crate) struct Outcome {
     pub rr_timeouts: u64,
     pub streams: Vec<StreamStats>,
     pub errors: Vec<String>,
+    /// How the datapath ran (e.g. `udp_datapath` = batched), merged into `applied`.
+    pub io: AppliedOpts,
 }
 
 impl Outcome {
@@ -139,15 +141,17 @@ impl Outcome {
         self.rr_timeouts += o.rr_timeouts;
         self.streams.extend(o.streams);
         self.errors.extend(o.errors);
+        self.io.extend(o.io);
     }
 
     pub(crate) fn into_side_stats(
         mut self,
         cpu: Option<CpuStats>,
-        applied: AppliedOpts,
+        mut applied: AppliedOpts,
         intervals: Vec<IntervalSample>,
     ) -> SideStats {
         self.streams.sort_by_key(|s| s.stream_id);
+        applied.extend(std::mem::take(&mut self.io));
         let has_ipdv = self.ipdv.as_ref().is_some_and(|h| !h.is_empty());
         SideStats {
             sent_bytes: self.sent_bytes,

@@ -34,6 +34,9 @@ pub enum EngineError {
     Protocol(String),
     #[error("timed out: {0}")]
     Timeout(String),
+    /// A socket could not be set up as asked (e.g. an unknown congestion control).
+    #[error(transparent)]
+    Net(#[from] net::NetError),
     #[error("{context}: {source}")]
     Io {
         context: String,

@@ -7,7 +7,6 @@
 //! - Results leave only through the [`Recorder`] trait and return values: the engine
 //!   never prints.
 
-mod batch;
 mod client;
 mod control;
 mod cpu;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wire::proto::{AppliedOpts, ErrorCode, IntervalSample, SideStats};
 use wire::session::{ServerEvent, ServerSession};
-use wire::spec::{TestKind, TestSpec, Transport};
+use wire::spec::{SocketOpts, TestKind, TestSpec, Transport};
 
 /// How often the session loop wakes while a test runs (sender-done, stop, intervals).
 const TICK: Duration = Duration::from_millis(20);
@@ -138,17 +138,28 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
     }
 }
 
-/// Bind the test's data socket on the control connection's local address.
+/// The options this side applies: the user's, with TCP_NODELAY always on for tcp-rr.
+pub(crate) fn effective_opts(spec: &TestSpec) -> SocketOpts {
+    let mut o = spec.socket.clone();
+    if spec.kind == TestKind::TcpRr {
+        o.nodelay = true;
+    }
+    o
+}
+
+/// Bind the test's data socket on the control connection's local address, with the
+/// test's socket options (a TCP listener passes them on to the accepted connections).
 fn prepare(spec: &TestSpec, ip: IpAddr) -> Result<(DataSock, u16, u64), EngineError> {
     let addr = SocketAddr::new(ip, 0);
+    let opts = effective_opts(spec);
     let (data, port) = match spec.kind.transport() {
         Transport::Tcp => {
-            let l = TcpListener::bind(addr).ctx("cannot open a data listener")?;
+            let (l, _) = net::tcp_listen(addr, &opts)?;
             let port = l.local_addr().ctx("data listener address")?.port();
             (DataSock::Tcp(l), port)
         }
         Transport::Udp => {
-            let s = UdpSocket::bind(addr).ctx("cannot open a data socket")?;
+            let (s, _) = net::udp_bind(addr, &opts)?;
             let port = s.local_addr().ctx("data socket address")?.port();
             (DataSock::Udp(s), port)
         }
@@ -180,19 +191,18 @@ impl<'a> Test<'a> {
         ctx: &ServerCtx,
     ) -> Result<(), EngineError> {
         let spec = self.spec.clone();
-        let transport = spec.kind.transport();
         let data = self.data.take();
         let mut tcp_conns = Vec::new();
         let mut udp_sock = None;
         match data {
             Some(DataSock::Tcp(l)) => {
                 tcp_conns = accept_data(&l, spec.streams, self.token, ctx)?;
-                for c in &tcp_conns {
-                    self.applied = sockopt::apply(c, &spec.socket, spec.family, transport);
+                if let Some(c) = tcp_conns.first() {
+                    self.applied = sockopt::to_map(&net::read_applied(c)?);
                 }
             }
             Some(DataSock::Udp(s)) => {
-                self.applied = sockopt::apply(&s, &spec.socket, spec.family, transport);
+                self.applied = sockopt::to_map(&net::read_applied(&s)?);
                 udp_sock = Some(s);
             }
             None => {}
@@ -284,10 +294,9 @@ fn connected_udp(ip: IpAddr, port: u16, spec: &TestSpec) -> Result<UdpSocket, En
         IpAddr::V4(_) => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
         IpAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
     };
-    let s = UdpSocket::bind(local).ctx("cannot open a data socket")?;
-    s.connect(SocketAddr::new(ip, port))
-        .ctx("cannot connect a data socket")?;
-    let _ = sockopt::apply(&s, &spec.socket, spec.family, Transport::Udp);
+    let opts = effective_opts(spec);
+    let (s, _) = net::udp_bind(local, &opts)?;
+    net::udp_connect(&s, SocketAddr::new(ip, port), &opts)?;
     Ok(s)
 }
 

@@ -1,11 +1,12 @@
 //! UDP data loops: the paced, batched stream sender and receiver (udp-stream, all
 //! directions; RFC 4737 loss/dup/reorder, RFC 3550 jitter and RFC 5481 IPDV at the
 //! receiver), and the request/response client with a per-transaction timeout and its
-//! echo responder (udp-rr). Datagrams go through [`crate::batch`].
+//! echo responder (udp-rr). Stream datagrams go through `net::UdpBatch` (sendmmsg /
+//! recvmmsg, GSO where the kernel allows; one per call under `DUALPERF_NO_BATCH=1`).
 
-use crate::batch::{self, RecvBatch};
 use crate::data::{Outcome, SendBound, Shared, POLL};
 use measure::{Arrival, Ipdv, LatencyHistogram, Rfc3550Jitter, SeqTracker};
+use net::{BatchConfig, UdpBatch, Wait};
 use std::io;
 use std::net::UdpSocket;
 use std::sync::atomic::Ordering::Relaxed;
@@ -38,12 +39,29 @@ pub(crate) fn send(
     shared: Arc<Shared>,
 ) -> Outcome {
     let _ = sock.set_write_timeout(Some(POLL));
+    let mut tx = UdpBatch::new(
+        sock,
+        BatchConfig {
+            max_batch: BATCH,
+            gso: true,
+            gro: false,
+            kernel_timestamps: false,
+            ..BatchConfig::default()
+        },
+    );
     let mut bufs = vec![vec![0u8; payload_bytes]; BATCH];
     let mut o = Outcome::default();
     // The schedule starts at the data phase's start, so a late thread start catches up.
     let start = shared.go;
     let mut seq = 0u64;
-    let mut tx = batch::Sender::new(&sock);
+    // A paced duration-bound run sends exactly the datagrams its schedule holds, even if
+    // the thread was kept off the CPU near the end (they go out as one late batch).
+    let mut bound = bound;
+    if let (Some(pps), Some(deadline)) = (pps, bound.deadline) {
+        let secs = deadline.saturating_duration_since(start).as_secs_f64();
+        bound.count = Some(((secs * pps).round() as u64).max(1));
+        bound.deadline = None;
+    }
     'run: loop {
         let now = Instant::now();
         if bound.done(seq, now) || shared.aborted() {
@@ -79,9 +97,10 @@ pub(crate) fn send(
                 });
             }
         }
+        let refs: Vec<&[u8]> = bufs[..n].iter().map(|b| &b[..]).collect();
         let mut done = 0;
         while done < n {
-            match tx.send(&bufs[done..n]) {
+            match tx.send_batch(&refs[done..]) {
                 Ok(k) => {
                     done += k;
                     o.sent_packets += k as u64;
@@ -104,6 +123,7 @@ pub(crate) fn send(
         seq += n as u64;
     }
     o.last_send_ns = shared.ns_since_go(Instant::now());
+    note_datapath(&tx, &mut o);
     o.streams.push(StreamStats {
         stream_id,
         sent_bytes: o.sent_bytes,
@@ -150,7 +170,17 @@ pub(crate) fn recv(
     expected_per_stream: Option<u64>,
     shared: Arc<Shared>,
 ) -> Outcome {
-    let _ = sock.set_read_timeout(Some(Duration::from_millis(10)));
+    let mut sock = UdpBatch::new(
+        sock,
+        BatchConfig {
+            max_batch: BATCH,
+            max_datagram_bytes: payload_bytes.max(wire::datagram::HEADER_BYTES),
+            gso: false,
+            gro: false,
+            kernel_timestamps: true,
+            ..BatchConfig::default()
+        },
+    );
     let mut rx: Vec<StreamRx> = (0..streams)
         .map(|_| StreamRx {
             seq: SeqTracker::new(),
@@ -163,17 +193,21 @@ pub(crate) fn recv(
         .collect();
     let expected_total = expected_per_stream.map(|n| n * u64::from(streams));
     let mut o = Outcome::default();
-    let mut batch = RecvBatch::new(BATCH, payload_bytes.max(2048));
+    let mut batch = sock.recv_buffers();
     let mut drain_since: Option<Instant> = None;
     let mut last_rx = Instant::now();
     loop {
-        match batch.recv(&sock) {
-            Ok(n) => {
+        match sock.recv_batch(&mut batch, Wait::Timeout(Duration::from_millis(10))) {
+            Ok(0) => {}
+            Ok(_) => {
                 let now = Instant::now();
                 let now_ns = shared.ns_since_go(now);
                 last_rx = now;
-                for i in 0..n {
-                    take(batch.datagram(i), now_ns, &mut rx, &shared, &mut o);
+                for d in batch.iter() {
+                    // Kernel receive time when the socket gives one (jitter and IPDV only
+                    // use differences, so its clock need not match the sender's).
+                    let arrival_ns = d.kernel_rx_ns.unwrap_or(now_ns);
+                    take(d.payload, now_ns, arrival_ns, &mut rx, &shared, &mut o);
                 }
             }
             Err(e) if transient(&e) => {}
@@ -196,6 +230,7 @@ pub(crate) fn recv(
             }
         }
     }
+    note_datapath(&sock, &mut o);
     for (id, s) in rx.into_iter().enumerate() {
         let c = s.seq.counts();
         o.recv_bytes += s.bytes;
@@ -219,7 +254,41 @@ pub(crate) fn recv(
     o
 }
 
-fn take(dg: &[u8], now_ns: u64, rx: &mut [StreamRx], shared: &Shared, o: &mut Outcome) {
+/// Record the datapath a socket used and any offload it had to give up.
+fn note_datapath(b: &UdpBatch, o: &mut Outcome) {
+    let path = match b.datapath() {
+        net::Datapath::Batched => "batched",
+        net::Datapath::PerCall => "per-call",
+    };
+    o.io.insert("udp_datapath".into(), path.into());
+    if b.gso_enabled() {
+        o.io.insert("udp_gso".into(), "true".into());
+    }
+    let st = b.stats();
+    let (calls, dgrams) = if st.send_calls > 0 {
+        (st.send_calls, st.sent_datagrams)
+    } else {
+        (st.recv_calls, st.recv_datagrams)
+    };
+    if calls > 0 {
+        o.io.insert(
+            "udp_datagrams_per_call".into(),
+            format!("{:.2}", dgrams as f64 / calls as f64),
+        );
+    }
+    for n in b.notes() {
+        o.errors.push(format!("note: {n}"));
+    }
+}
+
+fn take(
+    dg: &[u8],
+    now_ns: u64,
+    arrival_ns: u64,
+    rx: &mut [StreamRx],
+    shared: &Shared,
+    o: &mut Outcome,
+) {
     let Ok(v) = DatagramView::new_checked(dg) else {
         return;
     };
@@ -242,8 +311,8 @@ fn take(dg: &[u8], now_ns: u64, rx: &mut [StreamRx], shared: &Shared, o: &mut Ou
     }
     s.bytes += dg.len() as u64;
     s.packets += 1;
-    s.jitter.record(v.send_time_ns(), now_ns);
-    s.ipdv.record(seq, v.send_time_ns(), now_ns);
+    s.jitter.record(v.send_time_ns(), arrival_ns);
+    s.ipdv.record(seq, v.send_time_ns(), arrival_ns);
     shared.add_recv(dg.len() as u64, 1);
     o.last_recv_ns = now_ns;
 }

@@ -80,12 +80,15 @@ fn count_based_udp_delivers_exactly_n_datagrams() {
     for (fam, host) in families(&srv) {
         for dir in [Direction::Forward, Direction::Reverse] {
             let mut spec = TestSpec::new(TestKind::UdpStream, fam, 128);
-            spec.bound = Bound::Count(2000);
-            spec.rate = Some(Rate::PacketsPerSec(20_000));
+            spec.bound = Bound::Count(1000);
+            spec.rate = Some(Rate::PacketsPerSec(10_000));
+            // Room for 100 ms of datagrams: a busy 2-core box may keep the receiver off
+            // the CPU for a few ms, and kernel drops are not what this test is about.
+            spec.socket.rcvbuf_bytes = Some(4 << 20);
             spec.direction = dir;
             let r = run(&srv, host, spec);
-            assert_eq!(get(&r, m::SENT_PACKETS), 2000.0, "{fam} {dir:?}");
-            assert_eq!(get(&r, m::RECV_PACKETS), 2000.0, "{fam} {dir:?}");
+            assert_eq!(get(&r, m::SENT_PACKETS), 1000.0, "{fam} {dir:?}");
+            assert_eq!(get(&r, m::RECV_PACKETS), 1000.0, "{fam} {dir:?}");
             assert_eq!(get(&r, m::LOST_PACKETS), 0.0);
             assert_eq!(get(&r, m::LOSS_PCT), 0.0);
             assert!(r.metric(m::JITTER_RFC3550_NS).is_some());
