@@ -406,6 +406,12 @@ fn resume(args: StudyArgs, id: i64) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    let given = args.as_layer()?;
+    if given != SpecFile::default() || args.preset.is_some() || args.spec.is_some() {
+        eprintln!(
+            "dualperf: warning: --resume uses campaign {id}'s stored study; the study flags given are ignored"
+        );
+    }
     let past = journal::history(&store, id)?;
     store.add_cells(&journal::cell_records(id, &spec))?;
     let mut exec = exec::open(&args, &spec)?;
@@ -454,7 +460,10 @@ fn run_campaign(
             );
             return Ok(ExitCode::from(130));
         }
-        Err(e) => return Err(e.into()),
+        Err(e) => bail!(
+            "{e}; continue the campaign with `dualperf study --db {} --resume {campaign_id}`",
+            args.db.display()
+        ),
     };
     let mut store = journal.into_store();
     store.set_finished(campaign_id, true)?;

@@ -113,7 +113,7 @@ pub struct StudyOutcome {
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum RunnerError {
-    #[error("could not record a run, study stopped: {0} (resume it with --resume)")]
+    #[error("study stopped: {0}")]
     Journal(String),
     #[error("study interrupted (resume it with --resume)")]
     Interrupted,

@@ -141,7 +141,7 @@ impl Journal for StoreJournal {
                 started_unix_ns: f.run.started_unix_ns,
                 duration_ns: f.run.duration_ns,
             })
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| format!("could not record a run: {e}"))?;
         self.last = match &f.run.result {
             Ok(o) => format!("{}: {}", f.cell.label(), headline(f.cell, &o.metrics)),
             Err(reason) => format!("{}: failed ({reason})", f.cell.label()),
@@ -156,8 +156,7 @@ impl Journal for StoreJournal {
                 self.consecutive_failures += 1;
                 if self.consecutive_failures >= MAX_CONSECUTIVE_FAILURES {
                     return Err(format!(
-                        "{MAX_CONSECUTIVE_FAILURES} runs in a row failed, the last with: {reason}; \
-                         fix the cause (is the server running?)"
+                        "{MAX_CONSECUTIVE_FAILURES} runs in a row failed, the last with: {reason}"
                     ));
                 }
             }
