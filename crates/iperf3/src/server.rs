@@ -587,9 +587,10 @@ impl Control<'_> {
             match self.conn.read(&mut buf) {
                 Ok(0) => return self.session.feed_eof(),
                 Ok(n) => {
-                    let events = self.session.feed(&buf[..n])?;
-                    self.pending.extend(events);
+                    // Write what was queued before an error too (e.g. PARAM_EXCHANGE).
+                    let events = self.session.feed(&buf[..n]);
                     self.flush()?;
+                    self.pending.extend(events?);
                 }
                 Err(e)
                     if matches!(

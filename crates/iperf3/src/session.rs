@@ -533,4 +533,41 @@ mod tests {
         s.server_error(202, 98);
         assert_eq!(s.take_output(), vec![0xfe, 0, 0, 0, 0xca, 0, 0, 0, 0x62]);
     }
+
+    /// Deterministic xorshift, so a failure reproduces.
+    fn noise(seed: u64, len: usize) -> Vec<u8> {
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn random_bytes_never_panic_either_machine() {
+        let mut errors = 0;
+        for seed in 0..2000u64 {
+            let data = noise(seed, (seed % 97) as usize + 1);
+            let mut c = ClientSession::new(&cookie(), Value::Null);
+            errors += usize::from(c.feed(&data).is_err() || c.feed_eof().is_err());
+            let mut s = ServerSession::new();
+            // A valid cookie first, so the noise reaches the JSON and state decoders.
+            let mut fed = cookie().to_vec();
+            fed.extend_from_slice(&data);
+            for piece in fed.chunks((seed % 7) as usize + 1) {
+                if s.feed(piece).is_err() {
+                    errors += 1;
+                    break;
+                }
+            }
+        }
+        assert!(
+            errors > 1000,
+            "noise is mostly refused, not accepted ({errors})"
+        );
+    }
 }
