@@ -149,3 +149,70 @@ fn missing_database_and_unknown_campaign_are_clear_errors() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read link rate"));
 }
+
+/// A database made by `dualperf study` itself (embedded loopback server, short runs):
+/// the report reads it and makes the figures its tests call for.
+#[test]
+fn report_of_a_study_made_by_the_binary() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("study.db");
+    let study = dualperf()
+        .args([
+            "study",
+            "--tests",
+            "udp-stream,tcp-rr",
+            "--sizes",
+            "128,1408",
+            "--duration",
+            "0.1",
+            "--runs",
+            "2",
+            "--rate",
+            "50M",
+            "--label",
+            "loopback",
+            "-q",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .expect("run dualperf study");
+    assert!(
+        study.status.success(),
+        "study failed: {}",
+        String::from_utf8_lossy(&study.stderr)
+    );
+    let out = tmp.path().join("out");
+    let made = dualperf()
+        .args(["report", "--no-png", "--link", "loopback", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("run dualperf report");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    for id in ["udp-throughput", "tcp-rtt", "udp-loss"] {
+        assert!(
+            html.contains(&format!("id=\"fig-{id}\"")),
+            "figure {id} missing"
+        );
+    }
+    let means = std::fs::read_to_string(out.join("tables/udp-throughput-means.csv")).expect("csv");
+    let row = means.lines().nth(1).unwrap_or_default();
+    assert!(row.starts_with("loopback,"), "{means}");
+    // 50 Mbit/s offered: the measured mean is near it for both families.
+    let v4: f64 = row
+        .split(',')
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    assert!(
+        (30.0..=60.0).contains(&v4),
+        "IPv4 mean {v4} Mbit/s at 50M offered"
+    );
+}

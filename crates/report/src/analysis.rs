@@ -371,6 +371,18 @@ fn view_data(data: &Dataset, labels: &[String], view: View) -> ViewData {
             }
         }
     }
+    // Sub-millisecond latencies (loopback, LAN) read better in microseconds.
+    let mut view = view;
+    let largest = raw.values().flatten().fold(0.0_f64, |m, v| m.max(v.abs()));
+    if view.unit == "ms" && largest < 1.0 {
+        view.unit = "µs";
+        view.scale *= 1e3;
+        for values in raw.values_mut() {
+            for v in values.iter_mut() {
+                *v *= 1e3;
+            }
+        }
+    }
     let sizes: Vec<u32> = raw
         .keys()
         .map(|k| k.2)
@@ -471,5 +483,106 @@ fn compare(
         b: b.to_string(),
         context: context.to_string(),
         points,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::{CampaignData, RunOutcome};
+
+    fn run(family: Family, size: u32, rtt_ns: f64, warmup: bool, ok: bool) -> RunRow {
+        RunRow {
+            family,
+            kind: TestKind::UdpRr,
+            direction: Direction::Forward,
+            payload_bytes: size,
+            repetition: 0,
+            warmup,
+            outcome: if ok {
+                RunOutcome::Ok
+            } else {
+                RunOutcome::Failed("x".into())
+            },
+            metrics: [(metrics::RTT_MEAN_NS.to_string(), rtt_ns)].into(),
+        }
+    }
+
+    fn dataset(label_a: &str, label_b: &str) -> Dataset {
+        let mut runs = Vec::new();
+        for (i, size) in [128u32, 1408].into_iter().enumerate() {
+            for k in 0..4 {
+                let jitter = k as f64 * 1_000.0;
+                runs.push(run(
+                    Family::V4,
+                    size,
+                    50_000.0 + jitter + i as f64,
+                    false,
+                    true,
+                ));
+                runs.push(run(Family::V6, size, 60_000.0 + jitter, false, true));
+            }
+            // Neither a warm-up nor a failed run may count.
+            runs.push(run(Family::V4, size, 9e9, true, true));
+            runs.push(run(Family::V6, size, 9e9, false, false));
+        }
+        let a = CampaignData {
+            id: 1,
+            label: label_a.into(),
+            runs: runs.clone(),
+            ..Default::default()
+        };
+        let b = CampaignData {
+            id: 2,
+            label: label_b.into(),
+            runs,
+            ..Default::default()
+        };
+        Dataset {
+            campaigns: vec![a, b],
+        }
+    }
+
+    #[test]
+    fn warmup_and_failed_runs_are_excluded_and_units_follow_magnitude() {
+        let a = analyse(&dataset("A", "B"), AnalysisOptions::default());
+        assert_eq!(a.views.len(), 1);
+        let vd = &a.views[0];
+        assert_eq!(vd.view.id, "udp-rtt");
+        assert_eq!(vd.view.unit, "µs");
+        let cell = vd.cell(0, Family::V4, 128).map(|c| c.summary);
+        assert_eq!(cell.map(|s| s.n), Some(4));
+        // (50 + 51 + 52 + 53) / 4 µs
+        assert_eq!(cell.map(|s| s.mean), Some(51.5));
+    }
+
+    #[test]
+    fn comparisons_use_the_rank_test_and_holm_across_sizes() {
+        let a = analyse(&dataset("A", "B"), AnalysisOptions::default());
+        let vd = &a.views[0];
+        assert_eq!(vd.family_cmp.len(), 2);
+        let cmp = &vd.family_cmp[0];
+        assert_eq!(
+            (cmp.a.as_str(), cmp.b.as_str(), cmp.context.as_str()),
+            ("IPv4", "IPv6", "A")
+        );
+        for p in &cmp.points {
+            let mw = p.mann_whitney.map(|m| m.p).unwrap_or(f64::NAN);
+            assert_eq!(p.p, mw);
+        }
+        let raw: Vec<f64> = cmp.points.iter().map(|p| p.p).collect();
+        let adjusted: Vec<f64> = cmp.points.iter().map(|p| p.p_holm).collect();
+        assert_eq!(adjusted, stats::holm(&raw));
+        // Identical systems: the system comparison finds nothing.
+        assert!(vd.system_cmp.iter().all(|c| c.significant(0.05) == 0));
+    }
+
+    #[test]
+    fn repeated_labels_are_made_unique() {
+        let a = analyse(&dataset("Same", "Same"), AnalysisOptions::default());
+        assert_eq!(
+            a.systems,
+            vec!["Same #1".to_string(), "Same #2".to_string()]
+        );
     }
 }

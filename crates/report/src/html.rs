@@ -39,6 +39,7 @@ footer { color: var(--muted); font-size: 0.8rem; padding-bottom: 24px; }
   header, nav, main, footer { padding: 0 8px; }
   table { font-size: 0.75rem; }
   th, td { padding: 3px 6px; }
+  ol.findings { padding-left: 1.4em; }
 }
 "#;
 
@@ -59,7 +60,7 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         systems = html_escape(&report.analysis.systems.join(", ")),
         g = html_escape(generator),
     );
-    out.push_str("<nav><ul>\n<li><a href=\"#findings\">Findings</a></li>\n<li><a href=\"#summary\">Summary</a></li>\n");
+    out.push_str("<nav><ul>\n<li><a href=\"#summary\">Summary</a></li>\n<li><a href=\"#findings\">Findings</a></li>\n");
     for vd in &report.analysis.views {
         let _ = writeln!(
             out,
@@ -70,6 +71,11 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
     }
     out.push_str("<li><a href=\"#overhead\">Header overhead</a></li>\n<li><a href=\"#method\">Method</a></li>\n<li><a href=\"#systems\">Systems and runs</a></li>\n</ul></nav>\n<main>\n");
 
+    out.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
+    if let Some(t) = find("summary") {
+        tables_html(&mut out, &[t]);
+    }
+    out.push_str("</section>\n");
     out.push_str("<section id=\"findings\">\n<h2>Findings</h2>\n");
     if report.findings.is_empty() {
         out.push_str("<p>No comparisons could be made: each needs IPv4 and IPv6 (or two systems) measured at the same packet size.</p>\n");
@@ -84,10 +90,6 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
             );
         }
         out.push_str("</ol>\n");
-    }
-    out.push_str("</section>\n<section id=\"summary\">\n<h2>Summary</h2>\n");
-    if let Some(t) = find("summary") {
-        tables_html(&mut out, &[t]);
     }
     out.push_str("</section>\n");
 

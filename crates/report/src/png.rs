@@ -47,3 +47,25 @@ impl Default for PngRenderer {
         PngRenderer::new()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figure_renders_to_a_png_of_twice_its_size() {
+        let report = crate::build(&crate::fixture::dataset(), &crate::ReportOptions::default());
+        let svg = &report.figures[0].svg;
+        let png = PngRenderer::new().render(svg, 2.0).unwrap_or_default();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+        // IHDR: width and height, big-endian, at bytes 16..24.
+        let width = u32::from_be_bytes([png[16], png[17], png[18], png[19]]);
+        let height = u32::from_be_bytes([png[20], png[21], png[22], png[23]]);
+        assert_eq!((width, height), (1440, 900));
+    }
+
+    #[test]
+    fn broken_svg_is_an_error_not_a_panic() {
+        assert!(PngRenderer::new().render("<svg", 1.0).is_err());
+    }
+}
