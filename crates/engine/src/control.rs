@@ -69,4 +69,21 @@ impl ControlConn {
             }
         }
     }
+
+    /// Close politely: send FIN after everything written, then read and discard what
+    /// the peer still sends (briefly), so that closing with unread input does not turn
+    /// into a reset that could destroy our last reply before the peer reads it.
+    pub(crate) fn close(self) {
+        let mut s = self.stream;
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        let _ = s.set_read_timeout(Some(Duration::from_millis(50)));
+        let deadline = Instant::now() + Duration::from_millis(200);
+        let mut buf = [0u8; 4096];
+        while Instant::now() < deadline {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+    }
 }

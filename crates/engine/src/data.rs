@@ -151,6 +151,20 @@ impl Outcome {
         intervals: Vec<IntervalSample>,
     ) -> SideStats {
         self.streams.sort_by_key(|s| s.stream_id);
+        // A bidirectional stream has a sender and a receiver entry: one line per id.
+        let mut streams: Vec<StreamStats> = Vec::new();
+        for st in std::mem::take(&mut self.streams) {
+            match streams.last_mut() {
+                Some(last) if last.stream_id == st.stream_id => {
+                    last.sent_bytes += st.sent_bytes;
+                    last.sent_packets += st.sent_packets;
+                    last.recv_bytes += st.recv_bytes;
+                    last.recv_packets += st.recv_packets;
+                }
+                _ => streams.push(st),
+            }
+        }
+        self.streams = streams;
         applied.extend(std::mem::take(&mut self.io));
         let has_ipdv = self.ipdv.as_ref().is_some_and(|h| !h.is_empty());
         SideStats {

@@ -128,6 +128,7 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
     if let Some(t) = test.take() {
         t.abort();
     }
+    conn.close();
     if let Some(f) = &ctx.cfg.on_test {
         f(&TestLog {
             peer,

@@ -1,0 +1,237 @@
+//! The server against hostile or broken peers: garbage, truncated, oversized,
+//! out-of-order and other-version control messages get an error reply and a close; a
+//! silent or vanished peer neither blocks nor wedges it; it keeps serving afterwards.
+
+use dualperf_engine::{
+    run_client, start_server, ClientConfig, Limits, NullRecorder, ServerConfig, ServerHandle,
+};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+use wire::proto::{encode_frame, ErrorCode, FrameDecoder, Msg, PROTOCOL_VERSION};
+use wire::spec::{Bound, Family, TestKind, TestSpec};
+
+fn server() -> (ServerHandle, SocketAddr) {
+    let cfg = ServerConfig {
+        binds: vec!["127.0.0.1:0".parse().unwrap()],
+        limits: Limits {
+            handshake: Duration::from_millis(300),
+            ..Limits::default()
+        },
+        server_info: Some(Default::default()),
+        ..ServerConfig::default()
+    };
+    let h = start_server(cfg).unwrap();
+    let addr = h.local_addrs()[0];
+    (h, addr)
+}
+
+fn quick_run(addr: SocketAddr) {
+    let mut spec = TestSpec::new(TestKind::TcpRr, Family::V4, 64);
+    spec.bound = Bound::Count(50);
+    let cfg = ClientConfig::new("127.0.0.1", addr.port(), spec);
+    let r = run_client(&cfg, &mut NullRecorder).expect("the server still serves");
+    assert_eq!(r.transactions, 50);
+}
+
+/// Everything the server sends until it closes (bounded wait), decoded with `version`.
+fn replies(mut s: TcpStream, version: u16) -> (Vec<Msg>, bool) {
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let mut dec = FrameDecoder::new(version);
+    let mut msgs = Vec::new();
+    let mut buf = [0u8; 4096];
+    let closed = loop {
+        match s.read(&mut buf) {
+            Ok(0) => break true,
+            Ok(n) => dec.push(&buf[..n]),
+            Err(e) => break e.kind() == std::io::ErrorKind::ConnectionReset,
+        }
+    };
+    while let Ok(Some(m)) = dec.next_msg() {
+        msgs.push(m);
+    }
+    (msgs, closed)
+}
+
+fn error_code(msgs: &[Msg]) -> Option<ErrorCode> {
+    msgs.iter().find_map(|m| match m {
+        Msg::Error { code, .. } => Some(*code),
+        _ => None,
+    })
+}
+
+fn send_raw(addr: SocketAddr, bytes: &[u8]) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(bytes).unwrap();
+    s
+}
+
+#[test]
+fn garbage_gets_an_error_reply_and_a_close() {
+    let (_h, addr) = server();
+    let s = send_raw(addr, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let (msgs, closed) = replies(s, PROTOCOL_VERSION);
+    assert_eq!(error_code(&msgs), Some(ErrorCode::Malformed));
+    assert!(closed);
+    quick_run(addr);
+}
+
+#[test]
+fn oversized_and_malformed_frames_are_refused() {
+    let (_h, addr) = server();
+    let mut oversized = b"dP".to_vec();
+    oversized.extend(PROTOCOL_VERSION.to_be_bytes());
+    oversized.extend(u32::MAX.to_be_bytes());
+    let mut bad_json = b"dP".to_vec();
+    bad_json.extend(PROTOCOL_VERSION.to_be_bytes());
+    bad_json.extend(5u32.to_be_bytes());
+    bad_json.extend(b"{\"ty");
+    bad_json.push(b'}');
+    for bytes in [oversized, bad_json] {
+        let (msgs, closed) = replies(send_raw(addr, &bytes), PROTOCOL_VERSION);
+        assert_eq!(error_code(&msgs), Some(ErrorCode::Malformed), "{bytes:?}");
+        assert!(closed);
+    }
+    quick_run(addr);
+}
+
+#[test]
+fn out_of_order_messages_are_refused() {
+    let (_h, addr) = server();
+    let start = encode_frame(&Msg::Start { udp_port: None }, PROTOCOL_VERSION);
+    let (msgs, closed) = replies(send_raw(addr, &start), PROTOCOL_VERSION);
+    assert_eq!(error_code(&msgs), Some(ErrorCode::UnexpectedMessage));
+    assert!(closed);
+    // A second hello after the first.
+    let hello = encode_frame(
+        &Msg::Hello {
+            client_info: Default::default(),
+        },
+        PROTOCOL_VERSION,
+    );
+    let (msgs, _) = replies(
+        send_raw(addr, &[hello.clone(), hello].concat()),
+        PROTOCOL_VERSION,
+    );
+    assert!(matches!(msgs.first(), Some(Msg::Welcome { .. })));
+    assert_eq!(error_code(&msgs), Some(ErrorCode::UnexpectedMessage));
+    quick_run(addr);
+}
+
+#[test]
+fn another_protocol_version_is_told_so_in_a_frame_it_can_read() {
+    let (_h, addr) = server();
+    let hello = encode_frame(
+        &Msg::Hello {
+            client_info: Default::default(),
+        },
+        7,
+    );
+    let s = send_raw(addr, &hello);
+    // Read with the server's version: the reply carries it in its header.
+    let (msgs, closed) = replies(s, PROTOCOL_VERSION);
+    assert_eq!(error_code(&msgs), Some(ErrorCode::VersionMismatch));
+    assert!(closed);
+}
+
+#[test]
+fn a_truncated_or_silent_peer_times_out_without_blocking_others() {
+    let (_h, addr) = server();
+    let hello = encode_frame(
+        &Msg::Hello {
+            client_info: Default::default(),
+        },
+        PROTOCOL_VERSION,
+    );
+    let t0 = Instant::now();
+    let truncated = send_raw(addr, &hello[..hello.len() - 2]);
+    let silent = TcpStream::connect(addr).unwrap();
+    // Others are served while those two hang.
+    quick_run(addr);
+    for s in [truncated, silent] {
+        let (msgs, closed) = replies(s, PROTOCOL_VERSION);
+        assert_eq!(error_code(&msgs), Some(ErrorCode::Timeout));
+        assert!(closed);
+    }
+    assert!(t0.elapsed() < Duration::from_secs(3));
+}
+
+#[test]
+fn a_client_that_vanishes_mid_test_frees_the_server() {
+    let (_h, addr) = server();
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut spec = TestSpec::new(TestKind::UdpStream, Family::V4, 128);
+    spec.bound = Bound::DurationNs(60_000_000_000);
+    for m in [
+        Msg::Hello {
+            client_info: Default::default(),
+        },
+        Msg::Request { spec },
+    ] {
+        s.write_all(&encode_frame(&m, PROTOCOL_VERSION)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    drop(s); // accepted, holding the test slot, then gone
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let mut spec = TestSpec::new(TestKind::TcpRr, Family::V4, 64);
+        spec.bound = Bound::Count(10);
+        let cfg = ClientConfig::new("127.0.0.1", addr.port(), spec);
+        match run_client(&cfg, &mut NullRecorder) {
+            Ok(r) => {
+                assert_eq!(r.transactions, 10);
+                break;
+            }
+            Err(e) => {
+                assert!(Instant::now() < deadline, "server still busy: {e}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+}
+
+#[test]
+fn random_bytes_never_take_the_server_down() {
+    let (_h, addr) = server();
+    // A fixed xorshift stream: reproducible, no dependency.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for i in 0..40 {
+        let len = 1 + (i * 37) % 300;
+        let mut bytes = Vec::with_capacity(len);
+        if i % 2 == 0 {
+            bytes.extend_from_slice(b"dP");
+            bytes.extend(PROTOCOL_VERSION.to_be_bytes());
+            bytes.extend(((len as u32).saturating_sub(8)).to_be_bytes());
+        }
+        while bytes.len() < len {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            bytes.push(x as u8);
+        }
+        let mut s = TcpStream::connect(addr).unwrap();
+        let _ = s.write_all(&bytes);
+        drop(s);
+    }
+    quick_run(addr);
+}
+
+#[test]
+fn many_runs_in_a_row_leak_no_threads() {
+    let (_h, addr) = server();
+    let threads = || {
+        std::fs::read_dir("/proc/self/task")
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    quick_run(addr);
+    std::thread::sleep(Duration::from_millis(50));
+    let before = threads();
+    for _ in 0..30 {
+        quick_run(addr);
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let after = threads();
+    // Other tests in this binary run in parallel; allow their few threads.
+    assert!(after <= before + 8, "threads grew from {before} to {after}");
+}
