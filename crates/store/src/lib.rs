@@ -25,11 +25,11 @@ pub use import::ImportSummary;
 /// Everything that can go wrong with the store. Messages say what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot open results database {path}: {source}")]
+    // Not a `source`: the message carries it, and error chains would repeat it.
+    #[error("cannot open results database {path}: {cause}")]
     Open {
         path: PathBuf,
-        #[source]
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
     #[error("results database {path} has schema version {found}, newer than this dualperf understands ({supported}); use a newer dualperf")]
     TooNew {
@@ -197,9 +197,9 @@ impl Store {
     /// Open (creating if needed) a results database for reading and writing, switch it
     /// to WAL mode and migrate its schema to the current version.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let open_err = |source| StoreError::Open {
+        let open_err = |cause| StoreError::Open {
             path: path.to_path_buf(),
-            source,
+            cause,
         };
         let conn = Connection::open(path).map_err(open_err)?;
         let mut store = Store {
@@ -208,7 +208,7 @@ impl Store {
             read_only: false,
         };
         store.configure(true).map_err(|e| match e {
-            StoreError::Sql(source) => open_err(source),
+            StoreError::Sql(cause) => open_err(cause),
             other => other,
         })?;
         Ok(store)
@@ -217,9 +217,9 @@ impl Store {
     /// Open an existing results database for reading only (reports, export, import
     /// source). Never creates or migrates; refuses files newer than this build.
     pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
-        let open_err = |source| StoreError::Open {
+        let open_err = |cause| StoreError::Open {
             path: path.to_path_buf(),
-            source,
+            cause,
         };
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
@@ -229,7 +229,7 @@ impl Store {
             read_only: true,
         };
         store.configure(false).map_err(|e| match e {
-            StoreError::Sql(source) => open_err(source),
+            StoreError::Sql(cause) => open_err(cause),
             other => other,
         })?;
         Ok(store)
