@@ -10,7 +10,7 @@ use crate::json::{MAX_TCP_LEN_BYTES, MAX_UDP_LEN_BYTES, MIN_UDP_LEN_BYTES};
 use crate::outcome::{self, Iperf3Result, OurStream};
 use crate::proto::{make_cookie, COOKIE_LEN};
 use crate::session::{ClientEvent, ClientSession};
-use crate::streams::{self, mono_now, RecvCfg, SendCfg, Shared, StreamOutcome};
+use crate::streams::{self, mono_now, RecvCfg, SendCfg, Shared, StopGuard, StreamOutcome};
 use crate::udp::{is_connect_reply, CONNECT_MAGIC};
 use socket2::{Domain, SockAddr, Socket, Type};
 use std::collections::VecDeque;
@@ -295,6 +295,7 @@ impl Test<'_> {
         let cpu = CpuSample::now();
         let started = Instant::now();
         let shared = Arc::new(Shared::default());
+        let _stop_on_exit = StopGuard(shared.clone());
         shared
             .last_recv_ms
             .store(mono_now().as_millis() as u64, Ordering::Relaxed);

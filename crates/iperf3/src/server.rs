@@ -9,7 +9,7 @@ use crate::error::Iperf3Error;
 use crate::json::{stream_id, Params, Protocol, Results, StreamResult, DEFAULT_UDP_BANDWIDTH_BPS};
 use crate::proto::{cookies_match, State, COOKIE_LEN};
 use crate::session::{ServerEvent, ServerSession};
-use crate::streams::{self, RecvCfg, SendCfg, Shared, StreamOutcome};
+use crate::streams::{self, RecvCfg, SendCfg, Shared, StopGuard, StreamOutcome};
 use crate::udp::CONNECT_REPLY;
 use socket2::{Domain, Protocol as SockProto, SockAddr, Socket, Type};
 use std::io::{ErrorKind, Read, Write};
@@ -308,6 +308,7 @@ impl Server {
         let cpu = CpuSample::now();
         let started = Instant::now();
         let shared = Arc::new(Shared::default());
+        let _stop_on_exit = StopGuard(shared.clone());
         let handles = self.spawn_streams(&params, &sockets, &roles, &shared)?;
 
         let test_s = u64::try_from(params.time_s + params.omit_s).unwrap_or(0);

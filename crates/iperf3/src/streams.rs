@@ -37,6 +37,16 @@ pub struct Shared {
     pub last_recv_ms: AtomicU64,
 }
 
+/// Stops every stream of a test when dropped, so no error path leaves threads running.
+pub struct StopGuard(pub Arc<Shared>);
+
+impl Drop for StopGuard {
+    fn drop(&mut self) {
+        self.0.stop_send.store(true, Ordering::Relaxed);
+        self.0.stop_recv.store(true, Ordering::Relaxed);
+    }
+}
+
 /// What a sender does.
 #[derive(Debug, Clone, Copy)]
 pub struct SendCfg {

@@ -196,3 +196,28 @@ fn rr_tests_are_refused_with_a_reason() {
     assert!(matches!(err, Iperf3Error::Unsupported(_)), "{err}");
     assert!(err.to_string().contains("RR latency"), "{err}");
 }
+
+#[test]
+fn killed_iperf3_server_ends_our_test_with_an_error_at_once() {
+    for direction in [Direction::Forward, Direction::Reverse] {
+        let port = free_port();
+        let mut server = Iperf3::server(port, &[]);
+        let mut s = spec(TestKind::UdpStream, Family::V4, 400, 10_000);
+        s.rate = Some(Rate::BitsPerSec(4_000_000));
+        s.direction = direction;
+        let client =
+            std::thread::spawn(move || run("127.0.0.1", port, &s, &ClientOptions::default()));
+        std::thread::sleep(Duration::from_millis(500));
+        let killed_at = std::time::Instant::now();
+        server.kill();
+        let result = client.join().unwrap();
+        assert!(
+            result.is_err(),
+            "{direction:?}: a dead server is not a result"
+        );
+        assert!(
+            killed_at.elapsed() < Duration::from_secs(2),
+            "{direction:?}: noticed late"
+        );
+    }
+}
