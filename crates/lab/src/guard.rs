@@ -95,6 +95,13 @@ pub fn install_signal_guard() -> bool {
     HANDLER_OK.load(Ordering::SeqCst)
 }
 
+/// Keeps [`crate::Lab::create`] from installing the guard, for programs with their own
+/// `ctrlc` handler (e.g. a graceful first Ctrl-C). Call it before the first lab is made;
+/// that handler must call [`teardown_all_live`] before the process exits.
+pub fn disable_signal_guard() {
+    GUARD.call_once(|| HANDLER_OK.store(false, Ordering::SeqCst));
+}
+
 static HANDLER_OK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// A fresh name `tmpPID-N` for a lab owned by this process.

@@ -18,7 +18,7 @@ mod ns;
 mod plan;
 
 pub use exec::check_privileges;
-pub use guard::{cleanup_stale, install_signal_guard, teardown_all_live};
+pub use guard::{cleanup_stale, disable_signal_guard, install_signal_guard, teardown_all_live};
 pub use lab::{destroy, list_labs, Lab, LabInfo};
 pub use ns::{enter_ns, spawn_in_ns};
 pub use plan::{ns_name, Role, NS_PREFIX};
