@@ -4,8 +4,9 @@
 //!
 //! Sources: Welch (1947) and the Welch–Satterthwaite degrees of freedom, as in
 //! `scipy.stats.ttest_ind(equal_var=False)`; Mann & Whitney (1947) with the normal
-//! approximation, tie correction and continuity correction, as in
-//! `scipy.stats.mannwhitneyu(method="asymptotic")`; Cohen's d with the pooled sd and
+//! approximation, tie correction and continuity correction, or the exact null
+//! distribution for small samples without ties, as `scipy.stats.mannwhitneyu` chooses
+//! with `method="auto"`; Cohen's d with the pooled sd and
 //! Hedges' g with the exact small-sample factor (Hedges 1981); the rank-biserial
 //! correlation r = 2·U₁/(n₁n₂) − 1 (Kerby 2014); Holm (1979).
 
@@ -75,7 +76,7 @@ impl Welch {
     }
 }
 
-/// Mann-Whitney U test of a against b (two-sided, normal approximation).
+/// Mann-Whitney U test of a against b (two-sided; exact or normal approximation).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MannWhitney {
     /// U statistic of sample a: the number of pairs (x in a, y in b) with x > y, ties ½.
@@ -86,6 +87,37 @@ pub struct MannWhitney {
     pub p: f64,
     /// Rank-biserial correlation 2·U₁/(n₁n₂) − 1, in [−1, 1]; > 0 when a tends larger.
     pub rank_biserial: f64,
+    /// Whether p comes from the exact null distribution (no ties and one sample of at
+    /// most 8, as SciPy's `method="auto"`) rather than the normal approximation.
+    pub exact: bool,
+}
+
+/// Largest sample size for which the exact distribution is computed (counts stay below
+/// 2^53 well past this, so the f64 arithmetic is exact or nearly so).
+const EXACT_MAX_N: usize = 200;
+
+/// Exact upper tail P(U ≥ u) under the null for samples of m and n without ties, from
+/// the generating function of U, the Gaussian binomial [m+n choose m]_q =
+/// Π_{i=1..m} (1 − q^(n+i)) / (1 − q^i) (Mann & Whitney 1947).
+fn exact_upper_tail(m: usize, n: usize, u: usize) -> f64 {
+    let (m, n) = if m <= n { (m, n) } else { (n, m) };
+    let len = m * n + 1;
+    let mut poly = vec![0.0_f64; len];
+    poly[0] = 1.0;
+    for i in 1..=m {
+        // × (1 − q^(n+i)), from the top so each coefficient is used before it changes.
+        let k = n + i;
+        for j in (k..len).rev() {
+            poly[j] -= poly[j - k];
+        }
+        // ÷ (1 − q^i): Q[j] = P[j] + Q[j − i].
+        for j in i..len {
+            poly[j] += poly[j - i];
+        }
+    }
+    let total: f64 = poly.iter().sum();
+    let upper: f64 = poly.iter().skip(u.min(len)).sum();
+    upper / total
 }
 
 impl MannWhitney {
@@ -100,6 +132,7 @@ impl MannWhitney {
                 z: f64::NAN,
                 p: f64::NAN,
                 rank_biserial: f64::NAN,
+                exact: false,
             };
         }
         let mut all: Vec<(f64, bool)> = a
@@ -139,18 +172,26 @@ impl MannWhitney {
                 z: 0.0,
                 p: 1.0,
                 rank_biserial,
+                exact: false,
             };
         }
         // Continuity correction toward the mean, as SciPy does with U = max(U1, U2).
         let dev = (u1 - mu).abs();
         let z_abs = ((dev - 0.5).max(0.0)) / sigma;
         let z = if u1 >= mu { z_abs } else { -z_abs };
-        let p = (2.0 * normal_sf(z_abs)).min(1.0);
+        let exact = tie_term == 0.0 && n1.min(n2) <= 8 && n1.max(n2) <= EXACT_MAX_N;
+        let p = if exact {
+            let u_big = u1.max(n1f * n2f - u1).round() as usize;
+            (2.0 * exact_upper_tail(n1, n2, u_big)).min(1.0)
+        } else {
+            (2.0 * normal_sf(z_abs)).min(1.0)
+        };
         MannWhitney {
             u1,
             z,
             p,
             rank_biserial,
+            exact,
         }
     }
 }
@@ -242,6 +283,28 @@ mod tests {
         // scipy.stats.mannwhitneyu(A, B, method="asymptotic") (SciPy 1.17.1)
         close(m.u1, 73.5, 1e-15);
         close(m.p, 0.003_350_113_615_676_186, 1e-9);
+    }
+
+    #[test]
+    fn small_samples_without_ties_use_the_exact_distribution_like_scipy() {
+        // scipy.stats.mannwhitneyu(x, y) with the default method="auto" (SciPy 1.17.1)
+        // picks "exact" here: no ties, a sample of at most 8.
+        let x = [1.1, 2.3, 3.2, 4.8, 5.5];
+        let y = [3.9, 6.1, 7.4, 8.8, 9.2, 10.5];
+        let m = MannWhitney::of(&x, &y);
+        assert!(m.exact);
+        close(m.u1, 2.0, 1e-15);
+        close(m.p, 0.017_316_017_316_017_316, 1e-12);
+        // Five against five, completely separated: p = 2 / C(10, 5) = 2/252.
+        let m = MannWhitney::of(&[1.0, 2.0, 3.0, 4.0, 5.0], &[6.0, 7.0, 8.0, 9.0, 10.0]);
+        close(m.p, 2.0 / 252.0, 1e-12);
+        // Larger: 8 against 30, scipy p = 0.049648683574579903 (U = 175).
+        let a: Vec<f64> = (0..8).map(|i| 10.0 + i as f64 * 1.5).collect();
+        let b: Vec<f64> = (0..30).map(|i| 0.25 + i as f64 * 0.7).collect();
+        let m = MannWhitney::of(&a, &b);
+        assert!(m.exact);
+        close(m.u1, 175.0, 1e-15);
+        close(m.p, 0.049_648_683_574_579_903, 1e-9);
     }
 
     #[test]
