@@ -239,7 +239,7 @@ fn report_html_renders_in_headless_chromium() {
 
     // 3. Screenshots as artifacts.
     for (name, window) in [
-        ("report-laptop.png", "1280,2400"),
+        ("report-laptop.png", "1280,5200"),
         ("report-phone.png", "390,2400"),
     ] {
         let shot = dir.join(name);

@@ -237,3 +237,65 @@ impl Report {
         Err(ReportError::PngUnavailable)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use wire::spec::{Direction, Family, TestKind};
+
+    #[test]
+    fn empty_dataset_makes_a_page_that_says_so() {
+        let report = build(&Dataset::default(), &ReportOptions::default());
+        assert!(report.figures.is_empty());
+        assert!(report.findings.is_empty());
+        assert!(report.html.contains("No comparisons could be made"));
+        assert!(report.html.contains("No throughput was measured"));
+        assert!(report.files(false).is_ok_and(|f| f.len() >= 3));
+    }
+
+    #[test]
+    fn one_run_per_cell_and_one_family_do_not_break_anything() {
+        let run = |size: u32, bps: f64| RunRow {
+            family: Family::V6,
+            kind: TestKind::UdpStream,
+            direction: Direction::Reverse,
+            payload_bytes: size,
+            repetition: 0,
+            warmup: false,
+            outcome: RunOutcome::Ok,
+            metrics: BTreeMap::from([(wire::metrics::THROUGHPUT_BPS.to_string(), bps)]),
+        };
+        let data = Dataset {
+            campaigns: vec![CampaignData {
+                id: 7,
+                label: String::new(),
+                runs: vec![run(128, 1e8), run(1408, 9e8)],
+                ..Default::default()
+            }],
+        };
+        let report = build(&data, &ReportOptions::default());
+        assert_eq!(report.analysis.systems, vec!["campaign 7".to_string()]);
+        assert_eq!(report.figures.len(), 1);
+        assert_eq!(report.figures[0].id, "udp-throughput-reverse");
+        assert!(report.findings.is_empty(), "no IPv4 to compare with");
+        let sd = report
+            .tables
+            .iter()
+            .find(|t| t.id == "udp-throughput-reverse-sd");
+        let md = sd.map(|t| t.to_markdown()).unwrap_or_default();
+        assert!(md.contains("| 128 |  | – |"), "{md}");
+        // n = 1: no error bar is drawn (its interval is unbounded).
+        let svg = &report.figures[0].svg;
+        let series = svg.split("<g class=\"series\"").nth(1).unwrap_or_default();
+        let series = series.split("</g>").next().unwrap_or_default();
+        assert!(
+            series.contains("<circle") || series.contains("<rect"),
+            "{series}"
+        );
+        assert!(
+            !series.contains(" V"),
+            "error bar drawn for n = 1: {series}"
+        );
+    }
+}
