@@ -28,6 +28,22 @@ pub const MAX_UDP_LEN_BYTES: u32 = 65_507;
 /// Smallest UDP datagram: header with a 64-bit counter.
 pub const MIN_UDP_LEN_BYTES: u32 = 16;
 
+/// Why a server refuses parameters, with the iperf3 error code it sends back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ParamError {
+    /// iperf3 error code (5 duration, 6 streams, 7/20 block size, 25 reverse+bidir,
+    /// 114 unreadable parameters).
+    pub code: i32,
+    pub message: String,
+}
+
+impl ParamError {
+    fn new(code: i32, message: String) -> ParamError {
+        ParamError { code, message }
+    }
+}
+
 /// The test parameters (client → server). Flags a 3.12 server sets on mere presence
 /// are written only when true.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -134,8 +150,10 @@ impl Params {
 
     /// Reads parameters as a 3.12 server does: presence sets flags, missing keys keep
     /// the defaults, unknown keys are ignored. Then checks the limits iperf3 enforces.
-    pub fn from_json(v: &Value) -> Result<Params, String> {
-        let obj = v.as_object().ok_or("parameters are not a JSON object")?;
+    pub fn from_json(v: &Value) -> Result<Params, ParamError> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| ParamError::new(114, "parameters are not a JSON object".into()))?;
         let int = |k: &str| obj.get(k).and_then(json_i64);
         let mut p = Params::new(Protocol::Tcp, 10);
         p.client_version = None;
@@ -179,25 +197,39 @@ impl Params {
         p.udp_counters_64bit = obj.contains_key("udp_counters_64bit");
 
         if !(0..=MAX_TIME_S).contains(&p.time_s) || !(0..=MAX_TIME_S).contains(&p.omit_s) {
-            return Err(format!(
+            let msg = format!(
                 "test duration {} s / omit {} s out of range",
                 p.time_s, p.omit_s
-            ));
+            );
+            return Err(ParamError::new(5, msg));
         }
         p.parallel = u32::try_from(parallel)
             .ok()
             .filter(|n| (1..=MAX_STREAMS).contains(n))
-            .ok_or_else(|| format!("parallel streams {parallel} out of range 1..={MAX_STREAMS}"))?;
-        let (min_len, max_len) = match p.protocol {
-            Protocol::Udp => (MIN_UDP_LEN_BYTES, MAX_UDP_LEN_BYTES),
-            _ => (1, MAX_TCP_LEN_BYTES),
+            .ok_or_else(|| {
+                ParamError::new(
+                    6,
+                    format!("parallel streams {parallel} out of range 1..={MAX_STREAMS}"),
+                )
+            })?;
+        let (min_len, max_len, code) = match p.protocol {
+            Protocol::Udp => (MIN_UDP_LEN_BYTES, MAX_UDP_LEN_BYTES, 20),
+            _ => (1, MAX_TCP_LEN_BYTES, 7),
         };
         p.len_bytes = u32::try_from(len)
             .ok()
             .filter(|n| (min_len..=max_len).contains(n))
-            .ok_or_else(|| format!("block length {len} out of range {min_len}..={max_len}"))?;
+            .ok_or_else(|| {
+                ParamError::new(
+                    code,
+                    format!("block length {len} out of range {min_len}..={max_len}"),
+                )
+            })?;
         if p.reverse && p.bidirectional {
-            return Err("a test cannot be both reverse and bidirectional".into());
+            return Err(ParamError::new(
+                25,
+                "a test cannot be both reverse and bidirectional".into(),
+            ));
         }
         Ok(p)
     }

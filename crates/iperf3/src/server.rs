@@ -366,6 +366,7 @@ impl Server {
                 .iter()
                 .map(|s| stream_result(s, elapsed_s))
                 .collect(),
+            congestion_used: congestion_used(&sockets),
             ..Results::default()
         };
         if params.get_server_output {
@@ -387,6 +388,9 @@ impl Server {
         roles: &[bool],
         shared: &Arc<Shared>,
     ) -> Result<Vec<std::thread::JoinHandle<StreamOutcome>>, Iperf3Error> {
+        for sock in sockets {
+            apply_socket_params(sock, params);
+        }
         let default_rate = match params.protocol {
             Protocol::Udp => DEFAULT_UDP_BANDWIDTH_BPS,
             _ => 0,
@@ -507,6 +511,58 @@ impl Server {
 enum DataSocket {
     Tcp(TcpStream),
     Udp(UdpSocket),
+}
+
+impl DataSocket {
+    fn sock_ref(&self) -> socket2::SockRef<'_> {
+        match self {
+            DataSocket::Tcp(s) => socket2::SockRef::from(s),
+            DataSocket::Udp(s) => socket2::SockRef::from(s),
+        }
+    }
+}
+
+/// Applies what the client asked for (`window`, `nodelay`, `congestion`, `TOS`) to a
+/// data socket, best effort: on an accepted socket some settings may not take, and the
+/// results report the congestion control actually used.
+fn apply_socket_params(sock: &DataSocket, params: &Params) {
+    let s = sock.sock_ref();
+    if let Some(w) = params.window_bytes {
+        let _ = s.set_send_buffer_size(w as usize);
+        let _ = s.set_recv_buffer_size(w as usize);
+    }
+    if let Some(tos) = params.tos.and_then(|t| u32::try_from(t).ok()) {
+        let v6 = s
+            .local_addr()
+            .ok()
+            .and_then(|a| a.as_socket())
+            .is_some_and(|a| a.is_ipv6());
+        let _ = if v6 {
+            s.set_tclass_v6(tos)
+        } else {
+            s.set_tos_v4(tos)
+        };
+    }
+    if let DataSocket::Tcp(_) = sock {
+        if params.nodelay {
+            let _ = s.set_tcp_nodelay(true);
+        }
+        if let Some(cc) = &params.congestion {
+            let _ = s.set_tcp_congestion(cc.as_bytes());
+        }
+    }
+}
+
+/// The TCP congestion control of the first TCP data socket, as iperf3 reports it.
+fn congestion_used(sockets: &[DataSocket]) -> Option<String> {
+    sockets.iter().find_map(|sock| match sock {
+        DataSocket::Tcp(t) => socket2::SockRef::from(t).tcp_congestion().ok().map(|name| {
+            String::from_utf8_lossy(&name)
+                .trim_end_matches('\0')
+                .to_string()
+        }),
+        DataSocket::Udp(_) => None,
+    })
 }
 
 /// Writes ACCESS_DENIED and closes, without reading (§9.2).

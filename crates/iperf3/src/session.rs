@@ -326,7 +326,14 @@ impl ServerSession {
                         break;
                     };
                     self.inbuf.drain(..used);
-                    let params = Params::from_json(&value).map_err(Iperf3Error::Protocol)?;
+                    let params = match Params::from_json(&value) {
+                        Ok(p) => p,
+                        Err(e) => {
+                            // Tell the client why, as 3.21+ does (a 3.12 client prints it).
+                            self.server_error(e.code, 0);
+                            return Err(Iperf3Error::Protocol(format!("client parameters: {e}")));
+                        }
+                    };
                     self.phase = ServerPhase::Test;
                     events.push(ServerEvent::Params(params));
                 }
@@ -524,6 +531,18 @@ mod tests {
         s.feed(&cookie()).unwrap();
         s.feed(&params).unwrap();
         assert_eq!(s.feed(&[12]).unwrap(), vec![ServerEvent::ClientTerminate]);
+        assert!(s.is_done());
+    }
+
+    #[test]
+    fn refused_parameters_are_answered_with_server_error() {
+        let mut s = ServerSession::new();
+        s.feed(&cookie()).unwrap();
+        assert_eq!(s.take_output(), vec![9]);
+        let mut p = Params::new(Protocol::Tcp, 1);
+        p.parallel = 500;
+        assert!(s.feed(&encode_json(&p.to_json())).is_err());
+        assert_eq!(s.take_output(), vec![0xfe, 0, 0, 0, 6, 0, 0, 0, 0]);
         assert!(s.is_done());
     }
 

@@ -29,8 +29,22 @@ fn only_report(server: &OurServer) -> SessionReport {
 #[test]
 fn iperf3_tcp_client_bytes_match_our_server_v4() {
     let server = OurServer::start("127.0.0.1:0", ServerOptions::default());
-    let run =
-        Iperf3::spawn(&["-c", "127.0.0.1", "-p", &server.port(), "-J", "-n", "30M"]).finish(WAIT);
+    let port = server.port();
+    let args = [
+        "-c",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-J",
+        "-n",
+        "30M",
+        "-C",
+        "reno",
+        "-N",
+        "-w",
+        "256K",
+    ];
+    let run = Iperf3::spawn(&args).finish(WAIT);
     assert!(run.success, "{}\n{}", run.stdout, run.stderr);
     let j = run.json();
     let report = only_report(&server);
@@ -42,6 +56,8 @@ fn iperf3_tcp_client_bytes_match_our_server_v4() {
         sent, received,
         "our server drains every byte the client sent"
     );
+    // -C reno reached our data socket and came back as congestion_used.
+    assert_eq!(j["end"]["receiver_tcp_congestion"], "reno");
 }
 
 fn udp_loss_is_reported_identically(bind: &str, host: &str, extra: &[&str]) {
