@@ -78,6 +78,14 @@ pub fn num_cell(v: f64) -> Cell {
     }
 }
 
+/// A whole number (sizes, byte counts), right-aligned like other numbers.
+pub fn int_cell(v: u32) -> Cell {
+    Cell::Num {
+        text: v.to_string(),
+        value: f64::from(v),
+    }
+}
+
 pub fn pct_cell(v: f64) -> Cell {
     Cell::Num {
         text: pct(v),

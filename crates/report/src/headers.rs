@@ -3,7 +3,7 @@
 //! explain, and (given a link rate) efficiency = measured / highest possible goodput.
 
 use crate::analysis::{Analysis, ViewData};
-use crate::format::{num_cell, pct, pct_cell};
+use crate::format::{int_cell, num_cell, pct, pct_cell};
 use crate::table::{Cell, Table};
 use stats::{header_share_of_gap, OverheadModel};
 use wire::metrics;
@@ -74,9 +74,9 @@ pub fn overhead_table(analysis: &Analysis, model: &OverheadModel) -> Option<Tabl
             let expected = c6.efficiency() / c4.efficiency();
             let mut row: Vec<Cell> = vec![
                 vd.view.title().into(),
-                size.to_string().into(),
-                c4.frame_bytes.to_string().into(),
-                c6.frame_bytes.to_string().into(),
+                int_cell(size),
+                int_cell(c4.frame_bytes),
+                int_cell(c6.frame_bytes),
                 num_cell(c4.line_bytes_per_payload_byte()),
                 num_cell(c6.line_bytes_per_payload_byte()),
                 Cell::Num {
@@ -163,7 +163,7 @@ pub fn efficiency_table(
                 * vd.view.scale;
             let mut row: Vec<Cell> = vec![
                 vd.view.title().into(),
-                size.to_string().into(),
+                int_cell(size),
                 num_cell(max4),
                 num_cell(max6),
             ];

@@ -26,7 +26,7 @@ figcaption { color: var(--muted); font-size: 0.85rem; }
 table { border-collapse: collapse; font-size: 0.85rem; }
 caption { text-align: left; font-weight: 600; padding: 4px 0 6px; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 9px; text-align: left; white-space: nowrap; vertical-align: top; }
-thead th { background: #f0f2f5; }
+thead th { background: #f0f2f5; white-space: normal; min-width: 4.5em; max-width: 11em; vertical-align: bottom; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .note, .evidence { color: var(--muted); font-size: 0.8rem; margin: 2px 0 10px; }
 ol.findings li { margin-bottom: 10px; }

@@ -3,7 +3,7 @@
 //! their tests, and the best/better summary.
 
 use crate::analysis::{Analysis, Comparison, ViewData};
-use crate::format::{num, num_cell, num_like, p_cell, pct_cell};
+use crate::format::{int_cell, num, num_cell, num_like, p_cell, pct_cell};
 use crate::table::{Cell, Table};
 use wire::spec::Family;
 
@@ -31,7 +31,7 @@ pub fn sd_table(vd: &ViewData) -> Table {
         .sizes
         .iter()
         .map(|&size| {
-            let mut row: Vec<Cell> = vec![size.to_string().into()];
+            let mut row: Vec<Cell> = vec![int_cell(size)];
             for &s in &systems {
                 for f in FAMILIES {
                     match vd.cell(s, f, size) {
@@ -157,7 +157,7 @@ pub fn comparison_table(
             };
             let (lo, hi) = pt.welch.ci(level);
             let mut row: Vec<Cell> = vec![
-                pt.payload_bytes.to_string().into(),
+                int_cell(pt.payload_bytes),
                 cmp.context.clone().into(),
                 cmp.a.clone().into(),
                 cmp.b.clone().into(),
