@@ -190,7 +190,14 @@ fn sentence(
             num_like(hi, p.welch.diff),
             p_phrase(p.welch.p),
             p.mann_whitney
-                .map(|m| format!("; Mann-Whitney U {}", p_phrase(m.p)))
+                .map(|m| {
+                    format!(
+                        "; Mann-Whitney U {} ({}), rank-biserial r = {:.2}",
+                        p_phrase(m.p),
+                        if m.exact { "exact" } else { "normal approximation" },
+                        m.rank_biserial
+                    )
+                })
                 .unwrap_or_default(),
             num(p.hedges_g),
             unit = view.unit,
