@@ -16,7 +16,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wire::proto::{validate_spec, AppliedOpts, ErrorCode, SideStats, WireError, PROTOCOL_VERSION};
-use wire::session::{ClientEvent, ClientSession, Limits, SessionError};
+use wire::session::{ClientEvent, ClientSession, ClientState, Limits, SessionError};
 use wire::spec::{Family, TestKind, TestSpec, Transport};
 
 /// How to run one test against one server.
@@ -72,6 +72,8 @@ struct Opened {
     tcp: Vec<TcpStream>,
     udp_out: Vec<UdpSocket>,
     udp_in: Option<UdpSocket>,
+    /// Where `udp_in` receives (kept after the socket went to its receiver).
+    udp_in_port: Option<u16>,
     applied: AppliedOpts,
     token: u64,
 }
@@ -151,18 +153,21 @@ fn drive(
         while let Some(ev) = sess.poll_event() {
             match ev {
                 ClientEvent::Accepted { data_port, token } => {
-                    match open_data(spec, addr.ip(), data_port, token) {
-                        Ok(o) => {
-                            let port = o.udp_in.as_ref().and_then(|s| s.local_addr().ok());
-                            sess.connected(Instant::now(), port.map(|a| a.port()));
+                    let early = open_data(spec, addr.ip(), data_port, token)
+                        .and_then(|mut o| Ok((start_receiver_early(spec, &mut o)?, o)));
+                    match early {
+                        Ok((r, o)) => {
+                            let port = o.udp_in_port;
+                            *run = r;
                             opened = Some(o);
+                            sess.connected(Instant::now(), port);
                         }
                         Err(e) => return Err(abort(sess, conn, e)),
                     }
                 }
                 ClientEvent::Started => {
                     if let Some(o) = opened.take() {
-                        match start(spec, o) {
+                        match start(spec, o, run.take()) {
                             Ok(r) => *run = Some(r),
                             Err(e) => return Err(abort(sess, conn, e)),
                         }
@@ -192,7 +197,7 @@ fn drive(
                 }
                 deadline = deadline.min(s.next_due(r.shared.go));
             }
-            if r.workers.all_done() {
+            if sess.state() == ClientState::Running && r.workers.all_done() {
                 if let Some(r) = run.take() {
                     let (stats, extra) = finish_local(r, recorder);
                     sess.finish(Instant::now(), stats.clone());
@@ -234,7 +239,10 @@ fn finish_local(r: Running, recorder: &mut dyn Recorder) -> (SideStats, LocalExt
         mut sampler,
         applied,
     } = r;
-    let outcome = workers.join();
+    let mut outcome = workers.join();
+    let offset = shared.start_offset_ns.load(Relaxed);
+    outcome.last_send_ns = outcome.last_send_ns.saturating_sub(offset);
+    outcome.last_recv_ns = outcome.last_recv_ns.saturating_sub(offset);
     let cpu = cpu0.until(&CpuMark::now());
     if let Some(s) = sampler.as_mut() {
         if let Some(sample) = s.poll(&shared, Instant::now(), true) {
@@ -262,6 +270,7 @@ fn open_data(spec: &TestSpec, ip: IpAddr, port: u16, token: u64) -> Result<Opene
         tcp: Vec::new(),
         udp_out: Vec::new(),
         udp_in: None,
+        udp_in_port: None,
         applied: AppliedOpts::new(),
         token,
     };
@@ -298,6 +307,7 @@ fn open_data(spec: &TestSpec, ip: IpAddr, port: u16, token: u64) -> Result<Opene
                 if !sends {
                     o.applied = sockopt::to_map(&applied);
                 }
+                o.udp_in_port = s.local_addr().ok().map(|a| a.port());
                 o.udp_in = Some(s);
             }
         }
@@ -305,30 +315,54 @@ fn open_data(spec: &TestSpec, ip: IpAddr, port: u16, token: u64) -> Result<Opene
     Ok(o)
 }
 
-/// Start this side's workers (the server has started its own).
-fn start(spec: &TestSpec, o: Opened) -> Result<Running, EngineError> {
-    let cpu0 = CpuMark::now();
+/// A UDP receiver starts before the client says `start`, so that nothing the server
+/// sends the moment it has started finds no reader; elapsed times still count from the
+/// data phase proper (see `Shared::start_offset_ns`).
+fn start_receiver_early(spec: &TestSpec, o: &mut Opened) -> Result<Option<Running>, EngineError> {
+    let Some(s) = o.udp_in.take() else {
+        return Ok(None);
+    };
     let shared = Shared::new(Instant::now(), o.token);
     let mut w = Workers::default();
-    match spec.kind {
-        TestKind::TcpStream | TestKind::TcpRr => {
-            plan::start_tcp(spec, Side::Client, o.tcp, &shared, &mut w)?
-        }
-        TestKind::UdpRr => plan::start_udp_rr_clients(spec, o.udp_out, &shared, &mut w)?,
-        TestKind::UdpStream => {
-            if let Some(s) = o.udp_in {
-                plan::start_udp_receiver(spec, s, &shared, &mut w)?;
-            }
-            plan::start_udp_senders(spec, o.udp_out, &shared, &mut w)?;
-        }
-    }
-    Ok(Running {
-        sampler: spec.interval_ns.map(Sampler::new),
+    let cpu0 = CpuMark::now();
+    plan::start_udp_receiver(spec, s, &shared, &mut w)?;
+    Ok(Some(Running {
+        sampler: None,
         shared,
         workers: w,
         cpu0,
-        applied: o.applied,
-    })
+        applied: AppliedOpts::new(),
+    }))
+}
+
+/// Start this side's workers (the server has started its own).
+fn start(spec: &TestSpec, o: Opened, early: Option<Running>) -> Result<Running, EngineError> {
+    let now = Instant::now();
+    let mut r = match early {
+        Some(r) => {
+            let offset = r.shared.ns_since_go(now);
+            r.shared.start_offset_ns.store(offset, Relaxed);
+            r
+        }
+        None => Running {
+            sampler: None,
+            shared: Shared::new(now, o.token),
+            workers: Workers::default(),
+            cpu0: CpuMark::now(),
+            applied: AppliedOpts::new(),
+        },
+    };
+    r.applied = o.applied;
+    r.sampler = spec.interval_ns.map(Sampler::new);
+    let (shared, w) = (&r.shared, &mut r.workers);
+    match spec.kind {
+        TestKind::TcpStream | TestKind::TcpRr => {
+            plan::start_tcp(spec, Side::Client, o.tcp, shared, w)?
+        }
+        TestKind::UdpRr => plan::start_udp_rr_clients(spec, o.udp_out, shared, w)?,
+        TestKind::UdpStream => plan::start_udp_senders(spec, o.udp_out, shared, w)?,
+    }
+    Ok(r)
 }
 
 /// The server's address for `host` in the requested family.

@@ -27,8 +27,11 @@ pub(crate) struct Shared {
     pub abort: AtomicBool,
     /// The peer's senders are done: receivers drain what is queued and stop.
     pub drain: AtomicBool,
-    /// Start of this side's data phase.
+    /// When this side's workers were first started (receivers may start early).
     pub go: Instant,
+    /// ns from `go` to the start of the data phase proper (0 unless receivers started
+    /// early); elapsed times are reported from there.
+    pub start_offset_ns: AtomicU64,
     /// Receiver test hook: drop every Nth datagram (`DUALPERF_TEST_DROP_EVERY`).
     pub drop_every: Option<u64>,
     /// Session token carried in every datagram (low 32 bits of the control token).
@@ -42,9 +45,14 @@ impl Shared {
             abort: AtomicBool::new(false),
             drain: AtomicBool::new(false),
             go,
+            start_offset_ns: AtomicU64::new(0),
             drop_every: drop_every_from_env(),
             token: token as u32,
         })
+    }
+    /// The start of the data phase proper: `go` plus the early-receiver offset.
+    pub(crate) fn data_start(&self) -> Instant {
+        self.go + Duration::from_nanos(self.start_offset_ns.load(Relaxed))
     }
     pub(crate) fn ns_since_go(&self, t: Instant) -> u64 {
         t.saturating_duration_since(self.go).as_nanos() as u64

@@ -43,7 +43,7 @@ pub(crate) fn start_tcp(
     workers: &mut Workers,
 ) -> Result<(), EngineError> {
     let payload = spec.payload_bytes as usize;
-    let bound = SendBound::of(spec, shared.go);
+    let bound = SendBound::of(spec, shared.data_start());
     for (i, c) in conns.into_iter().enumerate() {
         let id = i as u16;
         let sh = shared.clone();
@@ -88,7 +88,7 @@ pub(crate) fn start_udp_senders(
     workers: &mut Workers,
 ) -> Result<(), EngineError> {
     let payload = spec.payload_bytes as usize;
-    let bound = SendBound::of(spec, shared.go);
+    let bound = SendBound::of(spec, shared.data_start());
     let pps = pps_of(spec);
     for (i, s) in socks.into_iter().enumerate() {
         let sh = shared.clone();
@@ -128,7 +128,7 @@ pub(crate) fn start_udp_rr_clients(
     workers: &mut Workers,
 ) -> Result<(), EngineError> {
     let payload = spec.payload_bytes as usize;
-    let bound = SendBound::of(spec, shared.go);
+    let bound = SendBound::of(spec, shared.data_start());
     let timeout = Duration::from_nanos(spec.rr_timeout_ns);
     for (i, s) in socks.into_iter().enumerate() {
         let sh = shared.clone();

@@ -231,3 +231,123 @@ fn mean(vals: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     let v: Vec<f64> = vals.flatten().collect();
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wire::spec::{Family, TestKind};
+
+    fn side(sent: u64, recv: u64, elapsed_ns: u64) -> SideStats {
+        SideStats {
+            sent_bytes: sent * 100,
+            sent_packets: sent,
+            recv_bytes: recv * 100,
+            recv_packets: recv,
+            send_elapsed_ns: elapsed_ns,
+            recv_elapsed_ns: elapsed_ns,
+            ..SideStats::default()
+        }
+    }
+
+    fn result(kind: TestKind, dir: Direction, client: SideStats, server: SideStats) -> RunResult {
+        let mut spec = TestSpec::new(kind, Family::V6, 100);
+        spec.direction = dir;
+        RunResult {
+            schema_version: RESULT_SCHEMA_VERSION,
+            spec,
+            server_addr: String::new(),
+            client_addr: String::new(),
+            server_info: BTreeMap::new(),
+            client_info: BTreeMap::new(),
+            client,
+            server,
+            rtt: None,
+            transactions: 0,
+            rr_timeouts: 0,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn forward_counts_client_sends_and_server_receives() {
+        let r = result(
+            TestKind::UdpStream,
+            Direction::Forward,
+            side(1000, 0, 1_000_000_000),
+            side(0, 900, 500_000_000),
+        );
+        assert_eq!(r.metric(m::SENT_PACKETS), Some(1000.0));
+        assert_eq!(r.metric(m::RECV_PACKETS), Some(900.0));
+        assert_eq!(r.metric(m::LOST_PACKETS), Some(100.0));
+        assert_eq!(r.metric(m::LOSS_PCT), Some(10.0));
+        // 90 000 bytes in 0.5 s at the receiver.
+        assert_eq!(r.metric(m::THROUGHPUT_BPS), Some(1_440_000.0));
+        assert_eq!(r.metric(m::RECV_PPS), Some(1800.0));
+    }
+
+    #[test]
+    fn reverse_swaps_the_sides_and_bidir_sums_them() {
+        let r = result(
+            TestKind::UdpStream,
+            Direction::Reverse,
+            side(0, 40, 1_000_000_000),
+            side(50, 0, 1_000_000_000),
+        );
+        assert_eq!(r.metric(m::SENT_PACKETS), Some(50.0));
+        assert_eq!(r.metric(m::RECV_PACKETS), Some(40.0));
+        assert_eq!(r.metric(m::LOSS_PCT), Some(20.0));
+        let b = result(
+            TestKind::TcpStream,
+            Direction::Bidir,
+            side(10, 20, 1_000_000_000),
+            side(20, 10, 1_000_000_000),
+        );
+        assert_eq!(b.metric(m::SENT_BYTES), Some(3000.0));
+        assert_eq!(b.metric(m::RECV_BYTES), Some(3000.0));
+        assert_eq!(b.metric(m::THROUGHPUT_BPS), Some(24_000.0));
+        assert_eq!(b.metric(m::LOSS_PCT), None, "TCP has no loss metric");
+    }
+
+    #[test]
+    fn framing_follows_family_and_transport() {
+        let mut s = TestSpec::new(TestKind::UdpStream, Family::V4, 128);
+        assert_eq!(framing_bytes(&s), (156, 174));
+        s.family = Family::V6;
+        assert_eq!(framing_bytes(&s), (176, 194));
+        s.kind = TestKind::TcpStream;
+        assert_eq!(
+            framing_bytes(&s),
+            (128 + 20 + 12 + 40, 128 + 20 + 12 + 40 + 18)
+        );
+        s.kind = TestKind::UdpRr;
+        s.payload_bytes = 1;
+        s.family = Family::V4;
+        assert_eq!(framing_bytes(&s), (29, 64), "Ethernet minimum frame");
+    }
+
+    #[test]
+    fn rr_metrics_come_from_the_client_and_cpu_gives_service_demand() {
+        let mut r = result(
+            TestKind::UdpRr,
+            Direction::Forward,
+            side(100, 98, 1_000_000_000),
+            side(98, 100, 1_000_000_000),
+        );
+        r.transactions = 98;
+        r.rr_timeouts = 2;
+        r.client.cpu = Some(CpuStats {
+            system_busy_ns: 98_000_000,
+            ..CpuStats::default()
+        });
+        assert_eq!(r.metric(m::TRANSACTIONS_PER_S), Some(98.0));
+        assert_eq!(r.metric(m::RR_TIMEOUTS), Some(2.0));
+        // 98 ms of CPU over 98 transactions = 1000 µs each.
+        assert_eq!(r.metric(m::SERVICE_DEMAND_LOCAL_US), Some(1000.0));
+        assert_eq!(r.metric(m::CPU_REMOTE_PCT), None);
+        assert_eq!(
+            r.metric(m::RTT_P50_NS),
+            None,
+            "no RTT histogram, no RTT metric"
+        );
+    }
+}

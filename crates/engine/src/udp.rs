@@ -52,7 +52,7 @@ pub(crate) fn send(
     let mut bufs = vec![vec![0u8; payload_bytes]; BATCH];
     let mut o = Outcome::default();
     // The schedule starts at the data phase's start, so a late thread start catches up.
-    let start = shared.go;
+    let start = shared.data_start();
     let mut seq = 0u64;
     // A paced duration-bound run sends exactly the datagrams its schedule holds, even if
     // the thread was kept off the CPU near the end (they go out as one late batch).
