@@ -157,6 +157,7 @@ fn report_of_a_study_made_by_the_binary() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let db = tmp.path().join("study.db");
     let study = dualperf()
+        .current_dir(tmp.path())
         .args([
             "study",
             "--tests",
