@@ -495,11 +495,13 @@ impl Test<'_> {
             max_blocks: p.blockcount,
             max_bytes: p.num_bytes,
             counters_64bit: p.udp_counters_64bit,
+            omit_end: None, // we always send omit 0
         };
         let recv_cfg = RecvCfg {
             len_bytes: p.len_bytes as usize,
             counters_64bit: p.udp_counters_64bit,
             drop_every_nth: self.opts.drop_every_nth_received,
+            omit_end: None,
         };
         let shared = shared.clone();
         let ctx = |e| Iperf3Error::io("cloning a data socket", e);

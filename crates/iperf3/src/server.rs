@@ -364,7 +364,7 @@ impl Server {
             streams: report
                 .streams
                 .iter()
-                .map(|s| stream_result(s, elapsed_s))
+                .map(|s| stream_result(s, (elapsed_s - params.omit_s as f64).max(0.0)))
                 .collect(),
             congestion_used: congestion_used(&sockets),
             ..Results::default()
@@ -395,17 +395,24 @@ impl Server {
             Protocol::Udp => DEFAULT_UDP_BANDWIDTH_BPS,
             _ => 0,
         };
+        // iperf3's omit timer starts with the test; numbers restart from zero after it.
+        let omit_end = u64::try_from(params.omit_s)
+            .ok()
+            .filter(|&s| s > 0)
+            .map(|s| Instant::now() + Duration::from_secs(s));
         let send = SendCfg {
             len_bytes: params.len_bytes as usize,
             rate_bps: params.bandwidth_bps.unwrap_or(default_rate),
             max_blocks: params.blockcount,
             max_bytes: params.num_bytes,
             counters_64bit: params.udp_counters_64bit,
+            omit_end,
         };
         let recv = RecvCfg {
             len_bytes: params.len_bytes as usize,
             counters_64bit: params.udp_counters_64bit,
             drop_every_nth: self.opts.drop_every_nth_datagram,
+            omit_end,
         };
         let mut handles = Vec::new();
         for (sock, &receive) in sockets.iter().zip(roles) {
@@ -579,7 +586,7 @@ fn stream_result(s: &ServedStream, elapsed_s: f64) -> StreamResult {
     let udp = s.outcome.udp.as_ref();
     StreamResult {
         id: s.id,
-        bytes: s.outcome.bytes,
+        bytes: s.outcome.bytes.saturating_sub(s.outcome.omitted_bytes),
         retransmits: -1,
         jitter_s: udp.map_or(0.0, |u| u.jitter_s),
         errors: udp.map_or(0, |u| u.errors),

@@ -58,6 +58,8 @@ pub struct SendCfg {
     /// Total bytes over all streams; 0 = no limit.
     pub max_bytes: u64,
     pub counters_64bit: bool,
+    /// End of iperf3's `--omit` period: bytes sent before it go to `omitted_bytes`.
+    pub omit_end: Option<Instant>,
 }
 
 /// What a receiver does.
@@ -67,12 +69,17 @@ pub struct RecvCfg {
     pub counters_64bit: bool,
     /// Test hook: ignore every Nth data datagram received, as if it were lost.
     pub drop_every_nth: Option<u64>,
+    /// End of iperf3's `--omit` period: bytes and jitter start again from zero there
+    /// (UDP packet and loss counts stay cumulative, as in iperf3 3.12).
+    pub omit_end: Option<Instant>,
 }
 
 /// What one stream did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StreamOutcome {
     pub bytes: u64,
+    /// Sender: bytes sent during the omit period (included in `bytes`).
+    pub omitted_bytes: u64,
     /// Datagrams sent (UDP sender); 0 otherwise.
     pub sent_packets: u64,
     /// Receiver-side UDP counts.
@@ -94,6 +101,15 @@ fn filler(len: usize, seed: u64) -> Vec<u8> {
             (x >> 24) as u8
         })
         .collect()
+}
+
+/// True once, the first time it is called after `omit_end`.
+fn omit_over(omit_end: &mut Option<Instant>) -> bool {
+    if omit_end.is_some_and(|t| Instant::now() >= t) {
+        *omit_end = None;
+        return true;
+    }
+    false
 }
 
 /// Claims one block of `len` bytes against the test's limits; false = limit reached.
@@ -135,7 +151,11 @@ pub fn spawn_tcp_send(
         }
         let block = filler(cfg.len_bytes.max(1), mono_now().as_nanos() as u64);
         let started = Instant::now();
+        let mut omit_end = cfg.omit_end;
         while !shared.stop_send.load(Ordering::Relaxed) {
+            if omit_over(&mut omit_end) {
+                out.omitted_bytes = out.bytes;
+            }
             if pacing_delay(cfg.rate_bps, out.bytes, started.elapsed()).is_some() {
                 pace(&cfg, out.bytes, started, &shared);
                 continue;
@@ -198,10 +218,14 @@ pub fn spawn_tcp_recv(
         let mut buf = vec![0u8; cfg.len_bytes.clamp(16 * 1024, 1024 * 1024)];
         let unit = cfg.len_bytes.max(1) as u64;
         let mut stop_seen = None;
+        let mut omit_end = cfg.omit_end;
         loop {
             match sock.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
+                    if omit_over(&mut omit_end) {
+                        out.bytes = 0;
+                    }
                     let before = out.bytes / unit;
                     out.bytes += n as u64;
                     shared
@@ -244,7 +268,11 @@ pub fn spawn_udp_send(
         let mut datagram = filler(cfg.len_bytes.max(hdr_len), mono_now().as_nanos() as u64);
         let started = Instant::now();
         let mut seq = 0u64;
+        let mut omit_end = cfg.omit_end;
         while !shared.stop_send.load(Ordering::Relaxed) {
+            if omit_over(&mut omit_end) {
+                out.omitted_bytes = out.bytes;
+            }
             if pacing_delay(cfg.rate_bps, out.bytes, started.elapsed()).is_some() {
                 pace(&cfg, out.bytes, started, &shared);
                 continue;
@@ -295,6 +323,7 @@ pub fn spawn_udp_recv(
         let mut buf = vec![0u8; 65_536];
         let mut seen = 0u64;
         let mut stop_seen = None;
+        let mut omit_end = cfg.omit_end;
         loop {
             match sock.recv(&mut buf) {
                 Ok(n) => {
@@ -308,6 +337,10 @@ pub fn spawn_udp_recv(
                             out.dropped_by_hook += 1;
                             continue;
                         }
+                    }
+                    if omit_over(&mut omit_end) {
+                        stats.bytes = 0;
+                        stats.jitter_s = 0.0;
                     }
                     let before = stats.max_seq;
                     stats.on_datagram(n, &hdr, mono_now().as_secs_f64());
@@ -367,6 +400,7 @@ mod tests {
                 len_bytes: 200,
                 counters_64bit: true,
                 drop_every_nth: Some(10),
+                omit_end: None,
             },
             shared.clone(),
         );
@@ -376,6 +410,7 @@ mod tests {
             max_blocks: 1000,
             max_bytes: 0,
             counters_64bit: true,
+            omit_end: None,
         };
         let sent = join(spawn_udp_send(tx, cfg, shared.clone()));
         shared.stop_recv.store(true, Ordering::Relaxed);
@@ -411,6 +446,7 @@ mod tests {
             max_blocks: 0,
             max_bytes: 50_500,
             counters_64bit: false,
+            omit_end: None,
         };
         let sent = join(spawn_tcp_send(tx, cfg, shared.clone()));
         assert_eq!(

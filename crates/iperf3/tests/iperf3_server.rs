@@ -286,3 +286,48 @@ fn our_server_survives_a_killed_iperf3_client_and_serves_the_next() {
         counted(&reports[3], false)
     );
 }
+
+fn omit_run(reverse: bool) {
+    let server = OurServer::start("127.0.0.1:0", ServerOptions::default());
+    let port = server.port();
+    let mut args = vec![
+        "-c",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-J",
+        "-O",
+        "1",
+        "-t",
+        "1",
+        "-b",
+        "80M",
+    ];
+    if reverse {
+        args.push("-R");
+    }
+    let run = Iperf3::spawn(&args).finish(WAIT);
+    assert!(run.success, "{}\n{}", run.stdout, run.stderr);
+    let j = run.json();
+    let sent = u64_at(&j, &["end", "sum_sent", "bytes"]) as f64;
+    let received = u64_at(&j, &["end", "sum_received", "bytes"]) as f64;
+    // 1 s at 80 Mbit/s after the omitted second: about 10 MB each side (20 MB if the
+    // omitted second were counted). The two timers start a few ms apart.
+    assert!(
+        (8e6..12e6).contains(&sent),
+        "reverse={reverse}: sent {sent}"
+    );
+    assert!(
+        (received / sent - 1.0).abs() < 0.05,
+        "reverse={reverse}: {received} vs {sent}"
+    );
+    assert_eq!(only_report(&server).params.unwrap().omit_s, 1);
+}
+
+#[test]
+fn iperf3_omit_period_is_left_out_by_our_server_both_ways() {
+    // Both directions at once: 2 s of traffic in all.
+    let reverse = std::thread::spawn(|| omit_run(true));
+    omit_run(false);
+    reverse.join().unwrap();
+}
