@@ -243,12 +243,93 @@ pub fn header_sentences(analysis: &Analysis, model: &OverheadModel) -> Vec<(Stri
                     pct(expected * 100.0)
                 ),
             };
+            let cmp = vd.family_cmp.iter().find(|c| &c.context == label);
+            let significant = cmp.map_or(0, |c| c.significant(analysis.options.alpha));
+            let sizes = cmp.map_or(0, |c| c.points.len());
+            let text = if significant == 0 {
+                format!(
+                    "{} The IPv4/IPv6 difference itself is not significant at any size, so this is no evidence of a real gap.",
+                    text
+                )
+            } else {
+                text
+            };
             let evidence = format!(
-                "Table header-overhead ({}); per-size expected and measured ratios.",
+                "Table header-overhead ({}); per-size expected and measured ratios; the IPv4/IPv6 difference is significant at {significant} of {sizes} sizes.",
                 model_text(model)
             );
             out.push((text, evidence));
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::{analyse, AnalysisOptions};
+    use crate::dataset::{CampaignData, Dataset, RunOutcome, RunRow};
+    use wire::spec::{Direction, TestKind};
+
+    fn data(v4: [f64; 5], v6: [f64; 5]) -> Dataset {
+        let run = |family, mbit: f64| RunRow {
+            family,
+            kind: TestKind::UdpStream,
+            direction: Direction::Forward,
+            payload_bytes: 1408,
+            repetition: 0,
+            warmup: false,
+            outcome: RunOutcome::Ok,
+            metrics: [(metrics::THROUGHPUT_BPS.to_string(), mbit * 1e6)].into(),
+        };
+        let mut runs: Vec<RunRow> = v4.iter().map(|&m| run(Family::V4, m)).collect();
+        runs.extend(v6.iter().map(|&m| run(Family::V6, m)));
+        Dataset {
+            campaigns: vec![CampaignData {
+                id: 1,
+                label: "A".into(),
+                runs,
+                ..Default::default()
+            }],
+        }
+    }
+
+    #[test]
+    fn headers_explain_part_of_a_real_gap() {
+        let d = data(
+            [100.0, 100.2, 99.8, 100.1, 99.9],
+            [90.0, 90.2, 89.8, 90.1, 89.9],
+        );
+        let a = analyse(&d, AnalysisOptions::default());
+        let s = header_sentences(&a, &OverheadModel::ethernet());
+        assert_eq!(s.len(), 1);
+        // Expected 1454/1474 · … : 1 − 0.98660 = 0.01340 of a measured 0.10 gap = 13.4%.
+        assert!(
+            s[0].0
+                .starts_with("Header sizes explain 13.4% of the IPv6 UDP throughput shortfall"),
+            "{}",
+            s[0].0
+        );
+        assert!(!s[0].0.contains("not significant"), "{}", s[0].0);
+    }
+
+    #[test]
+    fn a_gap_that_is_not_significant_is_said_to_be_no_evidence() {
+        let d = data(
+            [100.0, 60.0, 140.0, 80.0, 120.0],
+            [95.0, 55.0, 135.0, 75.0, 115.0],
+        );
+        let a = analyse(&d, AnalysisOptions::default());
+        let s = header_sentences(&a, &OverheadModel::ethernet());
+        assert!(s[0].0.contains("not significant at any size"), "{}", s[0].0);
+        let t = overhead_table(&a, &OverheadModel::ethernet()).map(|t| t.to_markdown());
+        assert!(t.is_some_and(|md| md.contains("n.s.")));
+    }
+
+    #[test]
+    fn rates_read_naturally() {
+        assert_eq!(rate_text(1e9), "1 Gbit/s");
+        assert_eq!(rate_text(2.5e9), "2.5 Gbit/s");
+        assert_eq!(rate_text(1e8), "100 Mbit/s");
+    }
 }
