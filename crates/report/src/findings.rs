@@ -16,8 +16,8 @@ pub struct Finding {
     pub evidence: String,
 }
 
-/// All findings: per view, IPv4 vs IPv6 per system, then system vs system per IP
-/// version; then the header-overhead sentences.
+/// All findings: IPv4 vs IPv6 per view and system, then system vs system per view and
+/// IP version, then the header-overhead sentences.
 pub fn findings(analysis: &Analysis, model: &OverheadModel) -> Vec<Finding> {
     let mut out = Vec::new();
     let many_systems = analysis.systems.len() > 1;
@@ -32,6 +32,8 @@ pub fn findings(analysis: &Analysis, model: &OverheadModel) -> Vec<Finding> {
                 out.push(f);
             }
         }
+    }
+    for vd in &analysis.views {
         for cmp in &vd.system_cmp {
             let suffix = format!(" over {}", cmp.context);
             if let Some(f) = sentence(analysis, vd, cmp, "", &suffix) {
