@@ -60,6 +60,7 @@ fn direction(
     ours: &[OurStream],
     server: &Results,
     we_send: bool,
+    is_udp: bool,
 ) -> Result<Option<DirectionResult>, Iperf3Error> {
     let mine: Vec<&OurStream> = ours.iter().filter(|s| s.we_send == we_send).collect();
     if mine.is_empty() {
@@ -75,7 +76,6 @@ fn direction(
             Iperf3Error::Protocol(format!("the server's results have no stream {}", s.id))
         })?;
         let udp = s.outcome.udp.as_ref();
-        let is_udp = udp.is_some() || s.outcome.sent_packets > 0 || peer.packets > 0;
         if we_send {
             d.sent_bytes += s.outcome.bytes;
             d.recv_bytes += peer.bytes;
@@ -88,7 +88,7 @@ fn direction(
         } else {
             d.sent_bytes += peer.bytes;
             d.recv_bytes += s.outcome.bytes;
-            if let Some(u) = udp {
+            if let Some(u) = udp.filter(|_| is_udp) {
                 *d.sent_packets.get_or_insert(0) += u64::try_from(peer.packets).unwrap_or(0);
                 *d.highest_seq.get_or_insert(0) += u.max_seq;
                 *d.lost_packets.get_or_insert(0) += u.errors.max(0);
@@ -137,8 +137,9 @@ pub fn build(
     duration_s: f64,
     local_cpu_pct: f64,
 ) -> Result<Iperf3Result, Iperf3Error> {
-    let forward = direction(ours, server, true)?;
-    let reverse = direction(ours, server, false)?;
+    let is_udp = spec.kind.is_udp();
+    let forward = direction(ours, server, true, is_udp)?;
+    let reverse = direction(ours, server, false, is_udp)?;
     let mut notes = vec![
         "an iperf3 peer has no request/response test: RTT and transaction metrics need a dualperf peer".to_string(),
         "CPU figures are per process (iperf3's cpu_util_total), not system-wide".to_string(),

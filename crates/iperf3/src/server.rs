@@ -273,7 +273,7 @@ impl Server {
                 }
                 ctl.session.create_streams();
                 ctl.flush()?;
-                let got = self.accept_tcp_streams(&rx, &cookie, n_streams, ctl.shutdown);
+                let got = self.accept_tcp_streams(&rx, &cookie, n_streams, &ctl.conn, ctl.shutdown);
                 if let Ok(mut slot) = self.slot.lock() {
                     slot.stream_tx = None;
                 }
@@ -291,7 +291,7 @@ impl Server {
                 };
                 ctl.session.create_streams();
                 ctl.flush()?;
-                self.accept_udp_streams(listener, local, n_streams, ctl.shutdown)?
+                self.accept_udp_streams(listener, local, n_streams, &ctl.conn, ctl.shutdown)?
                     .into_iter()
                     .map(DataSocket::Udp)
                     .collect()
@@ -442,11 +442,17 @@ impl Server {
         rx: &Receiver<TcpStream>,
         cookie: &[u8; COOKIE_LEN],
         n: usize,
+        ctl: &TcpStream,
         shutdown: &AtomicBool,
     ) -> Result<Vec<TcpStream>, Iperf3Error> {
         let deadline = Instant::now() + self.opts.control_timeout;
         let mut got = Vec::with_capacity(n);
         while got.len() < n {
+            if control_closed(ctl) {
+                return Err(Iperf3Error::Protocol(
+                    "the client closed the connection while opening streams".into(),
+                ));
+            }
             if shutdown.load(Ordering::Relaxed) || Instant::now() > deadline {
                 return Err(Iperf3Error::Timeout(format!(
                     "waiting for data connections ({} of {n} arrived)",
@@ -478,6 +484,7 @@ impl Server {
         mut listener: Socket,
         local: SocketAddr,
         n: usize,
+        ctl: &TcpStream,
         shutdown: &AtomicBool,
     ) -> Result<Vec<UdpSocket>, Iperf3Error> {
         let deadline = Instant::now() + self.opts.control_timeout;
@@ -488,6 +495,11 @@ impl Server {
                 .map_err(|e| Iperf3Error::io("UDP timeout", e))?;
             let mut buf = [0u8; 65_536];
             let peer = loop {
+                if control_closed(ctl) {
+                    return Err(Iperf3Error::Protocol(
+                        "the client closed the connection while opening streams".into(),
+                    ));
+                }
                 if shutdown.load(Ordering::Relaxed) || Instant::now() > deadline {
                     return Err(Iperf3Error::Timeout("waiting for UDP streams".into()));
                 }
@@ -570,6 +582,21 @@ fn congestion_used(sockets: &[DataSocket]) -> Option<String> {
         }),
         DataSocket::Udp(_) => None,
     })
+}
+
+/// Whether the client has closed the control connection (checked without blocking and
+/// without consuming anything).
+fn control_closed(ctl: &TcpStream) -> bool {
+    if ctl.set_nonblocking(true).is_err() {
+        return false;
+    }
+    let closed = match ctl.peek(&mut [0u8; 1]) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted),
+    };
+    let _ = ctl.set_nonblocking(false);
+    closed
 }
 
 /// Writes ACCESS_DENIED and closes, without reading (§9.2).

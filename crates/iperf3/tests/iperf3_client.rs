@@ -221,3 +221,24 @@ fn killed_iperf3_server_ends_our_test_with_an_error_at_once() {
         );
     }
 }
+
+#[test]
+fn count_bounded_tests_end_on_their_own_against_iperf3() {
+    // Forward UDP: exactly 300 datagrams at 4 Mbit/s.
+    let mut s = spec(TestKind::UdpStream, Family::V4, 500, 0);
+    s.bound = Bound::Count(300);
+    s.rate = Some(Rate::BitsPerSec(4_000_000));
+    let (r, j) = against_iperf3(&s, &ClientOptions::default());
+    assert_eq!(r.forward.clone().unwrap().sent_packets, Some(300));
+    assert_eq!(u64_at(&j, &["end", "sum_received", "packets"]), 300);
+    assert_eq!(metric(&r, m::SENT_PACKETS), 300.0);
+    // Reverse TCP: iperf3 sends 200 blocks of 10000 bytes; we end when they arrived.
+    let mut s = spec(TestKind::TcpStream, Family::V6, 10_000, 0);
+    s.bound = Bound::Count(200);
+    s.direction = Direction::Reverse;
+    let (r, j) = against_iperf3(&s, &ClientOptions::default());
+    let rev = r.reverse.unwrap();
+    assert_eq!(rev.sent_bytes, u64_at(&j, &["end", "sum_sent", "bytes"]));
+    assert!(rev.recv_bytes >= 200 * 10_000, "{rev:?}");
+    assert!(r.duration_s < 3.0, "{}", r.duration_s);
+}

@@ -188,3 +188,48 @@ fn bad_data_cookie_gets_access_denied_and_the_test_goes_on() {
     ctl.write_all(&[16]).unwrap();
     assert_eq!(server.wait_reports(1)[0].error, None);
 }
+
+#[test]
+fn client_vanishing_while_streams_open_frees_our_server_at_once() {
+    use dualperf_iperf3::json::{Params, Protocol};
+    use dualperf_iperf3::proto::encode_json;
+    let server = OurServer::start("127.0.0.1:0", ServerOptions::default());
+    for protocol in [Protocol::Tcp, Protocol::Udp] {
+        let mut ctl = TcpStream::connect(server.addr).unwrap();
+        ctl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        ctl.write_all(b"abcdefghijklmnopqrstuvwxyz2345672345\0")
+            .unwrap();
+        let mut b = [0u8; 1];
+        ctl.read_exact(&mut b).unwrap();
+        let mut p = Params::new(protocol, 1);
+        p.len_bytes = 1000;
+        ctl.write_all(&encode_json(&p.to_json())).unwrap();
+        ctl.read_exact(&mut b).unwrap();
+        assert_eq!(b, [10], "CREATE_STREAMS");
+        drop(ctl); // gone before opening any stream
+    }
+    let started = std::time::Instant::now();
+    let reports = server.wait_reports(2);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "noticed after {:?}",
+        started.elapsed()
+    );
+    for r in &reports {
+        assert!(
+            r.error
+                .as_deref()
+                .unwrap_or("")
+                .contains("while opening streams"),
+            "{r:?}"
+        );
+    }
+    let s = spec(TestKind::UdpStream, Family::V4, 500, 200);
+    assert!(run(
+        "127.0.0.1",
+        server.addr.port(),
+        &s,
+        &ClientOptions::default()
+    )
+    .is_ok());
+}
