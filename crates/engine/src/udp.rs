@@ -203,11 +203,19 @@ pub(crate) fn recv(
                 let now = Instant::now();
                 let now_ns = shared.ns_since_go(now);
                 last_rx = now;
+                let (mut bytes, mut packets) = (0u64, 0u64);
                 for d in batch.iter() {
                     // Kernel receive time when the socket gives one (jitter and IPDV only
                     // use differences, so its clock need not match the sender's).
                     let arrival_ns = d.kernel_rx_ns.unwrap_or(now_ns);
-                    take(d.payload, now_ns, arrival_ns, &mut rx, &shared, &mut o);
+                    if take(d.payload, arrival_ns, &mut rx, &shared) {
+                        bytes += d.payload.len() as u64;
+                        packets += 1;
+                    }
+                }
+                if packets > 0 {
+                    shared.add_recv(bytes, packets);
+                    o.last_recv_ns = now_ns;
                 }
             }
             Err(e) if transient(&e) => {}
@@ -281,22 +289,17 @@ fn note_datapath(b: &UdpBatch, o: &mut Outcome) {
     }
 }
 
-fn take(
-    dg: &[u8],
-    now_ns: u64,
-    arrival_ns: u64,
-    rx: &mut [StreamRx],
-    shared: &Shared,
-    o: &mut Outcome,
-) {
+/// Account one datagram; `true` if it counts as received (valid, ours, not a duplicate,
+/// not dropped by the test hook).
+fn take(dg: &[u8], arrival_ns: u64, rx: &mut [StreamRx], shared: &Shared) -> bool {
     let Ok(v) = DatagramView::new_checked(dg) else {
-        return;
+        return false;
     };
     if v.token() != shared.token {
-        return;
+        return false;
     }
     let Some(s) = rx.get_mut(usize::from(v.stream_id())) else {
-        return;
+        return false;
     };
     let seq = v.seq();
     s.seen += 1;
@@ -304,17 +307,16 @@ fn take(
         .drop_every
         .is_some_and(|n| (seq + 1).is_multiple_of(n))
     {
-        return;
+        return false;
     }
     if s.seq.record(seq) == Arrival::Duplicate {
-        return;
+        return false;
     }
     s.bytes += dg.len() as u64;
     s.packets += 1;
     s.jitter.record(v.send_time_ns(), arrival_ns);
     s.ipdv.record(seq, v.send_time_ns(), arrival_ns);
-    shared.add_recv(dg.len() as u64, 1);
-    o.last_recv_ns = now_ns;
+    true
 }
 
 /// Request/response client on a connected socket: each request waits at most
