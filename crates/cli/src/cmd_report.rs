@@ -31,10 +31,12 @@ pub struct ReportArgs {
     /// Link rate for efficiency = measured / highest possible goodput (e.g. 1gbit, 100mbit).
     #[arg(long, value_name = "RATE")]
     pub link_rate: Option<String>,
-    /// Link model of the header-overhead comparison.
-    #[arg(long, value_enum, default_value = "ethernet")]
-    pub link: LinkArg,
-    /// MTU of the link model, bytes (default: 1500; 65536 for loopback).
+    /// Link model of the header-overhead comparison. Default: from the first campaign's
+    /// client interface (loopback for `lo`, else Ethernet).
+    #[arg(long, value_enum)]
+    pub link: Option<LinkArg>,
+    /// MTU of the link model, bytes. Default: the client interface's recorded MTU, else
+    /// 1500 (65536 for loopback).
     #[arg(long, value_name = "BYTES")]
     pub mtu: Option<u32>,
     /// Do not write PNG copies of the figures.
@@ -61,8 +63,8 @@ pub enum LinkArg {
 }
 
 pub fn main(args: ReportArgs) -> anyhow::Result<ExitCode> {
-    let options = report_options(&args)?;
     let data = load_dataset(&args.db, &args.campaigns)?;
+    let options = report_options(&args, &data)?;
     let report = report::build(&data, &options);
 
     match args.format {
@@ -93,12 +95,42 @@ pub fn main(args: ReportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn report_options(args: &ReportArgs) -> anyhow::Result<ReportOptions> {
-    let mut link = match args.link {
+/// The client host's recorded interface facts of the first campaign: (loopback, MTU).
+fn recorded_link(data: &Dataset) -> (bool, Option<u32>) {
+    let Some(client) = data
+        .campaigns
+        .first()
+        .and_then(|c| c.hosts.get("client").or_else(|| c.hosts.values().next()))
+    else {
+        return (false, None);
+    };
+    let loopback = client.get("iface.name").is_some_and(|n| n == "lo")
+        || client
+            .get("iface.driver")
+            .is_some_and(|d| d.starts_with("loopback"));
+    let mtu = client
+        .get("iface.mtu_ipv4")
+        .and_then(|m| m.trim().parse::<u32>().ok());
+    (loopback, mtu)
+}
+
+fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOptions> {
+    let (recorded_loopback, recorded_mtu) = recorded_link(data);
+    let link_arg = args.link.unwrap_or(if recorded_loopback {
+        LinkArg::Loopback
+    } else {
+        LinkArg::Ethernet
+    });
+    let mut link = match link_arg {
         LinkArg::Ethernet => OverheadModel::ethernet(),
         LinkArg::Loopback => OverheadModel::loopback(),
         LinkArg::Tbf => OverheadModel::tbf_veth(),
     };
+    if args.mtu.is_none() && args.link.is_none() {
+        if let Some(mtu) = recorded_mtu.filter(|m| (576..=65_536).contains(m)) {
+            link.mtu_bytes = mtu;
+        }
+    }
     if let Some(mtu) = args.mtu {
         if !(576..=65_536).contains(&mtu) {
             bail!("--mtu {mtu} is outside 576..65536 bytes");
@@ -249,6 +281,28 @@ fn utc_text(unix_s: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn dataset_with_client(meta: &[(&str, &str)]) -> Dataset {
+        let client: BTreeMap<String, String> = meta
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Dataset {
+            campaigns: vec![CampaignData {
+                hosts: [("client".to_string(), client)].into(),
+                ..Default::default()
+            }],
+        }
+    }
+
+    #[test]
+    fn link_model_follows_the_recorded_interface_unless_given() {
+        let lo = dataset_with_client(&[("iface.name", "lo"), ("iface.mtu_ipv4", "65536")]);
+        assert_eq!(recorded_link(&lo), (true, Some(65_536)));
+        let eth = dataset_with_client(&[("iface.name", "eth0"), ("iface.mtu_ipv4", "9000")]);
+        assert_eq!(recorded_link(&eth), (false, Some(9000)));
+        assert_eq!(recorded_link(&Dataset::default()), (false, None));
+    }
 
     #[test]
     fn utc_text_matches_known_dates() {
