@@ -1,10 +1,11 @@
 //! `dualperf study`, `show`, `export` and `import`: what the user typed → a
 //! `study::StudySpec`, a campaign in the SQLite store, and the study runner driving the
-//! engine. Submodules: `exec` (the engine executor), `journal` (store journal and
-//! progress bar), `inspect` (show, export, import).
+//! engine. Submodules: `exec` (the executors), `lab_target` (`--lab`: a temporary
+//! namespace lab with its server), `iperf3_peer` (`--peer iperf3`), `journal` (store
+//! journal and progress bar), `inspect` (show, export, import).
 
 use anyhow::{bail, Context};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,8 +18,12 @@ use wire::spec::SocketOpts;
 mod exec;
 #[path = "cmd_study/inspect.rs"]
 mod inspect;
+#[path = "cmd_study/iperf3_peer.rs"]
+mod iperf3_peer;
 #[path = "cmd_study/journal.rs"]
 mod journal;
+#[path = "cmd_study/lab_target.rs"]
+mod lab_target;
 
 pub use inspect::{export_main, import_main, show_main, ExportArgs, ImportArgs, ShowArgs};
 
@@ -44,15 +49,41 @@ about 2.5 minutes, stored in dualperf.db. `--dry-run` shows any plan first; \
 `--list-presets` shows the published studies' methods; layering is preset, then --spec \
 file, then flags.";
 
+/// What kind of server the study talks to.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Peer {
+    /// `dualperf server` (every test and metric).
+    #[default]
+    Dualperf,
+    /// An unmodified iperf3 3.x server (`iperf3 -s`): tcp-stream and udp-stream only.
+    Iperf3,
+}
+
 #[derive(Args, Debug, Default)]
 #[command(after_help = DEFAULT_STUDY_HELP)]
 pub struct StudyArgs {
-    /// Server to test (`dualperf server` running there); none = an embedded server on
-    /// 127.0.0.1 and ::1 in this process.
+    /// Server to test (`dualperf server`, or `iperf3 -s` with --peer iperf3); none = an
+    /// embedded server on 127.0.0.1 and ::1 in this process.
     pub host: Option<String>,
-    /// Server port.
-    #[arg(short, long, default_value_t = 5301)]
-    pub port: u16,
+    /// Server port (default 5301; 5201 with --peer iperf3).
+    #[arg(short, long)]
+    pub port: Option<u16>,
+    /// The server is `dualperf` or an unmodified `iperf3` (tcp-stream and udp-stream
+    /// only; a busy iperf3 server is waited out with backoff).
+    #[arg(long, value_enum, default_value_t = Peer::Dualperf)]
+    pub peer: Peer,
+    /// Run in a temporary network-namespace lab made for this study (needs root):
+    /// p2p (two hosts on one veth link) or client-server (through a router namespace).
+    /// A `dualperf server` runs in the server namespace, the client in the client one;
+    /// the lab is removed afterwards, also on error and Ctrl-C.
+    #[arg(long, value_name = "TOPOLOGY", value_parser = parse_topology, conflicts_with = "host")]
+    pub lab: Option<lab::Topology>,
+    /// Shape each lab host's egress with tbf at this rate (100mbit, 1gbit, 500k).
+    #[arg(long, value_name = "RATE", value_parser = parse_lab_rate, requires = "lab")]
+    pub lab_rate: Option<u64>,
+    /// MTU of the lab's veth links, bytes (1280–65535; default 1500).
+    #[arg(long, value_name = "BYTES", requires = "lab")]
+    pub lab_mtu: Option<u32>,
     /// Start from a preset (name or seed number 000..004); see --list-presets.
     #[arg(long)]
     pub preset: Option<String>,
@@ -173,6 +204,14 @@ pub struct StudyArgs {
     pub connect_timeout: f64,
 }
 
+fn parse_topology(s: &str) -> Result<lab::Topology, String> {
+    s.parse().map_err(|e: lab::LabError| e.to_string())
+}
+
+fn parse_lab_rate(s: &str) -> Result<u64, String> {
+    lab::parse_rate_bps(s).map_err(|e| e.to_string())
+}
+
 /// A byte count: `8192`, `8K`, `64K`, `1M` (K = 1024, as iperf's buffer sizes).
 fn parse_bytes(s: &str) -> Result<u64, String> {
     parse_scaled(s, 1024.0)
@@ -202,6 +241,43 @@ fn parse_scaled(s: &str, k: f64) -> Result<u64, String> {
 }
 
 impl StudyArgs {
+    /// The server port: `--port`, or the peer's default.
+    pub fn port(&self) -> u16 {
+        self.port.unwrap_or(match self.peer {
+            Peer::Dualperf => engine::DEFAULT_PORT,
+            Peer::Iperf3 => 5201,
+        })
+    }
+
+    /// Combinations that cannot work, refused before anything starts.
+    fn check_target(&self) -> anyhow::Result<()> {
+        if self.peer == Peer::Iperf3 {
+            if self.lab.is_some() {
+                bail!(
+                    "--peer iperf3 cannot be combined with --lab (the lab runs a dualperf server)"
+                );
+            }
+            if self.host.is_none() && self.resume.is_none() {
+                bail!(
+                    "--peer iperf3 needs the HOST of an iperf3 server (`iperf3 -s` running there)"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Where the runs go, for `--dry-run`.
+    fn target_text(&self) -> String {
+        match (&self.host, exec::lab_request_of(self)) {
+            (_, Some(req)) => req.text(),
+            (Some(h), None) => match self.peer {
+                Peer::Iperf3 => format!("iperf3 server {h} port {}", self.port()),
+                Peer::Dualperf => format!("dualperf server {h} port {}", self.port()),
+            },
+            (None, None) => "embedded loopback server (127.0.0.1 and ::1)".into(),
+        }
+    }
+
     /// The flags as a spec layer (only what was given).
     fn as_layer(&self) -> anyhow::Result<SpecFile> {
         let mut socket = SocketOpts::default();
@@ -307,6 +383,10 @@ impl StudyArgs {
             layer = layer.merge(&file);
         }
         layer = layer.merge(&self.as_layer()?);
+        if self.peer == Peer::Iperf3 && layer.tests.is_none() {
+            // iperf3 has no request/response test: its default study is the stream tests.
+            layer.tests = Some(vec!["tcp-stream".into(), "udp-stream".into()]);
+        }
         let clock_seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
@@ -347,12 +427,15 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
         print!("{}", list_presets());
         return Ok(ExitCode::SUCCESS);
     }
+    args.check_target()?;
+    // Before any lab exists: the lab crate then leaves Ctrl-C to this handler.
+    let stop = install_stop_handler();
     if let Some(id) = args.resume {
-        return resume(args, id);
+        return resume(args, id, stop);
     }
     let spec = args.resolve()?;
     if args.dry_run {
-        print!("{}", dry_run_text(&spec, args.host.as_deref()));
+        print!("{}", dry_run_text(&spec, Some(&args.target_text())));
         return Ok(ExitCode::SUCCESS);
     }
     let mut store = store::Store::open(&args.db)?;
@@ -361,7 +444,7 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
-    let mut exec = exec::open(&args, &spec)?;
+    let mut exec = exec::open(&args, &spec, &stop)?;
     let campaign_id = store.create_campaign(&store::NewCampaign {
         label: spec.label.clone(),
         created_unix_s,
@@ -373,17 +456,54 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     let cells = journal::cell_records(campaign_id, &spec);
     store.add_cells(&cells)?;
     store.set_host(campaign_id, &exec.initial_client_info(&args))?;
+    if let Some(lab) = exec.lab_host() {
+        store.set_host(campaign_id, &lab)?;
+    }
     if !args.quiet {
         eprintln!(
-            "dualperf: campaign {campaign_id} in {}: {}",
+            "dualperf: campaign {campaign_id} in {}: {} against {}",
             args.db.display(),
-            plan_line(&spec)
+            plan_line(&spec),
+            exec.target_text(&args)
         );
     }
-    run_campaign(&args, &spec, store, campaign_id, Vec::new(), &mut exec)
+    let code = run_campaign(
+        &args,
+        &spec,
+        store,
+        campaign_id,
+        Vec::new(),
+        &mut exec,
+        &stop,
+    )?;
+    exec.close()?;
+    Ok(code)
 }
 
-fn resume(args: StudyArgs, id: i64) -> anyhow::Result<ExitCode> {
+/// Installs the study's Ctrl-C / SIGTERM handler: the first stops the study after the
+/// current run (the lab, if any, is then removed on the way out); a second aborts at
+/// once, removing this process's labs first.
+fn install_stop_handler() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    // Fails only if a handler exists already (then that one decides).
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            let removed = lab::teardown_all_live();
+            if !removed.is_empty() {
+                eprintln!(
+                    "\ndualperf: aborted; removed {} lab namespace(s)",
+                    removed.len()
+                );
+            }
+            std::process::exit(130);
+        }
+        eprintln!("\ndualperf: stopping after the current run (Ctrl-C again to abort now)");
+    });
+    stop
+}
+
+fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
     let mut store = store::Store::open(&args.db)?;
     let campaign = store.campaign(id)?;
     let spec = StudySpec::from_json(&campaign.spec_json)
@@ -392,18 +512,40 @@ fn resume(args: StudyArgs, id: i64) -> anyhow::Result<ExitCode> {
         println!("campaign {id} is already finished; nothing to do");
         return Ok(ExitCode::SUCCESS);
     }
-    let stored_target = campaign
-        .hosts
-        .iter()
-        .find(|h| h.role == "client")
-        .and_then(|h| h.metadata.get(journal::TARGET_KEY).cloned());
+    let host_md = |role: &str| {
+        campaign
+            .hosts
+            .iter()
+            .find(|h| h.role == role)
+            .map(|h| h.metadata.clone())
+            .unwrap_or_default()
+    };
+    let client_md = host_md("client");
     let mut args = args;
-    if args.host.is_none() {
-        if let Some(t) = stored_target.as_deref() {
-            if let Some((host, port)) = t.rsplit_once(' ') {
-                args.host = Some(host.to_string());
-                args.port = port.parse().unwrap_or(args.port);
+    if args.host.is_none() && args.lab.is_none() {
+        match client_md.get(journal::TARGET_KEY).map(String::as_str) {
+            Some("lab") => {
+                let req = lab_target::LabRequest::from_metadata(&host_md("lab"))
+                    .with_context(|| format!("campaign {id} ran in a lab"))?;
+                args.lab = Some(req.topology);
+                args.lab_rate = req.rate_bps;
+                args.lab_mtu = req.mtu_bytes;
+                if args.port.is_none() {
+                    args.port = host_md("lab")
+                        .get("lab.server_port")
+                        .and_then(|p| p.parse().ok());
+                }
             }
+            Some(t) => {
+                if let Some((host, port)) = t.rsplit_once(' ') {
+                    args.host = Some(host.to_string());
+                    args.port = port.parse().ok().or(args.port);
+                }
+            }
+            None => {}
+        }
+        if client_md.get(exec::PEER_KEY).map(String::as_str) == Some("iperf3") {
+            args.peer = Peer::Iperf3;
         }
     }
     let given = args.as_layer()?;
@@ -414,16 +556,23 @@ fn resume(args: StudyArgs, id: i64) -> anyhow::Result<ExitCode> {
     }
     let past = journal::history(&store, id)?;
     store.add_cells(&journal::cell_records(id, &spec))?;
-    let mut exec = exec::open(&args, &spec)?;
+    let mut exec = exec::open(&args, &spec, &stop)?;
+    if let Some(lab) = exec.lab_host() {
+        // The re-created lab (same topology, rate and MTU; new namespaces).
+        store.set_host(id, &lab)?;
+    }
     if !args.quiet {
         eprintln!(
-            "dualperf: resuming campaign {id} in {} ({} runs already recorded): {}",
+            "dualperf: resuming campaign {id} in {} ({} runs already recorded): {} against {}",
             args.db.display(),
             past.len(),
-            plan_line(&spec)
+            plan_line(&spec),
+            exec.target_text(&args)
         );
     }
-    run_campaign(&args, &spec, store, id, past, &mut exec)
+    let code = run_campaign(&args, &spec, store, id, past, &mut exec, &stop)?;
+    exec.close()?;
+    Ok(code)
 }
 
 fn run_campaign(
@@ -433,24 +582,16 @@ fn run_campaign(
     campaign_id: i64,
     past: Vec<study::PastRun>,
     exec: &mut exec::Exec,
+    stop: &AtomicBool,
 ) -> anyhow::Result<ExitCode> {
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        // A second Ctrl-C aborts at once; the run in progress is then lost.
-        let _ = ctrlc::set_handler(move || {
-            if stop.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-            eprintln!("\ndualperf: stopping after the current run (Ctrl-C again to abort now)");
-        });
-    }
     let mut journal = journal::StoreJournal::new(store, campaign_id, spec, args.quiet);
     let runner = study::Runner::new(spec)
         .with_history(past)
-        .with_stop_flag(&stop);
+        .with_stop_flag(stop);
     let result = runner.run(exec, &mut journal);
     journal.finish_progress();
+    let mut store = journal.into_store();
+    let busy = record_busy(&mut store, campaign_id, exec)?;
     let outcome = match result {
         Ok(o) => o,
         Err(study::RunnerError::Interrupted) => {
@@ -465,7 +606,6 @@ fn run_campaign(
             args.db.display()
         ),
     };
-    let mut store = journal.into_store();
     store.set_finished(campaign_id, true)?;
     let failed_cells = outcome.cells.iter().filter(|c| c.ok_runs == 0).count();
     if args.quiet {
@@ -475,12 +615,51 @@ fn run_campaign(
             "{}",
             journal::summary_text(&store, campaign_id, spec, &outcome, &args.db)?
         );
+        if let Some(b) = busy.filter(|b| b.answers > 0) {
+            println!(
+                "the iperf3 server answered \"busy\" {} time(s); waited {:.1} s in all (not recorded as results)",
+                b.answers,
+                b.waited.as_secs_f64()
+            );
+        }
     }
     Ok(if failed_cells > 0 {
         ExitCode::from(2)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Adds this invocation's iperf3 busy answers to the campaign's client metadata
+/// (summed over resumes). Returns this invocation's counts.
+fn record_busy(
+    store: &mut store::Store,
+    campaign_id: i64,
+    exec: &exec::Exec,
+) -> anyhow::Result<Option<iperf3_peer::BusyCount>> {
+    let Some(busy) = exec.busy_count() else {
+        return Ok(None);
+    };
+    let campaign = store.campaign(campaign_id)?;
+    let mut client = campaign
+        .hosts
+        .into_iter()
+        .find(|h| h.role == "client")
+        .unwrap_or(store::HostInfo {
+            role: "client".into(),
+            metadata: Default::default(),
+        });
+    let md = &mut client.metadata;
+    let before = |k: &str| md.get(k).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    let answers = before(iperf3_peer::BUSY_WAITS_KEY) as u64 + busy.answers;
+    let waited_s = before(iperf3_peer::BUSY_WAITED_KEY) + busy.waited.as_secs_f64();
+    md.insert(iperf3_peer::BUSY_WAITS_KEY.into(), answers.to_string());
+    md.insert(
+        iperf3_peer::BUSY_WAITED_KEY.into(),
+        format!("{waited_s:.3}"),
+    );
+    store.set_host(campaign_id, &client)?;
+    Ok(Some(busy))
 }
 
 fn plan_line(spec: &StudySpec) -> String {

@@ -1,11 +1,17 @@
 //! The study's executor in the binary: each run is one `engine::run_client` against
-//! the given server or an embedded loopback server. For tests of the binary itself,
-//! `DUALPERF_STUDY_FAKE=1` swaps in the study crate's fake executor (deterministic
-//! results, each run sleeping its duration in real time, capped at 2 s).
+//! the given server, an embedded loopback server, or a `dualperf server` in a
+//! temporary lab (the client then runs inside the lab's client namespace); or one
+//! iperf3 client run against an iperf3 server (`--peer iperf3`). For tests of the
+//! binary itself, `DUALPERF_STUDY_FAKE=1` swaps in the study crate's fake executor
+//! (deterministic results, each run sleeping its duration in real time, capped at 2 s).
 
-use super::{connect_timeout, journal::TARGET_KEY, version_and_revision, StudyArgs};
+use super::iperf3_peer::{self, Iperf3Exec};
+use super::lab_target::{in_ns, LabRequest, LabTarget};
+use super::{connect_timeout, journal::TARGET_KEY, version_and_revision, Peer, StudyArgs};
 use anyhow::bail;
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use study::{Attempt, Cell, Executor, RunOutput, Sample, Slot, StudySpec};
 use wire::spec::Family;
@@ -13,30 +19,62 @@ use wire::spec::Family;
 /// Environment switch for the fake executor (tests of the binary).
 pub const FAKE_ENV: &str = "DUALPERF_STUDY_FAKE";
 
+/// Client metadata key naming the kind of peer ("dualperf" or "iperf3").
+pub const PEER_KEY: &str = "study.peer";
+
 pub enum Exec {
-    Engine(EngineExec),
+    Engine(Box<EngineExec>),
+    Iperf3(Iperf3Exec),
     Fake(study::fake::FakeExecutor),
 }
 
 pub struct EngineExec {
-    /// `None`: the embedded server, reached at 127.0.0.1 / ::1.
+    /// `None`: the embedded server at 127.0.0.1 / ::1, or the lab's server addresses.
     host: Option<String>,
     port: u16,
     connect_timeout: Duration,
     _server: Option<engine::EmbeddedServer>,
+    /// The lab the study runs in (`--lab`); the client runs in its client namespace.
+    lab: Option<LabTarget>,
     /// Client metadata per family, captured once (the engine would otherwise capture
     /// it on every run).
     client_info: BTreeMap<Family, BTreeMap<String, String>>,
 }
 
-/// The executor for these arguments; starts the embedded server when there is no host.
-pub fn open(args: &StudyArgs, spec: &StudySpec) -> anyhow::Result<Exec> {
+/// The executor for these arguments; starts the embedded server when there is no host,
+/// or builds the lab (with its server) for `--lab`.
+pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyhow::Result<Exec> {
     if std::env::var_os(FAKE_ENV).is_some_and(|v| v == "1") {
         return Ok(Exec::Fake(study::fake::FakeExecutor::default()));
     }
     let timeout = connect_timeout(args)?;
+    if args.peer == Peer::Iperf3 {
+        if let Some(why) = iperf3_peer::refuse_rr(spec) {
+            bail!("{why}");
+        }
+        let Some(host) = &args.host else {
+            bail!("--peer iperf3 needs the HOST of an iperf3 server (`iperf3 -s` running there)");
+        };
+        return Ok(Exec::Iperf3(Iperf3Exec::new(
+            host,
+            args.port(),
+            timeout,
+            stop.clone(),
+        )));
+    }
+    if let Some(req) = lab_request_of(args) {
+        let lab = LabTarget::start(&req, args.port())?;
+        return Ok(Exec::Engine(Box::new(EngineExec {
+            host: None,
+            port: lab.port(),
+            connect_timeout: timeout,
+            _server: None,
+            lab: Some(lab),
+            client_info: BTreeMap::new(),
+        })));
+    }
     let (server, port) = match &args.host {
-        Some(_) => (None, args.port),
+        Some(_) => (None, args.port()),
         None => {
             let server = engine::EmbeddedServer::start()?;
             if spec.families.contains(&Family::V6) && !server.has_ipv6() {
@@ -49,13 +87,14 @@ pub fn open(args: &StudyArgs, spec: &StudySpec) -> anyhow::Result<Exec> {
             (Some(server), port)
         }
     };
-    Ok(Exec::Engine(EngineExec {
+    Ok(Exec::Engine(Box::new(EngineExec {
         host: args.host.clone(),
         port,
         connect_timeout: timeout,
         _server: server,
+        lab: None,
         client_info: BTreeMap::new(),
-    }))
+    })))
 }
 
 impl Exec {
@@ -66,22 +105,98 @@ impl Exec {
         let (version, revision) = version_and_revision();
         md.insert("dualperf.version".into(), version);
         md.insert("dualperf.git_revision".into(), revision);
-        let target = match &args.host {
-            Some(h) => format!("{h} {}", args.port),
-            None => "embedded".to_string(),
+        let target = match (&args.host, self.lab_target()) {
+            (_, Some(_)) => "lab".to_string(),
+            (Some(h), None) => format!("{h} {}", args.port()),
+            (None, None) => "embedded".to_string(),
         };
         md.insert(TARGET_KEY.into(), target);
+        md.insert(
+            PEER_KEY.into(),
+            match self {
+                Exec::Iperf3(_) => "iperf3",
+                _ => "dualperf",
+            }
+            .into(),
+        );
         store::HostInfo {
             role: "client".into(),
             metadata: md,
         }
     }
+
+    fn lab_target(&self) -> Option<&LabTarget> {
+        match self {
+            Exec::Engine(e) => e.lab.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The campaign's "lab" host record (topology, rate, MTU, namespaces, addresses).
+    pub fn lab_host(&self) -> Option<store::HostInfo> {
+        self.lab_target().map(|l| store::HostInfo {
+            role: "lab".into(),
+            metadata: l.describe(),
+        })
+    }
+
+    /// One line naming where the runs go, for the start message.
+    pub fn target_text(&self, args: &StudyArgs) -> String {
+        match (self, self.lab_target()) {
+            (_, Some(l)) => format!(
+                "lab {} (client namespace {}, server {} / {} port {})",
+                l.describe().get("lab.name").cloned().unwrap_or_default(),
+                l.client_ns(),
+                l.server_addr(Family::V4),
+                l.server_addr(Family::V6),
+                l.port()
+            ),
+            (Exec::Iperf3(_), _) => format!(
+                "iperf3 server {} port {}",
+                args.host.as_deref().unwrap_or("?"),
+                args.port()
+            ),
+            _ => match &args.host {
+                Some(h) => format!("dualperf server {h} port {}", args.port()),
+                None => "embedded loopback server".into(),
+            },
+        }
+    }
+
+    /// Busy answers of an iperf3 peer so far (none for other executors).
+    pub fn busy_count(&self) -> Option<iperf3_peer::BusyCount> {
+        match self {
+            Exec::Iperf3(i) => Some(i.busy),
+            _ => None,
+        }
+    }
+
+    /// Stops the lab's server and removes the lab (also done on drop, silently).
+    pub fn close(self) -> anyhow::Result<()> {
+        match self {
+            Exec::Engine(e) => match e.lab {
+                Some(l) => l.close(),
+                None => Ok(()),
+            },
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The lab a `--lab` study asks for (flags only; `--resume` fills them from metadata).
+pub fn lab_request_of(args: &StudyArgs) -> Option<LabRequest> {
+    args.lab.map(|topology| LabRequest {
+        topology,
+        rate_bps: args.lab_rate,
+        mtu_bytes: args.lab_mtu,
+    })
 }
 
 impl Executor for Exec {
     fn execute(&mut self, cell: &Cell, slot: &Slot, attempt: u32) -> Attempt {
         match self {
             Exec::Engine(e) => e.execute(cell),
+            Exec::Iperf3(i) => i.execute(cell),
             Exec::Fake(f) => {
                 let a = f.execute(cell, slot, attempt);
                 let ns = u64::try_from(a.duration_ns).unwrap_or(0).min(2_000_000_000);
@@ -95,7 +210,7 @@ impl Executor for Exec {
     }
 }
 
-fn now_unix_ns() -> i64 {
+pub(super) fn now_unix_ns() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as i64)
@@ -106,9 +221,10 @@ impl EngineExec {
     fn execute(&mut self, cell: &Cell) -> Attempt {
         let started_unix_ns = now_unix_ns();
         let t0 = Instant::now();
-        let host = match &self.host {
-            Some(h) => h.clone(),
-            None => match cell.family {
+        let host = match (&self.host, &self.lab) {
+            (Some(h), _) => h.clone(),
+            (None, Some(lab)) => lab.server_addr(cell.family).to_string(),
+            (None, None) => match cell.family {
                 Family::V4 => "127.0.0.1".to_string(),
                 Family::V6 => "::1".to_string(),
             },
@@ -117,19 +233,25 @@ impl EngineExec {
         cfg.connect_timeout = self.connect_timeout;
         cfg.client_info = self.client_info.get(&cell.family).cloned();
         let mut rec = engine::VecRecorder::default();
-        let result = engine::run_client(&cfg, &mut rec)
-            .map(|r| {
-                self.client_info
-                    .entry(cell.family)
-                    .or_insert_with(|| r.client_info.clone());
-                RunOutput {
-                    metrics: r.metrics().into_iter().map(|m| (m.name, m.value)).collect(),
-                    samples: rec.samples.iter().map(to_sample).collect(),
-                    server_info: r.server_info.clone(),
-                    client_info: r.client_info.clone(),
-                }
-            })
-            .map_err(|e| e.to_string());
+        let run = |rec: &mut engine::VecRecorder| {
+            engine::run_client(&cfg, rec).map_err(|e| e.to_string())
+        };
+        let outcome = match &self.lab {
+            // Sockets made on a thread inside the client namespace live there.
+            Some(lab) => in_ns(&lab.client_ns(), || run(&mut rec)).and_then(|r| r),
+            None => run(&mut rec),
+        };
+        let result = outcome.map(|r| {
+            self.client_info
+                .entry(cell.family)
+                .or_insert_with(|| r.client_info.clone());
+            RunOutput {
+                metrics: r.metrics().into_iter().map(|m| (m.name, m.value)).collect(),
+                samples: rec.samples.iter().map(to_sample).collect(),
+                server_info: r.server_info.clone(),
+                client_info: r.client_info.clone(),
+            }
+        });
         Attempt {
             started_unix_ns,
             duration_ns: t0.elapsed().as_nanos() as i64,

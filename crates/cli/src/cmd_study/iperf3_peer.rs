@@ -1,0 +1,152 @@
+//! `dualperf study HOST --peer iperf3`: each run is one `iperf3::client::run` against
+//! an unmodified iperf3 server. A "server busy" answer (another client is testing) is
+//! waited out with exponential backoff and counted; it is never recorded as a result.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use study::{Attempt, Cell, RunOutput};
+
+/// First wait after a busy answer; doubles up to [`BUSY_MAX_STEP`].
+pub const BUSY_FIRST_STEP: Duration = Duration::from_millis(200);
+pub const BUSY_MAX_STEP: Duration = Duration::from_secs(5);
+/// Longest a single run waits for a busy server before the attempt fails.
+pub const BUSY_LIMIT: Duration = Duration::from_secs(120);
+
+/// Client metadata keys holding the busy counts of a campaign (summed over resumes).
+pub const BUSY_WAITS_KEY: &str = "study.iperf3_busy_answers";
+pub const BUSY_WAITED_KEY: &str = "study.iperf3_busy_wait_s";
+
+/// Busy answers seen and time spent waiting them out.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BusyCount {
+    pub answers: u64,
+    pub waited: Duration,
+}
+
+pub struct Iperf3Exec {
+    host: String,
+    port: u16,
+    opts: iperf3::ClientOptions,
+    stop: Arc<AtomicBool>,
+    pub busy: BusyCount,
+}
+
+impl Iperf3Exec {
+    pub fn new(
+        host: &str,
+        port: u16,
+        connect_timeout: Duration,
+        stop: Arc<AtomicBool>,
+    ) -> Iperf3Exec {
+        Iperf3Exec {
+            host: host.to_string(),
+            port,
+            opts: iperf3::ClientOptions {
+                connect_timeout,
+                ..iperf3::ClientOptions::default()
+            },
+            stop,
+            busy: BusyCount::default(),
+        }
+    }
+
+    pub fn execute(&mut self, cell: &Cell) -> Attempt {
+        let mut step = BUSY_FIRST_STEP;
+        let mut waited_here = Duration::ZERO;
+        loop {
+            let started_unix_ns = super::exec::now_unix_ns();
+            let t0 = Instant::now();
+            let result = iperf3::run(&self.host, self.port, &cell.test, &self.opts);
+            let duration_ns = t0.elapsed().as_nanos() as i64;
+            let result = match result {
+                Err(iperf3::Iperf3Error::Busy) => {
+                    self.busy.answers += 1;
+                    if waited_here >= BUSY_LIMIT {
+                        Err(format!(
+                            "the iperf3 server at {} port {} stayed busy (another client's test) for {} s",
+                            self.host,
+                            self.port,
+                            waited_here.as_secs()
+                        ))
+                    } else if self.sleep_unless_stopped(step) {
+                        self.busy.waited += step;
+                        waited_here += step;
+                        step = (step * 2).min(BUSY_MAX_STEP);
+                        continue;
+                    } else {
+                        Err("stopped while waiting for a busy iperf3 server".to_string())
+                    }
+                }
+                Err(e) => Err(e.to_string()),
+                Ok(r) => Ok(to_output(&r)),
+            };
+            return Attempt {
+                started_unix_ns,
+                duration_ns,
+                result,
+            };
+        }
+    }
+
+    /// Sleeps `d` in small steps; false if the study was asked to stop meanwhile.
+    fn sleep_unless_stopped(&self, d: Duration) -> bool {
+        let end = Instant::now() + d;
+        while Instant::now() < end {
+            if self.stop.load(Ordering::SeqCst) {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20).min(end - Instant::now()));
+        }
+        !self.stop.load(Ordering::SeqCst)
+    }
+}
+
+/// An iperf3 result as a study run: its metrics, and what the peer is (there are no
+/// interval samples and no server host metadata from an iperf3 server).
+fn to_output(r: &iperf3::Iperf3Result) -> RunOutput {
+    let mut server_info = BTreeMap::new();
+    server_info.insert("peer.software".to_string(), "iperf3".to_string());
+    if !r.unavailable.is_empty() {
+        server_info.insert(
+            "peer.unavailable_metrics".to_string(),
+            r.unavailable.join(","),
+        );
+    }
+    if let Some(cc) = r
+        .server_json
+        .get("congestion_used")
+        .and_then(|v| v.as_str())
+    {
+        server_info.insert("peer.congestion_used".to_string(), cc.to_string());
+    }
+    RunOutput {
+        metrics: r
+            .metrics
+            .iter()
+            .map(|m| (m.name.clone(), m.value))
+            .collect(),
+        samples: Vec::new(),
+        server_info,
+        client_info: BTreeMap::new(),
+    }
+}
+
+/// The message refusing tests an iperf3 peer cannot run, if the study has any.
+pub fn refuse_rr(spec: &study::StudySpec) -> Option<String> {
+    let rr: Vec<String> = spec
+        .tests
+        .iter()
+        .filter(|t| t.is_rr())
+        .map(|t| t.name().to_string())
+        .collect();
+    (!rr.is_empty()).then(|| {
+        format!(
+            "an iperf3 peer cannot measure request/response latency ({}: RTT, transactions/s, \
+             RR loss); iperf3 has no request/response test. Use --tests tcp-stream,udp-stream \
+             with --peer iperf3, or a dualperf server for RR tests",
+            rr.join(", ")
+        )
+    })
+}

@@ -1,0 +1,274 @@
+//! `dualperf study --lab`: a temporary network-namespace lab for one study. Owns the
+//! lab (from the `lab` crate) and the `dualperf server` process running in its server
+//! namespace; runs closures on threads inside the client namespace; removes the server
+//! and the lab when dropped (normal end, error, first Ctrl-C). A second Ctrl-C is
+//! handled by the study's signal handler through `lab::teardown_all_live`.
+
+use anyhow::{bail, Context};
+use lab::{Lab, LabSpec, Topology};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
+use std::net::IpAddr;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+use wire::spec::Family;
+
+/// Environment variable set on the lab's server process: the lab name (lets tests and
+/// users find a server that belongs to a lab).
+pub const LAB_ENV: &str = "DUALPERF_LAB";
+/// Test hook: run this program instead of this binary as the lab's server.
+pub const SERVER_EXE_ENV: &str = "DUALPERF_LAB_SERVER_EXE";
+/// How long the server may take to print its "listening" line.
+const SERVER_READY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Last bytes of the server's stderr kept for error messages.
+const STDERR_KEEP_BYTES: usize = 4096;
+
+/// What lab to build (from the flags, or from a resumed campaign's metadata).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LabRequest {
+    pub topology: Topology,
+    pub rate_bps: Option<u64>,
+    pub mtu_bytes: Option<u32>,
+}
+
+impl LabRequest {
+    /// The request a campaign's stored `lab.*` metadata describes.
+    pub fn from_metadata(md: &BTreeMap<String, String>) -> anyhow::Result<LabRequest> {
+        let topology: Topology = md
+            .get("lab.topology")
+            .context("the campaign's lab metadata has no lab.topology")?
+            .parse()?;
+        let rate_bps = match md.get("lab.rate_bps").map(String::as_str) {
+            None | Some("unshaped") => None,
+            Some(r) => Some(
+                r.parse()
+                    .with_context(|| format!("stored lab.rate_bps {r:?} is not a number"))?,
+            ),
+        };
+        let mtu_bytes = match md.get("lab.mtu_bytes") {
+            None => None,
+            Some(m) => Some(
+                m.parse()
+                    .with_context(|| format!("stored lab.mtu_bytes {m:?} is not a number"))?,
+            ),
+        };
+        Ok(LabRequest {
+            topology,
+            rate_bps,
+            mtu_bytes,
+        })
+    }
+
+    /// One line for the plan and `--dry-run`.
+    pub fn text(&self) -> String {
+        format!(
+            "temporary {} lab ({}, MTU {} B; needs root)",
+            self.topology,
+            self.rate_bps.map_or("unshaped".to_string(), |r| format!(
+                "tbf {}",
+                lab::format_rate(r)
+            )),
+            self.mtu_bytes.unwrap_or(1500)
+        )
+    }
+}
+
+/// A running lab with a `dualperf server` in its server namespace.
+pub struct LabTarget {
+    server: Option<Child>,
+    stderr_tail: Arc<Mutex<Vec<u8>>>,
+    lab: Option<Lab>,
+    port: u16,
+}
+
+impl LabTarget {
+    /// Builds the lab and starts the server on the lab's IPv4 and IPv6 addresses.
+    pub fn start(req: &LabRequest, port: u16) -> anyhow::Result<LabTarget> {
+        if port == 0 {
+            bail!("--port 0 cannot be used with --lab (the client must know the port)");
+        }
+        // Temporary labs left by a study that was killed (SIGKILL) go first.
+        if let Ok(removed) = lab::cleanup_stale() {
+            for name in removed {
+                eprintln!("dualperf: removed lab {name} left by a process that no longer runs");
+            }
+        }
+        let spec = LabSpec {
+            rate_bps: req.rate_bps,
+            mtu: req.mtu_bytes,
+            ..LabSpec::temporary(req.topology)
+        };
+        let lab = Lab::create(&spec).context("cannot build the lab for --lab")?;
+        for w in lab.warnings() {
+            eprintln!("dualperf: warning: {w}");
+        }
+        let mut target = LabTarget {
+            server: None,
+            stderr_tail: Arc::new(Mutex::new(Vec::new())),
+            lab: Some(lab),
+            port,
+        };
+        target.start_server()?; // on error, `target` drops and removes the lab
+        Ok(target)
+    }
+
+    fn lab(&self) -> &Lab {
+        // Invariant: `lab` is only taken in `close` / `drop`.
+        self.lab.as_ref().expect("lab present until close")
+    }
+
+    fn start_server(&mut self) -> anyhow::Result<()> {
+        let exe = match std::env::var_os(SERVER_EXE_ENV) {
+            Some(p) => PathBuf::from(p),
+            None => std::env::current_exe().context("cannot find this dualperf binary")?,
+        };
+        let lab = self.lab();
+        let mut cmd = Command::new(&exe);
+        cmd.arg("server")
+            .arg("--port")
+            .arg(self.port.to_string())
+            .arg("--bind")
+            .arg(lab.server_addr(Family::V4).to_string())
+            .arg("--bind")
+            .arg(lab.server_addr(Family::V6).to_string())
+            .env(LAB_ENV, lab.name())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Its own process group: the terminal's Ctrl-C goes to the study only, which
+            // finishes the current run before the lab (and this server) is removed.
+            .process_group(0);
+        let ns = lab.server_ns().to_string();
+        let mut child = lab::spawn_in_ns(&ns, &mut cmd)?;
+        let (ready_tx, ready_rx) = mpsc::channel::<bool>();
+        if let Some(out) = child.stdout.take() {
+            std::thread::spawn(move || {
+                let mut ready_tx = Some(ready_tx);
+                for line in BufReader::new(out).lines() {
+                    let Ok(line) = line else { break };
+                    if line.contains("listening on") {
+                        if let Some(tx) = ready_tx.take() {
+                            let _ = tx.send(true);
+                        }
+                    }
+                }
+                if let Some(tx) = ready_tx.take() {
+                    let _ = tx.send(false);
+                }
+            });
+        }
+        if let Some(mut err) = child.stderr.take() {
+            let tail = self.stderr_tail.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 1024];
+                while let Ok(n) = err.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
+                    t.extend_from_slice(&buf[..n]);
+                    let excess = t.len().saturating_sub(STDERR_KEEP_BYTES);
+                    t.drain(..excess);
+                }
+            });
+        }
+        self.server = Some(child);
+        match ready_rx.recv_timeout(SERVER_READY_TIMEOUT) {
+            Ok(true) => Ok(()),
+            Ok(false) | Err(_) => {
+                let status = self.stop_server();
+                // Give the stderr reader a moment to collect the last words.
+                std::thread::sleep(Duration::from_millis(50));
+                let tail = self.stderr_tail();
+                bail!(
+                    "the dualperf server in lab namespace {ns} ({}) did not start{}{}",
+                    exe.display(),
+                    status.map(|s| format!(" ({s})")).unwrap_or_default(),
+                    if tail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {tail}")
+                    }
+                )
+            }
+        }
+    }
+
+    fn stderr_tail(&self) -> String {
+        let t = self.stderr_tail.lock().unwrap_or_else(|p| p.into_inner());
+        String::from_utf8_lossy(&t).trim().to_string()
+    }
+
+    /// Kills and reaps the server process; returns how it ended.
+    fn stop_server(&mut self) -> Option<String> {
+        let mut child = self.server.take()?;
+        let status = match child.try_wait() {
+            Ok(Some(s)) => s,
+            _ => {
+                let _ = child.kill();
+                child.wait().ok()?
+            }
+        };
+        Some(status.to_string())
+    }
+
+    pub fn client_ns(&self) -> String {
+        self.lab().client_ns().to_string()
+    }
+
+    pub fn server_addr(&self, family: Family) -> IpAddr {
+        self.lab().server_addr(family)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The lab's `lab.*` description plus its warnings, for the campaign's "lab" host.
+    pub fn describe(&self) -> BTreeMap<String, String> {
+        let lab = self.lab();
+        let mut md = lab.describe();
+        md.insert("lab.server_port".into(), self.port.to_string());
+        md.insert(
+            "lab.server".into(),
+            "dualperf server (this binary) in the server namespace".into(),
+        );
+        if !lab.warnings().is_empty() {
+            md.insert("lab.warnings".into(), lab.warnings().join("; "));
+        }
+        md
+    }
+
+    /// Stops the server and removes the lab, reporting a lab that could not be removed.
+    pub fn close(mut self) -> anyhow::Result<()> {
+        self.stop_server();
+        match self.lab.take() {
+            Some(lab) => lab.teardown().context("removing the study's lab"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for LabTarget {
+    fn drop(&mut self) {
+        self.stop_server();
+        // Dropping the lab removes its namespaces (and anything still inside them).
+        self.lab.take();
+    }
+}
+
+/// Runs `f` on a thread inside network namespace `ns` (its own threads inherit it);
+/// the calling thread stays where it is.
+pub fn in_ns<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> Result<T, String> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            lab::enter_ns(ns).map_err(|e| e.to_string())?;
+            Ok(f())
+        })
+        .join()
+        .unwrap_or_else(|_| Err(format!("the client thread in namespace {ns} panicked")))
+    })
+}
