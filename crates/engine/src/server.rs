@@ -6,12 +6,13 @@
 use crate::error::{EngineError, IoContext};
 use crate::server_session::serve_conn;
 use socket2::{Domain, Protocol, Socket, Type};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
+use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wire::proto::{SideStats, PROTOCOL_VERSION};
 use wire::session::Limits;
 use wire::spec::TestSpec;
@@ -225,7 +226,35 @@ pub fn default_binds(port: u16) -> Vec<SocketAddr> {
     ]
 }
 
+/// Connections turned away at the cap, kept open a little so that our "busy" reply is
+/// read before the close (closing with unread input would reset the connection).
+const LINGERING_MAX: usize = 64;
+
+/// Tell a connection over the cap that the server is busy, without blocking: the reply
+/// is small enough for any socket buffer.
+fn refuse_busy(
+    mut stream: TcpStream,
+    ctx: &ServerCtx,
+    lingering: &mut VecDeque<(Instant, TcpStream)>,
+) {
+    let _ = stream.set_nonblocking(true);
+    let reply = wire::proto::encode_frame(
+        &wire::proto::Msg::Error {
+            code: wire::proto::ErrorCode::Busy,
+            message: "server busy: too many connections; try again shortly".into(),
+        },
+        ctx.cfg.protocol_version,
+    );
+    let _ = stream.write_all(&reply);
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    if lingering.len() >= LINGERING_MAX {
+        lingering.pop_front();
+    }
+    lingering.push_back((Instant::now(), stream));
+}
+
 fn accept_loop(listener: TcpListener, ctx: Arc<ServerCtx>) {
+    let mut lingering = VecDeque::new();
     loop {
         let accepted = listener.accept();
         if ctx.stopping() {
@@ -236,8 +265,11 @@ fn accept_loop(listener: TcpListener, ctx: Arc<ServerCtx>) {
             continue;
         };
         if ctx.conns.load(Ordering::Acquire) >= ctx.cfg.max_connections {
-            continue; // dropping the stream closes it
+            refuse_busy(stream, &ctx, &mut lingering);
+            continue;
         }
+        // A turned-away peer has had a second to read its reply.
+        lingering.retain(|(at, _)| at.elapsed() < Duration::from_secs(1));
         ctx.conns.fetch_add(1, Ordering::AcqRel);
         let c = ctx.clone();
         let spawned = std::thread::Builder::new()

@@ -235,3 +235,37 @@ fn many_runs_in_a_row_leak_no_threads() {
     // Other tests in this binary run in parallel; allow their few threads.
     assert!(after <= before + 8, "threads grew from {before} to {after}");
 }
+
+#[test]
+fn connections_over_the_cap_are_told_busy() {
+    let cfg = ServerConfig {
+        binds: vec!["127.0.0.1:0".parse().unwrap()],
+        max_connections: 2,
+        server_info: Some(Default::default()),
+        ..ServerConfig::default()
+    };
+    let h = start_server(cfg).unwrap();
+    let addr = h.local_addrs()[0];
+    let hold: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(addr).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(100));
+    let hello = encode_frame(
+        &Msg::Hello {
+            client_info: Default::default(),
+        },
+        PROTOCOL_VERSION,
+    );
+    let (msgs, closed) = replies(send_raw(addr, &hello), PROTOCOL_VERSION);
+    assert_eq!(error_code(&msgs), Some(ErrorCode::Busy), "{msgs:?}");
+    assert!(closed);
+    // The engine's client words it for the user.
+    let mut spec = TestSpec::new(TestKind::TcpRr, Family::V4, 64);
+    spec.bound = Bound::Count(5);
+    let err = run_client(
+        &ClientConfig::new("127.0.0.1", addr.port(), spec),
+        &mut NullRecorder,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("server busy"), "{err}");
+    drop(hold);
+}
