@@ -46,7 +46,7 @@ window.addEventListener('load', function () {
 
 fn chromium() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("DUALPERF_CHROMIUM") {
-        return Some(PathBuf::from(p));
+        return Some(PathBuf::from(p)).filter(|p| p.is_file());
     }
     ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .iter()
