@@ -39,6 +39,12 @@ pub struct ReportArgs {
     /// 1500 (65536 for loopback).
     #[arg(long, value_name = "BYTES")]
     pub mtu: Option<u32>,
+    /// Confidence level of intervals and error bars, percent.
+    #[arg(long, value_name = "PCT", default_value_t = 95.0)]
+    pub confidence: f64,
+    /// Significance level applied to Holm-corrected p-values.
+    #[arg(long, value_name = "P", default_value_t = 0.05)]
+    pub alpha: f64,
     /// Do not write PNG copies of the figures.
     #[arg(long)]
     pub no_png: bool,
@@ -141,7 +147,23 @@ fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOpt
         Some(text) => Some(stats::parse_link_rate_bps(text)?),
         None => None,
     };
+    if !(args.confidence > 50.0 && args.confidence < 100.0) {
+        bail!(
+            "--confidence {} must be a percentage between 50 and 100, e.g. 95",
+            args.confidence
+        );
+    }
+    if !(args.alpha > 0.0 && args.alpha < 0.5) {
+        bail!(
+            "--alpha {} must be between 0 and 0.5, e.g. 0.05",
+            args.alpha
+        );
+    }
     Ok(ReportOptions {
+        analysis: report::AnalysisOptions {
+            confidence: args.confidence / 100.0,
+            alpha: args.alpha,
+        },
         link,
         link_rate_bps,
         generator: format!("dualperf {}", env!("CARGO_PKG_VERSION")),
