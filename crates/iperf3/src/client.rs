@@ -306,11 +306,11 @@ impl Test<'_> {
 
         self.run_until_done(&shared, &handles, &we_send, started)?;
         shared.stop_send.store(true, Ordering::Relaxed);
+        let duration_s = started.elapsed().as_secs_f64();
         let mut outcomes: Vec<Option<StreamOutcome>> = vec![None; n];
         for i in (0..n).filter(|&i| we_send[i]) {
             outcomes[i] = handles[i].take().map(streams::join);
         }
-        let duration_s = started.elapsed().as_secs_f64();
         self.ctl.session.test_end();
         self.ctl.flush()?;
 

@@ -194,7 +194,7 @@ fn client_vanishing_while_streams_open_frees_our_server_at_once() {
     use dualperf_iperf3::json::{Params, Protocol};
     use dualperf_iperf3::proto::encode_json;
     let server = OurServer::start("127.0.0.1:0", ServerOptions::default());
-    for protocol in [Protocol::Tcp, Protocol::Udp] {
+    for (i, protocol) in [Protocol::Tcp, Protocol::Udp].into_iter().enumerate() {
         let mut ctl = TcpStream::connect(server.addr).unwrap();
         ctl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         ctl.write_all(b"abcdefghijklmnopqrstuvwxyz2345672345\0")
@@ -207,21 +207,18 @@ fn client_vanishing_while_streams_open_frees_our_server_at_once() {
         ctl.read_exact(&mut b).unwrap();
         assert_eq!(b, [10], "CREATE_STREAMS");
         drop(ctl); // gone before opening any stream
-    }
-    let started = std::time::Instant::now();
-    let reports = server.wait_reports(2);
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "noticed after {:?}",
-        started.elapsed()
-    );
-    for r in &reports {
+        let left = std::time::Instant::now();
+        let reports = server.wait_reports(i + 1);
+        assert_eq!(reports.len(), i + 1);
         assert!(
-            r.error
-                .as_deref()
-                .unwrap_or("")
-                .contains("while opening streams"),
-            "{r:?}"
+            left.elapsed() < Duration::from_secs(1),
+            "{protocol:?}: noticed after {:?}",
+            left.elapsed()
+        );
+        let error = reports[i].error.as_deref().unwrap_or("");
+        assert!(
+            error.contains("while opening streams"),
+            "{protocol:?}: {error}"
         );
     }
     let s = spec(TestKind::UdpStream, Family::V4, 500, 200);
