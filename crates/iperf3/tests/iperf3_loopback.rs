@@ -230,3 +230,33 @@ fn client_vanishing_while_streams_open_frees_our_server_at_once() {
     )
     .is_ok());
 }
+
+#[test]
+fn one_port_serves_both_families_dual_stack_and_per_address() {
+    // `[::]` is dual-stack like iperf3's listener: IPv4 arrives v4-mapped, TCP and UDP.
+    let any = OurServer::start("[::]:0", ServerOptions::default());
+    // Two addresses, port 0 twice: the second reuses the first one's port.
+    let pair = dualperf_iperf3::Server::bind(&[
+        "127.0.0.1:0".parse().unwrap(),
+        "[::1]:0".parse().unwrap(),
+    ])
+    .unwrap();
+    let addrs = pair.local_addrs();
+    assert_eq!(addrs[0].port(), addrs[1].port());
+    let shutdown = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = shutdown.clone();
+    let serving = std::thread::spawn(move || pair.serve(&flag));
+    for port in [any.addr.port(), addrs[0].port()] {
+        for (host, family) in [("127.0.0.1", Family::V4), ("::1", Family::V6)] {
+            for kind in [TestKind::TcpStream, TestKind::UdpStream] {
+                let mut s = spec(kind, family, 1200, 150);
+                s.rate = Some(Rate::BitsPerSec(2_000_000));
+                let r = run(host, port, &s, &ClientOptions::default())
+                    .unwrap_or_else(|e| panic!("{host} {kind} on port {port}: {e}"));
+                assert!(r.forward.unwrap().recv_bytes > 0, "{host} {kind}");
+            }
+        }
+    }
+    shutdown.store(true, std::sync::atomic::Ordering::Relaxed);
+    serving.join().unwrap().unwrap();
+}
