@@ -46,15 +46,28 @@ impl Iperf3Server {
             .stderr(Stdio::null())
             .spawn()
             .expect("iperf3 -s starts");
+        // Wait for the listening socket without connecting (a probe connection would
+        // be a client to iperf3, with its own error path).
         let t0 = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        while !listening(port) {
             assert!(t0.elapsed() < Duration::from_secs(5), "iperf3 -s not up");
             std::thread::sleep(Duration::from_millis(20));
         }
-        // That probe connection counts as a (failed) client for iperf3; let it settle.
-        std::thread::sleep(Duration::from_millis(200));
         Iperf3Server(child)
     }
+}
+
+/// Whether a TCP socket listens on `port` (IPv4 or IPv6), from /proc/net.
+fn listening(port: u16) -> bool {
+    let local = format!(":{port:04X}");
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+        let table = std::fs::read_to_string(f).unwrap_or_default();
+        table.lines().skip(1).any(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            // local_address rem_address st: state 0A is LISTEN.
+            cols.len() > 3 && cols[1].ends_with(&local) && cols[3] == "0A"
+        })
+    })
 }
 
 impl Drop for Iperf3Server {
