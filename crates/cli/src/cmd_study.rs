@@ -591,7 +591,10 @@ fn run_campaign(
     let result = runner.run(exec, &mut journal);
     journal.finish_progress();
     let mut store = journal.into_store();
-    let busy = record_busy(&mut store, campaign_id, exec)?;
+    let busy = exec.busy_count();
+    if let Some(b) = busy {
+        iperf3_peer::record_busy(&mut store, campaign_id, b)?;
+    }
     let outcome = match result {
         Ok(o) => o,
         Err(study::RunnerError::Interrupted) => {
@@ -628,38 +631,6 @@ fn run_campaign(
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// Adds this invocation's iperf3 busy answers to the campaign's client metadata
-/// (summed over resumes). Returns this invocation's counts.
-fn record_busy(
-    store: &mut store::Store,
-    campaign_id: i64,
-    exec: &exec::Exec,
-) -> anyhow::Result<Option<iperf3_peer::BusyCount>> {
-    let Some(busy) = exec.busy_count() else {
-        return Ok(None);
-    };
-    let campaign = store.campaign(campaign_id)?;
-    let mut client = campaign
-        .hosts
-        .into_iter()
-        .find(|h| h.role == "client")
-        .unwrap_or(store::HostInfo {
-            role: "client".into(),
-            metadata: Default::default(),
-        });
-    let md = &mut client.metadata;
-    let before = |k: &str| md.get(k).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    let answers = before(iperf3_peer::BUSY_WAITS_KEY) as u64 + busy.answers;
-    let waited_s = before(iperf3_peer::BUSY_WAITED_KEY) + busy.waited.as_secs_f64();
-    md.insert(iperf3_peer::BUSY_WAITS_KEY.into(), answers.to_string());
-    md.insert(
-        iperf3_peer::BUSY_WAITED_KEY.into(),
-        format!("{waited_s:.3}"),
-    );
-    store.set_host(campaign_id, &client)?;
-    Ok(Some(busy))
 }
 
 fn plan_line(spec: &StudySpec) -> String {

@@ -227,6 +227,11 @@ fn client_server_lab_study_runs_through_the_router_and_leaves_nothing() {
     assert_eq!(lab["lab.mtu_bytes"], "1400");
     assert!(lab.contains_key("lab.router_ns"), "{lab:?}");
     assert_ne!(lab["lab.client_addr_v4"], lab["lab.server_addr_v4"]);
+    // The report is made from the lab study's database alone.
+    let o = run(&["report", "--db", &dbs, "--format", "markdown"], false);
+    assert!(o.status.success(), "{}", text(&o));
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(md.contains("UDP throughput") && md.contains("IPv6"), "{md}");
 }
 
 #[test]

@@ -133,6 +133,32 @@ fn to_output(r: &iperf3::Iperf3Result) -> RunOutput {
     }
 }
 
+/// Adds this invocation's iperf3 busy answers to the campaign's client metadata
+/// (summed over resumes).
+pub fn record_busy(
+    store: &mut store::Store,
+    campaign_id: i64,
+    busy: BusyCount,
+) -> Result<(), store::StoreError> {
+    let campaign = store.campaign(campaign_id)?;
+    let mut client = campaign
+        .hosts
+        .into_iter()
+        .find(|h| h.role == "client")
+        .unwrap_or(store::HostInfo {
+            role: "client".into(),
+            metadata: Default::default(),
+        });
+    let md = &mut client.metadata;
+    let before = |k: &str| md.get(k).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    let answers = before(BUSY_WAITS_KEY) as u64 + busy.answers;
+    let waited_s = before(BUSY_WAITED_KEY) + busy.waited.as_secs_f64();
+    md.insert(BUSY_WAITS_KEY.into(), answers.to_string());
+    md.insert(BUSY_WAITED_KEY.into(), format!("{waited_s:.3}"));
+    store.set_host(campaign_id, &client)?;
+    Ok(())
+}
+
 /// The message refusing tests an iperf3 peer cannot run, if the study has any.
 pub fn refuse_rr(spec: &study::StudySpec) -> Option<String> {
     let rr: Vec<String> = spec
@@ -149,4 +175,49 @@ pub fn refuse_rr(spec: &study::StudySpec) -> Option<String> {
             rr.join(", ")
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rr_tests_are_named_in_the_refusal() {
+        let spec = |tests: &str| {
+            study::SpecFile::from_toml(&format!("tests = {tests}"))
+                .unwrap()
+                .resolve(0)
+                .unwrap()
+        };
+        assert_eq!(refuse_rr(&spec("['tcp-stream', 'udp-stream']")), None);
+        let why = refuse_rr(&spec("['tcp-stream', 'tcp-rr', 'udp-rr']")).unwrap();
+        assert!(
+            why.contains("tcp-rr, udp-rr") && why.contains("RTT"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn busy_counts_add_up_over_resumes() {
+        let mut s = store::Store::open_in_memory().unwrap();
+        let id = s
+            .create_campaign(&store::NewCampaign {
+                label: String::new(),
+                created_unix_s: 0,
+                command_line: String::new(),
+                spec_json: "{}".into(),
+                dualperf_version: String::new(),
+                git_revision: String::new(),
+            })
+            .unwrap();
+        let busy = BusyCount {
+            answers: 3,
+            waited: Duration::from_millis(1400),
+        };
+        record_busy(&mut s, id, busy).unwrap();
+        record_busy(&mut s, id, busy).unwrap();
+        let md = &s.campaign(id).unwrap().hosts[0].metadata;
+        assert_eq!(md[BUSY_WAITS_KEY], "6");
+        assert_eq!(md[BUSY_WAITED_KEY], "2.800");
+    }
 }

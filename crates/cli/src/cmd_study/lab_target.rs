@@ -272,3 +272,41 @@ pub fn in_ns<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> Result<T, Strin
         .unwrap_or_else(|_| Err(format!("the client thread in namespace {ns} panicked")))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lab_request_is_read_back_from_stored_metadata() {
+        let mut md = BTreeMap::new();
+        md.insert("lab.topology".to_string(), "client-server".to_string());
+        md.insert("lab.rate_bps".to_string(), "50000000".to_string());
+        md.insert("lab.mtu_bytes".to_string(), "9000".to_string());
+        let req = LabRequest::from_metadata(&md).unwrap();
+        assert_eq!(
+            req,
+            LabRequest {
+                topology: Topology::ClientServer,
+                rate_bps: Some(50_000_000),
+                mtu_bytes: Some(9000),
+            }
+        );
+        assert_eq!(
+            req.text(),
+            "temporary client-server lab (tbf 50Mbit, MTU 9000 B; needs root)"
+        );
+        md.insert("lab.rate_bps".to_string(), "unshaped".to_string());
+        assert_eq!(LabRequest::from_metadata(&md).unwrap().rate_bps, None);
+        md.insert("lab.rate_bps".to_string(), "fast".to_string());
+        assert!(LabRequest::from_metadata(&md).is_err());
+        md.remove("lab.topology");
+        assert!(LabRequest::from_metadata(&md).is_err());
+    }
+
+    #[test]
+    fn in_ns_names_a_namespace_it_cannot_enter() {
+        let err = in_ns("dpl-no-such-lab-client", || 1).unwrap_err();
+        assert!(err.contains("dpl-no-such-lab-client"), "{err}");
+    }
+}
