@@ -2,7 +2,8 @@
 //! the database with every run and the lab's metadata; afterwards no namespace, veth
 //! or lab server process of that study is left — after a normal end, a failed server
 //! start, one Ctrl-C (the run in progress is finished; `--resume` re-creates the lab)
-//! and two Ctrl-Cs (abort at once). Needs root (skips with a reason outside CI).
+//! and two Ctrl-Cs (abort at once); a lab left by a SIGKILLed study is removed by the
+//! next lab study (here its --resume). Needs root (skips with a reason outside CI).
 
 mod study_common;
 
@@ -417,4 +418,46 @@ fn lab_flags_are_checked_before_anything_is_built() {
         out.contains("target: temporary p2p lab (tbf 20Mbit, MTU 1500 B"),
         "{out}"
     );
+}
+
+#[test]
+fn a_lab_left_by_a_killed_study_is_removed_by_the_resume() {
+    if !root_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("kill.db");
+    let dbs = db.display().to_string();
+    let args = [
+        "study",
+        "--lab",
+        "p2p",
+        "--families",
+        "4",
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "512",
+        "--runs",
+        "4",
+        "--duration",
+        "0.3",
+        "--db",
+        &dbs,
+    ];
+    let child = spawn_study(&args, &[]);
+    let pid = child.id();
+    let at_kill = kill_after_runs(child, &db, 1, Duration::from_secs(30));
+    assert!((1..4).contains(&at_kill), "{at_kill}");
+    // SIGKILL runs no handler: the lab and its server are still there.
+    assert!(
+        !leftovers(pid).is_empty(),
+        "a SIGKILLed study cannot clean up"
+    );
+    let (pid2, o) = run_study(&["study", "--resume", "1", "--db", &dbs], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    // (Any lab study's start may have removed it; this one says so when it did.)
+    assert_nothing_left(pid);
+    assert_nothing_left(pid2);
+    assert_eq!(measured_slots(&db, 1).len(), 4);
 }
