@@ -10,6 +10,11 @@ use std::time::Duration;
 use wire::metrics::{self as m, Metric};
 use wire::spec::{Bound, Direction, Family, Rate, SocketOpts, TestKind, TestSpec};
 
+#[path = "cmd_run/lab.rs"]
+mod lab_run;
+#[path = "cmd_run/peer_iperf3.rs"]
+mod peer_iperf3;
+
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// Server to test against; none = an embedded server on loopback in this process.
@@ -41,9 +46,24 @@ pub struct RunArgs {
     /// UDP sending rate per stream: bits/s with k/M/G suffix (100M) or packets/s (50kpps).
     #[arg(short = 'b', long, value_parser = parse_rate)]
     rate: Option<Rate>,
-    /// Control port of the server.
-    #[arg(short, long, default_value_t = engine::DEFAULT_PORT)]
-    port: u16,
+    /// Control port of the server (default 5301; 5201 with --peer iperf3).
+    #[arg(short, long)]
+    port: Option<u16>,
+    /// The server is `dualperf` or an unmodified `iperf3` 3.x (`iperf3 -s`; tcp-stream
+    /// and udp-stream only).
+    #[arg(long, value_enum, default_value_t = crate::cmd_study::Peer::Dualperf)]
+    peer: crate::cmd_study::Peer,
+    /// Run in a temporary network-namespace lab (needs root): p2p or client-server.
+    /// A `dualperf server` runs in the server namespace, this client in the client one;
+    /// the lab is removed afterwards, also on error and Ctrl-C.
+    #[arg(long, value_name = "TOPOLOGY", value_parser = lab_run::parse_topology, conflicts_with = "host")]
+    lab: Option<lab::Topology>,
+    /// Shape each lab host's egress with tbf at this rate (100mbit, 1gbit, 500k).
+    #[arg(long, value_name = "RATE", value_parser = lab_run::parse_lab_rate, requires = "lab")]
+    lab_rate: Option<u64>,
+    /// MTU of the lab's veth links, bytes (default 1500).
+    #[arg(long, value_name = "BYTES", requires = "lab")]
+    lab_mtu: Option<u32>,
     /// SO_SNDBUF in bytes (K/M suffixes); the kernel's value is reported.
     #[arg(long, value_parser = parse_bytes)]
     sndbuf: Option<u32>,
@@ -226,10 +246,16 @@ impl Recorder for CliRecorder {
 
 pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     let spec = spec_of(&args)?;
+    if args.peer == crate::cmd_study::Peer::Iperf3 {
+        return peer_iperf3::main(&args, &spec);
+    }
     wire::proto::validate_spec(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if args.lab.is_some() {
+        return lab_run::main(&args, spec);
+    }
     let _embedded;
     let (host, port) = match &args.host {
-        Some(h) => (h.clone(), args.port),
+        Some(h) => (h.clone(), args.port.unwrap_or(engine::DEFAULT_PORT)),
         None => {
             let srv = EmbeddedServer::start()
                 .map_err(|e| anyhow::anyhow!("{e}"))

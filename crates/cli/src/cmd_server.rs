@@ -9,6 +9,9 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+#[path = "cmd_server/iperf3.rs"]
+mod iperf3_side;
+
 #[derive(Args, Debug)]
 pub struct ServerArgs {
     /// Control port.
@@ -18,6 +21,10 @@ pub struct ServerArgs {
     /// Default: 0.0.0.0 and :: (IPv6 only when available).
     #[arg(long = "bind", value_name = "ADDR")]
     binds: Vec<String>,
+    /// Also serve unmodified iperf3 clients on this port (e.g. 5201), on the same
+    /// addresses (default: one dual-stack socket for IPv4 and IPv6).
+    #[arg(long, value_name = "PORT")]
+    iperf3_port: Option<u16>,
 }
 
 /// Parse `--bind` values: "1.2.3.4", "::1", "1.2.3.4:5301", "[::1]:5301".
@@ -61,6 +68,7 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
     for b in &args.binds {
         binds.push(parse_bind(b, args.port)?);
     }
+    let iperf3_binds = binds.clone();
     let cfg = ServerConfig {
         binds,
         port: args.port,
@@ -71,7 +79,28 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
     let s = stop.clone();
     ctrlc::set_handler(move || s.store(true, Ordering::SeqCst))
         .context("cannot install the Ctrl-C handler")?;
-    let handle = engine::start_server(cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let iperf3 = match args.iperf3_port {
+        Some(p) => Some(iperf3_side::start(&iperf3_binds, p, stop.clone())?),
+        None => None,
+    };
+    if let Some(side) = &iperf3 {
+        let addrs: Vec<String> = side.local_addrs().iter().map(|a| a.to_string()).collect();
+        println!(
+            "dualperf server: iperf3 clients served on {}",
+            addrs.join(", ")
+        );
+    }
+    let handle = engine::start_server(cfg).map_err(|e| anyhow::anyhow!("{e}"));
+    let handle = match handle {
+        Ok(h) => h,
+        Err(e) => {
+            stop.store(true, Ordering::SeqCst);
+            if let Some(side) = iperf3 {
+                side.join();
+            }
+            return Err(e);
+        }
+    };
     let addrs: Vec<String> = handle.local_addrs().iter().map(|a| a.to_string()).collect();
     println!(
         "dualperf server: listening on {}; Ctrl-C to stop",
@@ -81,5 +110,8 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     handle.stop();
+    if let Some(side) = iperf3 {
+        side.join();
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,246 @@
+//! `dualperf run --lab p2p|client-server`: one test in a temporary network-namespace
+//! lab. Owns the lab (from the `lab` crate) and the `dualperf server` process in its
+//! server namespace for the length of one run; the client runs on a thread inside the
+//! client namespace. The server is stopped and the lab removed on every way out: normal
+//! end, error (drop), and Ctrl-C / SIGTERM (a handler here removes every lab of this
+//! process and exits with 130; the main thread never exits on its own while that runs).
+
+use super::{say, summary, to_json, CliRecorder, RunArgs};
+use anyhow::{anyhow, bail, Context};
+use engine::ClientConfig;
+use lab::{Lab, LabSpec};
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+use wire::spec::{Family, TestSpec};
+
+/// Environment variable set on the lab's server process: the lab name.
+const LAB_ENV: &str = "DUALPERF_LAB";
+/// How long the server may take to print its "listening" line.
+const SERVER_READY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Last bytes of the server's stderr kept for error messages.
+const STDERR_KEEP_BYTES: usize = 4096;
+
+pub fn parse_topology(s: &str) -> Result<lab::Topology, String> {
+    s.parse().map_err(|e: lab::LabError| e.to_string())
+}
+
+pub fn parse_lab_rate(s: &str) -> Result<u64, String> {
+    lab::parse_rate_bps(s).map_err(|e| e.to_string())
+}
+
+/// The `dualperf server` child in the lab's server namespace; killed and reaped on drop.
+struct LabServer {
+    child: Option<Child>,
+    stderr_tail: Arc<Mutex<Vec<u8>>>,
+}
+
+impl LabServer {
+    fn start(lab: &Lab, port: u16) -> anyhow::Result<LabServer> {
+        let exe = std::env::current_exe().context("cannot find this dualperf binary")?;
+        let mut cmd = Command::new(&exe);
+        cmd.arg("server")
+            .arg("--port")
+            .arg(port.to_string())
+            .arg("--bind")
+            .arg(lab.server_addr(Family::V4).to_string())
+            .arg("--bind")
+            .arg(lab.server_addr(Family::V6).to_string())
+            .env(LAB_ENV, lab.name())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Its own process group: a terminal Ctrl-C reaches this process only, whose
+            // lab guard then removes the namespace with the server in it.
+            .process_group(0);
+        let ns = lab.server_ns().to_string();
+        let mut child = lab::spawn_in_ns(&ns, &mut cmd)?;
+        let (ready_tx, ready_rx) = mpsc::channel::<bool>();
+        if let Some(out) = child.stdout.take() {
+            std::thread::spawn(move || {
+                let mut ready_tx = Some(ready_tx);
+                // Keep reading (and dropping) the log so the server never blocks on it.
+                for line in BufReader::new(out).lines() {
+                    let Ok(line) = line else { break };
+                    if line.contains("listening on") {
+                        if let Some(tx) = ready_tx.take() {
+                            let _ = tx.send(true);
+                        }
+                    }
+                }
+                if let Some(tx) = ready_tx.take() {
+                    let _ = tx.send(false);
+                }
+            });
+        }
+        let stderr_tail = Arc::new(Mutex::new(Vec::new()));
+        if let Some(mut err) = child.stderr.take() {
+            let tail = stderr_tail.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 1024];
+                while let Ok(n) = err.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
+                    t.extend_from_slice(&buf[..n]);
+                    let excess = t.len().saturating_sub(STDERR_KEEP_BYTES);
+                    t.drain(..excess);
+                }
+            });
+        }
+        let mut server = LabServer {
+            child: Some(child),
+            stderr_tail,
+        };
+        match ready_rx.recv_timeout(SERVER_READY_TIMEOUT) {
+            Ok(true) => Ok(server),
+            Ok(false) | Err(_) => {
+                let status = server.stop();
+                std::thread::sleep(Duration::from_millis(50)); // last stderr words
+                let tail = server.stderr_tail();
+                bail!(
+                    "the dualperf server in lab namespace {ns} ({}) did not start{}{}",
+                    exe.display(),
+                    status.map(|s| format!(" ({s})")).unwrap_or_default(),
+                    if tail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {tail}")
+                    }
+                )
+            }
+        }
+    }
+
+    fn stderr_tail(&self) -> String {
+        let t = self.stderr_tail.lock().unwrap_or_else(|p| p.into_inner());
+        String::from_utf8_lossy(&t).trim().to_string()
+    }
+
+    /// Kills and reaps the server; returns how it ended.
+    fn stop(&mut self) -> Option<String> {
+        let mut child = self.child.take()?;
+        let status = match child.try_wait() {
+            Ok(Some(s)) => s,
+            _ => {
+                let _ = child.kill();
+                child.wait().ok()?
+            }
+        };
+        Some(status.to_string())
+    }
+}
+
+impl Drop for LabServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Set by the signal handler before it removes the lab.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Our own handler instead of the `lab` guard, so that a test failing *because* the
+/// lab is being removed (its server gets SIGTERM) cannot exit with 1 before the
+/// handler has finished: see [`main`].
+fn install_signal_handler() -> anyhow::Result<()> {
+    lab::disable_signal_guard();
+    ctrlc::set_handler(|| {
+        INTERRUPTED.store(true, Ordering::SeqCst);
+        let removed = lab::teardown_all_live();
+        eprintln!(
+            "dualperf: interrupted; removed the lab ({} namespace(s))",
+            removed.len()
+        );
+        std::process::exit(130);
+    })
+    .context("cannot install the Ctrl-C handler")
+}
+
+pub fn main(args: &RunArgs, spec: TestSpec) -> anyhow::Result<ExitCode> {
+    install_signal_handler()?;
+    let out = run_in_lab(args, spec);
+    // Interrupted: the handler is removing the lab and will exit(130); wait for it.
+    while INTERRUPTED.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    out
+}
+
+fn run_in_lab(args: &RunArgs, spec: TestSpec) -> anyhow::Result<ExitCode> {
+    let Some(topology) = args.lab else {
+        bail!("--lab needs a topology (p2p or client-server)");
+    };
+    let port = args.port.unwrap_or(engine::DEFAULT_PORT);
+    if port == 0 {
+        bail!("--port 0 cannot be used with --lab (the client must know the port)");
+    }
+    // Temporary labs left by a dualperf that was killed (SIGKILL) go first.
+    if let Ok(removed) = lab::cleanup_stale() {
+        for name in removed {
+            eprintln!("dualperf: removed lab {name} left by a process that no longer runs");
+        }
+    }
+    let lab_spec = LabSpec {
+        rate_bps: args.lab_rate,
+        mtu: args.lab_mtu,
+        ..LabSpec::temporary(topology)
+    };
+    let lab = Lab::create(&lab_spec).context("cannot build the lab for --lab")?;
+    for w in lab.warnings() {
+        eprintln!("dualperf: warning: {w}");
+    }
+    // Declared after `lab`: dropped first, so the server goes before its namespace.
+    let mut server = LabServer::start(&lab, port)?;
+    let host = lab.server_addr(spec.family).to_string();
+    let mut cfg = ClientConfig::new(&host, port, spec);
+    cfg.connect_timeout = Duration::from_secs_f64(args.connect_timeout.max(0.01));
+    if let Some(v) = args.protocol_version {
+        cfg.protocol_version = v;
+    }
+    let mut rec = CliRecorder {
+        json: args.json,
+        samples: Vec::new(),
+    };
+    let client_ns = lab.client_ns().to_string();
+    let result = std::thread::scope(|s| {
+        s.spawn(|| {
+            lab::enter_ns(&client_ns).map_err(|e| anyhow!("{e}"))?;
+            engine::run_client(&cfg, &mut rec).map_err(|e| anyhow!("{e}"))
+        })
+        .join()
+        .unwrap_or_else(|_| {
+            Err(anyhow!(
+                "the client thread in namespace {client_ns} panicked"
+            ))
+        })
+    });
+    let mut md = lab.describe();
+    md.insert("lab.server_port".into(), port.to_string());
+    if !lab.warnings().is_empty() {
+        md.insert("lab.warnings".into(), lab.warnings().join("; "));
+    }
+    server.stop();
+    let teardown = lab.teardown().context("removing the run's lab");
+    let result = result?;
+    teardown?;
+    if args.json {
+        let mut doc: serde_json::Value = serde_json::from_str(&to_json(&result, &rec.samples)?)
+            .context("cannot re-read the JSON result")?;
+        if let Some(obj) = doc.as_object_mut() {
+            obj.insert("lab".into(), serde_json::to_value(&md)?);
+        }
+        say(&serde_json::to_string_pretty(&doc).context("cannot encode the result as JSON")?);
+    } else {
+        say(summary(&result, false).trim_end());
+        for (k, v) in &md {
+            say(&format!("  {k:<34} {v}"));
+        }
+        say("  (the lab was removed)");
+    }
+    Ok(ExitCode::SUCCESS)
+}

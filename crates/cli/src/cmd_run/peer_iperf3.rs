@@ -1,0 +1,159 @@
+//! `dualperf run HOST --peer iperf3`: one test against an unmodified iperf3 3.x server
+//! through the `iperf3` crate's client. Owns the checks that only apply to an iperf3
+//! peer (stream tests only, port 5201 by default), the "server busy" message, and the
+//! summary / `--json` output, which lists the metrics a pure iperf3 peer cannot give.
+
+use super::{fmt_value, label, say, RunArgs};
+use anyhow::{anyhow, bail, Context};
+use iperf3::{DirectionResult, Iperf3Error, Iperf3Result};
+use serde_json::{json, Value};
+use std::process::ExitCode;
+use std::time::Duration;
+use wire::spec::{Direction, TestSpec};
+
+/// iperf3's default port.
+pub const IPERF3_DEFAULT_PORT: u16 = 5201;
+
+/// `host:port`, with brackets around an IPv6 literal.
+fn endpoint(host: &str, port: u16) -> String {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if bare.contains(':') {
+        format!("[{bare}]:{port}")
+    } else {
+        format!("{bare}:{port}")
+    }
+}
+
+/// The test refused when the user asks for something an iperf3 peer cannot do.
+fn check(args: &RunArgs, spec: &TestSpec) -> anyhow::Result<String> {
+    if args.lab.is_some() {
+        bail!("--peer iperf3 cannot be combined with --lab (the lab runs a dualperf server)");
+    }
+    let Some(host) = &args.host else {
+        bail!("--peer iperf3 needs the HOST of an iperf3 server (`iperf3 -s` running there)");
+    };
+    if spec.kind.is_rr() {
+        bail!(
+            "{} is not possible with --peer iperf3: iperf3 has no request/response test, so \
+             RTT, transactions/s and RR loss need a dualperf server. Use --test tcp-stream \
+             or --test udp-stream with an iperf3 peer",
+            spec.kind
+        );
+    }
+    if args.interval.is_some() {
+        eprintln!("dualperf: warning: --interval is ignored with --peer iperf3 (totals only)");
+    }
+    Ok(host.clone())
+}
+
+pub fn main(args: &RunArgs, spec: &TestSpec) -> anyhow::Result<ExitCode> {
+    let host = check(args, spec)?;
+    let port = args.port.unwrap_or(IPERF3_DEFAULT_PORT);
+    let opts = iperf3::ClientOptions {
+        connect_timeout: Duration::from_secs_f64(args.connect_timeout.max(0.01)),
+        ..iperf3::ClientOptions::default()
+    };
+    let server = endpoint(&host, port);
+    let result = iperf3::run(&host, port, spec, &opts).map_err(|e| match e {
+        Iperf3Error::Busy => {
+            anyhow!("iperf3 server {server} is busy running another test; try again later")
+        }
+        other => anyhow!("test against iperf3 server {server} failed: {other}"),
+    })?;
+    if args.json {
+        let doc = to_json(&result, spec, &server);
+        say(&serde_json::to_string_pretty(&doc).context("cannot encode the result as JSON")?);
+    } else {
+        say(summary(&result, spec, &server).trim_end());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn direction_json(d: &Option<DirectionResult>) -> Value {
+    match d {
+        None => Value::Null,
+        Some(d) => json!({
+            "streams": d.streams,
+            "sent_bytes": d.sent_bytes,
+            "recv_bytes": d.recv_bytes,
+            "sent_packets": d.sent_packets,
+            "highest_seq": d.highest_seq,
+            "lost_packets": d.lost_packets,
+            "jitter_s": d.jitter_s,
+            "reordered_packets": d.reordered_packets,
+        }),
+    }
+}
+
+/// The `--json` document of an iperf3-peer run (schema in the README).
+fn to_json(r: &Iperf3Result, spec: &TestSpec, server: &str) -> Value {
+    json!({
+        "peer": "iperf3",
+        "server_addr": server,
+        "spec": spec,
+        "duration_s": r.duration_s,
+        "metrics": r.metrics,
+        "unavailable_metrics": r.unavailable,
+        "notes": r.notes,
+        "forward": direction_json(&r.forward),
+        "reverse": direction_json(&r.reverse),
+        "server_results": r.server_json,
+    })
+}
+
+fn direction_line(name: &str, d: &DirectionResult) -> String {
+    let mut line = format!(
+        "  {name:<34} sent {} B, received {} B",
+        d.sent_bytes, d.recv_bytes
+    );
+    if let (Some(sent), Some(lost)) = (d.sent_packets, d.lost_packets) {
+        line.push_str(&format!(", {lost} of {sent} datagrams lost"));
+    }
+    line.push('\n');
+    line
+}
+
+fn summary(r: &Iperf3Result, spec: &TestSpec, server: &str) -> String {
+    let dir = match spec.direction {
+        Direction::Forward => "client → server",
+        Direction::Reverse => "server → client",
+        Direction::Bidir => "both directions",
+    };
+    let mut out = format!(
+        "dualperf {} over {} to iperf3 server {server}: {}-byte payload, {dir}, {} stream(s)\n",
+        spec.kind, spec.family, spec.payload_bytes, spec.streams
+    );
+    for x in &r.metrics {
+        out.push_str(&format!("  {:<34} {}\n", label(&x.name), fmt_value(x)));
+    }
+    if let Some(d) = &r.forward {
+        out.push_str(&direction_line("client → server", d));
+    }
+    if let Some(d) = &r.reverse {
+        out.push_str(&direction_line("server → client", d));
+    }
+    if !r.unavailable.is_empty() {
+        out.push_str(&format!(
+            "  not measurable against a pure iperf3 peer: RTT and transactions (no \
+             request/response test in iperf3), and {}\n",
+            r.unavailable.join(", ")
+        ));
+    }
+    for n in &r.notes {
+        out.push_str(&format!("  note: {n}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_bracket_ipv6_literals() {
+        assert_eq!(endpoint("::1", 5201), "[::1]:5201");
+        assert_eq!(endpoint("[fd00::2]", 7), "[fd00::2]:7");
+        assert_eq!(endpoint("127.0.0.1", 5201), "127.0.0.1:5201");
+        assert_eq!(endpoint("example.org", 1), "example.org:1");
+    }
+}

@@ -1,0 +1,266 @@
+//! `dualperf run --lab`: one test in a temporary p2p or client-server lab. UDP goodput
+//! on a 50 Mbit/s tbf p2p link matches the header-overhead model; the lab metadata is in
+//! the output; afterwards no namespace, root-namespace veth or lab server process of
+//! that run is left — after a normal end, a failed test and a Ctrl-C. Needs root (skips
+//! with a reason outside CI).
+
+use serde_json::Value;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
+
+fn root_or_skip() -> bool {
+    match lab::check_privileges() {
+        Ok(()) => true,
+        Err(e) if std::env::var_os("CI").is_none() => {
+            eprintln!("SKIPPED: {e}");
+            false
+        }
+        Err(e) => panic!("labs cannot be built here: {e}"),
+    }
+}
+
+fn spawn_run(args: &[&str]) -> Child {
+    Command::new(BIN)
+        .arg("run")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the dualperf binary starts")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Runs `dualperf run ARGS` to its end; returns its pid (lab names carry it) and output.
+fn run(args: &[&str]) -> (u32, Output) {
+    let child = spawn_run(args);
+    let pid = child.id();
+    (
+        pid,
+        child.wait_with_output().expect("dualperf run finishes"),
+    )
+}
+
+/// What a `dualperf run` process `pid` may have left: its lab namespaces, veths in the
+/// root namespace, and its lab server (found by its DUALPERF_LAB mark).
+fn leftovers(pid: u32) -> Vec<String> {
+    let mark = format!("tmp{pid}-");
+    let mut left = Vec::new();
+    let netns = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip netns list");
+    for line in String::from_utf8_lossy(&netns.stdout).lines() {
+        if line.contains(&mark) {
+            left.push(format!("namespace {line}"));
+        }
+    }
+    let links = Command::new("ip")
+        .args(["-o", "link", "show"])
+        .output()
+        .expect("ip link show");
+    for line in String::from_utf8_lossy(&links.stdout).lines() {
+        let name = line.split(':').nth(1).unwrap_or("").trim();
+        if name.starts_with("dp-") {
+            left.push(format!("root-namespace link {name}"));
+        }
+    }
+    let want = format!("DUALPERF_LAB={mark}");
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(other) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let env = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        if env
+            .split(|&b| b == 0)
+            .any(|kv| kv.starts_with(want.as_bytes()))
+        {
+            left.push(format!("lab server process {other}"));
+        }
+    }
+    left
+}
+
+fn assert_nothing_left(pid: u32) {
+    let t0 = Instant::now();
+    loop {
+        let left = leftovers(pid);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(3),
+            "left behind: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn metric(doc: &Value, name: &str) -> f64 {
+    doc["metrics"]
+        .as_array()
+        .and_then(|ms| ms.iter().find(|m| m["name"] == name))
+        .and_then(|m| m["value"].as_f64())
+        .unwrap_or_else(|| panic!("no metric {name} in {doc}"))
+}
+
+#[test]
+fn p2p_udp_goodput_matches_the_tbf_model_and_nothing_is_left() {
+    if !root_or_skip() {
+        return;
+    }
+    let (pid, o) = run(&[
+        "--lab",
+        "p2p",
+        "-t",
+        "udp-stream",
+        "-s",
+        "1408",
+        "-d",
+        "1",
+        "--lab-rate",
+        "50mbit",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    // IPv4 over Ethernet as tbf counts it: 1408 + 8 UDP + 20 IP + 14 Ethernet = 1450 B.
+    let model_bps: f64 = 50e6 * 1408.0 / 1450.0;
+    assert!((model_bps - 48.55e6).abs() < 0.01e6, "{model_bps}");
+    let goodput_bps = metric(&doc, "throughput_bps");
+    let err = goodput_bps / model_bps - 1.0;
+    eprintln!(
+        "p2p udp 1408 B at 50mbit: goodput {:.3} Mbit/s, model {:.3}, error {:+.2} %",
+        goodput_bps / 1e6,
+        model_bps / 1e6,
+        err * 100.0
+    );
+    assert!(
+        err.abs() < 0.02,
+        "goodput {goodput_bps} vs model {model_bps}"
+    );
+    let lab = &doc["lab"];
+    assert_eq!(lab["lab.topology"], "p2p", "{doc}");
+    assert_eq!(lab["lab.rate_bps"], "50000000", "{doc}");
+    let server_v4 = lab["lab.server_addr_v4"].as_str().expect("server address");
+    assert!(
+        doc.to_string().contains(server_v4),
+        "the result names the lab server"
+    );
+    assert_nothing_left(pid);
+}
+
+#[test]
+fn client_server_tcp_over_ipv6_goes_through_the_router_and_nothing_is_left() {
+    if !root_or_skip() {
+        return;
+    }
+    let (pid, o) = run(&[
+        "--lab",
+        "client-server",
+        "--lab-mtu",
+        "1400",
+        "-t",
+        "tcp-stream",
+        "-f",
+        "6",
+        "-d",
+        "0.5",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("lab.topology"), "{out}");
+    assert!(out.contains("client-server"), "{out}");
+    assert!(
+        out.contains("lab.mtu_bytes                      1400"),
+        "{out}"
+    );
+    assert!(out.contains("(the lab was removed)"), "{out}");
+    // The server address is the lab's IPv6 ULA, not loopback.
+    assert!(out.contains("to [fd00:"), "{out}");
+    assert_nothing_left(pid);
+}
+
+#[test]
+fn a_failing_test_still_removes_the_lab_and_its_server() {
+    if !root_or_skip() {
+        return;
+    }
+    // A protocol version no server speaks: the lab and server start, the test fails.
+    let (pid, o) = run(&[
+        "--lab",
+        "p2p",
+        "-t",
+        "tcp-stream",
+        "-d",
+        "0.2",
+        "--protocol-version",
+        "999",
+    ]);
+    assert!(!o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("dualperf: error:"), "{}", text(&o));
+    assert_nothing_left(pid);
+}
+
+#[test]
+fn ctrl_c_during_the_test_removes_the_lab_and_its_server() {
+    if !root_or_skip() {
+        return;
+    }
+    let mut child = spawn_run(&["--lab", "p2p", "-t", "udp-stream", "-d", "10", "-b", "20M"]);
+    let pid = child.id();
+    // Wait until the lab's server runs (the test is under way), then interrupt.
+    let mark = format!("DUALPERF_LAB=tmp{pid}-");
+    let t0 = Instant::now();
+    while !leftovers(pid).iter().any(|l| l.starts_with("lab server")) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "no lab server ({mark}) appeared"
+        );
+        if let Ok(Some(s)) = child.try_wait() {
+            panic!("dualperf run ended early: {s:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let killed = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let t1 = Instant::now();
+    let o = child.wait_with_output().expect("dualperf run ends");
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    assert!(
+        t1.elapsed() < Duration::from_secs(5),
+        "stopping took {:?}",
+        t1.elapsed()
+    );
+    assert_nothing_left(pid);
+}
+
+#[test]
+fn lab_flags_need_lab_and_exclude_a_host() {
+    for args in [
+        &["--lab-rate", "50mbit"][..],
+        &["127.0.0.1", "--lab", "p2p"][..],
+        &["--lab", "ring"][..],
+        &["--lab", "p2p", "--lab-rate", "50mbps"][..],
+        &["--lab", "p2p", "--peer", "iperf3"][..],
+    ] {
+        let (pid, o) = run(args);
+        assert!(!o.status.success(), "{args:?} accepted: {}", text(&o));
+        assert!(!o.stderr.is_empty(), "{args:?}: no message");
+        assert_nothing_left(pid);
+    }
+}
