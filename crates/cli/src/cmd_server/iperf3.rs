@@ -149,7 +149,7 @@ pub fn log_line(r: &SessionReport) -> String {
         None => {
             let mut s = format!("ok: sent {sent_bytes} B, received {recv_bytes} B");
             if udp {
-                s.push_str(&format!(", {lost} of {highest} datagrams lost"));
+                s.push_str(&format!(", lost {lost} of {highest} datagrams"));
             }
             s
         }
