@@ -251,17 +251,15 @@ impl StudyArgs {
 
     /// Combinations that cannot work, refused before anything starts.
     fn check_target(&self) -> anyhow::Result<()> {
-        if self.peer == Peer::Iperf3 {
-            if self.lab.is_some() {
-                bail!(
-                    "--peer iperf3 cannot be combined with --lab (the lab runs a dualperf server)"
-                );
-            }
-            if self.host.is_none() && self.resume.is_none() {
-                bail!(
-                    "--peer iperf3 needs the HOST of an iperf3 server (`iperf3 -s` running there)"
-                );
-            }
+        if self.peer == Peer::Iperf3
+            && self.host.is_none()
+            && self.lab.is_none()
+            && self.resume.is_none()
+        {
+            bail!(
+                "--peer iperf3 needs the HOST of an iperf3 server (`iperf3 -s` running there), \
+                 or --lab to run `iperf3 -s` in a lab"
+            );
         }
         Ok(())
     }
@@ -269,6 +267,7 @@ impl StudyArgs {
     /// Where the runs go, for `--dry-run`.
     fn target_text(&self) -> String {
         match (&self.host, exec::lab_request_of(self)) {
+            (_, Some(req)) if self.peer == Peer::Iperf3 => format!("iperf3 -s in a {}", req.text()),
             (_, Some(req)) => req.text(),
             (Some(h), None) => match self.peer {
                 Peer::Iperf3 => format!("iperf3 server {h} port {}", self.port()),

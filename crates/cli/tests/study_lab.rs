@@ -461,3 +461,32 @@ fn a_lab_left_by_a_killed_study_is_removed_by_the_resume() {
     assert_nothing_left(pid2);
     assert_eq!(measured_slots(&db, 1).len(), 4);
 }
+
+#[test]
+fn lab_study_with_an_iperf3_peer_runs_debian_iperf3_in_the_server_namespace() {
+    if !root_or_skip() {
+        return;
+    }
+    if !Path::new("/usr/bin/iperf3").exists() {
+        assert!(std::env::var_os("CI").is_none(), "CI installs iperf3");
+        eprintln!("SKIPPED: /usr/bin/iperf3 is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("li.db");
+    let dbs = db.display().to_string();
+    let mut args = vec!["study", "--lab", "p2p", "--peer", "iperf3"];
+    args.extend(STREAMS_2X2);
+    args.extend(["--runs", "1", "--quiet", "--db", &dbs]);
+    let (pid, o) = run_study(&args, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_nothing_left(pid);
+    check_stream_runs(&db, 8, 1);
+    let lab = host_md(&db, 1, "lab");
+    assert!(lab["lab.server"].starts_with("iperf3 -s"), "{lab:?}");
+    assert_eq!(lab["lab.server_port"], "5201");
+    assert_eq!(host_md(&db, 1, "server")["peer.software"], "iperf3");
+    let client = host_md(&db, 1, "client");
+    assert_eq!(client["study.peer"], "iperf3");
+    assert_eq!(client["study.target"], "lab");
+}

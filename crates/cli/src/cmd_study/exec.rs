@@ -6,7 +6,7 @@
 //! (deterministic results, each run sleeping its duration in real time, capped at 2 s).
 
 use super::iperf3_peer::{self, Iperf3Exec};
-use super::lab_target::{in_ns, LabRequest, LabTarget};
+use super::lab_target::{in_ns, LabRequest, LabServer, LabTarget};
 use super::{connect_timeout, journal::TARGET_KEY, version_and_revision, Peer, StudyArgs};
 use anyhow::bail;
 use std::collections::BTreeMap;
@@ -24,7 +24,7 @@ pub const PEER_KEY: &str = "study.peer";
 
 pub enum Exec {
     Engine(Box<EngineExec>),
-    Iperf3(Iperf3Exec),
+    Iperf3(Box<Iperf3Exec>),
     Fake(study::fake::FakeExecutor),
 }
 
@@ -52,18 +52,23 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
         if let Some(why) = iperf3_peer::refuse_rr(spec) {
             bail!("{why}");
         }
-        let Some(host) = &args.host else {
-            bail!("--peer iperf3 needs the HOST of an iperf3 server (`iperf3 -s` running there)");
+        let lab = match lab_request_of(args) {
+            Some(req) => Some(LabTarget::start(&req, args.port(), LabServer::Iperf3)?),
+            None if args.host.is_none() => bail!(
+                "--peer iperf3 needs the HOST of an iperf3 server (`iperf3 -s` running there), or --lab"
+            ),
+            None => None,
         };
-        return Ok(Exec::Iperf3(Iperf3Exec::new(
-            host,
+        return Ok(Exec::Iperf3(Box::new(Iperf3Exec::new(
+            args.host.as_deref(),
+            lab,
             args.port(),
             timeout,
             stop.clone(),
-        )));
+        ))));
     }
     if let Some(req) = lab_request_of(args) {
-        let lab = LabTarget::start(&req, args.port())?;
+        let lab = LabTarget::start(&req, args.port(), LabServer::Dualperf)?;
         return Ok(Exec::Engine(Box::new(EngineExec {
             host: None,
             port: lab.port(),
@@ -128,7 +133,8 @@ impl Exec {
     fn lab_target(&self) -> Option<&LabTarget> {
         match self {
             Exec::Engine(e) => e.lab.as_ref(),
-            _ => None,
+            Exec::Iperf3(i) => i.lab(),
+            Exec::Fake(_) => None,
         }
     }
 
@@ -144,7 +150,12 @@ impl Exec {
     pub fn target_text(&self, args: &StudyArgs) -> String {
         match (self, self.lab_target()) {
             (_, Some(l)) => format!(
-                "lab {} (client namespace {}, server {} / {} port {})",
+                "{}lab {} (client namespace {}, server {} / {} port {})",
+                if matches!(self, Exec::Iperf3(_)) {
+                    "iperf3 -s in "
+                } else {
+                    ""
+                },
                 l.describe().get("lab.name").cloned().unwrap_or_default(),
                 l.client_ns(),
                 l.server_addr(Family::V4),
@@ -173,12 +184,14 @@ impl Exec {
 
     /// Stops the lab's server and removes the lab (also done on drop, silently).
     pub fn close(self) -> anyhow::Result<()> {
-        match self {
-            Exec::Engine(e) => match e.lab {
-                Some(l) => l.close(),
-                None => Ok(()),
-            },
-            _ => Ok(()),
+        let lab = match self {
+            Exec::Engine(e) => e.lab,
+            Exec::Iperf3(i) => i.into_lab(),
+            Exec::Fake(_) => None,
+        };
+        match lab {
+            Some(l) => l.close(),
+            None => Ok(()),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! `dualperf study HOST --peer iperf3`: each run is one `iperf3::client::run` against
-//! an unmodified iperf3 server. A "server busy" answer (another client is testing) is
+//! an unmodified iperf3 server (with `--lab`: `iperf3 -s` in the lab's server namespace,
+//! the client on a thread in its client namespace). A "server busy" answer (another client is testing) is
 //! waited out with exponential backoff and counted; it is never recorded as a result.
 
 use std::collections::BTreeMap;
@@ -7,6 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use study::{Attempt, Cell, RunOutput};
+use wire::spec::Family;
+
+use super::lab_target::{in_ns, LabTarget};
 
 /// First wait after a busy answer; doubles up to [`BUSY_MAX_STEP`].
 pub const BUSY_FIRST_STEP: Duration = Duration::from_millis(200);
@@ -26,7 +30,9 @@ pub struct BusyCount {
 }
 
 pub struct Iperf3Exec {
-    host: String,
+    /// Where the server is: a host, or (`None`) the lab's server addresses.
+    host: Option<String>,
+    lab: Option<LabTarget>,
     port: u16,
     opts: iperf3::ClientOptions,
     stop: Arc<AtomicBool>,
@@ -34,14 +40,17 @@ pub struct Iperf3Exec {
 }
 
 impl Iperf3Exec {
+    /// Against `iperf3 -s` at `host`, or in `lab` (then `host` is ignored).
     pub fn new(
-        host: &str,
+        host: Option<&str>,
+        lab: Option<LabTarget>,
         port: u16,
         connect_timeout: Duration,
         stop: Arc<AtomicBool>,
     ) -> Iperf3Exec {
         Iperf3Exec {
-            host: host.to_string(),
+            host: host.map(str::to_string),
+            lab,
             port,
             opts: iperf3::ClientOptions {
                 connect_timeout,
@@ -52,13 +61,41 @@ impl Iperf3Exec {
         }
     }
 
+    pub fn lab(&self) -> Option<&LabTarget> {
+        self.lab.as_ref()
+    }
+
+    pub fn into_lab(self) -> Option<LabTarget> {
+        self.lab
+    }
+
+    fn host_for(&self, family: Family) -> String {
+        match (&self.lab, &self.host) {
+            (Some(lab), _) => lab.server_addr(family).to_string(),
+            (None, Some(h)) => h.clone(),
+            (None, None) => "localhost".into(),
+        }
+    }
+
+    /// One iperf3 test, inside the lab's client namespace when there is a lab.
+    fn run_once(&self, cell: &Cell) -> Result<iperf3::Iperf3Result, iperf3::Iperf3Error> {
+        let host = self.host_for(cell.family);
+        let run = || iperf3::run(&host, self.port, &cell.test, &self.opts);
+        match &self.lab {
+            Some(lab) => in_ns(&lab.client_ns(), run)
+                .map_err(iperf3::Iperf3Error::Unsupported)
+                .and_then(|r| r),
+            None => run(),
+        }
+    }
+
     pub fn execute(&mut self, cell: &Cell) -> Attempt {
         let mut step = BUSY_FIRST_STEP;
         let mut waited_here = Duration::ZERO;
         loop {
             let started_unix_ns = super::exec::now_unix_ns();
             let t0 = Instant::now();
-            let result = iperf3::run(&self.host, self.port, &cell.test, &self.opts);
+            let result = self.run_once(cell);
             let duration_ns = t0.elapsed().as_nanos() as i64;
             let result = match result {
                 Err(iperf3::Iperf3Error::Busy) => {
@@ -66,7 +103,7 @@ impl Iperf3Exec {
                     if waited_here >= BUSY_LIMIT {
                         Err(format!(
                             "the iperf3 server at {} port {} stayed busy (another client's test) for {} s",
-                            self.host,
+                            self.host_for(cell.family),
                             self.port,
                             waited_here.as_secs()
                         ))

@@ -1,6 +1,6 @@
 //! `dualperf study --lab`: a temporary network-namespace lab for one study. Owns the
-//! lab (from the `lab` crate) and the `dualperf server` process running in its server
-//! namespace; runs closures on threads inside the client namespace; removes the server
+//! lab (from the `lab` crate) and the server process running in its server namespace
+//! (`dualperf server`, or `iperf3 -s` with `--peer iperf3`); runs closures on threads inside the client namespace; removes the server
 //! and the lab when dropped (normal end, error, first Ctrl-C). A second Ctrl-C is
 //! handled by the study's signal handler through `lab::teardown_all_live`.
 
@@ -76,17 +76,27 @@ impl LabRequest {
     }
 }
 
-/// A running lab with a `dualperf server` in its server namespace.
+/// The server program run in the lab's server namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LabServer {
+    /// `dualperf server` (this binary) on the lab server's IPv4 and IPv6 addresses.
+    Dualperf,
+    /// `iperf3 -s` from PATH (dual-stack, one test at a time).
+    Iperf3,
+}
+
+/// A running lab with a server in its server namespace.
 pub struct LabTarget {
     server: Option<Child>,
     stderr_tail: Arc<Mutex<Vec<u8>>>,
     lab: Option<Lab>,
     port: u16,
+    kind: LabServer,
 }
 
 impl LabTarget {
     /// Builds the lab and starts the server on the lab's IPv4 and IPv6 addresses.
-    pub fn start(req: &LabRequest, port: u16) -> anyhow::Result<LabTarget> {
+    pub fn start(req: &LabRequest, port: u16, kind: LabServer) -> anyhow::Result<LabTarget> {
         if port == 0 {
             bail!("--port 0 cannot be used with --lab (the client must know the port)");
         }
@@ -110,6 +120,7 @@ impl LabTarget {
             stderr_tail: Arc::new(Mutex::new(Vec::new())),
             lab: Some(lab),
             port,
+            kind,
         };
         target.start_server()?; // on error, `target` drops and removes the lab
         Ok(target)
@@ -121,20 +132,32 @@ impl LabTarget {
     }
 
     fn start_server(&mut self) -> anyhow::Result<()> {
-        let exe = match std::env::var_os(SERVER_EXE_ENV) {
-            Some(p) => PathBuf::from(p),
-            None => std::env::current_exe().context("cannot find this dualperf binary")?,
-        };
         let lab = self.lab();
-        let mut cmd = Command::new(&exe);
-        cmd.arg("server")
-            .arg("--port")
-            .arg(self.port.to_string())
-            .arg("--bind")
-            .arg(lab.server_addr(Family::V4).to_string())
-            .arg("--bind")
-            .arg(lab.server_addr(Family::V6).to_string())
-            .env(LAB_ENV, lab.name())
+        let (exe, mut cmd) = match self.kind {
+            LabServer::Dualperf => {
+                let exe = match std::env::var_os(SERVER_EXE_ENV) {
+                    Some(p) => PathBuf::from(p),
+                    None => std::env::current_exe().context("cannot find this dualperf binary")?,
+                };
+                let mut cmd = Command::new(&exe);
+                cmd.arg("server")
+                    .arg("--port")
+                    .arg(self.port.to_string())
+                    .arg("--bind")
+                    .arg(lab.server_addr(Family::V4).to_string())
+                    .arg("--bind")
+                    .arg(lab.server_addr(Family::V6).to_string());
+                (exe, cmd)
+            }
+            LabServer::Iperf3 => {
+                let exe = PathBuf::from("iperf3");
+                let mut cmd = Command::new(&exe);
+                // --forceflush: its "Server listening on" line reaches the pipe at once.
+                cmd.args(["-s", "--forceflush", "-p", &self.port.to_string()]);
+                (exe, cmd)
+            }
+        };
+        cmd.env(LAB_ENV, lab.name())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -142,7 +165,12 @@ impl LabTarget {
             // finishes the current run before the lab (and this server) is removed.
             .process_group(0);
         let ns = lab.server_ns().to_string();
-        let mut child = lab::spawn_in_ns(&ns, &mut cmd)?;
+        let mut child = lab::spawn_in_ns(&ns, &mut cmd).with_context(|| match self.kind {
+            LabServer::Iperf3 => {
+                "--peer iperf3 with --lab runs `iperf3 -s` in the lab; install iperf3"
+            }
+            LabServer::Dualperf => "starting the lab's dualperf server",
+        })?;
         let (ready_tx, ready_rx) = mpsc::channel::<bool>();
         if let Some(out) = child.stdout.take() {
             std::thread::spawn(move || {
@@ -184,7 +212,11 @@ impl LabTarget {
                 std::thread::sleep(Duration::from_millis(50));
                 let tail = self.stderr_tail();
                 bail!(
-                    "the dualperf server in lab namespace {ns} ({}) did not start{}{}",
+                    "the {} server in lab namespace {ns} ({}) did not start{}{}",
+                    match self.kind {
+                        LabServer::Dualperf => "dualperf",
+                        LabServer::Iperf3 => "iperf3",
+                    },
                     exe.display(),
                     status.map(|s| format!(" ({s})")).unwrap_or_default(),
                     if tail.is_empty() {
@@ -234,7 +266,11 @@ impl LabTarget {
         md.insert("lab.server_port".into(), self.port.to_string());
         md.insert(
             "lab.server".into(),
-            "dualperf server (this binary) in the server namespace".into(),
+            match self.kind {
+                LabServer::Dualperf => "dualperf server (this binary) in the server namespace",
+                LabServer::Iperf3 => "iperf3 -s (from PATH) in the server namespace",
+            }
+            .into(),
         );
         if !lab.warnings().is_empty() {
             md.insert("lab.warnings".into(), lab.warnings().join("; "));
