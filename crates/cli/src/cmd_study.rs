@@ -74,8 +74,9 @@ pub struct StudyArgs {
     pub peer: Peer,
     /// Run in a temporary network-namespace lab made for this study (needs root):
     /// p2p (two hosts on one veth link) or client-server (through a router namespace).
-    /// A `dualperf server` runs in the server namespace, the client in the client one;
-    /// the lab is removed afterwards, also on error and Ctrl-C.
+    /// A `dualperf server` (`iperf3 -s` with --peer iperf3) runs in the server namespace,
+    /// the client in the client one; the lab is removed afterwards, also on error and
+    /// Ctrl-C. `--resume` builds the same lab again.
     #[arg(long, value_name = "TOPOLOGY", value_parser = parse_topology, conflicts_with = "host")]
     pub lab: Option<lab::Topology>,
     /// Shape each lab host's egress with tbf at this rate (100mbit, 1gbit, 500k).
