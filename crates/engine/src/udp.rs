@@ -17,6 +17,8 @@ use wire::proto::StreamStats;
 
 /// Datagrams per sendmmsg / recvmmsg call.
 pub(crate) const BATCH: usize = 32;
+/// Pacing granularity: datagrams due within this window go out together.
+const PACING_QUANTUM: Duration = Duration::from_micros(50);
 /// After the peer's senders are done, stop once nothing arrived for this long.
 const DRAIN_IDLE: Duration = Duration::from_millis(50);
 /// …and in any case this long after they are done.
@@ -54,6 +56,11 @@ pub(crate) fn send(
     // The schedule starts at the data phase's start, so a late thread start catches up.
     let start = shared.data_start();
     let mut seq = 0u64;
+    // Datagrams sent per wake-up when paced: what falls due in PACING_QUANTUM (1 at
+    // low rates, so their spacing is kept; up to a batch at high rates).
+    let quantum = pps.map_or(1, |p| {
+        ((p * PACING_QUANTUM.as_secs_f64()) as u64).clamp(1, BATCH as u64)
+    });
     // A paced duration-bound run sends exactly the datagrams its schedule holds, even if
     // the thread was kept off the CPU near the end (they go out as one late batch).
     let mut bound = bound;
@@ -75,16 +82,21 @@ pub(crate) fn send(
             }
             None => BATCH as u64,
         };
+        let mut quantum = quantum;
         if let Some(c) = bound.count {
             due = due.min(c - seq);
+            quantum = quantum.min(c - seq);
         }
-        let n = due.min(BATCH as u64) as usize;
-        if n == 0 {
+        // Wait until a whole pacing quantum is due: one wake-up and one system call per
+        // quantum instead of per datagram.
+        if due < quantum {
             if let Some(pps) = pps {
-                wait_until(start + Duration::from_secs_f64((seq as f64) / pps));
+                let next = seq + quantum - 1;
+                wait_until(start + Duration::from_secs_f64(next as f64 / pps));
             }
             continue;
         }
+        let n = due.min(BATCH as u64) as usize;
         let send_ns = shared.ns_since_go(now);
         for (i, buf) in bufs.iter_mut().take(n).enumerate() {
             if let Ok(mut v) = DatagramView::new_checked(&mut buf[..]) {
@@ -176,7 +188,7 @@ pub(crate) fn recv(
             max_batch: BATCH,
             max_datagram_bytes: payload_bytes.max(wire::datagram::HEADER_BYTES),
             gso: false,
-            gro: false,
+            gro: true,
             kernel_timestamps: true,
             ..BatchConfig::default()
         },
@@ -271,6 +283,9 @@ fn note_datapath(b: &UdpBatch, o: &mut Outcome) {
     o.io.insert("udp_datapath".into(), path.into());
     if b.gso_enabled() {
         o.io.insert("udp_gso".into(), "true".into());
+    }
+    if b.gro_enabled() {
+        o.io.insert("udp_gro".into(), "true".into());
     }
     let st = b.stats();
     let (calls, dgrams) = if st.send_calls > 0 {
