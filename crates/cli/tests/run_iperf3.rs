@@ -527,3 +527,37 @@ fn iperf3_client_reverse_over_ipv6_from_our_server_reports_the_bytes_we_sent() {
     assert!(got > 0 && got <= sent, "{doc}");
     srv.interrupt();
 }
+
+#[test]
+fn the_text_summary_names_what_an_iperf3_peer_cannot_measure() {
+    if !iperf3_or_skip() {
+        return;
+    }
+    let port = free_port();
+    let server = Iperf3Once::start(port, &[]);
+    let o = Command::new(BIN)
+        .args([
+            "run",
+            "127.0.0.1",
+            "--peer",
+            "iperf3",
+            "--port",
+            &port.to_string(),
+        ])
+        .args(["-t", "udp-stream", "-b", "10M", "-d", "0.3"])
+        .output()
+        .expect("dualperf runs");
+    assert!(o.status.success(), "{}", text(&o));
+    let received = u(&server.json()["end"]["sum_received"]["bytes"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(&format!("to iperf3 server 127.0.0.1:{port}")),
+        "{out}"
+    );
+    assert!(out.contains("goodput at receiver"), "{out}");
+    assert!(out.contains(&format!("received {received} B")), "{out}");
+    assert!(
+        out.contains("not measurable against a pure iperf3 peer: RTT"),
+        "{out}"
+    );
+}

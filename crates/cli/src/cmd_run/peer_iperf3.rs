@@ -132,22 +132,56 @@ fn summary(r: &Iperf3Result, spec: &TestSpec, server: &str) -> String {
     if let Some(d) = &r.reverse {
         out.push_str(&direction_line("server → client", d));
     }
-    if !r.unavailable.is_empty() {
-        out.push_str(&format!(
-            "  not measurable against a pure iperf3 peer: RTT and transactions (no \
-             request/response test in iperf3), and {}\n",
-            r.unavailable.join(", ")
-        ));
-    }
+    out.push_str(&unavailable_line(&r.unavailable));
     for n in &r.notes {
         out.push_str(&format!("  note: {n}\n"));
     }
     out
 }
 
+/// Request/response metrics: the ones no iperf3 test can give, whatever the spec.
+fn is_rr_metric(name: &str) -> bool {
+    name.starts_with("rtt_") || name.starts_with("transactions") || name.starts_with("rr_")
+}
+
+/// The summary line naming what this run could not measure: RTT first (the reason a
+/// dualperf peer exists), then the other missing names.
+fn unavailable_line(unavailable: &[&str]) -> String {
+    let others: Vec<&str> = unavailable
+        .iter()
+        .copied()
+        .filter(|n| !is_rr_metric(n))
+        .collect();
+    let mut line = "  not measurable against a pure iperf3 peer: RTT and transactions/s (iperf3 \
+                    has no request/response test)"
+        .to_string();
+    if !others.is_empty() {
+        line.push_str(&format!(
+            "; also not given for this test: {}",
+            others.join(", ")
+        ));
+    }
+    line.push('\n');
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_unavailable_line_names_rtt_first_and_the_rest_after() {
+        let line = unavailable_line(&["rtt_mean_ns", "transactions_per_s", "jitter_rfc3550_ns"]);
+        assert!(
+            line.contains("not measurable against a pure iperf3 peer: RTT"),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("also not given for this test: jitter_rfc3550_ns\n"),
+            "{line}"
+        );
+        assert!(!unavailable_line(&["rtt_p50_ns"]).contains("also"));
+    }
 
     #[test]
     fn endpoints_bracket_ipv6_literals() {
