@@ -8,6 +8,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use wire::spec::Direction;
 
 #[path = "cmd_server/iperf3.rs"]
 mod iperf3_side;
@@ -42,11 +43,17 @@ pub fn parse_bind(text: &str, port: u16) -> anyhow::Result<SocketAddr> {
 
 fn log_line(t: &TestLog) -> String {
     let what = match &t.spec {
-        Some(s) => format!(
-            "{} {} {} B {:?} x{}",
-            s.kind, s.family, s.payload_bytes, s.direction, s.streams
-        )
-        .to_lowercase(),
+        Some(s) => {
+            let dir = match s.direction {
+                Direction::Forward => "forward",
+                Direction::Reverse => "reverse",
+                Direction::Bidir => "bidir",
+            };
+            format!(
+                "{} {} {} B {dir} x{}",
+                s.kind, s.family, s.payload_bytes, s.streams
+            )
+        }
         None => "no test".into(),
     };
     let outcome = match &t.outcome {
