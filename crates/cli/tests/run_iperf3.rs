@@ -561,3 +561,27 @@ fn the_text_summary_names_what_an_iperf3_peer_cannot_measure() {
         "{out}"
     );
 }
+
+#[test]
+fn iperf3_client_bidir_with_two_streams_over_ipv6_agrees_with_our_log() {
+    if !iperf3_or_skip() {
+        return;
+    }
+    let mut srv = OurServer::start();
+    let (doc, line) = srv.iperf3_client("::1", &["-6", "--bidir", "-P", "2"]);
+    assert!(line.contains("bidir x2"), "{line}");
+    let end = &doc["end"];
+    // Client → server is `sum_received`; server → client is `sum_sent_bidir_reverse`.
+    assert_eq!(
+        count_after(&line, "received"),
+        u(&end["sum_received"]["bytes"]),
+        "{line}"
+    );
+    assert_eq!(
+        count_after(&line, "sent"),
+        u(&end["sum_sent_bidir_reverse"]["bytes"]),
+        "{line}"
+    );
+    assert!(u(&end["sum_received_bidir_reverse"]["bytes"]) > 0, "{doc}");
+    srv.interrupt();
+}

@@ -110,7 +110,14 @@ fn log_loop(reports: &Mutex<Vec<SessionReport>>, stop: &AtomicBool) {
 
 /// One line per iperf3 test, shaped like the engine server's lines.
 pub fn log_line(r: &SessionReport) -> String {
-    let peer = r.peer.map_or("?".to_string(), |p| p.to_string());
+    // An IPv4 client of the dual-stack socket shows as itself, not as ::ffff:a.b.c.d.
+    let peer = r.peer.map_or("?".to_string(), |p| match p.ip() {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => SocketAddr::new(IpAddr::V4(v4), p.port()).to_string(),
+            None => p.to_string(),
+        },
+        IpAddr::V4(_) => p.to_string(),
+    });
     let what = match &r.params {
         Some(p) => {
             let dir = if p.bidirectional {
@@ -189,5 +196,14 @@ mod tests {
         let line = log_line(&r);
         assert!(line.contains("failed: timed out waiting"), "{line}");
         assert!(line.contains("no test"), "{line}");
+        let mapped = SessionReport {
+            peer: Some("[::ffff:127.0.0.1]:4000".parse().unwrap()),
+            ..SessionReport::default()
+        };
+        assert!(
+            log_line(&mapped).contains(" 127.0.0.1:4000 "),
+            "{}",
+            log_line(&mapped)
+        );
     }
 }
