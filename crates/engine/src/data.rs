@@ -317,9 +317,8 @@ impl Sampler {
         };
         self.last = cur;
         self.last_end_ns = now_ns;
-        while self.next_end_ns <= now_ns {
-            self.next_end_ns += self.every_ns;
-        }
+        let every = self.every_ns.max(1);
+        self.next_end_ns = (now_ns / every + 1).saturating_mul(every);
         Some(s)
     }
 }

@@ -320,7 +320,7 @@ fn take(dg: &[u8], arrival_ns: u64, rx: &mut [StreamRx], shared: &Shared) -> boo
     s.seen += 1;
     if shared
         .drop_every
-        .is_some_and(|n| (seq + 1).is_multiple_of(n))
+        .is_some_and(|n| seq.wrapping_add(1).is_multiple_of(n))
     {
         return false;
     }
@@ -468,4 +468,73 @@ pub(crate) fn rr_server(sock: UdpSocket, shared: Arc<Shared>) -> Outcome {
         o.last_send_ns = now_ns;
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicU64};
+
+    fn shared(drop_every: Option<u64>) -> Shared {
+        Shared {
+            live: Default::default(),
+            abort: AtomicBool::new(false),
+            drain: AtomicBool::new(false),
+            go: Instant::now(),
+            start_offset_ns: AtomicU64::new(0),
+            drop_every,
+            token: 7,
+        }
+    }
+
+    fn rx(n: usize) -> Vec<StreamRx> {
+        (0..n)
+            .map(|_| StreamRx {
+                seq: SeqTracker::new(),
+                jitter: Rfc3550Jitter::new(),
+                ipdv: Ipdv::new(),
+                bytes: 0,
+                packets: 0,
+                seen: 0,
+            })
+            .collect()
+    }
+
+    fn dg(seq: u64, stream_id: u16, token: u32, send_time_ns: u64) -> Vec<u8> {
+        let mut b = vec![0u8; 64];
+        if let Ok(mut v) = DatagramView::new_checked(&mut b[..]) {
+            v.set_header(&DatagramHeader {
+                seq,
+                send_time_ns,
+                stream_id,
+                flags: 0,
+                token,
+            });
+        }
+        b
+    }
+
+    #[test]
+    fn hostile_datagrams_are_ignored_or_counted_without_panicking() {
+        let sh = shared(Some(10));
+        let mut r = rx(1);
+        assert!(!take(&[1, 2, 3], 0, &mut r, &sh), "short");
+        assert!(!take(&dg(1, 0, 8, 0), 0, &mut r, &sh), "foreign token");
+        assert!(
+            !take(&dg(1, 9, 7, 0), 0, &mut r, &sh),
+            "stream id out of range"
+        );
+        assert!(take(&dg(0, 0, 7, 0), u64::MAX, &mut r, &sh));
+        assert!(take(&dg(1, 0, 7, u64::MAX), 0, &mut r, &sh));
+        assert!(!take(&dg(1, 0, 7, 0), 5, &mut r, &sh), "duplicate");
+        assert!(
+            !take(&dg(9, 0, 7, 0), 5, &mut r, &sh),
+            "every 10th dropped by the hook"
+        );
+        assert!(take(&dg(u64::MAX - 1, 0, 7, 3), 9, &mut r, &sh));
+        // seq + 1 wraps to 0, a multiple of 10: the hook drops it, nothing overflows.
+        assert!(!take(&dg(u64::MAX, 0, 7, 3), 9, &mut r, &sh));
+        assert_eq!(r[0].packets, 3);
+        assert_eq!(r[0].seq.counts().duplicates, 1);
+    }
 }

@@ -27,8 +27,11 @@ pub const FRAME_HEADER_BYTES: usize = 8;
 pub const MAX_BODY_BYTES: usize = 4 << 20;
 /// Most parallel streams one test may ask for.
 pub const MAX_STREAMS: u16 = 128;
-/// Largest TCP write / RR message one test may ask for.
-pub const MAX_TCP_PAYLOAD_BYTES: u32 = 16 << 20;
+/// Largest TCP write / RR message one test may ask for (iperf3's limit too); with
+/// [`MAX_STREAMS`] it bounds the buffers a peer can make the server allocate.
+pub const MAX_TCP_PAYLOAD_BYTES: u32 = 1 << 20;
+/// Shortest interval between interval samples.
+pub const MIN_INTERVAL_NS: u64 = 10_000_000;
 
 /// Why bytes from a peer could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -357,8 +360,10 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
     if spec.kind == TestKind::UdpRr && spec.rr_timeout_ns == 0 {
         return Err(SpecError::Invalid("rr timeout must be > 0".into()));
     }
-    if spec.interval_ns == Some(0) {
-        return Err(SpecError::Invalid("interval must be > 0".into()));
+    if spec.interval_ns.is_some_and(|i| i < MIN_INTERVAL_NS) {
+        return Err(SpecError::Invalid(
+            "the interval must be at least 0.01 s".into(),
+        ));
     }
     Ok(())
 }
@@ -498,5 +503,18 @@ mod tests {
         assert_eq!(validate_spec(&t), Ok(()));
         t.streams = 0;
         assert!(validate_spec(&t).is_err());
+        let mut u = TestSpec::new(TestKind::TcpStream, Family::V4, MAX_TCP_PAYLOAD_BYTES);
+        assert_eq!(validate_spec(&u), Ok(()));
+        u.payload_bytes += 1;
+        assert!(
+            validate_spec(&u).is_err(),
+            "bounds what a peer can make us allocate"
+        );
+        u.payload_bytes = 1;
+        u.interval_ns = Some(1);
+        assert!(
+            validate_spec(&u).is_err(),
+            "a 1 ns interval would spin the sampler"
+        );
     }
 }
