@@ -49,7 +49,11 @@ pub fn framing_bytes(spec: &TestSpec) -> (u32, u32) {
     let ip = spec
         .payload_bytes
         .saturating_add(transport.header_bytes() + options + spec.family.ip_header_bytes());
-    (ip, (ip + ETH_OVERHEAD_BYTES).max(ETH_MIN_FRAME_BYTES))
+    (
+        ip,
+        ip.saturating_add(ETH_OVERHEAD_BYTES)
+            .max(ETH_MIN_FRAME_BYTES),
+    )
 }
 
 fn per_s(count: f64, ns: u64) -> Option<f64> {
@@ -117,7 +121,7 @@ impl RunResult {
             let (tx, rx) = self.sender_receiver();
             let sum = |f: fn(&SideStats) -> u64| {
                 if bidir {
-                    f(&self.client) + f(&self.server)
+                    f(&self.client).saturating_add(f(&self.server))
                 } else {
                     0
                 }
@@ -168,8 +172,12 @@ impl RunResult {
                 } else {
                     vec![rx]
                 };
-                let dup = rxs.iter().map(|s| s.dup_packets).sum::<u64>();
-                let reo = rxs.iter().map(|s| s.reordered_packets).sum::<u64>();
+                let dup = rxs
+                    .iter()
+                    .fold(0u64, |a, s| a.saturating_add(s.dup_packets));
+                let reo = rxs
+                    .iter()
+                    .fold(0u64, |a, s| a.saturating_add(s.reordered_packets));
                 put(m::DUP_PACKETS, Some(dup as f64));
                 put(m::REORDERED_PACKETS, Some(reo as f64));
                 put(
@@ -192,7 +200,9 @@ impl RunResult {
         let moved_bytes = if rr {
             0
         } else {
-            self.client.recv_bytes + self.server.recv_bytes
+            self.client
+                .recv_bytes
+                .saturating_add(self.server.recv_bytes)
         };
         let demand = |c: &CpuStats| {
             if rr {
@@ -349,5 +359,24 @@ mod tests {
             None,
             "no RTT histogram, no RTT metric"
         );
+    }
+
+    #[test]
+    fn a_hostile_servers_numbers_do_not_overflow() {
+        let huge = SideStats {
+            sent_bytes: u64::MAX,
+            sent_packets: u64::MAX,
+            recv_bytes: u64::MAX,
+            recv_packets: u64::MAX,
+            dup_packets: u64::MAX,
+            reordered_packets: u64::MAX,
+            send_elapsed_ns: 1,
+            recv_elapsed_ns: 1,
+            ..SideStats::default()
+        };
+        for dir in [Direction::Forward, Direction::Reverse, Direction::Bidir] {
+            let r = result(TestKind::UdpStream, dir, huge.clone(), huge.clone());
+            assert!(!r.metrics().is_empty());
+        }
     }
 }
