@@ -5,9 +5,9 @@
 //! has no spread), via `stats::Summary`.
 //!
 //! Metrics that count, per test (each only if the runs report it):
-//! - tcp-stream: throughput, local CPU;
-//! - udp-stream: throughput, RFC 3550 jitter, local CPU;
-//! - tcp-rr, udp-rr: transaction rate, mean RTT, local CPU.
+//! - tcp-stream: throughput, local and remote CPU (as netperf -I with -c -C);
+//! - udp-stream: throughput, RFC 3550 jitter, local and remote CPU;
+//! - tcp-rr, udp-rr: transaction rate, mean RTT, local and remote CPU.
 //!
 //! Loss, counts and percentiles do not count: loss is usually 0 with rare bursts, for
 //! which an interval relative to the mean never settles; RTT percentiles follow the mean.
@@ -19,11 +19,19 @@ use wire::spec::TestKind;
 /// The metrics whose interval must be narrow enough, per test.
 pub fn counted_metrics(kind: TestKind) -> &'static [&'static str] {
     match kind {
-        TestKind::TcpStream => &[m::THROUGHPUT_BPS, m::CPU_LOCAL_PCT],
-        TestKind::UdpStream => &[m::THROUGHPUT_BPS, m::JITTER_RFC3550_NS, m::CPU_LOCAL_PCT],
-        TestKind::TcpRr | TestKind::UdpRr => {
-            &[m::TRANSACTIONS_PER_S, m::RTT_MEAN_NS, m::CPU_LOCAL_PCT]
-        }
+        TestKind::TcpStream => &[m::THROUGHPUT_BPS, m::CPU_LOCAL_PCT, m::CPU_REMOTE_PCT],
+        TestKind::UdpStream => &[
+            m::THROUGHPUT_BPS,
+            m::JITTER_RFC3550_NS,
+            m::CPU_LOCAL_PCT,
+            m::CPU_REMOTE_PCT,
+        ],
+        TestKind::TcpRr | TestKind::UdpRr => &[
+            m::TRANSACTIONS_PER_S,
+            m::RTT_MEAN_NS,
+            m::CPU_LOCAL_PCT,
+            m::CPU_REMOTE_PCT,
+        ],
     }
 }
 

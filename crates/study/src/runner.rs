@@ -258,7 +258,8 @@ impl<'s> Runner<'s> {
                 max_runs,
             } => {
                 let met = confidence::target_met(kind, &refs, level_pct, width_pct);
-                if st.slots >= min_runs && met {
+                // min_runs counts successful runs: a failed slot adds no evidence.
+                if st.measured.len() as u32 >= min_runs && met {
                     Some(outcome(Some(true), level_pct))
                 } else if st.slots >= max_runs {
                     Some(outcome(Some(false), level_pct))

@@ -263,3 +263,25 @@ fn stop_flag_interrupts_before_the_next_run() {
     assert_eq!(err, RunnerError::Interrupted);
     assert!(exec.calls.is_empty());
 }
+
+#[test]
+fn min_runs_counts_successful_runs_not_failed_slots() {
+    // Identical values meet any width at once; the first slot fails (no retries), so
+    // min_runs = 4 needs a fifth slot. Counting slots would stop at 3 good runs.
+    let s = spec(
+        "tests=['tcp-stream']\nsizes=[128]\nfamilies=[4]\nconfidence=95\nci_width=5\nmin_runs=4\nmax_runs=10\nretries=0\n",
+    );
+    let mut exec = FakeExecutor::new(|_, slot, _| {
+        if slot.repetition == 0 {
+            Err("peer vanished".into())
+        } else {
+            Ok(tput(100.0))
+        }
+    });
+    let out = Runner::new(&s)
+        .run(&mut exec, &mut MemoryJournal::default())
+        .unwrap();
+    assert_eq!(out.cells[0].ok_runs, 4);
+    assert_eq!(out.cells[0].failed_slots, 1);
+    assert_eq!(out.cells[0].target_met, Some(true));
+}
