@@ -12,6 +12,11 @@ use wire::spec::{Bound, TestSpec};
 
 /// How long a blocking data-socket call waits before re-checking the flags.
 pub(crate) const POLL: Duration = Duration::from_millis(20);
+/// Once the peer has finished (drain), a TCP loop that is still blocked gives up after
+/// this long: a peer that keeps its data connection open cannot hold the session.
+pub(crate) const DRAIN_GRACE: Duration = Duration::from_millis(500);
+/// How long [`Workers::join_within`] waits after drain before it sets abort.
+pub(crate) const JOIN_GRACE: Duration = Duration::from_secs(2);
 
 #[derive(Default)]
 pub(crate) struct Live {
@@ -59,6 +64,18 @@ impl Shared {
     }
     pub(crate) fn aborted(&self) -> bool {
         self.abort.load(Relaxed)
+    }
+    /// A blocked loop should stop: abort, or drain set for longer than [`DRAIN_GRACE`]
+    /// (`drain_seen` remembers when this loop first saw drain).
+    pub(crate) fn should_quit(&self, drain_seen: &mut Option<Instant>) -> bool {
+        if self.aborted() {
+            return true;
+        }
+        if !self.drain.load(Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        now.duration_since(*drain_seen.get_or_insert(now)) >= DRAIN_GRACE
     }
     pub(crate) fn add_sent(&self, bytes: u64, packets: u64) {
         self.live.sent_bytes.fetch_add(bytes, Relaxed);
@@ -250,6 +267,18 @@ impl Workers {
     }
     pub(crate) fn all_done(&self) -> bool {
         self.handles.iter().all(|(_, h)| h.is_finished())
+    }
+    /// Join every worker, setting `shared.abort` if they are not all done within
+    /// `grace`: a worker stuck on a peer that never closes cannot block the caller.
+    pub(crate) fn join_within(self, shared: &Shared, grace: Duration) -> Outcome {
+        let deadline = Instant::now() + grace;
+        while !self.all_done() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if !self.all_done() {
+            shared.abort.store(true, Relaxed);
+        }
+        self.join()
     }
     /// Join every worker (they stop on their own or on `abort`) and merge.
     pub(crate) fn join(self) -> Outcome {

@@ -270,7 +270,7 @@ impl<'a> Test<'a> {
         };
         shared.drain.store(true, Relaxed);
         let workers = std::mem::take(&mut self.workers);
-        let outcome = workers.join();
+        let outcome = workers.join_within(&shared, crate::data::JOIN_GRACE);
         let cpu = self.cpu0.as_ref().and_then(|c0| c0.until(&CpuMark::now()));
         if let Some(s) = self.sampler.as_mut() {
             if let Some(sample) = s.poll(&shared, Instant::now(), true) {

@@ -1,6 +1,7 @@
 //! TCP data loops: bulk sender and receiver (tcp-stream, all directions), the
 //! request/response client and its echo responder (tcp-rr). Every blocking call has a
-//! timeout and re-checks the abort flag, so no loop outlives its session.
+//! timeout and re-checks the abort flag (and drain, after a grace period), so no loop
+//! outlives its session even if the peer keeps its data connection open.
 
 use crate::data::{Outcome, SendBound, Shared, POLL};
 use measure::LatencyHistogram;
@@ -20,15 +21,17 @@ fn timed_out(e: &io::Error) -> bool {
     )
 }
 
-/// Write all of `buf`, re-checking abort whenever the socket is full for [`POLL`].
+/// Write all of `buf`, re-checking abort (and drain, after its grace) whenever the
+/// socket is full for [`POLL`].
 fn write_full(s: &mut TcpStream, buf: &[u8], shared: &Shared) -> io::Result<bool> {
     let mut off = 0;
+    let mut drain_seen = None;
     while off < buf.len() {
         match s.write(&buf[off..]) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(n) => off += n,
             Err(e) if timed_out(&e) => {
-                if shared.aborted() {
+                if shared.should_quit(&mut drain_seen) {
                     return Ok(false);
                 }
             }
@@ -41,13 +44,14 @@ fn write_full(s: &mut TcpStream, buf: &[u8], shared: &Shared) -> io::Result<bool
 /// Fill `buf`. `Ok(false)`: clean EOF before the first byte, or abort.
 fn read_full(s: &mut TcpStream, buf: &mut [u8], shared: &Shared) -> io::Result<bool> {
     let mut off = 0;
+    let mut drain_seen = None;
     while off < buf.len() {
         match s.read(&mut buf[off..]) {
             Ok(0) if off == 0 => return Ok(false),
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
             Ok(n) => off += n,
             Err(e) if timed_out(&e) => {
-                if shared.aborted() {
+                if shared.should_quit(&mut drain_seen) {
                     return Ok(false);
                 }
             }
@@ -114,7 +118,12 @@ pub(crate) fn recv(
     let mut buf = vec![0u8; RECV_CHUNK_BYTES];
     let mut o = Outcome::default();
     let mut units_reported = 0u64;
+    let mut drain_seen = None;
     loop {
+        // Checked before every read: a peer that finished but keeps sending is cut off.
+        if shared.should_quit(&mut drain_seen) {
+            break;
+        }
         match s.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
@@ -124,11 +133,7 @@ pub(crate) fn recv(
                 units_reported = units;
                 o.last_recv_ns = shared.ns_since_go(Instant::now());
             }
-            Err(e) if timed_out(&e) => {
-                if shared.aborted() {
-                    break;
-                }
-            }
+            Err(e) if timed_out(&e) => {}
             Err(e) => {
                 o.errors
                     .push(format!("tcp receive on stream {stream_id}: {e}"));
@@ -204,7 +209,11 @@ pub(crate) fn rr_server(mut s: TcpStream, payload_bytes: usize, shared: Arc<Shar
     let _ = s.set_read_timeout(Some(POLL));
     let mut buf = vec![0u8; payload_bytes];
     let mut o = Outcome::default();
+    let mut drain_seen = None;
     loop {
+        if shared.should_quit(&mut drain_seen) {
+            break;
+        }
         match read_full(&mut s, &mut buf, &shared) {
             Ok(true) => {}
             Ok(false) => break,

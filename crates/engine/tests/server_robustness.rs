@@ -282,3 +282,65 @@ fn connections_over_the_cap_are_told_busy() {
     assert!(err.contains("server busy"), "{err}");
     drop(hold);
 }
+
+/// Read control messages until `want` matches one (bounded wait); that message.
+fn read_until(s: &mut TcpStream, dec: &mut FrameDecoder, want: fn(&Msg) -> bool) -> Msg {
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let mut buf = [0u8; 4096];
+    loop {
+        while let Ok(Some(m)) = dec.next_msg() {
+            if want(&m) {
+                return m;
+            }
+            assert!(!matches!(m, Msg::Error { .. }), "{m:?}");
+        }
+        let n = s.read(&mut buf).expect("a reply within 3 s");
+        assert!(n > 0, "server closed the control connection");
+        dec.push(&buf[..n]);
+    }
+}
+
+#[test]
+fn a_client_that_finishes_but_holds_its_data_connection_does_not_wedge_the_server() {
+    let (_h, addr) = server();
+    let mut ctl = TcpStream::connect(addr).unwrap();
+    let mut dec = FrameDecoder::new(PROTOCOL_VERSION);
+    let mut spec = TestSpec::new(TestKind::TcpStream, Family::V4, 1000);
+    spec.bound = Bound::DurationNs(60_000_000_000);
+    let send = |s: &mut TcpStream, m: Msg| s.write_all(&encode_frame(&m, PROTOCOL_VERSION));
+    send(
+        &mut ctl,
+        Msg::Hello {
+            client_info: Default::default(),
+        },
+    )
+    .unwrap();
+    send(&mut ctl, Msg::Request { spec }).unwrap();
+    let Msg::Accept { data_port, token } =
+        read_until(&mut ctl, &mut dec, |m| matches!(m, Msg::Accept { .. }))
+    else {
+        unreachable!()
+    };
+    let mut data = TcpStream::connect(("127.0.0.1", data_port)).unwrap();
+    data.write_all(&token.to_be_bytes()).unwrap();
+    send(&mut ctl, Msg::Start { udp_port: None }).unwrap();
+    read_until(&mut ctl, &mut dec, |m| matches!(m, Msg::Started));
+    data.write_all(&[0u8; 10_000]).unwrap();
+    // Finished, but the data connection stays open (no half-close): the server's
+    // receiver never sees EOF.
+    send(
+        &mut ctl,
+        Msg::Finished {
+            stats: Default::default(),
+        },
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    read_until(&mut ctl, &mut dec, |m| matches!(m, Msg::Result { .. }));
+    let waited = t0.elapsed();
+    assert!(waited < Duration::from_secs(3), "result after {waited:?}");
+    // The next real client is served while the first still holds both connections.
+    quick_run(addr);
+    assert!(t0.elapsed() < Duration::from_secs(4));
+    drop((ctl, data));
+}
