@@ -26,6 +26,41 @@ pub struct ServerArgs {
     /// addresses (default: one dual-stack socket for IPv4 and IPv6).
     #[arg(long, value_name = "PORT")]
     iperf3_port: Option<u16>,
+    /// Tests run at once; a client asking for another is told "busy".
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    max_tests: usize,
+    /// Parallel streams one test may ask for.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    max_streams: u16,
+    /// Longest test, seconds; count-bound tests are ended after this long too.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    max_duration: f64,
+    /// Total UDP rate the server may be asked to send (reverse / bidir), bit/s with
+    /// k/M/G (headers included); 0 = unlimited. Unpaced server sending is allowed to
+    /// loopback clients only while this is set.
+    #[arg(long, value_name = "RATE", default_value = "10G")]
+    max_rate: String,
+    /// Largest payload a test may ask for, bytes [default: the family's datagram
+    /// maximum for UDP (65507 IPv4, 65527 IPv6), 1 MiB for TCP].
+    #[arg(long, value_name = "BYTES")]
+    max_payload: Option<u32>,
+    /// Control connections served at once; more are told "busy" and closed.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    max_connections: usize,
+}
+
+/// `--max-rate`: "0" = unlimited, else a bit rate.
+fn parse_max_rate(text: &str) -> anyhow::Result<Option<u64>> {
+    if text.trim() == "0" {
+        return Ok(None);
+    }
+    match crate::cmd_run::parse_rate(text) {
+        Ok(wire::spec::Rate::BitsPerSec(b)) => Ok(Some(b)),
+        Ok(wire::spec::Rate::PacketsPerSec(_)) => {
+            anyhow::bail!("--max-rate takes bits per second (e.g. 10G), not packets")
+        }
+        Err(e) => anyhow::bail!("--max-rate: {e}"),
+    }
 }
 
 /// Parse `--bind` values: "1.2.3.4", "::1", "1.2.3.4:5301", "[::1]:5301".
@@ -76,9 +111,21 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
         binds.push(parse_bind(b, args.port)?);
     }
     let iperf3_binds = binds.clone();
+    if !(args.max_duration.is_finite() && args.max_duration > 0.0) {
+        anyhow::bail!("--max-duration must be a positive number of seconds");
+    }
+    if args.max_tests == 0 || args.max_streams == 0 || args.max_connections == 0 {
+        anyhow::bail!("--max-tests, --max-streams and --max-connections must be at least 1");
+    }
     let cfg = ServerConfig {
         binds,
         port: args.port,
+        max_tests: args.max_tests,
+        max_streams: args.max_streams,
+        max_duration: std::time::Duration::from_secs_f64(args.max_duration.min(86_400.0)),
+        max_send_rate_bps: parse_max_rate(&args.max_rate)?,
+        max_payload_bytes: args.max_payload,
+        max_connections: args.max_connections,
         on_test: Some(Arc::new(|t: &TestLog| println!("{}", log_line(t)))),
         ..ServerConfig::default()
     };

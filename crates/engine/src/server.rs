@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use wire::proto::{SideStats, PROTOCOL_VERSION};
 use wire::session::Limits;
-use wire::spec::TestSpec;
+use wire::spec::{Bound, Direction, Rate, TestKind, TestSpec, Transport};
 
 /// The default control port (iperf3's 5201 stays free).
 pub const DEFAULT_PORT: u16 = 5301;
@@ -39,8 +39,23 @@ pub struct ServerConfig {
     /// The port of the default binds.
     pub port: u16,
     pub limits: Limits,
-    /// Control connections served at once; more are closed at once.
+    /// Control connections served at once; more are told "busy" and closed.
     pub max_connections: usize,
+    /// Tests run at once; a request beyond this is told "busy".
+    pub max_tests: usize,
+    /// Parallel streams one test may ask for.
+    pub max_streams: u16,
+    /// Longest duration-bound test; count-bound tests end (failed) after this long too.
+    pub max_duration: Duration,
+    /// Total UDP rate the server may be asked to send (reverse / bidir), bit/s, payload
+    /// plus UDP/IP headers; `None` = unlimited. Unpaced ("as fast as possible") server
+    /// sending is allowed only to a loopback peer while this is set.
+    pub max_send_rate_bps: Option<u64>,
+    /// Largest payload a test may ask for; `None` = the family's datagram maximum (UDP)
+    /// or [`wire::proto::MAX_TCP_PAYLOAD_BYTES`] (TCP).
+    pub max_payload_bytes: Option<u32>,
+    /// The pre-shared key clients must prove; `None` = no authentication.
+    pub psk: Option<wire::auth::Psk>,
     /// Called once per finished control connection.
     pub on_test: Option<TestLogFn>,
     /// Metadata sent to clients; `None` = `net::sysinfo::capture` per test.
@@ -55,6 +70,12 @@ impl Default for ServerConfig {
             port: DEFAULT_PORT,
             limits: Limits::default(),
             max_connections: 32,
+            max_tests: 1,
+            max_streams: 16,
+            max_duration: Duration::from_secs(60),
+            max_send_rate_bps: Some(10_000_000_000),
+            max_payload_bytes: None,
+            psk: None,
             on_test: None,
             server_info: None,
             protocol_version: PROTOCOL_VERSION,
@@ -68,6 +89,12 @@ impl std::fmt::Debug for ServerConfig {
             .field("binds", &self.binds)
             .field("limits", &self.limits)
             .field("max_connections", &self.max_connections)
+            .field("max_tests", &self.max_tests)
+            .field("max_streams", &self.max_streams)
+            .field("max_duration", &self.max_duration)
+            .field("max_send_rate_bps", &self.max_send_rate_bps)
+            .field("max_payload_bytes", &self.max_payload_bytes)
+            .field("psk", &self.psk.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -76,18 +103,22 @@ impl std::fmt::Debug for ServerConfig {
 pub(crate) struct ServerCtx {
     pub cfg: ServerConfig,
     pub stop: AtomicBool,
-    pub busy: AtomicBool,
+    /// Tests running now.
+    pub busy: AtomicUsize,
     pub conns: AtomicUsize,
     handlers: Mutex<Vec<JoinHandle<()>>>,
 }
 
-/// Holds the server's single test slot; released on drop.
-pub(crate) struct BusyGuard<'a>(&'a AtomicBool);
+/// Holds one of the server's test slots; released on drop.
+pub(crate) struct BusyGuard<'a>(&'a AtomicUsize);
 
 impl ServerCtx {
     pub(crate) fn try_busy(&self) -> Option<BusyGuard<'_>> {
+        let max = self.cfg.max_tests;
         self.busy
-            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
             .ok()
             .map(|_| BusyGuard(&self.busy))
     }
@@ -98,7 +129,7 @@ impl ServerCtx {
 
 impl Drop for BusyGuard<'_> {
     fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -167,7 +198,9 @@ fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
 }
 
 /// Bind every address and start serving in background threads.
-pub fn start_server(cfg: ServerConfig) -> Result<ServerHandle, EngineError> {
+pub fn start_server(mut cfg: ServerConfig) -> Result<ServerHandle, EngineError> {
+    // A count-bound test may not outlast the longest duration-bound one.
+    cfg.limits.count_run_max = cfg.limits.count_run_max.min(cfg.max_duration);
     let binds = if cfg.binds.is_empty() {
         default_binds(cfg.port)
     } else {
@@ -189,7 +222,7 @@ pub fn start_server(cfg: ServerConfig) -> Result<ServerHandle, EngineError> {
     let ctx = Arc::new(ServerCtx {
         cfg,
         stop: AtomicBool::new(false),
-        busy: AtomicBool::new(false),
+        busy: AtomicUsize::new(0),
         conns: AtomicUsize::new(0),
         handlers: Mutex::new(Vec::new()),
     });
@@ -207,6 +240,76 @@ pub fn start_server(cfg: ServerConfig) -> Result<ServerHandle, EngineError> {
         addrs,
         acceptors,
     })
+}
+
+/// Why `spec` is over one of the server's limits, in words naming the flag; `peer` is
+/// the client's address (unpaced sending is allowed to a loopback peer only).
+pub fn check_limits(cfg: &ServerConfig, spec: &TestSpec, peer: IpAddr) -> Result<(), String> {
+    if spec.streams > cfg.max_streams {
+        return Err(format!(
+            "the server allows at most {} streams per test (--max-streams); {} asked for",
+            cfg.max_streams, spec.streams
+        ));
+    }
+    let max_payload = cfg
+        .max_payload_bytes
+        .unwrap_or(match spec.kind.transport() {
+            Transport::Udp => spec.family.max_udp_payload_bytes(),
+            Transport::Tcp => wire::proto::MAX_TCP_PAYLOAD_BYTES,
+        });
+    if spec.payload_bytes > max_payload {
+        return Err(format!(
+            "the server allows payloads of at most {max_payload} bytes (--max-payload); {} asked for",
+            spec.payload_bytes
+        ));
+    }
+    let max_secs = cfg.max_duration.as_secs_f64();
+    if let Bound::DurationNs(ns) = spec.bound {
+        if Duration::from_nanos(ns) > cfg.max_duration {
+            return Err(format!(
+                "the server allows tests of at most {max_secs} s (--max-duration); {} s asked for",
+                ns as f64 / 1e9
+            ));
+        }
+    }
+    let server_sends = spec.kind == TestKind::UdpStream && spec.direction != Direction::Forward;
+    let wire_bytes = u64::from(spec.payload_bytes)
+        + u64::from(spec.family.ip_header_bytes())
+        + u64::from(Transport::Udp.header_bytes());
+    let streams = u64::from(spec.streams);
+    let total_bps = match spec.rate {
+        Some(Rate::BitsPerSec(b)) => Some(b.saturating_mul(streams)),
+        Some(Rate::PacketsPerSec(p)) => {
+            Some(p.saturating_mul(wire_bytes * 8).saturating_mul(streams))
+        }
+        None => None,
+    };
+    if let (Bound::Count(n), Some(Rate::PacketsPerSec(p))) = (spec.bound, spec.rate) {
+        if p > 0 && n / p > cfg.max_duration.as_secs() {
+            return Err(format!(
+                "the server allows tests of at most {max_secs} s (--max-duration); {n} datagrams at {p}/s take longer"
+            ));
+        }
+    }
+    if let (true, Some(max_bps)) = (server_sends, cfg.max_send_rate_bps) {
+        match total_bps {
+            Some(bps) if bps > max_bps => {
+                return Err(format!(
+                    "the server sends UDP at most at {} Mbit/s in total (--max-rate); {} Mbit/s asked for",
+                    max_bps / 1_000_000,
+                    bps / 1_000_000
+                ))
+            }
+            None if !peer.is_loopback() => {
+                return Err(format!(
+                    "the server sends UDP at most at {} Mbit/s in total (--max-rate): ask for a --rate",
+                    max_bps / 1_000_000
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Serve until `stop` becomes true (the CLI's Ctrl-C handler sets it).
@@ -354,5 +457,64 @@ impl EmbeddedServer {
     }
     pub fn local_addrs(&self) -> &[SocketAddr] {
         self.handle.local_addrs()
+    }
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::*;
+    use wire::spec::Family;
+
+    #[test]
+    fn unpaced_server_sending_is_for_loopback_peers_only() {
+        let cfg = ServerConfig::default();
+        let mut spec = TestSpec::new(TestKind::UdpStream, Family::V4, 1000);
+        spec.bound = Bound::DurationNs(1_000_000_000);
+        spec.direction = Direction::Reverse;
+        let lan: IpAddr = "192.0.2.7".parse().unwrap();
+        assert_eq!(
+            check_limits(&cfg, &spec, Ipv4Addr::LOCALHOST.into()),
+            Ok(())
+        );
+        let err = check_limits(&cfg, &spec, lan).unwrap_err();
+        assert!(err.contains("ask for a --rate"), "{err}");
+        spec.rate = Some(Rate::BitsPerSec(1_000_000_000));
+        assert_eq!(check_limits(&cfg, &spec, lan), Ok(()));
+        spec.streams = 11;
+        let err = check_limits(&cfg, &spec, lan).unwrap_err();
+        assert!(err.contains("10000 Mbit/s in total (--max-rate)"), "{err}");
+        let unlimited = ServerConfig {
+            max_send_rate_bps: None,
+            ..ServerConfig::default()
+        };
+        assert_eq!(check_limits(&unlimited, &spec, lan), Ok(()));
+        // Forward: the client sends, the server only receives.
+        spec.direction = Direction::Forward;
+        spec.rate = None;
+        assert_eq!(check_limits(&cfg, &spec, lan), Ok(()));
+    }
+
+    #[test]
+    fn count_bound_tests_are_held_to_the_duration_limit() {
+        let cfg = ServerConfig {
+            max_duration: Duration::from_secs(10),
+            ..ServerConfig::default()
+        };
+        let mut spec = TestSpec::new(TestKind::UdpStream, Family::V6, 1000);
+        spec.bound = Bound::Count(1000);
+        spec.rate = Some(Rate::PacketsPerSec(10));
+        let err = check_limits(&cfg, &spec, Ipv6Addr::LOCALHOST.into()).unwrap_err();
+        assert!(err.contains("at most 10 s (--max-duration)"), "{err}");
+        spec.rate = Some(Rate::PacketsPerSec(1000));
+        assert_eq!(
+            check_limits(&cfg, &spec, Ipv6Addr::LOCALHOST.into()),
+            Ok(())
+        );
+        let h = start_server(ServerConfig {
+            binds: vec![SocketAddr::new(Ipv4Addr::LOCALHOST.into(), 0)],
+            ..cfg
+        })
+        .unwrap();
+        assert_eq!(h.ctx.cfg.limits.count_run_max, Duration::from_secs(10));
     }
 }

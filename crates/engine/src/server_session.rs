@@ -68,6 +68,12 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
             break;
         }
         while let Some(ev) = sess.poll_event() {
+            if let ServerEvent::TestRequested { spec, .. } = &ev {
+                if let Err(why) = crate::server::check_limits(&ctx.cfg, spec, peer.ip()) {
+                    sess.reject(ErrorCode::LimitExceeded, &why);
+                    continue;
+                }
+            }
             match ev {
                 ServerEvent::TestRequested { spec, .. } => match ctx.try_busy() {
                     None => sess.reject(

@@ -32,6 +32,11 @@ pub const MAX_STREAMS: u16 = 128;
 pub const MAX_TCP_PAYLOAD_BYTES: u32 = 1 << 20;
 /// Shortest interval between interval samples.
 pub const MIN_INTERVAL_NS: u64 = 10_000_000;
+/// Longest test any server accepts (24 h); servers usually allow far less.
+pub const MAX_DURATION_NS: u64 = 24 * 3600 * 1_000_000_000;
+/// Most interval samples one side may report: about 130 bytes of JSON each, so a result
+/// stays well inside [`MAX_BODY_BYTES`].
+pub const MAX_INTERVAL_SAMPLES: u64 = 20_000;
 
 /// Why bytes from a peer could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -61,6 +66,12 @@ pub enum ErrorCode {
     UnexpectedMessage,
     Timeout,
     Internal,
+    /// The request is valid but over one of the server's `--max-*` limits.
+    LimitExceeded,
+    /// The server requires a pre-shared key and the client sent none.
+    AuthRequired,
+    /// The client's proof of the pre-shared key is wrong.
+    AuthFailed,
 }
 
 /// Socket options the kernel actually applied, as `name → value` (e.g. `sndbuf_bytes`).
@@ -349,6 +360,12 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
     }
     match spec.bound {
         Bound::DurationNs(0) => return Err(SpecError::Invalid("duration must be > 0".into())),
+        Bound::DurationNs(ns) if ns > MAX_DURATION_NS => {
+            return Err(SpecError::Invalid(format!(
+                "duration must be at most {} h",
+                MAX_DURATION_NS / 3_600_000_000_000
+            )))
+        }
         Bound::Count(0) => return Err(SpecError::Invalid("count must be > 0".into())),
         _ => {}
     }
@@ -364,6 +381,13 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
         return Err(SpecError::Invalid(
             "the interval must be at least 0.01 s".into(),
         ));
+    }
+    if let (Some(i), Bound::DurationNs(ns)) = (spec.interval_ns, spec.bound) {
+        if ns / i.max(1) > MAX_INTERVAL_SAMPLES {
+            return Err(SpecError::Invalid(format!(
+                "at most {MAX_INTERVAL_SAMPLES} interval samples per test: use a longer --interval"
+            )));
+        }
     }
     Ok(())
 }
@@ -516,5 +540,38 @@ mod tests {
             validate_spec(&u).is_err(),
             "a 1 ns interval would spin the sampler"
         );
+    }
+
+    #[test]
+    fn spec_validation_caps_duration_and_interval_samples() {
+        let mut s = TestSpec::new(TestKind::TcpStream, Family::V4, 1000);
+        s.bound = Bound::DurationNs(MAX_DURATION_NS);
+        assert_eq!(validate_spec(&s), Ok(()));
+        s.bound = Bound::DurationNs(MAX_DURATION_NS + 1);
+        let err = validate_spec(&s).unwrap_err().to_string();
+        assert!(err.contains("at most 24 h"), "{err}");
+        s.bound = Bound::DurationNs(MAX_INTERVAL_SAMPLES * MIN_INTERVAL_NS);
+        s.interval_ns = Some(MIN_INTERVAL_NS);
+        assert_eq!(validate_spec(&s), Ok(()));
+        s.bound = Bound::DurationNs((MAX_INTERVAL_SAMPLES + 1) * MIN_INTERVAL_NS);
+        let err = validate_spec(&s).unwrap_err().to_string();
+        assert!(err.contains("longer --interval"), "{err}");
+        // The cap keeps a full result inside one frame.
+        let stats = SideStats {
+            intervals: vec![
+                IntervalSample {
+                    start_ns: u64::MAX,
+                    end_ns: u64::MAX,
+                    sent_bytes: u64::MAX,
+                    sent_packets: u64::MAX,
+                    recv_bytes: u64::MAX,
+                    recv_packets: u64::MAX,
+                };
+                MAX_INTERVAL_SAMPLES as usize
+            ],
+            ..SideStats::default()
+        };
+        let frame = encode_frame(&Msg::Result { stats }, PROTOCOL_VERSION);
+        assert!(frame.len() < MAX_BODY_BYTES, "{} bytes", frame.len());
     }
 }

@@ -1,0 +1,156 @@
+//! `dualperf server --max-*` limits (issue 7): the real binary on 127.0.0.1 refuses a
+//! test over each limit and tells the client why, naming the flag; a test inside the
+//! limits still runs.
+
+use std::io::{BufRead, BufReader};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
+
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(extra: &[&str]) -> Server {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("ephemeral port")
+            .port();
+        let mut child = Command::new(BIN)
+            .args(["server", "--bind", "127.0.0.1", "--port", &port.to_string()])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn dualperf server");
+        let out = child.stdout.take().expect("piped stdout");
+        thread::spawn(move || BufReader::new(out).lines().map_while(Result::ok).count());
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+            assert!(Instant::now() < deadline, "server did not start listening");
+            thread::sleep(Duration::from_millis(50));
+        }
+        Server { child, port }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let port = self.port.to_string();
+        let child = Command::new(BIN)
+            .args(["run", "127.0.0.1", "--port", &port])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn dualperf run");
+        child.wait_with_output().expect("wait for dualperf run")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn assert_refused(out: &Output, words: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "expected a refusal, got success");
+    assert!(stderr.contains(words), "expected '{words}' in: {stderr}");
+}
+
+#[test]
+fn each_limit_refuses_with_words_naming_its_flag() {
+    let server = Server::start(&[
+        "--max-streams",
+        "2",
+        "--max-duration",
+        "1",
+        "--max-payload",
+        "1000",
+        "--max-rate",
+        "1M",
+    ]);
+    let streams = server.run(&["--duration", "0.2", "-P", "3", "--size", "500"]);
+    assert_refused(
+        &streams,
+        "the server allows at most 2 streams per test (--max-streams)",
+    );
+    let duration = server.run(&["--duration", "2", "--size", "500"]);
+    assert_refused(
+        &duration,
+        "the server allows tests of at most 1 s (--max-duration)",
+    );
+    let payload = server.run(&["--duration", "0.2", "--size", "1001"]);
+    assert_refused(
+        &payload,
+        "the server allows payloads of at most 1000 bytes (--max-payload)",
+    );
+    let rate = server.run(&[
+        "--test",
+        "udp-stream",
+        "-R",
+        "-b",
+        "10M",
+        "--duration",
+        "0.2",
+        "--size",
+        "500",
+    ]);
+    assert_refused(
+        &rate,
+        "the server sends UDP at most at 1 Mbit/s in total (--max-rate)",
+    );
+    // Inside every limit: runs (the refusals did not leave a slot taken).
+    let ok = server.run(&["--duration", "0.2", "-P", "2", "--size", "1000"]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let paced = server.run(&[
+        "--test",
+        "udp-stream",
+        "-R",
+        "-b",
+        "500k",
+        "--duration",
+        "0.2",
+        "--size",
+        "500",
+    ]);
+    assert!(
+        paced.status.success(),
+        "{}",
+        String::from_utf8_lossy(&paced.stderr)
+    );
+}
+
+#[test]
+fn server_help_documents_the_limits_and_their_defaults() {
+    let out = Command::new(BIN)
+        .args(["server", "--help"])
+        .output()
+        .expect("dualperf server --help");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--max-tests",
+        "--max-streams",
+        "--max-duration",
+        "--max-rate",
+        "--max-payload",
+        "--max-connections",
+    ] {
+        assert!(text.contains(flag), "{flag} missing from: {text}");
+    }
+    assert!(text.contains("[default: 16]"), "{text}");
+    assert!(text.contains("[default: 10G]"), "{text}");
+}
