@@ -218,3 +218,23 @@ fn readable_summary_names_the_standards() {
         assert!(text.contains(want), "summary lacks {want}:\n{text}");
     }
 }
+
+#[test]
+fn an_unreachable_udp_rate_still_stops_at_the_duration() {
+    let _turn = serial();
+    // 10 Gbit/s of 128-byte datagrams is ~9.8 Mpps: no 2-core host sends that, so the
+    // schedule's count must not outlive the deadline.
+    let t0 = std::time::Instant::now();
+    let v = run_json(
+        &["-t", "udp-stream", "-s", "128", "-d", "0.3", "-b", "10G"],
+        &[],
+    );
+    let wall_s = t0.elapsed().as_secs_f64();
+    let d = metric(&v, "duration_s");
+    assert!(d > 0.25 && d < 0.4, "duration_s {d}");
+    assert!(
+        wall_s < 1.5,
+        "the run took {wall_s:.2} s of wall-clock time"
+    );
+    assert!(metric(&v, "sent_packets") < 0.3 * 9.7e6);
+}

@@ -61,13 +61,13 @@ pub(crate) fn send(
     let quantum = pps.map_or(1, |p| {
         ((p * PACING_QUANTUM.as_secs_f64()) as u64).clamp(1, BATCH as u64)
     });
-    // A paced duration-bound run sends exactly the datagrams its schedule holds, even if
-    // the thread was kept off the CPU near the end (they go out as one late batch).
+    // A paced duration-bound run sends at most the datagrams its schedule holds; the
+    // deadline stays a hard stop, so a rate the host cannot reach never overruns it.
     let mut bound = bound;
     if let (Some(pps), Some(deadline)) = (pps, bound.deadline) {
         let secs = deadline.saturating_duration_since(start).as_secs_f64();
-        bound.count = Some(((secs * pps).round() as u64).max(1));
-        bound.deadline = None;
+        let scheduled = ((secs * pps).round() as u64).max(1);
+        bound.count = Some(bound.count.map_or(scheduled, |c| c.min(scheduled)));
     }
     'run: loop {
         let now = Instant::now();
