@@ -238,3 +238,31 @@ fn an_unreachable_udp_rate_still_stops_at_the_duration() {
     );
     assert!(metric(&v, "sent_packets") < 0.3 * 9.7e6);
 }
+
+#[test]
+fn udp_jitter_on_loopback_is_positive_and_under_a_millisecond() {
+    let _turn = serial();
+    for (fam, _) in families() {
+        let v = run_json(
+            &[
+                "-t",
+                "udp-stream",
+                "-f",
+                fam,
+                "-s",
+                "128",
+                "-d",
+                "0.3",
+                "-b",
+                "10kpps",
+                "--rcvbuf",
+                "4M",
+            ],
+            &[],
+        );
+        let j = metric(&v, "jitter_rfc3550_ns");
+        assert!(j > 0.0 && j < 1e6, "RFC 3550 jitter {j} ns over IPv{fam}");
+        let p99 = metric(&v, "ipdv_p99_ns");
+        assert!(p99 < 1e7, "IPDV p99 {p99} ns over IPv{fam}");
+    }
+}

@@ -163,6 +163,32 @@ fn wait_until(t: Instant) {
     }
 }
 
+/// The receiver's one clock domain: ns since `go` on the monotonic clock. Kernel
+/// receive stamps (CLOCK_REALTIME) are converted with the realtime − monotonic offset
+/// sampled once at the start, so stamped and unstamped arrivals never mix clocks.
+struct RxClock {
+    realtime_at_go_ns: u64,
+}
+
+impl RxClock {
+    fn new(shared: &Shared) -> RxClock {
+        let since_go_ns = shared.ns_since_go(Instant::now());
+        let realtime_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        RxClock {
+            realtime_at_go_ns: realtime_ns.saturating_sub(since_go_ns),
+        }
+    }
+    /// Arrival time in ns since go: the kernel's stamp when there is one, else `now_ns`.
+    fn arrival_ns(&self, kernel_rx_ns: Option<u64>, now_ns: u64) -> u64 {
+        match kernel_rx_ns {
+            Some(k) if self.realtime_at_go_ns > 0 => k.saturating_sub(self.realtime_at_go_ns),
+            _ => now_ns,
+        }
+    }
+}
+
 struct StreamRx {
     seq: SeqTracker,
     jitter: Rfc3550Jitter,
@@ -208,6 +234,7 @@ pub(crate) fn recv(
     let mut batch = sock.recv_buffers();
     let mut drain_since: Option<Instant> = None;
     let mut last_rx = Instant::now();
+    let clock = RxClock::new(&shared);
     loop {
         match sock.recv_batch(&mut batch, Wait::Timeout(Duration::from_millis(10))) {
             Ok(0) => {}
@@ -217,9 +244,10 @@ pub(crate) fn recv(
                 last_rx = now;
                 let (mut bytes, mut packets) = (0u64, 0u64);
                 for d in batch.iter() {
-                    // Kernel receive time when the socket gives one (jitter and IPDV only
-                    // use differences, so its clock need not match the sender's).
-                    let arrival_ns = d.kernel_rx_ns.unwrap_or(now_ns);
+                    // Kernel receive time when the socket gives one, in our one clock
+                    // domain (jitter and IPDV use differences of transit times, so it
+                    // need not match the sender's clock, only stay the same clock).
+                    let arrival_ns = clock.arrival_ns(d.kernel_rx_ns, now_ns);
                     if take(d.payload, arrival_ns, &mut rx, &shared) {
                         bytes += d.payload.len() as u64;
                         packets += 1;
@@ -512,6 +540,31 @@ mod tests {
             });
         }
         b
+    }
+
+    #[test]
+    fn kernel_stamped_and_unstamped_arrivals_share_one_clock() {
+        let sh = shared(None);
+        let clock = RxClock::new(&sh);
+        let now_ns = sh.ns_since_go(Instant::now());
+        let realtime_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let stamped = clock.arrival_ns(Some(realtime_ns), now_ns);
+        let unstamped = clock.arrival_ns(None, now_ns);
+        assert!(
+            stamped.abs_diff(unstamped) < 1_000_000,
+            "{stamped} vs {unstamped}"
+        );
+        // Alternating sources over a steady 100 µs stream: jitter stays tiny.
+        let mut j = Rfc3550Jitter::new();
+        for i in 0..100u64 {
+            let send_ns = i * 100_000;
+            let t = now_ns + send_ns + 20_000;
+            let kernel = (i % 2 == 0).then_some(realtime_ns + send_ns + 20_000);
+            j.record(send_ns, clock.arrival_ns(kernel, t));
+        }
+        assert!(j.jitter_ns() < 1_000_000.0, "jitter {} ns", j.jitter_ns());
     }
 
     #[test]
