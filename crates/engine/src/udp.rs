@@ -97,22 +97,21 @@ pub(crate) fn send(
             continue;
         }
         let n = due.min(BATCH as u64) as usize;
-        let send_ns = shared.ns_since_go(now);
-        for (i, buf) in bufs.iter_mut().take(n).enumerate() {
-            if let Ok(mut v) = DatagramView::new_checked(&mut buf[..]) {
-                v.set_header(&DatagramHeader {
-                    seq: seq + i as u64,
-                    send_time_ns: send_ns,
-                    stream_id,
-                    flags: 0,
-                    token: shared.token,
-                });
-            }
-        }
-        let refs: Vec<&[u8]> = bufs[..n].iter().map(|b| &b[..]).collect();
         let mut done = 0;
+        let mut stamp_at = now;
         while done < n {
-            match tx.send_batch(&refs[done..]) {
+            // (Re)stamp what is left right before each attempt: time spent waiting on a
+            // full socket (ENOBUFS / EAGAIN) is the sender's, not transit.
+            let first_seq = seq + done as u64;
+            stamp(
+                &mut bufs[done..n],
+                first_seq,
+                shared.ns_since_go(stamp_at),
+                stream_id,
+                shared.token,
+            );
+            let refs: Vec<&[u8]> = bufs[done..n].iter().map(|b| &b[..]).collect();
+            match tx.send_batch(&refs) {
                 Ok(k) => {
                     done += k;
                     o.sent_packets += k as u64;
@@ -131,6 +130,7 @@ pub(crate) fn send(
                     break 'run;
                 }
             }
+            stamp_at = Instant::now();
         }
         seq += n as u64;
     }
@@ -143,6 +143,21 @@ pub(crate) fn send(
         ..StreamStats::default()
     });
     o
+}
+
+/// Write the header of consecutive datagrams from `first_seq`, all sent at `send_ns`.
+fn stamp(bufs: &mut [Vec<u8>], first_seq: u64, send_ns: u64, stream_id: u16, token: u32) {
+    for (i, buf) in bufs.iter_mut().enumerate() {
+        if let Ok(mut v) = DatagramView::new_checked(&mut buf[..]) {
+            v.set_header(&DatagramHeader {
+                seq: first_seq + i as u64,
+                send_time_ns: send_ns,
+                stream_id,
+                flags: 0,
+                token,
+            });
+        }
+    }
 }
 
 /// Sleep until `t` (spinning only for the last few µs). Oversleeping is harmless: the
