@@ -210,7 +210,7 @@ struct StreamRx {
     ipdv: Ipdv,
     bytes: u64,
     packets: u64,
-    /// Arrivals the test hook dropped or that were seen at all (for the count stop).
+    /// Distinct datagrams that arrived, kept or dropped by the test hook (count stop).
     seen: u64,
 }
 
@@ -360,16 +360,18 @@ fn take(dg: &[u8], arrival_ns: u64, rx: &mut [StreamRx], shared: &Shared) -> boo
         return false;
     };
     let seq = v.seq();
-    s.seen += 1;
     if shared
         .drop_every
         .is_some_and(|n| seq.wrapping_add(1).is_multiple_of(n))
     {
+        s.seen += 1;
         return false;
     }
     if s.seq.record(seq) == Arrival::Duplicate {
         return false;
     }
+    // Counted after the duplicate check: duplicates must not end a count-bound run early.
+    s.seen += 1;
     s.bytes += dg.len() as u64;
     s.packets += 1;
     s.jitter.record(v.send_time_ns(), arrival_ns);
@@ -604,5 +606,17 @@ mod tests {
         assert!(!take(&dg(u64::MAX, 0, 7, 3), 9, &mut r, &sh));
         assert_eq!(r[0].packets, 3);
         assert_eq!(r[0].seq.counts().duplicates, 1);
+    }
+
+    #[test]
+    fn duplicates_do_not_count_towards_the_count_stop() {
+        let sh = shared(None);
+        let mut r = rx(1);
+        for _ in 0..3 {
+            take(&dg(0, 0, 7, 0), 1, &mut r, &sh);
+        }
+        take(&dg(1, 0, 7, 0), 1, &mut r, &sh);
+        assert_eq!(r[0].seen, 2, "two distinct datagrams arrived");
+        assert_eq!(r[0].seq.counts().duplicates, 2);
     }
 }
