@@ -244,7 +244,8 @@ pub(crate) fn recv(
             seen: 0,
         })
         .collect();
-    let expected_total = expected_per_stream.map(|n| n * u64::from(streams));
+    // The count comes from the peer's spec: saturate rather than overflow.
+    let expected_total = expected_per_stream.map(|n| n.saturating_mul(u64::from(streams)));
     let mut o = Outcome::default();
     let mut batch = sock.recv_buffers();
     let mut drain_since: Option<Instant> = None;
@@ -606,6 +607,16 @@ mod tests {
         assert!(!take(&dg(u64::MAX, 0, 7, 3), 9, &mut r, &sh));
         assert_eq!(r[0].packets, 3);
         assert_eq!(r[0].seq.counts().duplicates, 1);
+    }
+
+    #[test]
+    fn a_huge_peer_chosen_count_does_not_overflow() {
+        let sock = UdpSocket::bind("127.0.0.1:0").expect("bind loopback");
+        let sh = Arc::new(shared(None));
+        sh.abort.store(true, Relaxed);
+        let o = recv(sock, 2, 128, Some(u64::MAX), sh);
+        assert_eq!(o.recv_packets, 0);
+        assert_eq!(o.streams.len(), 2);
     }
 
     #[test]
