@@ -39,7 +39,7 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn check_round_trip(msg: &Msg) {
-    if let Msg::Request { spec } = msg {
+    if let Msg::Request { spec, .. } = msg {
         let _ = validate_spec(spec);
     }
     let frame = encode_frame(msg, PROTOCOL_VERSION);

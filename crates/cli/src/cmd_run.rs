@@ -103,6 +103,9 @@ pub struct RunArgs {
     /// Control protocol version to speak (testing only).
     #[arg(long, hide = true)]
     protocol_version: Option<u16>,
+    /// Pre-shared key of a `dualperf server --psk-file` (the server must prove it too).
+    #[arg(long, value_name = "FILE")]
+    psk_file: Option<std::path::PathBuf>,
 }
 
 /// "1408", "64K", "8k", "1M" → bytes (binary multiples, as socket sizes are).
@@ -274,6 +277,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(v) = args.protocol_version {
         cfg.protocol_version = v;
     }
+    cfg.psk = crate::cmd_server::load_psk(args.psk_file.as_deref())?;
     let mut rec = CliRecorder {
         json: args.json,
         samples: Vec::new(),

@@ -47,6 +47,40 @@ pub struct ServerArgs {
     /// Control connections served at once; more are told "busy" and closed.
     #[arg(long, value_name = "N", default_value_t = 32)]
     max_connections: usize,
+    /// Require clients to prove this pre-shared key (HMAC-SHA256 challenge-response; the
+    /// key never crosses the wire) and bind their data streams to the session. Make one
+    /// with `openssl rand -hex 32 > FILE; chmod 600 FILE`. Without it, anyone who can
+    /// reach the port can run tests (a warning is printed for non-loopback addresses).
+    #[arg(long, value_name = "FILE")]
+    psk_file: Option<std::path::PathBuf>,
+}
+
+/// Load `--psk-file` (if given), printing a warning on stderr when others can read it.
+pub fn load_psk(path: Option<&std::path::Path>) -> anyhow::Result<Option<wire::auth::Psk>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let key = wire::auth::Psk::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(w) = wire::auth::psk_file_warning(path) {
+        eprintln!("warning: {w}");
+    }
+    Ok(Some(key))
+}
+
+/// The warning for a server without a key on an address other hosts can reach.
+pub fn open_server_warning(listening: &[SocketAddr], keyed: bool) -> Option<String> {
+    let exposed: Vec<String> = listening
+        .iter()
+        .filter(|a| !a.ip().is_loopback())
+        .map(|a| a.to_string())
+        .collect();
+    (!keyed && !exposed.is_empty()).then(|| {
+        format!(
+            "warning: listening on {} without a pre-shared key: anyone who can reach it can \
+             run tests through this host; use --psk-file (and the --max-* limits)",
+            exposed.join(", ")
+        )
+    })
 }
 
 /// `--max-rate`: "0" = unlimited, else a bit rate.
@@ -126,6 +160,7 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
         max_send_rate_bps: parse_max_rate(&args.max_rate)?,
         max_payload_bytes: args.max_payload,
         max_connections: args.max_connections,
+        psk: load_psk(args.psk_file.as_deref())?,
         on_test: Some(Arc::new(|t: &TestLog| println!("{}", log_line(t)))),
         ..ServerConfig::default()
     };
@@ -144,6 +179,7 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
             addrs.join(", ")
         );
     }
+    let keyed = cfg.psk.is_some();
     let handle = engine::start_server(cfg).map_err(|e| anyhow::anyhow!("{e}"));
     let handle = match handle {
         Ok(h) => h,
@@ -156,9 +192,17 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let addrs: Vec<String> = handle.local_addrs().iter().map(|a| a.to_string()).collect();
+    if let Some(w) = open_server_warning(handle.local_addrs(), keyed) {
+        eprintln!("{w}");
+    }
     println!(
-        "dualperf server: listening on {}; Ctrl-C to stop",
-        addrs.join(", ")
+        "dualperf server: listening on {}{}; Ctrl-C to stop",
+        addrs.join(", "),
+        if keyed {
+            " (pre-shared key required)"
+        } else {
+            ""
+        }
     );
     while !stop.load(Ordering::SeqCst) {
         std::thread::sleep(std::time::Duration::from_millis(100));

@@ -85,6 +85,9 @@ pub struct StudyArgs {
     /// MTU of the lab's veth links, bytes (1280–65535; default 1500).
     #[arg(long, value_name = "BYTES", requires = "lab")]
     pub lab_mtu: Option<u32>,
+    /// Pre-shared key of the `dualperf server --psk-file` at HOST.
+    #[arg(long, value_name = "FILE", requires = "host")]
+    pub psk_file: Option<std::path::PathBuf>,
     /// Start from a preset (name or seed number 000..004); see --list-presets.
     #[arg(long)]
     pub preset: Option<String>,

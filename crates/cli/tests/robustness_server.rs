@@ -583,6 +583,7 @@ fn peer_that_stops_reading_is_dropped_at_its_run_deadline() {
     let mut dec = FrameDecoder::new(PROTOCOL_VERSION);
     let hello = Msg::Hello {
         client_info: Default::default(),
+        client_nonce: None,
     };
     assert!(matches!(
         exchange(&mut ctl, &mut dec, Some(&hello)),
@@ -591,7 +592,14 @@ fn peer_that_stops_reading_is_dropped_at_its_run_deadline() {
     let mut spec = TestSpec::new(TestKind::TcpStream, Family::V4, 128 * 1024);
     spec.bound = Bound::DurationNs(300_000_000);
     spec.direction = Direction::Reverse;
-    let (data_port, token) = match exchange(&mut ctl, &mut dec, Some(&Msg::Request { spec })) {
+    let (data_port, token) = match exchange(
+        &mut ctl,
+        &mut dec,
+        Some(&Msg::Request {
+            spec,
+            client_proof: None,
+        }),
+    ) {
         Msg::Accept { data_port, token } => (data_port, token),
         other => panic!("expected accept, got {other:?}"),
     };

@@ -31,6 +31,8 @@ pub struct ClientConfig {
     pub client_info: Option<BTreeMap<String, String>>,
     /// Control protocol version to speak (tests use another to provoke a mismatch).
     pub protocol_version: u16,
+    /// Pre-shared key: prove it, and require the server to prove it too.
+    pub psk: Option<wire::auth::Psk>,
 }
 
 impl Default for ClientConfig {
@@ -43,6 +45,7 @@ impl Default for ClientConfig {
             limits: Limits::default(),
             client_info: None,
             protocol_version: PROTOCOL_VERSION,
+            psk: None,
         }
     }
 }
@@ -109,6 +112,9 @@ pub fn run_client(
         client_info.clone(),
         cfg.limits,
     );
+    if let Some(key) = &cfg.psk {
+        sess = sess.with_psk(key.clone(), crate::os_nonce()?);
+    }
     let mut run: Option<Running> = None;
     let outcome = drive(cfg, addr, &mut conn, &mut sess, &mut run, recorder);
     if let Some(r) = run.take() {
@@ -153,7 +159,11 @@ fn drive(
         while let Some(ev) = sess.poll_event() {
             match ev {
                 ClientEvent::Accepted { data_port, token } => {
-                    let early = open_data(spec, addr.ip(), data_port, token)
+                    let binding = match sess.session_token() {
+                        Some(t) => crate::DataBinding::keyed(&t),
+                        None => crate::DataBinding::keyless(token),
+                    };
+                    let early = open_data(spec, addr.ip(), data_port, &binding)
                         .and_then(|mut o| Ok((start_receiver_early(spec, &mut o)?, o)));
                     match early {
                         Ok((r, o)) => {
@@ -263,7 +273,12 @@ fn finish_local(r: Running, recorder: &mut dyn Recorder) -> (SideStats, LocalExt
 }
 
 /// Open the data sockets for `spec` towards the server's data port.
-fn open_data(spec: &TestSpec, ip: IpAddr, port: u16, token: u64) -> Result<Opened, EngineError> {
+fn open_data(
+    spec: &TestSpec,
+    ip: IpAddr,
+    port: u16,
+    binding: &crate::DataBinding,
+) -> Result<Opened, EngineError> {
     let server = SocketAddr::new(ip, port);
     let transport = spec.kind.transport();
     let mut o = Opened {
@@ -272,7 +287,7 @@ fn open_data(spec: &TestSpec, ip: IpAddr, port: u16, token: u64) -> Result<Opene
         udp_in: None,
         udp_in_port: None,
         applied: AppliedOpts::new(),
-        token,
+        token: binding.token,
     };
     let socket = crate::server_session::effective_opts(spec);
     match transport {
@@ -280,7 +295,7 @@ fn open_data(spec: &TestSpec, ip: IpAddr, port: u16, token: u64) -> Result<Opene
             for _ in 0..spec.streams {
                 let (mut s, applied) = net::tcp_connect(server, &socket, Duration::from_secs(3))?;
                 o.applied = sockopt::to_map(&applied);
-                s.write_all(&token.to_be_bytes())
+                s.write_all(&binding.prefix)
                     .ctx("cannot start a TCP data connection")?;
                 o.tcp.push(s);
             }
@@ -455,6 +470,8 @@ fn map_session_error(e: SessionError, cfg: &ClientConfig) -> EngineError {
     match e {
         SessionError::Remote { code, message } => match code {
             ErrorCode::Busy => EngineError::ServerBusy { host, port },
+            ErrorCode::AuthRequired => EngineError::AuthRequired { host, port },
+            ErrorCode::AuthFailed => EngineError::AuthFailed(message),
             _ => EngineError::Rejected(message),
         },
         SessionError::Wire(WireError::VersionMismatch { peer, ours }) => {
@@ -469,6 +486,7 @@ fn map_session_error(e: SessionError, cfg: &ClientConfig) -> EngineError {
         SessionError::Timeout(what) => EngineError::Timeout(format!(
             "the server at {host}:{port} did not answer ({what})"
         )),
+        SessionError::Auth(why) => EngineError::AuthFailed(why),
         other => EngineError::Protocol(other.to_string()),
     }
 }

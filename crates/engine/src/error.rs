@@ -28,6 +28,11 @@ pub enum EngineError {
     ServerBusy { host: String, port: u16 },
     #[error("protocol version mismatch: the server speaks dualperf protocol version {server}, this client speaks version {client}; run the same dualperf version on both hosts")]
     VersionMismatch { server: u16, client: u16 },
+    #[error("the server at {host}:{port} requires a pre-shared key: use --psk-file")]
+    AuthRequired { host: String, port: u16 },
+    /// Either side found the other's proof of the key wrong or missing.
+    #[error("{0}")]
+    AuthFailed(String),
     #[error("the server rejected the test: {0}")]
     Rejected(String),
     #[error("control protocol error: {0}")]

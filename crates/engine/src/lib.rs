@@ -55,6 +55,57 @@ impl Recorder for VecRecorder {
     }
 }
 
+/// A fresh nonce from the OS random source (getrandom(2)), for the PSK handshake.
+pub(crate) fn os_nonce() -> Result<wire::auth::Nonce, EngineError> {
+    let mut n = [0u8; wire::auth::NONCE_BYTES];
+    getrandom::fill(&mut n).map_err(|e| {
+        EngineError::io(
+            "cannot read random bytes from the OS for the authentication nonce",
+            std::io::Error::other(e.to_string()),
+        )
+    })?;
+    Ok(wire::auth::Nonce(n))
+}
+
+/// What binds a test's data streams to its control session: the bytes every TCP data
+/// connection starts with, and `token` whose low 32 bits tag every datagram.
+#[derive(Debug, Clone)]
+pub(crate) struct DataBinding {
+    pub prefix: Vec<u8>,
+    pub token: u64,
+}
+
+impl DataBinding {
+    /// No key: the random token of `accept`, 8 bytes big-endian on TCP.
+    pub(crate) fn keyless(token: u64) -> DataBinding {
+        DataBinding {
+            prefix: token.to_be_bytes().to_vec(),
+            token,
+        }
+    }
+
+    /// Authenticated: the 16-byte session token (never sent on the control connection)
+    /// on TCP; its `datagram_tag` in every datagram.
+    pub(crate) fn keyed(t: &wire::auth::SessionToken) -> DataBinding {
+        let b = t.0;
+        let high = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+        DataBinding {
+            prefix: b.to_vec(),
+            token: (u64::from(high) << 32) | u64::from(t.datagram_tag()),
+        }
+    }
+
+    /// Constant-time check of the first bytes of a data connection.
+    pub(crate) fn matches(&self, bytes: &[u8]) -> bool {
+        bytes.len() == self.prefix.len()
+            && bytes
+                .iter()
+                .zip(&self.prefix)
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0
+    }
+}
+
 /// A fresh 64-bit session token (not cryptographic: it keeps strays out, no more).
 pub(crate) fn random_token() -> u64 {
     use std::hash::{BuildHasher, Hasher};
@@ -66,4 +117,24 @@ pub(crate) fn random_token() -> u64 {
             .unwrap_or(0),
     );
     h.finish()
+}
+
+#[cfg(test)]
+mod binding_tests {
+    use super::*;
+
+    #[test]
+    fn keyed_binding_tags_datagrams_with_the_session_tokens_tag() {
+        let t = wire::auth::SessionToken([0xab; 16]);
+        let mut u = t;
+        u.0[15] ^= 1;
+        let b = DataBinding::keyed(&t);
+        assert_eq!(b.token as u32, t.datagram_tag());
+        assert!(b.matches(&t.0));
+        assert!(!b.matches(&u.0), "last byte differs");
+        assert!(!b.matches(&t.0[..8]), "short prefix");
+        let k = DataBinding::keyless(0x0102_0304_0506_0708);
+        assert!(k.matches(&[1, 2, 3, 4, 5, 6, 7, 8]));
+        assert_ne!(os_nonce().unwrap(), os_nonce().unwrap());
+    }
 }

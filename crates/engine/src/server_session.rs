@@ -28,7 +28,7 @@ enum DataSock {
 
 struct Test<'a> {
     spec: TestSpec,
-    token: u64,
+    binding: crate::DataBinding,
     data: Option<DataSock>,
     shared: Option<Arc<Shared>>,
     workers: Workers,
@@ -56,6 +56,13 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
         .unwrap_or_else(|| net::sysinfo::capture(Some(local_ip)));
     let mut conn = ControlConn::new(stream, ctx.cfg.protocol_version);
     let mut sess = ServerSession::new(Instant::now(), info, ctx.cfg.limits);
+    if let Some(key) = &ctx.cfg.psk {
+        match crate::os_nonce() {
+            Ok(nonce) => sess = sess.with_psk(key.clone(), nonce),
+            // Without a nonce we cannot authenticate: serve nobody rather than everybody.
+            Err(_) => return,
+        }
+    }
     let mut test: Option<Test<'_>> = None;
     let mut outcome: Result<SideStats, String> = Err("connection closed".into());
     'session: loop {
@@ -82,8 +89,14 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
                     ),
                     Some(guard) => match prepare(&spec, local_ip) {
                         Ok((data, port, token)) => {
-                            sess.accept(Instant::now(), port, token);
-                            test = Some(Test::new(spec, token, data, guard));
+                            // Keyed: streams carry the session token, which never goes
+                            // on the control connection, so `accept` carries none.
+                            let (binding, sent) = match sess.session_token() {
+                                Some(t) => (crate::DataBinding::keyed(&t), 0),
+                                None => (crate::DataBinding::keyless(token), token),
+                            };
+                            sess.accept(Instant::now(), port, sent);
+                            test = Some(Test::new(spec, binding, data, guard));
                         }
                         Err(e) => sess.reject(ErrorCode::Internal, &e.to_string()),
                     },
@@ -175,10 +188,15 @@ fn prepare(spec: &TestSpec, ip: IpAddr) -> Result<(DataSock, u16, u64), EngineEr
 }
 
 impl<'a> Test<'a> {
-    fn new(spec: TestSpec, token: u64, data: DataSock, busy: BusyGuard<'a>) -> Test<'a> {
+    fn new(
+        spec: TestSpec,
+        binding: crate::DataBinding,
+        data: DataSock,
+        busy: BusyGuard<'a>,
+    ) -> Test<'a> {
         Test {
             spec,
-            token,
+            binding,
             data: Some(data),
             shared: None,
             workers: Workers::default(),
@@ -203,7 +221,7 @@ impl<'a> Test<'a> {
         let mut udp_sock = None;
         match data {
             Some(DataSock::Tcp(l)) => {
-                tcp_conns = accept_data(&l, spec.streams, self.token, ctx)?;
+                tcp_conns = accept_data(&l, spec.streams, &self.binding, ctx)?;
                 if let Some(c) = tcp_conns.first() {
                     self.applied = sockopt::to_map(&net::read_applied(c)?);
                 }
@@ -215,7 +233,7 @@ impl<'a> Test<'a> {
             None => {}
         }
         self.cpu0 = Some(CpuMark::now());
-        let shared = Shared::new(Instant::now(), self.token);
+        let shared = Shared::new(Instant::now(), self.binding.token);
         let w = &mut self.workers;
         match spec.kind {
             TestKind::TcpStream | TestKind::TcpRr => {
@@ -307,11 +325,11 @@ fn connected_udp(ip: IpAddr, port: u16, spec: &TestSpec) -> Result<UdpSocket, En
     Ok(s)
 }
 
-/// Accept `n` data connections that present our token; others are closed.
+/// Accept `n` data connections that start with our binding's bytes; others are closed.
 fn accept_data(
     l: &TcpListener,
     n: u16,
-    token: u64,
+    binding: &crate::DataBinding,
     ctx: &ServerCtx,
 ) -> Result<Vec<TcpStream>, EngineError> {
     l.set_nonblocking(true).ctx("data listener")?;
@@ -327,8 +345,8 @@ fn accept_data(
             Ok((mut s, _)) => {
                 let _ = s.set_nonblocking(false);
                 let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
-                let mut buf = [0u8; 8];
-                if s.read_exact(&mut buf).is_ok() && u64::from_be_bytes(buf) == token {
+                let mut buf = vec![0u8; binding.prefix.len()];
+                if s.read_exact(&mut buf).is_ok() && binding.matches(&buf) {
                     conns.push(s);
                 }
             }

@@ -106,6 +106,7 @@ fn out_of_order_messages_are_refused() {
     let hello = encode_frame(
         &Msg::Hello {
             client_info: Default::default(),
+            client_nonce: None,
         },
         PROTOCOL_VERSION,
     );
@@ -124,6 +125,7 @@ fn another_protocol_version_is_told_so_in_a_frame_it_can_read() {
     let hello = encode_frame(
         &Msg::Hello {
             client_info: Default::default(),
+            client_nonce: None,
         },
         7,
     );
@@ -140,6 +142,7 @@ fn a_truncated_or_silent_peer_times_out_without_blocking_others() {
     let hello = encode_frame(
         &Msg::Hello {
             client_info: Default::default(),
+            client_nonce: None,
         },
         PROTOCOL_VERSION,
     );
@@ -165,8 +168,12 @@ fn a_client_that_vanishes_mid_test_frees_the_server() {
     for m in [
         Msg::Hello {
             client_info: Default::default(),
+            client_nonce: None,
         },
-        Msg::Request { spec },
+        Msg::Request {
+            spec,
+            client_proof: None,
+        },
     ] {
         s.write_all(&encode_frame(&m, PROTOCOL_VERSION)).unwrap();
     }
@@ -264,6 +271,7 @@ fn connections_over_the_cap_are_told_busy() {
     let hello = encode_frame(
         &Msg::Hello {
             client_info: Default::default(),
+            client_nonce: None,
         },
         PROTOCOL_VERSION,
     );
@@ -312,10 +320,18 @@ fn a_client_that_finishes_but_holds_its_data_connection_does_not_wedge_the_serve
         &mut ctl,
         Msg::Hello {
             client_info: Default::default(),
+            client_nonce: None,
         },
     )
     .unwrap();
-    send(&mut ctl, Msg::Request { spec }).unwrap();
+    send(
+        &mut ctl,
+        Msg::Request {
+            spec,
+            client_proof: None,
+        },
+    )
+    .unwrap();
     let Msg::Accept { data_port, token } =
         read_until(&mut ctl, &mut dec, |m| matches!(m, Msg::Accept { .. }))
     else {

@@ -13,6 +13,7 @@
 //!
 //! Every decoder checks lengths before reading; nothing here panics on any input.
 
+use crate::auth::{Nonce, Proof};
 use crate::spec::{Bound, Direction, Family, TestKind, TestSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -149,14 +150,26 @@ pub enum Msg {
     Hello {
         #[serde(default)]
         client_info: BTreeMap<String, String>,
+        /// The client's fresh nonce; present when the client has a pre-shared key.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client_nonce: Option<Nonce>,
     },
     /// server → client: hello accepted.
     Welcome {
         #[serde(default)]
         server_info: BTreeMap<String, String>,
+        /// A keyed server's fresh nonce and its proof of the key (see [`crate::auth`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        server_nonce: Option<Nonce>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        server_proof: Option<Proof>,
     },
-    /// client → server: the test to run.
-    Request { spec: TestSpec },
+    /// client → server: the test to run, with a keyed client's proof of the key.
+    Request {
+        spec: TestSpec,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client_proof: Option<Proof>,
+    },
     /// server → client: data sockets are open on `data_port`; data connections start
     /// with `token` (8 bytes, big-endian).
     Accept { data_port: u16, token: u64 },
@@ -401,9 +414,24 @@ mod tests {
         vec![
             Msg::Hello {
                 client_info: BTreeMap::from([("os".into(), "linux".into())]),
+                client_nonce: None,
+            },
+            Msg::Hello {
+                client_info: BTreeMap::new(),
+                client_nonce: Some(Nonce([7; crate::auth::NONCE_BYTES])),
+            },
+            Msg::Welcome {
+                server_info: BTreeMap::new(),
+                server_nonce: Some(Nonce([1; crate::auth::NONCE_BYTES])),
+                server_proof: Some(Proof([2; crate::auth::PROOF_BYTES])),
             },
             Msg::Request {
                 spec: TestSpec::new(TestKind::UdpStream, Family::V6, 128),
+                client_proof: None,
+            },
+            Msg::Request {
+                spec: TestSpec::new(TestKind::TcpRr, Family::V4, 1),
+                client_proof: Some(Proof([3; crate::auth::PROOF_BYTES])),
             },
             Msg::Accept {
                 data_port: 40000,

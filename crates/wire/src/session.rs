@@ -7,7 +7,14 @@
 //! Message order (client → server, ← server → client):
 //! `hello ← welcome, request ← accept, start ← started, [← sender_done], finished ← result`.
 //! Any `error` ends the session. Anything out of order gets an error reply and ends it.
+//!
+//! With a pre-shared key (`with_psk`), `hello` / `welcome` carry the nonces, `welcome`
+//! the server's proof and `request` the client's (see [`crate::auth`]): the client
+//! checks the server before sending its request and refuses a server without a proof;
+//! the server checks the client before it looks at the request. The caller draws the
+//! nonces from the OS.
 
+use crate::auth::{Handshake, Nonce, Psk, Role, SessionToken};
 use crate::proto::{validate_spec, ErrorCode, Msg, SideStats, WireError};
 use crate::spec::{Bound, TestSpec};
 use std::collections::{BTreeMap, VecDeque};
@@ -56,6 +63,23 @@ pub enum SessionError {
     Wire(#[from] WireError),
     #[error("{0}")]
     Local(String),
+    /// Authentication failed on this side (the peer's proof is wrong or missing).
+    #[error("{0}")]
+    Auth(String),
+}
+
+/// The server's reply to a hello without a nonce when it has a key.
+pub const AUTH_REQUIRED_MESSAGE: &str = "the server requires a pre-shared key: use --psk-file";
+/// The reply to a wrong proof (a missing client proof reads the same).
+pub const AUTH_FAILED_MESSAGE: &str = "authentication failed: the pre-shared keys differ";
+
+/// One side's key and its own nonce for this connection.
+#[derive(Debug, Clone)]
+struct KeyState {
+    key: Psk,
+    own_nonce: Nonce,
+    /// Set once the peer's nonce is known (and, on the client, the server's proof checked).
+    token: Option<SessionToken>,
 }
 
 // ---------------------------------------------------------------- client
@@ -102,6 +126,7 @@ pub struct ClientSession {
     out: VecDeque<Msg>,
     events: VecDeque<ClientEvent>,
     server_info: BTreeMap<String, String>,
+    auth: Option<KeyState>,
 }
 
 impl ClientSession {
@@ -120,9 +145,64 @@ impl ClientSession {
             out: VecDeque::new(),
             events: VecDeque::new(),
             server_info: BTreeMap::new(),
+            auth: None,
         };
-        s.out.push_back(Msg::Hello { client_info });
+        s.out.push_back(Msg::Hello {
+            client_info,
+            client_nonce: None,
+        });
         s
+    }
+
+    /// Authenticate with `key`; `client_nonce` must be fresh OS randomness. Call right
+    /// after [`ClientSession::new`], before polling the hello.
+    pub fn with_psk(mut self, key: Psk, client_nonce: Nonce) -> ClientSession {
+        for m in self.out.iter_mut() {
+            if let Msg::Hello {
+                client_nonce: n, ..
+            } = m
+            {
+                *n = Some(client_nonce);
+            }
+        }
+        self.auth = Some(KeyState {
+            key,
+            own_nonce: client_nonce,
+            token: None,
+        });
+        self
+    }
+
+    /// The session token, once the server has proven the key (keyed sessions only).
+    pub fn session_token(&self) -> Option<SessionToken> {
+        self.auth.as_ref().and_then(|a| a.token)
+    }
+
+    /// Check the server's proof; the client's proof for the request on success.
+    fn authenticate_server(
+        &mut self,
+        server_nonce: Option<Nonce>,
+        server_proof: Option<crate::auth::Proof>,
+    ) -> Result<Option<crate::auth::Proof>, String> {
+        let Some(a) = self.auth.as_mut() else {
+            return Ok(None);
+        };
+        let (Some(sn), Some(proof)) = (server_nonce, server_proof) else {
+            return Err(
+                "authentication failed: the server did not prove it holds the \
+                        pre-shared key (it runs without --psk-file, or it is not the \
+                        server you meant)"
+                    .into(),
+            );
+        };
+        let hs = Handshake::new(&a.key, sn, a.own_nonce);
+        if hs.verify(Role::Server, &proof.0).is_err() {
+            return Err(format!(
+                "{AUTH_FAILED_MESSAGE} (the server's proof does not match this key)"
+            ));
+        }
+        a.token = Some(hs.session_token());
+        Ok(Some(hs.proof(Role::Client)))
     }
 
     pub fn state(&self) -> ClientState {
@@ -148,13 +228,30 @@ impl ClientSession {
         match (self.state, msg) {
             (S::Done | S::Failed, _) => {}
             (_, Msg::Error { code, message }) => self.fail(SessionError::Remote { code, message }),
-            (S::AwaitWelcome, Msg::Welcome { server_info }) => {
-                self.server_info = server_info;
-                self.out.push_back(Msg::Request {
-                    spec: self.spec.clone(),
-                });
-                self.set_state(S::AwaitAccept, hs);
-            }
+            (
+                S::AwaitWelcome,
+                Msg::Welcome {
+                    server_info,
+                    server_nonce,
+                    server_proof,
+                },
+            ) => match self.authenticate_server(server_nonce, server_proof) {
+                Ok(client_proof) => {
+                    self.server_info = server_info;
+                    self.out.push_back(Msg::Request {
+                        spec: self.spec.clone(),
+                        client_proof,
+                    });
+                    self.set_state(S::AwaitAccept, hs);
+                }
+                Err(why) => {
+                    self.out.push_back(Msg::Error {
+                        code: ErrorCode::AuthFailed,
+                        message: why.clone(),
+                    });
+                    self.fail(SessionError::Auth(why));
+                }
+            },
             (S::AwaitAccept, Msg::Accept { data_port, token }) => {
                 self.set_state(S::Connecting, hs);
                 self.events
@@ -295,6 +392,9 @@ pub struct ServerSession {
     server_info: BTreeMap<String, String>,
     client_info: BTreeMap<String, String>,
     spec: Option<TestSpec>,
+    auth: Option<KeyState>,
+    /// The client's nonce (keyed sessions), kept to check its proof.
+    client_nonce: Option<Nonce>,
 }
 
 impl ServerSession {
@@ -308,7 +408,40 @@ impl ServerSession {
             server_info,
             client_info: BTreeMap::new(),
             spec: None,
+            auth: None,
+            client_nonce: None,
         }
+    }
+
+    /// Require clients to prove `key`; `server_nonce` must be fresh OS randomness.
+    pub fn with_psk(mut self, key: Psk, server_nonce: Nonce) -> ServerSession {
+        self.auth = Some(KeyState {
+            key,
+            own_nonce: server_nonce,
+            token: None,
+        });
+        self
+    }
+
+    /// The session token, once the client has proven the key (keyed sessions only).
+    pub fn session_token(&self) -> Option<SessionToken> {
+        self.auth.as_ref().and_then(|a| a.token)
+    }
+
+    /// Check a keyed client's proof (no key: always fine).
+    fn authenticate_client(&mut self, proof: Option<crate::auth::Proof>) -> bool {
+        let Some(a) = self.auth.as_mut() else {
+            return true;
+        };
+        let (Some(cn), Some(proof)) = (self.client_nonce, proof) else {
+            return false;
+        };
+        let hs = Handshake::new(&a.key, a.own_nonce, cn);
+        if hs.verify(Role::Client, &proof.0).is_err() {
+            return false;
+        }
+        a.token = Some(hs.session_token());
+        true
     }
 
     pub fn state(&self) -> ServerState {
@@ -342,14 +475,44 @@ impl ServerSession {
                 self.events
                     .push_back(ServerEvent::Failed(SessionError::Remote { code, message }));
             }
-            (S::AwaitHello, Msg::Hello { client_info }) => {
+            (
+                S::AwaitHello,
+                Msg::Hello {
+                    client_info,
+                    client_nonce,
+                },
+            ) => {
+                let (server_nonce, server_proof) = match (&self.auth, client_nonce) {
+                    (None, _) => (None, None),
+                    (Some(_), None) => {
+                        return self.fail_with_reply(
+                            ErrorCode::AuthRequired,
+                            SessionError::Auth(AUTH_REQUIRED_MESSAGE.into()),
+                        )
+                    }
+                    (Some(a), Some(cn)) => {
+                        let hs = Handshake::new(&a.key, a.own_nonce, cn);
+                        (Some(a.own_nonce), Some(hs.proof(Role::Server)))
+                    }
+                };
+                self.client_nonce = client_nonce;
                 self.client_info = client_info;
                 self.out.push_back(Msg::Welcome {
                     server_info: self.server_info.clone(),
+                    server_nonce,
+                    server_proof,
                 });
                 self.set_state(S::AwaitRequest, hs);
             }
-            (S::AwaitRequest, Msg::Request { spec }) => match validate_spec(&spec) {
+            (S::AwaitRequest, Msg::Request { client_proof, .. })
+                if !self.authenticate_client(client_proof) =>
+            {
+                self.fail_with_reply(
+                    ErrorCode::AuthFailed,
+                    SessionError::Auth(AUTH_FAILED_MESSAGE.into()),
+                )
+            }
+            (S::AwaitRequest, Msg::Request { spec, .. }) => match validate_spec(&spec) {
                 Ok(()) => {
                     self.spec = Some(spec.clone());
                     self.set_state(S::Deciding, hs);

@@ -39,6 +39,8 @@ pub struct EngineExec {
     /// Client metadata per family, captured once (the engine would otherwise capture
     /// it on every run).
     client_info: BTreeMap<Family, BTreeMap<String, String>>,
+    /// `--psk-file` (with a remote host only).
+    psk: Option<wire::auth::Psk>,
 }
 
 /// The executor for these arguments; starts the embedded server when there is no host,
@@ -76,6 +78,7 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
             _server: None,
             lab: Some(lab),
             client_info: BTreeMap::new(),
+            psk: None,
         })));
     }
     let (server, port) = match &args.host {
@@ -99,6 +102,7 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
         _server: server,
         lab: None,
         client_info: BTreeMap::new(),
+        psk: crate::cmd_server::load_psk(args.psk_file.as_deref())?,
     })))
 }
 
@@ -245,6 +249,7 @@ impl EngineExec {
         let mut cfg = engine::ClientConfig::new(&host, self.port, cell.test.clone());
         cfg.connect_timeout = self.connect_timeout;
         cfg.client_info = self.client_info.get(&cell.family).cloned();
+        cfg.psk = self.psk.clone();
         let mut rec = engine::VecRecorder::default();
         let run = |rec: &mut engine::VecRecorder| {
             engine::run_client(&cfg, rec).map_err(|e| e.to_string())

@@ -221,6 +221,7 @@ fn out_of_order_message_gets_an_error_reply_and_closes() {
         now,
         Msg::Hello {
             client_info: BTreeMap::new(),
+            client_nonce: None,
         },
     );
     assert_eq!(s.poll_msg(), None);
@@ -232,7 +233,10 @@ fn request_before_hello_is_rejected() {
     // Drop the client's hello; inject a request directly.
     let _ = p.client.poll_msg();
     p.feed_server(&encode_frame(
-        &Msg::Request { spec: spec() },
+        &Msg::Request {
+            spec: spec(),
+            client_proof: None,
+        },
         PROTOCOL_VERSION,
     ));
     assert_eq!(p.server.state(), ServerState::Failed);
@@ -300,6 +304,7 @@ fn garbage_truncated_and_oversized_input_fail_the_server_with_a_reply() {
     let hello = encode_frame(
         &Msg::Hello {
             client_info: BTreeMap::new(),
+            client_nonce: None,
         },
         PROTOCOL_VERSION,
     );
@@ -348,4 +353,139 @@ fn running_deadline_follows_the_test_duration() {
     p.advance(Duration::from_secs(1));
     assert_eq!(p.server.state(), ServerState::Failed);
     assert_eq!(p.client.state(), ClientState::Failed);
+}
+
+// ---------------------------------------------------------------- pre-shared keys
+
+fn key(byte: u8) -> Psk {
+    Psk::parse(&[byte; 32], "test").unwrap()
+}
+
+/// A pair where each side may have a key (`None` = keyless).
+fn keyed_pair(client_key: Option<Psk>, server_key: Option<Psk>) -> Pair {
+    let mut p = Pair::new(spec());
+    if let Some(k) = client_key {
+        let c = std::mem::replace(
+            &mut p.client,
+            ClientSession::new(p.now, spec(), BTreeMap::new(), Limits::default()),
+        );
+        p.client = c.with_psk(k, Nonce([0xc1; crate::auth::NONCE_BYTES]));
+    }
+    if let Some(k) = server_key {
+        let s = std::mem::replace(
+            &mut p.server,
+            ServerSession::new(p.now, BTreeMap::new(), Limits::default()),
+        );
+        p.server = s.with_psk(k, Nonce([0x5e; crate::auth::NONCE_BYTES]));
+    }
+    p
+}
+
+#[test]
+fn same_key_authenticates_both_ways_and_derives_one_token() {
+    let mut p = keyed_pair(Some(key(1)), Some(key(1)));
+    p.drive();
+    assert!(
+        matches!(
+            p.server_events.as_slice(),
+            [ServerEvent::TestRequested { .. }]
+        ),
+        "{:?}",
+        p.server_events
+    );
+    let t = p.client.session_token().expect("client token");
+    assert_eq!(Some(t), p.server.session_token());
+    // The token is never sent on the control connection: the handshake above carried
+    // only nonces and proofs (checked by the Pair's encoder round trip).
+}
+
+#[test]
+fn keyless_client_is_told_the_server_requires_a_key() {
+    let mut p = keyed_pair(None, Some(key(1)));
+    p.drive();
+    assert_eq!(p.server.state(), ServerState::Failed);
+    match p.client_events.as_slice() {
+        [ClientEvent::Failed(SessionError::Remote { code, message })] => {
+            assert_eq!(*code, ErrorCode::AuthRequired);
+            assert_eq!(message, AUTH_REQUIRED_MESSAGE);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn wrong_key_fails_at_the_client_before_any_request() {
+    let mut p = keyed_pair(Some(key(2)), Some(key(1)));
+    p.drive();
+    assert_eq!(p.client.state(), ClientState::Failed);
+    assert!(p
+        .server_events
+        .iter()
+        .all(|e| !matches!(e, ServerEvent::TestRequested { .. })));
+    match p.client_events.as_slice() {
+        [ClientEvent::Failed(SessionError::Auth(m))] => {
+            assert!(m.contains("the pre-shared keys differ"), "{m}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_forged_client_proof_is_refused_before_the_spec_is_looked_at() {
+    let mut s = ServerSession::new(Instant::now(), BTreeMap::new(), Limits::default())
+        .with_psk(key(1), Nonce([9; crate::auth::NONCE_BYTES]));
+    let now = Instant::now();
+    s.handle_msg(
+        now,
+        Msg::Hello {
+            client_info: BTreeMap::new(),
+            client_nonce: Some(Nonce([8; crate::auth::NONCE_BYTES])),
+        },
+    );
+    assert!(matches!(
+        s.poll_msg(),
+        Some(Msg::Welcome {
+            server_proof: Some(_),
+            ..
+        })
+    ));
+    let mut bad = spec();
+    bad.payload_bytes = 1 << 30;
+    s.handle_msg(
+        now,
+        Msg::Request {
+            spec: bad,
+            client_proof: Some(crate::auth::Proof([0; crate::auth::PROOF_BYTES])),
+        },
+    );
+    match s.poll_msg() {
+        Some(Msg::Error { code, message }) => {
+            assert_eq!(code, ErrorCode::AuthFailed);
+            assert_eq!(message, AUTH_FAILED_MESSAGE);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.session_token(), None);
+    assert!(matches!(
+        s.poll_event(),
+        Some(ServerEvent::Failed(SessionError::Auth(_)))
+    ));
+}
+
+#[test]
+fn keyed_client_refuses_a_server_that_sends_no_proof() {
+    let mut p = keyed_pair(Some(key(1)), None);
+    p.drive();
+    assert_eq!(p.client.state(), ClientState::Failed);
+    assert!(p
+        .server_events
+        .iter()
+        .all(|e| !matches!(e, ServerEvent::TestRequested { .. })));
+    match p.client_events.as_slice() {
+        [ClientEvent::Failed(SessionError::Auth(m))] => {
+            assert!(m.contains("did not prove"), "{m}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(p.client.session_token(), None);
 }

@@ -1,0 +1,267 @@
+//! Pre-shared-key authentication of the real `dualperf server` / `dualperf run` binaries
+//! on 127.0.0.1 and ::1 (issue 7): the right key runs the test; no key, a wrong key, or
+//! a keyed client against a keyless server is refused with words saying why; a refused
+//! peer does not stop the server; datagrams without the session's tag are not counted.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+use wire::auth::{Handshake, Nonce, Psk, Role};
+use wire::proto::{encode_frame, FrameDecoder, Msg, PROTOCOL_VERSION};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
+
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(bind: &str, extra: &[&str]) -> Server {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("ephemeral port")
+            .port();
+        let mut child = Command::new(BIN)
+            .args(["server", "--bind", bind, "--port", &port.to_string()])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn dualperf server");
+        let out = child.stdout.take().expect("piped stdout");
+        thread::spawn(move || BufReader::new(out).lines().map_while(Result::ok).count());
+        let ip: std::net::IpAddr = bind.parse().expect("bind is an IP");
+        let addr = SocketAddr::new(ip, port);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+            assert!(Instant::now() < deadline, "server did not start listening");
+            thread::sleep(Duration::from_millis(50));
+        }
+        Server { child, port }
+    }
+
+    fn run(&self, host: &str, args: &[&str]) -> Output {
+        Command::new(BIN)
+            .args(["run", host, "--port", &self.port.to_string()])
+            .args(["--duration", "0.2", "--size", "1000"])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run dualperf run")
+    }
+
+    fn assert_alive(&mut self) {
+        assert!(
+            self.child.try_wait().expect("try_wait").is_none(),
+            "server exited"
+        );
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn key_file(dir: &Path, name: &str, hex: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, hex).expect("write key file");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    p
+}
+
+const KEY_A: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+const KEY_B: &str = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn right_key_runs_and_no_or_wrong_key_is_refused_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = key_file(dir.path(), "a.key", KEY_A);
+    let b = key_file(dir.path(), "b.key", KEY_B);
+    let a_s = a.to_str().unwrap();
+    for (bind, host) in [("127.0.0.1", "127.0.0.1"), ("::1", "::1")] {
+        let family = if bind == "::1" { "6" } else { "4" };
+        let mut server = Server::start(bind, &["--psk-file", a_s]);
+        let fam = ["--family", family];
+        for test in ["tcp-stream", "udp-stream", "udp-rr"] {
+            let ok = server.run(
+                host,
+                &[&["--psk-file", a_s, "--test", test][..], &fam].concat(),
+            );
+            assert!(ok.status.success(), "{bind} {test}: {}", stderr(&ok));
+        }
+        let none = server.run(host, &fam);
+        assert!(!none.status.success());
+        assert!(
+            stderr(&none).contains("requires a pre-shared key: use --psk-file"),
+            "{}",
+            stderr(&none)
+        );
+        let wrong = server.run(
+            host,
+            &[&["--psk-file", b.to_str().unwrap()][..], &fam].concat(),
+        );
+        assert!(!wrong.status.success());
+        assert!(
+            stderr(&wrong).contains("authentication failed: the pre-shared keys differ"),
+            "{}",
+            stderr(&wrong)
+        );
+        // The refused clients did not take the slot or stop the server.
+        server.assert_alive();
+        let again = server.run(host, &[&["--psk-file", a_s][..], &fam].concat());
+        assert!(again.status.success(), "{}", stderr(&again));
+    }
+}
+
+#[test]
+fn keyed_client_refuses_a_keyless_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = key_file(dir.path(), "a.key", KEY_A);
+    let server = Server::start("127.0.0.1", &[]);
+    let out = server.run("127.0.0.1", &["--psk-file", a.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("the server did not prove it holds the pre-shared key"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn short_key_file_is_refused_with_how_to_make_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let short = key_file(dir.path(), "short.key", "abc");
+    let out = Command::new(BIN)
+        .args(["server", "--bind", "127.0.0.1", "--port", "1"])
+        .args(["--psk-file", short.to_str().unwrap()])
+        .output()
+        .expect("run dualperf server");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("openssl rand"), "{}", stderr(&out));
+}
+
+/// Send `m`, read the next message.
+fn exchange(s: &mut TcpStream, dec: &mut FrameDecoder, m: Option<&Msg>) -> Msg {
+    if let Some(m) = m {
+        s.write_all(&encode_frame(m, PROTOCOL_VERSION))
+            .expect("send control message");
+    }
+    let mut buf = [0u8; 65536];
+    loop {
+        if let Some(m) = dec.next_msg().expect("server sent a valid frame") {
+            return m;
+        }
+        let n = s.read(&mut buf).expect("read control connection");
+        assert!(n > 0, "server closed the control connection");
+        dec.push(&buf[..n]);
+    }
+}
+
+fn datagram(seq: u64, tag: u32) -> Vec<u8> {
+    let mut buf = vec![0u8; 200];
+    let mut v = wire::datagram::DatagramView::new_checked(&mut buf[..]).unwrap();
+    v.set_seq(seq);
+    v.set_token(tag);
+    v.set_send_time_ns(seq * 1000);
+    buf
+}
+
+/// A hand-made keyed client (wire protocol) runs a forward UDP test of `GOOD`
+/// datagrams with the session's tag, while `FORGED` datagrams with other tags (the
+/// keyless-style random tag included) hit the same data port: the server counts only
+/// the good ones.
+#[test]
+fn datagrams_without_the_session_tag_are_not_counted() {
+    const GOOD: u64 = 300;
+    const FORGED: u64 = 200;
+    let dir = tempfile::tempdir().unwrap();
+    let a = key_file(dir.path(), "a.key", KEY_A);
+    let mut server = Server::start("127.0.0.1", &["--psk-file", a.to_str().unwrap()]);
+    let key = Psk::load(&a).unwrap();
+    let mut ctl = TcpStream::connect(("127.0.0.1", server.port)).expect("connect control");
+    ctl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut dec = FrameDecoder::new(PROTOCOL_VERSION);
+    let cn = Nonce([0x42; wire::auth::NONCE_BYTES]);
+    let hello = Msg::Hello {
+        client_info: Default::default(),
+        client_nonce: Some(cn),
+    };
+    let (sn, sp) = match exchange(&mut ctl, &mut dec, Some(&hello)) {
+        Msg::Welcome {
+            server_nonce: Some(sn),
+            server_proof: Some(sp),
+            ..
+        } => (sn, sp),
+        other => panic!("expected a keyed welcome, got {other:?}"),
+    };
+    let hs = Handshake::new(&key, sn, cn);
+    hs.verify(Role::Server, &sp.0).expect("server proof");
+    let tag = hs.session_token().datagram_tag();
+    let mut spec =
+        wire::spec::TestSpec::new(wire::spec::TestKind::UdpStream, wire::spec::Family::V4, 200);
+    spec.bound = wire::spec::Bound::DurationNs(500_000_000);
+    let req = Msg::Request {
+        spec,
+        client_proof: Some(hs.proof(Role::Client)),
+    };
+    let (data_port, sent_token) = match exchange(&mut ctl, &mut dec, Some(&req)) {
+        Msg::Accept { data_port, token } => (data_port, token),
+        other => panic!("expected accept, got {other:?}"),
+    };
+    assert_eq!(sent_token, 0, "a keyed accept carries no token");
+    let start = Msg::Start { udp_port: None };
+    assert_eq!(exchange(&mut ctl, &mut dec, Some(&start)), Msg::Started);
+    let good = UdpSocket::bind("127.0.0.1:0").unwrap();
+    good.connect(("127.0.0.1", data_port)).unwrap();
+    let forger = UdpSocket::bind("127.0.0.1:0").unwrap();
+    forger.connect(("127.0.0.1", data_port)).unwrap();
+    for i in 0..GOOD.max(FORGED) {
+        if i < GOOD {
+            good.send(&datagram(i, tag)).unwrap();
+        }
+        if i < FORGED {
+            // Forged tags, also from the genuine socket (an on-host injector).
+            let wrong = tag ^ (1 + i as u32);
+            let s = if i % 2 == 0 { &forger } else { &good };
+            s.send(&datagram(GOOD + i, wrong)).unwrap();
+        }
+        if i % 50 == 0 {
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+    thread::sleep(Duration::from_millis(600));
+    let finished = Msg::Finished {
+        stats: wire::proto::SideStats {
+            sent_packets: GOOD,
+            sent_bytes: GOOD * 200,
+            ..Default::default()
+        },
+    };
+    let stats = match exchange(&mut ctl, &mut dec, Some(&finished)) {
+        Msg::Result { stats } => stats,
+        other => panic!("expected result, got {other:?}"),
+    };
+    eprintln!(
+        "auth figures: {GOOD} tagged + {FORGED} forged datagrams sent; server counted {} ({} B)",
+        stats.recv_packets, stats.recv_bytes
+    );
+    assert_eq!(stats.recv_packets, GOOD, "forged datagrams were measured");
+    assert_eq!(stats.recv_bytes, GOOD * 200);
+    server.assert_alive();
+}
