@@ -213,3 +213,21 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyless_server_on_a_reachable_address_is_warned_about() {
+        let lo: SocketAddr = "127.0.0.1:5301".parse().unwrap();
+        let lo6: SocketAddr = "[::1]:5301".parse().unwrap();
+        let any: SocketAddr = "0.0.0.0:5301".parse().unwrap();
+        assert_eq!(open_server_warning(&[lo, lo6], false), None);
+        assert_eq!(open_server_warning(&[lo, any], true), None);
+        let w = open_server_warning(&[lo, any], false).unwrap();
+        assert!(w.contains("0.0.0.0:5301 without a pre-shared key"), "{w}");
+        assert!(w.contains("--psk-file"), "{w}");
+        assert!(!w.contains("127.0.0.1"), "{w}");
+    }
+}

@@ -3,7 +3,7 @@
 //! measurements. Every wait is bounded; any failure aborts the workers and ends here.
 
 use crate::control::{ControlConn, RecvError};
-use crate::cpu::CpuMark;
+use crate::cpu::CpuWindow;
 use crate::data::{Role, Sampler, Shared, Workers};
 use crate::error::{EngineError, IoContext};
 use crate::plan::{self, Side};
@@ -32,7 +32,7 @@ struct Test<'a> {
     data: Option<DataSock>,
     shared: Option<Arc<Shared>>,
     workers: Workers,
-    cpu0: Option<CpuMark>,
+    cpu: Option<CpuWindow>,
     applied: AppliedOpts,
     sampler: Option<Sampler>,
     intervals: Vec<IntervalSample>,
@@ -70,9 +70,6 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
             if conn.send(&m).is_err() {
                 break 'session;
             }
-        }
-        if sess.is_closed() {
-            break;
         }
         while let Some(ev) = sess.poll_event() {
             if let ServerEvent::TestRequested { spec, .. } = &ev {
@@ -122,6 +119,10 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
                 }
                 ServerEvent::Failed(e) => outcome = Err(e.to_string()),
             }
+        }
+        // After the events, so the log line carries a failure's reason.
+        if sess.is_closed() {
+            break;
         }
         if sess.has_output() {
             continue;
@@ -200,7 +201,7 @@ impl<'a> Test<'a> {
             data: Some(data),
             shared: None,
             workers: Workers::default(),
-            cpu0: None,
+            cpu: None,
             applied: AppliedOpts::new(),
             sampler: None,
             intervals: Vec::new(),
@@ -232,7 +233,7 @@ impl<'a> Test<'a> {
             }
             None => {}
         }
-        self.cpu0 = Some(CpuMark::now());
+        self.cpu = Some(CpuWindow::start());
         let shared = Shared::new(Instant::now(), self.binding.token);
         let w = &mut self.workers;
         match spec.kind {
@@ -275,6 +276,9 @@ impl<'a> Test<'a> {
         let Some(shared) = &self.shared else {
             return;
         };
+        if let Some(w) = self.cpu.as_mut() {
+            w.tick(shared);
+        }
         if !self.sender_done_sent && self.workers.has(Role::Send) && self.workers.done(Role::Send) {
             self.sender_done_sent = true;
             let l = &shared.live;
@@ -295,9 +299,12 @@ impl<'a> Test<'a> {
         shared.drain.store(true, Relaxed);
         let workers = std::mem::take(&mut self.workers);
         let outcome = workers.join_within(&shared, crate::data::JOIN_GRACE);
-        let cpu = self.cpu0.as_ref().and_then(|c0| c0.until(&CpuMark::now()));
+        let cpu = self.cpu.take().and_then(|w| w.finish(&shared));
+        // The last interval ends with the last send or receive, not after the drain.
+        let end_ns = outcome.last_send_ns.max(outcome.last_recv_ns);
+        let end = (shared.go + Duration::from_nanos(end_ns)).min(Instant::now());
         if let Some(s) = self.sampler.as_mut() {
-            if let Some(sample) = s.poll(&shared, Instant::now(), true) {
+            if let Some(sample) = s.poll(&shared, end, true) {
                 self.intervals.push(sample);
             }
         }
