@@ -395,7 +395,11 @@ pub(crate) fn rr_client(
     let mut o = Outcome::default();
     let mut rtt = LatencyHistogram::new();
     let mut seq = 0u64;
-    let mut current_timeout = None;
+    // The full per-transaction timeout is set once; only after a stale reply or an early
+    // wake-up is it shortened to what is left, and then restored for the next request.
+    let full_timeout = Some(timeout.max(Duration::from_micros(1)));
+    let _ = sock.set_read_timeout(full_timeout);
+    let mut current_timeout = full_timeout;
     loop {
         let t0 = Instant::now();
         if bound.done(seq, t0) || shared.aborted() {
@@ -427,17 +431,23 @@ pub(crate) fn rr_client(
             }
         }
         let deadline = t0 + timeout;
+        if current_timeout != full_timeout {
+            let _ = sock.set_read_timeout(full_timeout);
+            current_timeout = full_timeout;
+        }
+        let mut first_wait = true;
         loop {
             let now = Instant::now();
             if now >= deadline {
                 o.rr_timeouts += 1;
                 break;
             }
-            let wait = Some((deadline - now).max(Duration::from_micros(1)));
-            if current_timeout != wait {
+            if !first_wait {
+                let wait = Some((deadline - now).max(Duration::from_micros(1)));
                 let _ = sock.set_read_timeout(wait);
                 current_timeout = wait;
             }
+            first_wait = false;
             match sock.recv(&mut resp) {
                 Ok(n) => {
                     let Ok(v) = DatagramView::new_checked(&resp[..n]) else {
