@@ -266,3 +266,37 @@ fn udp_jitter_on_loopback_is_positive_and_under_a_millisecond() {
         assert!(p99 < 1e7, "IPDV p99 {p99} ns over IPv{fam}");
     }
 }
+
+#[test]
+fn the_last_interval_ends_with_the_data_not_after_the_drain() {
+    let _turn = serial();
+    // Reverse: the client receives and drains ≥ 50 ms after the server's sender is done.
+    let v = run_json(
+        &[
+            "-t",
+            "udp-stream",
+            "-f",
+            "4",
+            "-s",
+            "128",
+            "-d",
+            "0.3",
+            "-i",
+            "0.1",
+            "-b",
+            "10kpps",
+            "--reverse",
+        ],
+        &[],
+    );
+    let ivs = v["intervals"].as_array().expect("intervals");
+    let last_end_s = ivs
+        .iter()
+        .filter_map(|i| i["end_ns"].as_f64())
+        .fold(0.0, f64::max)
+        / 1e9;
+    assert!(
+        (0.25..0.33).contains(&last_end_s),
+        "last interval ends at {last_end_s:.3} s of a 0.3 s run"
+    );
+}

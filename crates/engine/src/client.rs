@@ -3,7 +3,7 @@
 //! [`Recorder`], and merge both sides' measurements into a [`RunResult`].
 
 use crate::control::{ControlConn, RecvError};
-use crate::cpu::CpuMark;
+use crate::cpu::CpuWindow;
 use crate::data::{Sampler, Shared, Workers};
 use crate::error::{EngineError, IoContext};
 use crate::plan::{self, Side};
@@ -65,7 +65,7 @@ impl ClientConfig {
 struct Running {
     shared: Arc<Shared>,
     workers: Workers,
-    cpu0: CpuMark,
+    cpu: CpuWindow,
     sampler: Option<Sampler>,
     applied: AppliedOpts,
 }
@@ -201,6 +201,7 @@ fn drive(
         let now = Instant::now();
         let mut deadline = sess.poll_timeout().unwrap_or(now + Duration::from_secs(1));
         if let Some(r) = run.as_mut() {
+            r.cpu.tick(&r.shared);
             if let Some(s) = r.sampler.as_mut() {
                 if let Some(sample) = s.poll(&r.shared, now, false) {
                     recorder.on_interval(&sample);
@@ -245,17 +246,20 @@ fn finish_local(r: Running, recorder: &mut dyn Recorder) -> (SideStats, LocalExt
     let Running {
         shared,
         workers,
-        cpu0,
+        cpu,
         mut sampler,
         applied,
     } = r;
     let mut outcome = workers.join();
+    // The data phase ends with the last send or receive (ns since go), not after drain.
+    let end_ns = outcome.last_send_ns.max(outcome.last_recv_ns);
+    let end = (shared.go + Duration::from_nanos(end_ns)).min(Instant::now());
     let offset = shared.start_offset_ns.load(Relaxed);
     outcome.last_send_ns = outcome.last_send_ns.saturating_sub(offset);
     outcome.last_recv_ns = outcome.last_recv_ns.saturating_sub(offset);
-    let cpu = cpu0.until(&CpuMark::now());
+    let cpu = cpu.finish(&shared);
     if let Some(s) = sampler.as_mut() {
-        if let Some(sample) = s.poll(&shared, Instant::now(), true) {
+        if let Some(sample) = s.poll(&shared, end, true) {
             recorder.on_interval(&sample);
         }
     }
@@ -339,13 +343,13 @@ fn start_receiver_early(spec: &TestSpec, o: &mut Opened) -> Result<Option<Runnin
     };
     let shared = Shared::new(Instant::now(), o.token);
     let mut w = Workers::default();
-    let cpu0 = CpuMark::now();
+    let cpu = CpuWindow::start();
     plan::start_udp_receiver(spec, s, &shared, &mut w)?;
     Ok(Some(Running {
         sampler: None,
         shared,
         workers: w,
-        cpu0,
+        cpu,
         applied: AppliedOpts::new(),
     }))
 }
@@ -354,16 +358,18 @@ fn start_receiver_early(spec: &TestSpec, o: &mut Opened) -> Result<Option<Runnin
 fn start(spec: &TestSpec, o: Opened, early: Option<Running>) -> Result<Running, EngineError> {
     let now = Instant::now();
     let mut r = match early {
-        Some(r) => {
+        Some(mut r) => {
             let offset = r.shared.ns_since_go(now);
             r.shared.start_offset_ns.store(offset, Relaxed);
+            // CPU is measured over the data phase proper, not the start handshake.
+            r.cpu.restart();
             r
         }
         None => Running {
             sampler: None,
             shared: Shared::new(now, o.token),
             workers: Workers::default(),
-            cpu0: CpuMark::now(),
+            cpu: CpuWindow::start(),
             applied: AppliedOpts::new(),
         },
     };

@@ -1,8 +1,11 @@
 //! CPU accounting over one side's data phase: a snapshot of system-wide /proc/stat and
 //! of this process's CPU time at the start, another at the end, turned into
-//! [`wire::proto::CpuStats`] with the `measure` crate's delta maths.
+//! [`wire::proto::CpuStats`] with the `measure` crate's delta maths. [`CpuWindow`] ends
+//! the window at the last tick that saw traffic, so it covers the data phase only.
 
+use crate::data::Shared;
 use measure::{CpuSnapshot, ProcessCpuTimes};
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 use wire::proto::CpuStats;
 
@@ -43,9 +46,66 @@ impl CpuMark {
     }
 }
 
+/// The CPU window of one side's data phase: a start mark, and an end mark re-taken at
+/// each [`CpuWindow::tick`] that saw the live counters move, so the window ends within
+/// one tick of the last send or receive (not after the drain and the result exchange).
+pub(crate) struct CpuWindow {
+    start: CpuMark,
+    last_active: Option<CpuMark>,
+    last_count: u64,
+}
+
+impl CpuWindow {
+    pub(crate) fn start() -> CpuWindow {
+        CpuWindow {
+            start: CpuMark::now(),
+            last_active: None,
+            last_count: 0,
+        }
+    }
+    /// Restart the window now (the data phase proper begins).
+    pub(crate) fn restart(&mut self) {
+        *self = CpuWindow::start();
+    }
+    /// Take an end mark if anything was sent or received since the last one.
+    pub(crate) fn tick(&mut self, shared: &Shared) {
+        let l = &shared.live;
+        let count = l.sent_packets.load(Relaxed) + l.recv_packets.load(Relaxed);
+        if count != self.last_count {
+            self.last_count = count;
+            self.last_active = Some(CpuMark::now());
+        }
+    }
+    /// CPU use from the start to the last tick with traffic (or now, if none had any).
+    pub(crate) fn finish(mut self, shared: &Shared) -> Option<CpuStats> {
+        self.tick(shared);
+        let end = self.last_active.take().unwrap_or_else(CpuMark::now);
+        self.start.until(&end)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_window_ends_at_the_last_tick_with_traffic() {
+        let shared = Shared::new(Instant::now(), 1);
+        let mut w = CpuWindow::start();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        shared.add_sent(100, 1);
+        w.tick(&shared);
+        // Idle time after the last traffic (a drain, the result exchange) is not counted.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        w.tick(&shared);
+        let end_ns = w
+            .last_active
+            .as_ref()
+            .map(|m| m.at.duration_since(w.start.at));
+        let end_ms = end_ns.map_or(u128::MAX, |d| d.as_millis());
+        assert!((20..150).contains(&end_ms), "window ends after {end_ms} ms");
+        assert!(w.finish(&shared).is_some());
+    }
 
     #[test]
     fn a_busy_loop_shows_up_as_process_and_system_cpu() {
