@@ -173,6 +173,88 @@ fn exchange(s: &mut TcpStream, dec: &mut FrameDecoder, m: Option<&Msg>) -> Msg {
     }
 }
 
+/// Authenticate by hand (wire protocol) with the key in `key_path`, ask for `spec` and
+/// start it: (control connection, its decoder, the session's datagram tag, data port).
+fn open_keyed_test(
+    port: u16,
+    key_path: &Path,
+    spec: wire::spec::TestSpec,
+) -> (TcpStream, FrameDecoder, u32, u16) {
+    let key = Psk::load(key_path).unwrap();
+    let mut ctl = TcpStream::connect(("127.0.0.1", port)).expect("connect control");
+    ctl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut dec = FrameDecoder::new(PROTOCOL_VERSION);
+    let cn = Nonce([0x42; wire::auth::NONCE_BYTES]);
+    let hello = Msg::Hello {
+        client_info: Default::default(),
+        client_nonce: Some(cn),
+    };
+    let (sn, sp) = match exchange(&mut ctl, &mut dec, Some(&hello)) {
+        Msg::Welcome {
+            server_nonce: Some(sn),
+            server_proof: Some(sp),
+            ..
+        } => (sn, sp),
+        other => panic!("expected a keyed welcome, got {other:?}"),
+    };
+    let hs = Handshake::new(&key, sn, cn);
+    hs.verify(Role::Server, &sp.0).expect("server proof");
+    let req = Msg::Request {
+        spec,
+        client_proof: Some(hs.proof(Role::Client)),
+    };
+    let data_port = match exchange(&mut ctl, &mut dec, Some(&req)) {
+        Msg::Accept { data_port, token } => {
+            assert_eq!(token, 0, "a keyed accept carries no token");
+            data_port
+        }
+        other => panic!("expected accept, got {other:?}"),
+    };
+    let start = Msg::Start { udp_port: None };
+    assert_eq!(exchange(&mut ctl, &mut dec, Some(&start)), Msg::Started);
+    (ctl, dec, hs.session_token().datagram_tag(), data_port)
+}
+
+/// The UDP-RR echo of a keyed server answers only datagrams with the session's tag:
+/// it cannot be used to reflect traffic at a third party.
+#[test]
+fn udp_rr_echo_never_answers_a_foreign_datagram() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = key_file(dir.path(), "a.key", KEY_A);
+    let mut server = Server::start("127.0.0.1", &["--psk-file", a.to_str().unwrap()]);
+    let mut spec =
+        wire::spec::TestSpec::new(wire::spec::TestKind::UdpRr, wire::spec::Family::V4, 100);
+    spec.bound = wire::spec::Bound::DurationNs(500_000_000);
+    let (mut ctl, mut dec, tag, data_port) = open_keyed_test(server.port, &a, spec);
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.connect(("127.0.0.1", data_port)).unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut buf = [0u8; 2048];
+    for (i, wrong) in [tag ^ 1, tag ^ 0x8000_0000, 0].into_iter().enumerate() {
+        sock.send(&datagram(i as u64, wrong)).unwrap();
+        assert!(
+            sock.recv(&mut buf).is_err(),
+            "the echo answered a datagram tagged {wrong:#x}"
+        );
+    }
+    sock.send(&datagram(7, tag)).unwrap();
+    let n = sock
+        .recv(&mut buf)
+        .expect("the echo answers the session's datagram");
+    let v = wire::datagram::DatagramView::new_checked(&buf[..n]).unwrap();
+    assert_eq!((v.seq(), v.token()), (7, tag));
+    assert_ne!(v.flags() & wire::datagram::FLAG_RESPONSE, 0);
+    let finished = Msg::Finished {
+        stats: wire::proto::SideStats::default(),
+    };
+    match exchange(&mut ctl, &mut dec, Some(&finished)) {
+        Msg::Result { stats } => assert_eq!(stats.recv_packets, 1, "{stats:?}"),
+        other => panic!("expected result, got {other:?}"),
+    }
+    server.assert_alive();
+}
+
 fn datagram(seq: u64, tag: u32) -> Vec<u8> {
     let mut buf = vec![0u8; 200];
     let mut v = wire::datagram::DatagramView::new_checked(&mut buf[..]).unwrap();
@@ -193,40 +275,10 @@ fn datagrams_without_the_session_tag_are_not_counted() {
     let dir = tempfile::tempdir().unwrap();
     let a = key_file(dir.path(), "a.key", KEY_A);
     let mut server = Server::start("127.0.0.1", &["--psk-file", a.to_str().unwrap()]);
-    let key = Psk::load(&a).unwrap();
-    let mut ctl = TcpStream::connect(("127.0.0.1", server.port)).expect("connect control");
-    ctl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let mut dec = FrameDecoder::new(PROTOCOL_VERSION);
-    let cn = Nonce([0x42; wire::auth::NONCE_BYTES]);
-    let hello = Msg::Hello {
-        client_info: Default::default(),
-        client_nonce: Some(cn),
-    };
-    let (sn, sp) = match exchange(&mut ctl, &mut dec, Some(&hello)) {
-        Msg::Welcome {
-            server_nonce: Some(sn),
-            server_proof: Some(sp),
-            ..
-        } => (sn, sp),
-        other => panic!("expected a keyed welcome, got {other:?}"),
-    };
-    let hs = Handshake::new(&key, sn, cn);
-    hs.verify(Role::Server, &sp.0).expect("server proof");
-    let tag = hs.session_token().datagram_tag();
     let mut spec =
         wire::spec::TestSpec::new(wire::spec::TestKind::UdpStream, wire::spec::Family::V4, 200);
     spec.bound = wire::spec::Bound::DurationNs(500_000_000);
-    let req = Msg::Request {
-        spec,
-        client_proof: Some(hs.proof(Role::Client)),
-    };
-    let (data_port, sent_token) = match exchange(&mut ctl, &mut dec, Some(&req)) {
-        Msg::Accept { data_port, token } => (data_port, token),
-        other => panic!("expected accept, got {other:?}"),
-    };
-    assert_eq!(sent_token, 0, "a keyed accept carries no token");
-    let start = Msg::Start { udp_port: None };
-    assert_eq!(exchange(&mut ctl, &mut dec, Some(&start)), Msg::Started);
+    let (mut ctl, mut dec, tag, data_port) = open_keyed_test(server.port, &a, spec);
     let good = UdpSocket::bind("127.0.0.1:0").unwrap();
     good.connect(("127.0.0.1", data_port)).unwrap();
     let forger = UdpSocket::bind("127.0.0.1:0").unwrap();
