@@ -17,6 +17,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
 struct Server {
     child: Child,
     port: u16,
+    /// The server's stdout (its log lines).
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Server {
@@ -34,7 +36,13 @@ impl Server {
             .spawn()
             .expect("spawn dualperf server");
         let out = child.stdout.take().expect("piped stdout");
-        thread::spawn(move || BufReader::new(out).lines().map_while(Result::ok).count());
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let lines = log.clone();
+        thread::spawn(move || {
+            for l in BufReader::new(out).lines().map_while(Result::ok) {
+                lines.lock().unwrap().push(l);
+            }
+        });
         let ip: std::net::IpAddr = bind.parse().expect("bind is an IP");
         let addr = SocketAddr::new(ip, port);
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -42,7 +50,7 @@ impl Server {
             assert!(Instant::now() < deadline, "server did not start listening");
             thread::sleep(Duration::from_millis(50));
         }
-        Server { child, port }
+        Server { child, port, log }
     }
 
     fn run(&self, host: &str, args: &[&str]) -> Output {
@@ -316,4 +324,45 @@ fn datagrams_without_the_session_tag_are_not_counted() {
     assert_eq!(stats.recv_packets, GOOD, "forged datagrams were measured");
     assert_eq!(stats.recv_bytes, GOOD * 200);
     server.assert_alive();
+}
+
+#[test]
+fn study_passes_the_key_and_a_keyless_study_records_why_it_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = key_file(dir.path(), "a.key", KEY_A);
+    let server = Server::start("127.0.0.1", &["--psk-file", a.to_str().unwrap()]);
+    let study = |db: &str, key: Option<&Path>| {
+        let mut c = Command::new(BIN);
+        c.args(["study", "127.0.0.1", "--port", &server.port.to_string()])
+            .args(["--families", "4", "--tests", "tcp-stream", "--sizes", "128"])
+            .args(["--runs", "1", "--duration", "0.2", "--db"])
+            .arg(dir.path().join(db))
+            .stdin(Stdio::null());
+        if let Some(k) = key {
+            c.arg("--psk-file").arg(k);
+        }
+        c.output().expect("run dualperf study")
+    };
+    let keyed = study("a.db", Some(&a));
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&keyed.stdout),
+        stderr(&keyed)
+    );
+    assert!(keyed.status.success(), "{out}");
+    assert!(out.contains("1 measured runs, 0 failed attempts"), "{out}");
+    let keyless = study("b.db", None);
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&keyless.stdout),
+        stderr(&keyless)
+    );
+    assert!(!keyless.status.success(), "{out}");
+    assert!(out.contains("0 measured runs"), "{out}");
+    thread::sleep(Duration::from_millis(200));
+    let log = server.log.lock().unwrap().join("\n");
+    assert!(
+        log.contains("failed: the server requires a pre-shared key: use --psk-file"),
+        "the server log names the reason: {log}"
+    );
 }
