@@ -41,6 +41,19 @@ pub struct EngineExec {
     client_info: BTreeMap<Family, BTreeMap<String, String>>,
     /// `--psk-file` (with a remote host only).
     psk: Option<wire::auth::Psk>,
+    /// Ctrl-C: cuts a retry backoff short.
+    stop: Arc<AtomicBool>,
+}
+
+/// Wait before retry `attempt` (1, 2, ...) of a run: 0.5 s, doubling, at most 4 s, so
+/// a server that is restarting (or a link that is flapping) has time to come back
+/// instead of the retries all failing within milliseconds.
+pub fn retry_backoff(attempt: u32) -> Duration {
+    if attempt == 0 {
+        return Duration::ZERO;
+    }
+    let ms = 500u64.saturating_mul(1u64 << (attempt - 1).min(16));
+    Duration::from_millis(ms.min(4_000))
 }
 
 /// The executor for these arguments; starts the embedded server when there is no host,
@@ -79,6 +92,7 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
             lab: Some(lab),
             client_info: BTreeMap::new(),
             psk: None,
+            stop: stop.clone(),
         })));
     }
     let (server, port) = match &args.host {
@@ -103,6 +117,7 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
         lab: None,
         client_info: BTreeMap::new(),
         psk: crate::cmd_server::load_psk(args.psk_file.as_deref())?,
+        stop: stop.clone(),
     })))
 }
 
@@ -212,7 +227,10 @@ pub fn lab_request_of(args: &StudyArgs) -> Option<LabRequest> {
 impl Executor for Exec {
     fn execute(&mut self, cell: &Cell, slot: &Slot, attempt: u32) -> Attempt {
         match self {
-            Exec::Engine(e) => e.execute(cell),
+            Exec::Engine(e) => {
+                e.wait_before(attempt);
+                e.execute(cell)
+            }
             Exec::Iperf3(i) => i.execute(cell),
             Exec::Fake(f) => {
                 let a = f.execute(cell, slot, attempt);
@@ -235,6 +253,18 @@ pub(super) fn now_unix_ns() -> i64 {
 }
 
 impl EngineExec {
+    /// Sleep the retry backoff of `attempt`, ending early on Ctrl-C.
+    fn wait_before(&self, attempt: u32) {
+        let end = Instant::now() + retry_backoff(attempt);
+        while !self.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let now = Instant::now();
+            if now >= end {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20).min(end - now));
+        }
+    }
+
     fn execute(&mut self, cell: &Cell) -> Attempt {
         let started_unix_ns = now_unix_ns();
         let t0 = Instant::now();

@@ -1,0 +1,161 @@
+//! Fault: the server of a study is SIGKILLed mid-study and restarted on the same port
+//! a second later. The study must record the failed attempt (with its reason), retry
+//! with backoff, and continue to the full number of successful runs once the server is
+//! back.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
+
+/// Kills the server it holds on drop (also when the test panics).
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+/// Start `dualperf server` on 127.0.0.1:port and wait until it accepts connections.
+fn start_server(port: u16) -> Server {
+    let child = Command::new(BIN)
+        .args(["server", "--bind", "127.0.0.1", "--port", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("dualperf server starts");
+    let server = Server(child);
+    let t0 = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "server did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server
+}
+
+#[test]
+fn server_killed_mid_study_is_recorded_and_the_study_continues_after_it_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let port = free_port();
+    let mut server = start_server(port);
+    let t0 = Instant::now();
+    let study = Command::new(BIN)
+        .args([
+            "study",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--families",
+            "4",
+            "--tests",
+            "tcp-stream",
+            "--sizes",
+            "128",
+            "--runs",
+            "8",
+            "--duration",
+            "0.3",
+            "--retries",
+            "2",
+            "--connect-timeout",
+            "2",
+            "--db",
+            db.to_str().unwrap(),
+            "--quiet",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("study starts");
+    std::thread::sleep(Duration::from_millis(1000));
+    server.0.kill().expect("SIGKILL the server");
+    server.0.wait().expect("reap the server");
+    std::thread::sleep(Duration::from_millis(1000));
+    let _server = start_server(port);
+    let out = study.wait_with_output().expect("study ends");
+    let elapsed = t0.elapsed();
+    let all = format!(
+        "{:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let code = out.status.code();
+    assert!(
+        code == Some(0) || code == Some(2),
+        "study exit {code:?} (want 0 or 2): {all}"
+    );
+    assert!(elapsed < Duration::from_secs(30), "took {elapsed:?}");
+    check_db(&db, &all);
+    eprintln!("study with a server restart took {elapsed:?}");
+}
+
+fn check_db(db: &Path, all: &str) {
+    let s = store::Store::open_read_only(db).expect("database opens");
+    let details = s.run_details(1).expect("runs readable");
+    let failed: Vec<&str> = details
+        .iter()
+        .filter_map(|d| match &d.run.status {
+            store::RunStatus::Failed { reason } => Some(reason.as_str()),
+            store::RunStatus::Ok => None,
+        })
+        .collect();
+    let ok = details
+        .iter()
+        .filter(|d| d.run.status.is_ok() && !d.run.warmup)
+        .count();
+    assert!(
+        !failed.is_empty(),
+        "no failed attempt recorded across a server kill: {all}"
+    );
+    assert!(
+        failed.iter().all(|r| !r.trim().is_empty()),
+        "a failed attempt without a reason: {failed:?}"
+    );
+    assert_eq!(ok, 8, "successful runs (failed: {failed:?}): {all}");
+    // The failure is followed by successes: the study went on after the restart.
+    let last_fail = details
+        .iter()
+        .rposition(|d| !d.run.status.is_ok())
+        .unwrap_or(0);
+    assert!(
+        details[last_fail..].iter().any(|d| d.run.status.is_ok()),
+        "no successful run after the last failure: {failed:?}"
+    );
+    // The same through the export, failed attempts included with their reason.
+    let exp = Command::new(BIN)
+        .args([
+            "export",
+            "--format",
+            "json",
+            "--include-failed",
+            "--db",
+            db.to_str().unwrap(),
+        ])
+        .output()
+        .expect("export runs");
+    assert!(exp.status.success(), "export failed");
+    let rows: serde_json::Value = serde_json::from_slice(&exp.stdout).expect("export is JSON");
+    let failed_rows = rows
+        .as_array()
+        .expect("a JSON array")
+        .iter()
+        .filter(|r| r["status"] != "ok")
+        .filter(|r| r["failure_reason"].as_str().is_some_and(|s| !s.is_empty()))
+        .count();
+    assert_eq!(failed_rows, failed.len(), "export of failed attempts");
+}
