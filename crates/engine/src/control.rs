@@ -31,6 +31,11 @@ impl ControlConn {
         }
     }
 
+    /// Largest message body accepted from now on (see `FrameDecoder::set_max_body_bytes`).
+    pub(crate) fn set_max_body_bytes(&mut self, n: usize) {
+        self.decoder.set_max_body_bytes(n);
+    }
+
     pub(crate) fn send(&mut self, msg: &Msg) -> io::Result<()> {
         self.stream.write_all(&encode_frame(msg, self.version))
     }

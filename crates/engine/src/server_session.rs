@@ -18,6 +18,11 @@ use wire::proto::{AppliedOpts, ErrorCode, IntervalSample, SideStats};
 use wire::session::{ServerEvent, ServerSession};
 use wire::spec::{SocketOpts, TestKind, TestSpec, Transport};
 
+/// Largest control message accepted before a test is accepted (a hello with the
+/// client's metadata and a request are a few KiB); 32 stalled peers then hold at most
+/// 2 MiB of frame buffers instead of 128 MiB.
+const PRE_TEST_MAX_BODY_BYTES: usize = 64 << 10;
+
 /// How often the session loop wakes while a test runs (sender-done, stop, intervals).
 const TICK: Duration = Duration::from_millis(20);
 
@@ -138,6 +143,12 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
         } else {
             deadline = deadline.min(Instant::now() + Duration::from_millis(100));
         }
+        // Before a test is accepted only small messages (hello, request) are expected.
+        conn.set_max_body_bytes(if test.is_some() {
+            wire::proto::MAX_BODY_BYTES
+        } else {
+            PRE_TEST_MAX_BODY_BYTES
+        });
         match conn.recv_until(deadline) {
             Ok(Some(m)) => sess.handle_msg(Instant::now(), m),
             Ok(None) => sess.handle_timeout(Instant::now()),

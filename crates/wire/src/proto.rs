@@ -50,6 +50,12 @@ pub enum WireError {
     VersionMismatch { peer: u16, ours: u16 },
     #[error("control message of {0} bytes is larger than the {MAX_BODY_BYTES}-byte limit")]
     Oversized(usize),
+    /// Over the lower limit the reader set for this point of the session.
+    #[error("control message of {body_bytes} bytes is larger than the {limit_bytes}-byte limit at this point of the session")]
+    OverLimit {
+        body_bytes: usize,
+        limit_bytes: usize,
+    },
     #[error("truncated: need {need} bytes, have {have}")]
     Truncated { need: usize, have: usize },
     #[error("malformed control message: {0}")]
@@ -270,6 +276,7 @@ pub fn decode_body(body: &[u8]) -> Result<Msg, WireError> {
 pub struct FrameDecoder {
     buf: Vec<u8>,
     version: u16,
+    max_body_bytes: usize,
 }
 
 impl FrameDecoder {
@@ -277,7 +284,26 @@ impl FrameDecoder {
         FrameDecoder {
             buf: Vec::new(),
             version,
+            max_body_bytes: MAX_BODY_BYTES,
         }
+    }
+
+    /// Accept bodies of at most `n` bytes (capped at [`MAX_BODY_BYTES`]) from now on: a
+    /// server expects only small messages before a test is accepted, so a peer cannot
+    /// make it buffer megabytes before that.
+    pub fn set_max_body_bytes(&mut self, n: usize) {
+        self.max_body_bytes = n.min(MAX_BODY_BYTES);
+    }
+
+    fn header(&self) -> Result<FrameHeader, WireError> {
+        let h = FrameHeader::new_checked(&self.buf, self.version)?;
+        if h.body_bytes > self.max_body_bytes {
+            return Err(WireError::OverLimit {
+                body_bytes: h.body_bytes,
+                limit_bytes: self.max_body_bytes,
+            });
+        }
+        Ok(h)
     }
 
     pub fn push(&mut self, bytes: &[u8]) {
@@ -294,7 +320,7 @@ impl FrameDecoder {
         if self.buf.len() < FRAME_HEADER_BYTES {
             return FRAME_HEADER_BYTES - self.buf.len();
         }
-        match FrameHeader::new_checked(&self.buf, self.version) {
+        match self.header() {
             Ok(h) => (FRAME_HEADER_BYTES + h.body_bytes)
                 .saturating_sub(self.buf.len())
                 .max(1),
@@ -312,7 +338,7 @@ impl FrameDecoder {
             }
             return Ok(None);
         }
-        let header = FrameHeader::new_checked(&self.buf, self.version)?;
+        let header = self.header()?;
         let total = FRAME_HEADER_BYTES + header.body_bytes;
         if self.buf.len() < total {
             return Ok(None);
@@ -601,5 +627,28 @@ mod tests {
         };
         let frame = encode_frame(&Msg::Result { stats }, PROTOCOL_VERSION);
         assert!(frame.len() < MAX_BODY_BYTES, "{} bytes", frame.len());
+    }
+
+    #[test]
+    fn a_lowered_body_limit_refuses_big_frames_at_the_header() {
+        let mut d = FrameDecoder::new(PROTOCOL_VERSION);
+        d.set_max_body_bytes(100);
+        let mut header = FRAME_MAGIC.to_vec();
+        header.extend_from_slice(&PROTOCOL_VERSION.to_be_bytes());
+        header.extend_from_slice(&101u32.to_be_bytes());
+        d.push(&header);
+        let err = d.next_msg().unwrap_err();
+        assert_eq!(
+            err,
+            WireError::OverLimit {
+                body_bytes: 101,
+                limit_bytes: 100
+            }
+        );
+        assert_eq!(d.wanted_bytes(), 1, "asks for no body bytes");
+        let mut ok = FrameDecoder::new(PROTOCOL_VERSION);
+        ok.set_max_body_bytes(usize::MAX);
+        ok.push(&encode_frame(&Msg::Started, PROTOCOL_VERSION));
+        assert_eq!(ok.next_msg(), Ok(Some(Msg::Started)));
     }
 }
