@@ -61,7 +61,7 @@ impl Lab {
             .spawn()
             .expect("server starts");
         self.server = Some(child);
-        // Wait until it listens (a probe from the client namespace).
+        // Wait until it listens (ss inside the server namespace).
         let t0 = Instant::now();
         loop {
             let ss = Command::new("ip")
@@ -71,7 +71,10 @@ impl Lab {
             if text(&ss.stdout).contains(&format!("{SERVER_V4}:5301")) {
                 return;
             }
-            assert!(t0.elapsed() < Duration::from_secs(5), "server did not listen");
+            assert!(
+                t0.elapsed() < Duration::from_secs(5),
+                "server did not listen"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
