@@ -63,6 +63,12 @@ pub fn families() -> Vec<(&'static str, &'static str)> {
     let mut v = vec![("4", "127.0.0.1")];
     if has_ipv6() {
         v.push(("6", "::1"));
+    } else {
+        // The IPv6 half is never skipped silently.
+        assert!(
+            std::env::var_os("DUALPERF_SKIP_IPV6").is_some_and(|v| v == "1"),
+            "::1 is not available here; set DUALPERF_SKIP_IPV6=1 to test IPv4 only"
+        );
     }
     v
 }
