@@ -441,7 +441,7 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
         print!("{}", dry_run_text(&spec, Some(&args.target_text())));
         return Ok(ExitCode::SUCCESS);
     }
-    let mut store = store::Store::open(&args.db)?;
+    let mut store = journal::open_store(&args.db)?;
     let (version, revision) = version_and_revision();
     let created_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -507,7 +507,7 @@ fn install_stop_handler() -> Arc<AtomicBool> {
 }
 
 fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
-    let mut store = store::Store::open(&args.db)?;
+    let mut store = journal::open_store(&args.db)?;
     let campaign = store.campaign(id)?;
     let spec = StudySpec::from_json(&campaign.spec_json)
         .with_context(|| format!("campaign {id} has a spec this dualperf cannot read"))?;

@@ -12,6 +12,36 @@ use study::{
 use wire::metrics as m;
 use wire::spec::Family;
 
+/// Open the study's database for writing; an error from a read-only file or file
+/// system says so (SQLite only says "unable to open database file").
+pub fn open_store(db: &Path) -> anyhow::Result<Store> {
+    match Store::open(db) {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            let read_only = db.exists()
+                && std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(db)
+                    .is_err_and(|io| {
+                        matches!(
+                            io.kind(),
+                            std::io::ErrorKind::ReadOnlyFilesystem
+                                | std::io::ErrorKind::PermissionDenied
+                        )
+                    });
+            if read_only {
+                Err(anyhow::Error::new(e).context(format!(
+                    "results database {} is read-only (file or file system): a study needs to write it; \
+                     copy it somewhere writable or pick another --db",
+                    db.display()
+                )))
+            } else {
+                Err(e.into())
+            }
+        }
+    }
+}
+
 /// Client metadata key holding where the study sends its tests ("embedded" or
 /// "HOST PORT"), so `--resume` reaches the same server.
 pub const TARGET_KEY: &str = "study.target";
