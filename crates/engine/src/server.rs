@@ -83,6 +83,20 @@ impl Default for ServerConfig {
     }
 }
 
+impl ServerConfig {
+    /// The defaults with the test limits lifted to what the protocol allows (128
+    /// streams, 24 h, unlimited rate): for a server only its own user can reach, such as
+    /// [`EmbeddedServer`] on loopback or a lab's private namespace.
+    pub fn private() -> ServerConfig {
+        ServerConfig {
+            max_streams: wire::proto::MAX_STREAMS,
+            max_duration: Duration::from_nanos(wire::proto::MAX_DURATION_NS),
+            max_send_rate_bps: None,
+            ..ServerConfig::default()
+        }
+    }
+}
+
 impl std::fmt::Debug for ServerConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerConfig")
@@ -405,7 +419,7 @@ pub struct EmbeddedServer {
 
 impl EmbeddedServer {
     pub fn start() -> Result<EmbeddedServer, EngineError> {
-        EmbeddedServer::start_with(ServerConfig::default())
+        EmbeddedServer::start_with(ServerConfig::private())
     }
 
     /// Start with `cfg` (its `binds` are replaced by the loopback pair).
@@ -516,5 +530,18 @@ mod limit_tests {
         })
         .unwrap();
         assert_eq!(h.ctx.cfg.limits.count_run_max, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn private_servers_allow_what_the_protocol_allows() {
+        let cfg = ServerConfig::private();
+        let mut spec = TestSpec::new(TestKind::UdpStream, Family::V4, 65_507);
+        spec.streams = wire::proto::MAX_STREAMS;
+        spec.direction = Direction::Bidir;
+        spec.bound = Bound::DurationNs(wire::proto::MAX_DURATION_NS);
+        let lab_peer: IpAddr = "10.0.0.2".parse().unwrap();
+        assert_eq!(check_limits(&cfg, &spec, lab_peer), Ok(()));
+        let err = check_limits(&ServerConfig::default(), &spec, lab_peer).unwrap_err();
+        assert!(err.contains("--max-streams"), "{err}");
     }
 }

@@ -49,6 +49,8 @@ impl LabServer {
             .arg(lab.server_addr(Family::V4).to_string())
             .arg("--bind")
             .arg(lab.server_addr(Family::V6).to_string())
+            // A private lab: the user's test sets the load, not --max-* limits.
+            .args(["--max-rate", "0", "--max-duration", "86400", "--max-streams", "128"])
             .env(LAB_ENV, lab.name())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

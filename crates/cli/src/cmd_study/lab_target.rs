@@ -146,7 +146,9 @@ impl LabTarget {
                     .arg("--bind")
                     .arg(lab.server_addr(Family::V4).to_string())
                     .arg("--bind")
-                    .arg(lab.server_addr(Family::V6).to_string());
+                    .arg(lab.server_addr(Family::V6).to_string())
+                    // A private lab: the study's own tests set the load, not --max-* limits.
+                    .args(["--max-rate", "0", "--max-duration", "86400", "--max-streams", "128"]);
                 (exe, cmd)
             }
             LabServer::Iperf3 => {
