@@ -231,7 +231,22 @@ fn show_and_export_read_a_database_on_a_read_only_file_system() {
     let fs = Tmpfs::mount("4m");
     let db = fs.path.join("x.db");
     let db_s = db.to_str().unwrap();
-    let o = dualperf(&[STUDY, &["--runs", "1", "--db", db_s]].concat());
+    let o = dualperf(&[
+        "study",
+        "--families",
+        "4",
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "128",
+        "--runs",
+        "1",
+        "--duration",
+        "0.01",
+        "--quiet",
+        "--db",
+        db_s,
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     fs.remount("ro");
     let o = dualperf(&["export", "--format", "json", "--db", db_s]);
