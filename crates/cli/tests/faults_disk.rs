@@ -223,7 +223,6 @@ fn read_only_database_is_a_clear_error_and_stays_intact() {
 }
 
 #[test]
-#[ignore = "store::Store::open_read_only (crates/store/src/lib.rs) cannot open a WAL database on a read-only file system: SQLite cannot create the -shm file, `dualperf show` / `export` fail with 'unable to open database file'; fall back to the `immutable=1` URI there"]
 fn show_and_export_read_a_database_on_a_read_only_file_system() {
     if !root_or_skip() {
         return;

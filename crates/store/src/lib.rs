@@ -222,16 +222,32 @@ impl Store {
             cause,
         };
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
+        let first = Connection::open_with_flags(path, flags)
+            .map_err(StoreError::Sql)
+            .and_then(|conn| Store::configured_read_only(conn, path));
+        match first {
+            Err(StoreError::Sql(cause)) if path.exists() && !wal_has_frames(path) => {
+                // A WAL database on a read-only file system: SQLite cannot create the
+                // `-shm` file. With no un-checkpointed WAL frames the main file holds
+                // everything, so it can be read as immutable.
+                let uri_flags = flags | OpenFlags::SQLITE_OPEN_URI;
+                Connection::open_with_flags(immutable_uri(path), uri_flags)
+                    .map_err(StoreError::Sql)
+                    .and_then(|conn| Store::configured_read_only(conn, path))
+                    .map_err(|_| open_err(cause))
+            }
+            Err(StoreError::Sql(cause)) => Err(open_err(cause)),
+            other => other,
+        }
+    }
+
+    fn configured_read_only(conn: Connection, path: &Path) -> Result<Store, StoreError> {
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
             read_only: true,
         };
-        store.configure(false).map_err(|e| match e {
-            StoreError::Sql(cause) => open_err(cause),
-            other => other,
-        })?;
+        store.configure(false)?;
         Ok(store)
     }
 
@@ -331,6 +347,28 @@ pub(crate) fn parse_direction(s: &str) -> Result<Direction, StoreError> {
         "bidir" => Ok(Direction::Bidir),
         other => Err(StoreError::BadValue(format!("unknown direction '{other}'"))),
     }
+}
+
+/// Whether `PATH-wal` exists with content (frames not yet checkpointed into PATH).
+fn wal_has_frames(path: &Path) -> bool {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::metadata(PathBuf::from(wal)).is_ok_and(|m| m.len() > 0)
+}
+
+/// `file:PATH?immutable=1`, with the characters a URI path cannot hold escaped.
+fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for ch in path.to_string_lossy().chars() {
+        match ch {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 #[cfg(test)]
