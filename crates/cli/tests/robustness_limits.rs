@@ -154,3 +154,79 @@ fn server_help_documents_the_limits_and_their_defaults() {
     assert!(text.contains("[default: 16]"), "{text}");
     assert!(text.contains("[default: 10G]"), "{text}");
 }
+
+fn spawn_run(port: u16, duration_s: &str) -> Child {
+    Command::new(BIN)
+        .args(["run", "127.0.0.1", "--port", &port.to_string()])
+        .args(["--duration", duration_s, "--size", "1000"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn dualperf run")
+}
+
+#[test]
+fn max_tests_sets_how_many_tests_run_at_once() {
+    let two = Server::start(&["--max-tests", "2"]);
+    let (a, b) = (spawn_run(two.port, "0.8"), spawn_run(two.port, "0.8"));
+    for o in [a, b].map(|c| c.wait_with_output().expect("wait")) {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let one = Server::start(&["--max-tests", "1"]);
+    let first = spawn_run(one.port, "0.8");
+    thread::sleep(Duration::from_millis(300));
+    let second = one.run(&["--duration", "0.2", "--size", "1000"]);
+    assert_refused(&second, "server busy");
+    let first = first.wait_with_output().expect("wait");
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+}
+
+#[test]
+fn max_connections_tells_the_next_peer_it_is_busy() {
+    let server = Server::start(&["--max-connections", "1"]);
+    let addr = SocketAddr::from(([127, 0, 0, 1], server.port));
+    // A silent peer takes the only connection slot (until the 5 s handshake timeout);
+    // retried while the server still serves the start-up probe's connection.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let silent = loop {
+        let mut s = TcpStream::connect(addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let mut b = [0u8; 64];
+        match std::io::Read::read(&mut s, &mut b) {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                break s
+            }
+            _ => assert!(
+                Instant::now() < deadline,
+                "the silent peer never got the slot"
+            ),
+        }
+    };
+    let out = server.run(&["--duration", "0.2", "--size", "1000"]);
+    assert_refused(&out, "busy");
+    drop(silent);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let o = server.run(&["--duration", "0.2", "--size", "1000"]);
+        if o.status.success() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "slot not freed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        thread::sleep(Duration::from_millis(200));
+    }
+}
