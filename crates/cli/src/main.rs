@@ -10,6 +10,7 @@ mod cmd_report;
 mod cmd_run;
 mod cmd_server;
 mod cmd_study;
+mod lab_server;
 
 /// IPv4-vs-IPv6 network performance studies: traffic generation, measurement,
 /// repetition to a confidence target, a results database, significance tests and reports.

@@ -1,28 +1,19 @@
 //! `dualperf run --lab p2p|client-server`: one test in a temporary network-namespace
 //! lab. Owns the lab (from the `lab` crate) and the `dualperf server` process in its
-//! server namespace for the length of one run; the client runs on a thread inside the
+//! server namespace (started through `crate::lab_server`) for the length of one run; the client runs on a thread inside the
 //! client namespace. The server is stopped and the lab removed on every way out: normal
 //! end, error (drop), and Ctrl-C / SIGTERM (a handler here removes every lab of this
 //! process and exits with 130; the main thread never exits on its own while that runs).
 
 use super::{say, summary, to_json, CliRecorder, RunArgs};
+use crate::lab_server::{dualperf_server_command, ServerProcess};
 use anyhow::{anyhow, bail, Context};
 use engine::ClientConfig;
 use lab::{Lab, LabSpec};
-use std::io::{BufRead, BufReader, Read};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
-use wire::spec::{Family, TestSpec};
-
-/// Environment variable set on the lab's server process: the lab name.
-const LAB_ENV: &str = "DUALPERF_LAB";
-/// How long the server may take to print its "listening" line.
-const SERVER_READY_TIMEOUT: Duration = Duration::from_secs(10);
-/// Last bytes of the server's stderr kept for error messages.
-const STDERR_KEEP_BYTES: usize = 4096;
+use wire::spec::TestSpec;
 
 pub fn parse_topology(s: &str) -> Result<lab::Topology, String> {
     s.parse().map_err(|e: lab::LabError| e.to_string())
@@ -30,117 +21,6 @@ pub fn parse_topology(s: &str) -> Result<lab::Topology, String> {
 
 pub fn parse_lab_rate(s: &str) -> Result<u64, String> {
     lab::parse_rate_bps(s).map_err(|e| e.to_string())
-}
-
-/// The `dualperf server` child in the lab's server namespace; killed and reaped on drop.
-struct LabServer {
-    child: Option<Child>,
-    stderr_tail: Arc<Mutex<Vec<u8>>>,
-}
-
-impl LabServer {
-    fn start(lab: &Lab, port: u16) -> anyhow::Result<LabServer> {
-        let exe = std::env::current_exe().context("cannot find this dualperf binary")?;
-        let mut cmd = Command::new(&exe);
-        cmd.arg("server")
-            .arg("--port")
-            .arg(port.to_string())
-            .arg("--bind")
-            .arg(lab.server_addr(Family::V4).to_string())
-            .arg("--bind")
-            .arg(lab.server_addr(Family::V6).to_string())
-            // A private lab: the user's test sets the load, not --max-* limits.
-            .args(["--max-rate", "0", "--max-duration", "86400", "--max-streams", "128"])
-            .env(LAB_ENV, lab.name())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Its own process group: a terminal Ctrl-C reaches this process only, whose
-            // lab guard then removes the namespace with the server in it.
-            .process_group(0);
-        let ns = lab.server_ns().to_string();
-        let mut child = lab::spawn_in_ns(&ns, &mut cmd)?;
-        let (ready_tx, ready_rx) = mpsc::channel::<bool>();
-        if let Some(out) = child.stdout.take() {
-            std::thread::spawn(move || {
-                let mut ready_tx = Some(ready_tx);
-                // Keep reading (and dropping) the log so the server never blocks on it.
-                for line in BufReader::new(out).lines() {
-                    let Ok(line) = line else { break };
-                    if line.contains("listening on") {
-                        if let Some(tx) = ready_tx.take() {
-                            let _ = tx.send(true);
-                        }
-                    }
-                }
-                if let Some(tx) = ready_tx.take() {
-                    let _ = tx.send(false);
-                }
-            });
-        }
-        let stderr_tail = Arc::new(Mutex::new(Vec::new()));
-        if let Some(mut err) = child.stderr.take() {
-            let tail = stderr_tail.clone();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 1024];
-                while let Ok(n) = err.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
-                    t.extend_from_slice(&buf[..n]);
-                    let excess = t.len().saturating_sub(STDERR_KEEP_BYTES);
-                    t.drain(..excess);
-                }
-            });
-        }
-        let mut server = LabServer {
-            child: Some(child),
-            stderr_tail,
-        };
-        match ready_rx.recv_timeout(SERVER_READY_TIMEOUT) {
-            Ok(true) => Ok(server),
-            Ok(false) | Err(_) => {
-                let status = server.stop();
-                std::thread::sleep(Duration::from_millis(50)); // last stderr words
-                let tail = server.stderr_tail();
-                bail!(
-                    "the dualperf server in lab namespace {ns} ({}) did not start{}{}",
-                    exe.display(),
-                    status.map(|s| format!(" ({s})")).unwrap_or_default(),
-                    if tail.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {tail}")
-                    }
-                )
-            }
-        }
-    }
-
-    fn stderr_tail(&self) -> String {
-        let t = self.stderr_tail.lock().unwrap_or_else(|p| p.into_inner());
-        String::from_utf8_lossy(&t).trim().to_string()
-    }
-
-    /// Kills and reaps the server; returns how it ended.
-    fn stop(&mut self) -> Option<String> {
-        let mut child = self.child.take()?;
-        let status = match child.try_wait() {
-            Ok(Some(s)) => s,
-            _ => {
-                let _ = child.kill();
-                child.wait().ok()?
-            }
-        };
-        Some(status.to_string())
-    }
-}
-
-impl Drop for LabServer {
-    fn drop(&mut self) {
-        self.stop();
-    }
 }
 
 /// Set by the signal handler before it removes the lab.
@@ -197,7 +77,13 @@ fn run_in_lab(args: &RunArgs, spec: TestSpec) -> anyhow::Result<ExitCode> {
         eprintln!("dualperf: warning: {w}");
     }
     // Declared after `lab`: dropped first, so the server goes before its namespace.
-    let mut server = LabServer::start(&lab, port)?;
+    let exe = std::env::current_exe().context("cannot find this dualperf binary")?;
+    let mut server = ServerProcess::start(
+        &lab,
+        dualperf_server_command(&exe, &lab, port),
+        "dualperf",
+        "starting the lab's dualperf server",
+    )?;
     let host = lab.server_addr(spec.family).to_string();
     let mut cfg = ClientConfig::new(&host, port, spec);
     cfg.connect_timeout = Duration::from_secs_f64(args.connect_timeout.max(0.01));

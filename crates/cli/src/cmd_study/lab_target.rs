@@ -1,30 +1,21 @@
 //! `dualperf study --lab`: a temporary network-namespace lab for one study. Owns the
 //! lab (from the `lab` crate) and the server process running in its server namespace
-//! (`dualperf server`, or `iperf3 -s` with `--peer iperf3`); runs closures on threads inside the client namespace; removes the server
+//! (`dualperf server`, or `iperf3 -s` with `--peer iperf3`, started through
+//! `crate::lab_server`); runs closures on threads inside the client namespace; removes the server
 //! and the lab when dropped (normal end, error, first Ctrl-C). A second Ctrl-C is
 //! handled by the study's signal handler through `lab::teardown_all_live`.
 
+use crate::lab_server::{dualperf_server_command, ServerProcess};
 use anyhow::{bail, Context};
 use lab::{Lab, LabSpec, Topology};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read};
 use std::net::IpAddr;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Arc, Mutex};
-use std::time::Duration;
+use std::process::Command;
 use wire::spec::Family;
 
-/// Environment variable set on the lab's server process: the lab name (lets tests and
-/// users find a server that belongs to a lab).
-pub const LAB_ENV: &str = "DUALPERF_LAB";
 /// Test hook: run this program instead of this binary as the lab's server.
 pub const SERVER_EXE_ENV: &str = "DUALPERF_LAB_SERVER_EXE";
-/// How long the server may take to print its "listening" line.
-const SERVER_READY_TIMEOUT: Duration = Duration::from_secs(10);
-/// Last bytes of the server's stderr kept for error messages.
-const STDERR_KEEP_BYTES: usize = 4096;
 
 /// What lab to build (from the flags, or from a resumed campaign's metadata).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,8 +78,7 @@ pub enum LabServer {
 
 /// A running lab with a server in its server namespace.
 pub struct LabTarget {
-    server: Option<Child>,
-    stderr_tail: Arc<Mutex<Vec<u8>>>,
+    server: Option<ServerProcess>,
     lab: Option<Lab>,
     port: u16,
     kind: LabServer,
@@ -117,7 +107,6 @@ impl LabTarget {
         }
         let mut target = LabTarget {
             server: None,
-            stderr_tail: Arc::new(Mutex::new(Vec::new())),
             lab: Some(lab),
             port,
             kind,
@@ -133,120 +122,36 @@ impl LabTarget {
 
     fn start_server(&mut self) -> anyhow::Result<()> {
         let lab = self.lab();
-        let (exe, mut cmd) = match self.kind {
+        let server = match self.kind {
             LabServer::Dualperf => {
                 let exe = match std::env::var_os(SERVER_EXE_ENV) {
                     Some(p) => PathBuf::from(p),
                     None => std::env::current_exe().context("cannot find this dualperf binary")?,
                 };
-                let mut cmd = Command::new(&exe);
-                cmd.arg("server")
-                    .arg("--port")
-                    .arg(self.port.to_string())
-                    .arg("--bind")
-                    .arg(lab.server_addr(Family::V4).to_string())
-                    .arg("--bind")
-                    .arg(lab.server_addr(Family::V6).to_string())
-                    // A private lab: the study's own tests set the load, not --max-* limits.
-                    .args(["--max-rate", "0", "--max-duration", "86400", "--max-streams", "128"]);
-                (exe, cmd)
+                let cmd = dualperf_server_command(&exe, lab, self.port);
+                ServerProcess::start(lab, cmd, "dualperf", "starting the lab's dualperf server")?
             }
             LabServer::Iperf3 => {
-                let exe = PathBuf::from("iperf3");
-                let mut cmd = Command::new(&exe);
+                let mut cmd = Command::new("iperf3");
                 // --forceflush: its "Server listening on" line reaches the pipe at once.
                 cmd.args(["-s", "--forceflush", "-p", &self.port.to_string()]);
-                (exe, cmd)
+                ServerProcess::start(
+                    lab,
+                    cmd,
+                    "iperf3",
+                    "--peer iperf3 with --lab runs `iperf3 -s` in the lab; install iperf3",
+                )?
             }
         };
-        cmd.env(LAB_ENV, lab.name())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Its own process group: the terminal's Ctrl-C goes to the study only, which
-            // finishes the current run before the lab (and this server) is removed.
-            .process_group(0);
-        let ns = lab.server_ns().to_string();
-        let mut child = lab::spawn_in_ns(&ns, &mut cmd).with_context(|| match self.kind {
-            LabServer::Iperf3 => {
-                "--peer iperf3 with --lab runs `iperf3 -s` in the lab; install iperf3"
-            }
-            LabServer::Dualperf => "starting the lab's dualperf server",
-        })?;
-        let (ready_tx, ready_rx) = mpsc::channel::<bool>();
-        if let Some(out) = child.stdout.take() {
-            std::thread::spawn(move || {
-                let mut ready_tx = Some(ready_tx);
-                for line in BufReader::new(out).lines() {
-                    let Ok(line) = line else { break };
-                    if line.contains("listening on") {
-                        if let Some(tx) = ready_tx.take() {
-                            let _ = tx.send(true);
-                        }
-                    }
-                }
-                if let Some(tx) = ready_tx.take() {
-                    let _ = tx.send(false);
-                }
-            });
-        }
-        if let Some(mut err) = child.stderr.take() {
-            let tail = self.stderr_tail.clone();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 1024];
-                while let Ok(n) = err.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
-                    t.extend_from_slice(&buf[..n]);
-                    let excess = t.len().saturating_sub(STDERR_KEEP_BYTES);
-                    t.drain(..excess);
-                }
-            });
-        }
-        self.server = Some(child);
-        match ready_rx.recv_timeout(SERVER_READY_TIMEOUT) {
-            Ok(true) => Ok(()),
-            Ok(false) | Err(_) => {
-                let status = self.stop_server();
-                // Give the stderr reader a moment to collect the last words.
-                std::thread::sleep(Duration::from_millis(50));
-                let tail = self.stderr_tail();
-                bail!(
-                    "the {} server in lab namespace {ns} ({}) did not start{}{}",
-                    match self.kind {
-                        LabServer::Dualperf => "dualperf",
-                        LabServer::Iperf3 => "iperf3",
-                    },
-                    exe.display(),
-                    status.map(|s| format!(" ({s})")).unwrap_or_default(),
-                    if tail.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {tail}")
-                    }
-                )
-            }
-        }
+        self.server = Some(server);
+        Ok(())
     }
 
-    fn stderr_tail(&self) -> String {
-        let t = self.stderr_tail.lock().unwrap_or_else(|p| p.into_inner());
-        String::from_utf8_lossy(&t).trim().to_string()
-    }
-
-    /// Kills and reaps the server process; returns how it ended.
-    fn stop_server(&mut self) -> Option<String> {
-        let mut child = self.server.take()?;
-        let status = match child.try_wait() {
-            Ok(Some(s)) => s,
-            _ => {
-                let _ = child.kill();
-                child.wait().ok()?
-            }
-        };
-        Some(status.to_string())
+    /// Kills and reaps the server process.
+    fn stop_server(&mut self) {
+        if let Some(mut server) = self.server.take() {
+            server.stop();
+        }
     }
 
     pub fn client_ns(&self) -> String {
