@@ -50,6 +50,11 @@ impl Limits {
     }
 }
 
+/// Longest a server waits for the first message (a client sends `hello` as soon as it
+/// has connected): a peer that connects and says nothing holds a connection slot this
+/// long at most.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Why a session ended without a result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SessionError {
@@ -402,7 +407,7 @@ impl ServerSession {
         ServerSession {
             state: ServerState::AwaitHello,
             limits,
-            deadline: Some(now + limits.handshake),
+            deadline: Some(now + limits.handshake.min(HELLO_TIMEOUT)),
             out: VecDeque::new(),
             events: VecDeque::new(),
             server_info,

@@ -489,3 +489,22 @@ fn keyed_client_refuses_a_server_that_sends_no_proof() {
     }
     assert_eq!(p.client.session_token(), None);
 }
+
+#[test]
+fn a_silent_peer_is_dropped_after_the_hello_timeout() {
+    let t0 = Instant::now();
+    let mut s = ServerSession::new(t0, BTreeMap::new(), Limits::default());
+    assert_eq!(s.poll_timeout(), Some(t0 + HELLO_TIMEOUT));
+    assert!(HELLO_TIMEOUT < Limits::default().handshake);
+    s.handle_timeout(t0 + HELLO_TIMEOUT - Duration::from_millis(1));
+    assert_eq!(s.state(), ServerState::AwaitHello);
+    s.handle_timeout(t0 + HELLO_TIMEOUT);
+    assert_eq!(s.state(), ServerState::Failed);
+    // A shorter configured handshake still wins.
+    let short = Limits {
+        handshake: Duration::from_millis(300),
+        ..Limits::default()
+    };
+    let s = ServerSession::new(t0, BTreeMap::new(), short);
+    assert_eq!(s.poll_timeout(), Some(t0 + Duration::from_millis(300)));
+}
