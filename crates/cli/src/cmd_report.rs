@@ -120,9 +120,40 @@ fn recorded_link(data: &Dataset) -> (bool, Option<u32>) {
     (loopback, mtu)
 }
 
+/// The link of a campaign made with `dualperf study --lab`, from its "lab" host's
+/// `lab.*` metadata (written by `lab::Lab::describe`).
+#[derive(Debug, Clone, PartialEq)]
+struct LabLink {
+    topology: String,
+    mtu_bytes: Option<u32>,
+    /// The tbf rate, only when the shaping was really applied.
+    rate_bps: Option<f64>,
+}
+
+/// The first campaign's lab, if it was made in one.
+fn recorded_lab(data: &Dataset) -> Option<LabLink> {
+    let lab = data.campaigns.first()?.hosts.get("lab")?;
+    let shaped = lab.get("lab.shaping").is_some_and(|s| s.starts_with("tbf"));
+    Some(LabLink {
+        topology: lab.get("lab.topology").cloned().unwrap_or_default(),
+        mtu_bytes: lab
+            .get("lab.mtu_bytes")
+            .and_then(|m| m.trim().parse::<u32>().ok()),
+        rate_bps: lab
+            .get("lab.rate_bps")
+            .and_then(|r| r.trim().parse::<f64>().ok())
+            .filter(|r| shaped && r.is_finite() && *r > 0.0),
+    })
+}
+
 fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOptions> {
     let (recorded_loopback, recorded_mtu) = recorded_link(data);
-    let link_arg = args.link.unwrap_or(if recorded_loopback {
+    // A lab study's link is known exactly: veth shaped with tbf, at the lab's MTU and
+    // rate. Used unless the user chose a link model.
+    let lab = recorded_lab(data).filter(|_| args.link.is_none());
+    let link_arg = args.link.unwrap_or(if lab.is_some() {
+        LinkArg::Tbf
+    } else if recorded_loopback {
         LinkArg::Loopback
     } else {
         LinkArg::Ethernet
@@ -132,8 +163,12 @@ fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOpt
         LinkArg::Loopback => OverheadModel::loopback(),
         LinkArg::Tbf => OverheadModel::tbf_veth(),
     };
+    let model_mtu = match &lab {
+        Some(l) => l.mtu_bytes,
+        None => recorded_mtu,
+    };
     if args.mtu.is_none() && args.link.is_none() {
-        if let Some(mtu) = recorded_mtu.filter(|m| (576..=65_536).contains(m)) {
+        if let Some(mtu) = model_mtu.filter(|m| (576..=65_536).contains(m)) {
             link.mtu_bytes = mtu;
         }
     }
@@ -145,8 +180,23 @@ fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOpt
     }
     let link_rate_bps = match &args.link_rate {
         Some(text) => Some(stats::parse_link_rate_bps(text)?),
-        None => None,
+        None => lab.as_ref().and_then(|l| l.rate_bps),
     };
+    let link_source = lab.map(|l| {
+        let rate = match (&args.link_rate, l.rate_bps) {
+            (Some(_), _) => "link rate from --link-rate".to_string(),
+            (None, Some(r)) => format!("link rate = its tbf rate, {} Mbit/s", r / 1e6),
+            (None, None) => "unshaped, so no link rate".to_string(),
+        };
+        format!(
+            "from the lab metadata: the campaign ran in a {} lab of veth links; {rate}",
+            if l.topology.is_empty() {
+                "network-namespace"
+            } else {
+                &l.topology
+            }
+        )
+    });
     if !(args.confidence > 50.0 && args.confidence < 100.0) {
         bail!(
             "--confidence {} must be a percentage between 50 and 100, e.g. 95",
@@ -166,6 +216,7 @@ fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOpt
         },
         link,
         link_rate_bps,
+        link_source,
         generator: format!("dualperf {}", env!("CARGO_PKG_VERSION")),
         ..ReportOptions::default()
     })
@@ -324,6 +375,70 @@ mod tests {
         let eth = dataset_with_client(&[("iface.name", "eth0"), ("iface.mtu_ipv4", "9000")]);
         assert_eq!(recorded_link(&eth), (false, Some(9000)));
         assert_eq!(recorded_link(&Dataset::default()), (false, None));
+    }
+
+    fn lab_dataset(rate: &str, shaping: &str) -> Dataset {
+        let mut d = dataset_with_client(&[("iface.name", "veth0"), ("iface.mtu_ipv4", "1500")]);
+        let lab: BTreeMap<String, String> = [
+            ("lab.topology", "p2p"),
+            ("lab.rate_bps", rate),
+            ("lab.shaping", shaping),
+            ("lab.mtu_bytes", "9000"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        d.campaigns[0].hosts.insert("lab".to_string(), lab);
+        d
+    }
+
+    fn args(extra: &[&str]) -> ReportArgs {
+        #[derive(clap::Parser)]
+        struct P {
+            #[command(flatten)]
+            a: ReportArgs,
+        }
+        let argv = std::iter::once("report").chain(extra.iter().copied());
+        <P as clap::Parser>::try_parse_from(argv)
+            .map(|p| p.a)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_lab_campaign_gets_the_tbf_veth_model_at_its_mtu_and_rate() {
+        let d = lab_dataset(
+            "50000000",
+            "tbf rate 50Mbit burst 6250 latency 50ms on egress of a/b",
+        );
+        let o = report_options(&args(&[]), &d).unwrap();
+        assert_eq!(o.link.link, report::LinkModel::TbfVeth);
+        assert_eq!(o.link.mtu_bytes, 9000);
+        assert_eq!(o.link_rate_bps, Some(5e7));
+        let src = o.link_source.unwrap_or_default();
+        assert!(
+            src.contains("from the lab metadata") && src.contains("50 Mbit/s"),
+            "{src}"
+        );
+        // The user's choice wins.
+        let o = report_options(&args(&["--link", "ethernet"]), &d).unwrap();
+        assert_eq!(o.link, OverheadModel::ethernet());
+        assert_eq!((o.link_rate_bps, o.link_source), (None, None));
+        let o = report_options(&args(&["--link-rate", "1gbit", "--mtu", "1500"]), &d).unwrap();
+        assert_eq!(o.link.link, report::LinkModel::TbfVeth);
+        assert_eq!((o.link.mtu_bytes, o.link_rate_bps), (1500, Some(1e9)));
+        // Shaping that was not applied gives no link rate.
+        let d = lab_dataset(
+            "50000000",
+            "requested but unavailable (no tbf in this kernel)",
+        );
+        let o = report_options(&args(&[]), &d).unwrap();
+        assert_eq!(o.link_rate_bps, None);
+        assert!(o.link_source.is_some_and(|s| s.contains("unshaped")));
+        // Not a lab: unchanged.
+        let d = dataset_with_client(&[("iface.name", "eth0"), ("iface.mtu_ipv4", "9000")]);
+        let o = report_options(&args(&[]), &d).unwrap();
+        assert_eq!(o.link.link, report::LinkModel::Ethernet);
+        assert_eq!(o.link_source, None);
     }
 
     #[test]

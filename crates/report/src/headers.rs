@@ -44,8 +44,21 @@ fn model_text(model: &OverheadModel) -> String {
     format!("{}, MTU {} bytes", model.link.name(), model.mtu_bytes)
 }
 
+/// A table note, followed by where the link model came from when that is known.
+fn with_source(note: &str, model: &OverheadModel, source: Option<&str>) -> String {
+    match source {
+        None => note.to_string(),
+        Some(src) => format!("{note} Link model: {} ({src}).", model_text(model)),
+    }
+}
+
 /// Model vs measurement per transport and size.
-pub fn overhead_table(analysis: &Analysis, model: &OverheadModel) -> Option<Table> {
+/// `source` says where the model came from (e.g. "from the lab metadata"), if known.
+pub fn overhead_table(
+    analysis: &Analysis,
+    model: &OverheadModel,
+    source: Option<&str>,
+) -> Option<Table> {
     let views: Vec<&ViewData> = throughput_views(analysis).collect();
     if views.is_empty() {
         return None;
@@ -118,15 +131,16 @@ pub fn overhead_table(analysis: &Analysis, model: &OverheadModel) -> Option<Tabl
         title: format!("Header overhead: expected and measured IPv6/IPv4 throughput ({})", model_text(model)),
         columns,
         rows,
-        note: Some(
+        note: Some(with_source(
             "Frame = the largest frame as the link counts it; line bytes include every header, \
              framing, preamble and gap (bulk TCP in full-MSS segments with 12 bytes of timestamps). \
              Expected ratio = IPv6 / IPv4 goodput when the link is the bottleneck. Gap explained = \
              (1 − expected) / (1 − measured); 100% means the headers account for all of the \
              measured IPv6 shortfall, more than 100% that IPv6 lost less than the headers predict; \
-             'no gap' = IPv6 was not slower; 'n.s.' = the IPv4/IPv6 difference is not significant."
-                .to_string(),
-        ),
+             'no gap' = IPv6 was not slower; 'n.s.' = the IPv4/IPv6 difference is not significant.",
+            model,
+            source,
+        )),
     })
 }
 
@@ -135,6 +149,7 @@ pub fn efficiency_table(
     analysis: &Analysis,
     model: &OverheadModel,
     link_rate_bps: f64,
+    source: Option<&str>,
 ) -> Option<Table> {
     let views: Vec<&ViewData> = throughput_views(analysis).collect();
     if views.is_empty() {
@@ -187,7 +202,11 @@ pub fn efficiency_table(
         ),
         columns,
         rows,
-        note: Some("Efficiency = measured mean throughput / highest goodput the link rate allows after headers and framing.".into()),
+        note: Some(with_source(
+            "Efficiency = measured mean throughput / highest goodput the link rate allows after headers and framing.",
+            model,
+            source,
+        )),
     })
 }
 
@@ -322,8 +341,29 @@ mod tests {
         let a = analyse(&d, AnalysisOptions::default());
         let s = header_sentences(&a, &OverheadModel::ethernet());
         assert!(s[0].0.contains("not significant at any size"), "{}", s[0].0);
-        let t = overhead_table(&a, &OverheadModel::ethernet()).map(|t| t.to_markdown());
-        assert!(t.is_some_and(|md| md.contains("n.s.")));
+        let t = overhead_table(&a, &OverheadModel::ethernet(), None).map(|t| t.to_markdown());
+        assert!(t.is_some_and(|md| md.contains("n.s.") && !md.contains("Link model:")));
+    }
+
+    #[test]
+    fn tables_say_where_the_link_model_came_from() {
+        let d = data(
+            [100.0, 60.0, 140.0, 80.0, 120.0],
+            [95.0, 55.0, 135.0, 75.0, 115.0],
+        );
+        let a = analyse(&d, AnalysisOptions::default());
+        let model = OverheadModel::tbf_veth();
+        let src = Some("from the lab metadata");
+        for t in [
+            overhead_table(&a, &model, src),
+            efficiency_table(&a, &model, 5e7, src),
+        ] {
+            let md = t.map(|t| t.to_markdown()).unwrap_or_default();
+            assert!(
+                md.contains("Link model: tbf-shaped veth, MTU 1500 bytes (from the lab metadata)"),
+                "{md}"
+            );
+        }
     }
 
     #[test]

@@ -47,6 +47,9 @@ pub struct ReportOptions {
     pub link: OverheadModel,
     /// With a link rate, the report adds efficiency = measured / highest possible.
     pub link_rate_bps: Option<f64>,
+    /// Where the link model (and rate) came from when the user did not choose them,
+    /// e.g. "from the lab metadata"; shown in the overhead and efficiency tables.
+    pub link_source: Option<String>,
     /// Page heading of report.html.
     pub title: String,
     /// Program and version, shown in the page (no clock: output is reproducible).
@@ -59,6 +62,7 @@ impl Default for ReportOptions {
             analysis: AnalysisOptions::default(),
             link: OverheadModel::ethernet(),
             link_rate_bps: None,
+            link_source: None,
             title: "IPv4 vs IPv6 performance report".to_string(),
             generator: "dualperf".to_string(),
         }
@@ -115,9 +119,15 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
             ));
         }
     }
-    tables.extend(headers::overhead_table(&analysis, &options.link));
+    let source = options.link_source.as_deref();
+    tables.extend(headers::overhead_table(&analysis, &options.link, source));
     if let Some(rate) = options.link_rate_bps {
-        tables.extend(headers::efficiency_table(&analysis, &options.link, rate));
+        tables.extend(headers::efficiency_table(
+            &analysis,
+            &options.link,
+            rate,
+            source,
+        ));
     }
     tables.push(context::runs_table(data, &analysis.systems));
     for (i, (c, label)) in data.campaigns.iter().zip(&analysis.systems).enumerate() {

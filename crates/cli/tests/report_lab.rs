@@ -1,0 +1,127 @@
+//! `dualperf report` of a study made in a lab: without --link/--link-rate the report
+//! takes the tbf-shaped-veth model at the lab's MTU and the lab's tbf rate from the
+//! campaign's "lab" host, so the efficiency table appears by itself and names where its
+//! model came from. Needs root (skips with a reason outside CI).
+
+mod study_common;
+
+use study_common::*;
+
+fn root_or_skip() -> bool {
+    match lab::check_privileges() {
+        Ok(()) => true,
+        Err(e) if std::env::var_os("CI").is_none() => {
+            eprintln!("SKIPPED: {e}");
+            false
+        }
+        Err(e) => panic!("labs cannot be built here: {e}"),
+    }
+}
+
+/// The numbers in the efficiency column(s) of the Markdown efficiency table.
+fn efficiencies(md: &str) -> Vec<f64> {
+    let Some(start) = md.find("Efficiency at a link rate of") else {
+        return Vec::new();
+    };
+    let table = &md[start..];
+    // The table's own rows: from its first '|' line up to the blank line after it.
+    let mut lines = table
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'));
+    let header: Vec<String> = match lines.next() {
+        Some(h) => h.split('|').map(|c| c.trim().to_string()).collect(),
+        None => return Vec::new(),
+    };
+    let cols: Vec<usize> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.contains("efficiency (%)"))
+        .map(|(i, _)| i)
+        .collect();
+    let mut out = Vec::new();
+    for row in lines.skip(1) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        for &i in &cols {
+            if let Some(v) = cells
+                .get(i)
+                .and_then(|c| c.trim_end_matches('%').trim().parse::<f64>().ok())
+            {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_lab_study_reports_efficiency_with_the_tbf_veth_model_from_its_metadata() {
+    if !root_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("lab.db");
+    let db_arg = db.to_string_lossy().to_string();
+    let study = run(
+        &[
+            "study",
+            "--lab",
+            "p2p",
+            "--lab-rate",
+            "50mbit",
+            "--tests",
+            "udp-stream",
+            "--sizes",
+            "1408",
+            "--runs",
+            "2",
+            "-d",
+            "0.5",
+            "--families",
+            "4,6",
+            "--db",
+            &db_arg,
+        ],
+        false,
+    );
+    assert!(study.status.success(), "{}", text(&study));
+    let rep = run(&["report", "--db", &db_arg, "--format", "markdown"], false);
+    assert!(rep.status.success(), "{}", text(&rep));
+    let md = String::from_utf8_lossy(&rep.stdout);
+    assert!(
+        md.contains("Efficiency at a link rate of 50 Mbit/s (tbf-shaped veth, MTU 1500 bytes)"),
+        "{md}"
+    );
+    assert!(md.contains("from the lab metadata"), "{md}");
+    assert!(
+        md.contains("Header overhead: expected and measured IPv6/IPv4 throughput (tbf-shaped veth"),
+        "{md}"
+    );
+    let eff = efficiencies(&md);
+    // UDP at 50 Mbit/s with no --rate: the sender saturates the tbf, so goodput sits at
+    // the link's payload share (a few % either way for tbf's burst and timing).
+    assert_eq!(
+        eff.len(),
+        2,
+        "one IPv4 and one IPv6 efficiency: {eff:?}\n{md}"
+    );
+    for e in eff {
+        assert!(
+            (85.0..=110.0).contains(&e),
+            "efficiency {e}% not near 100%\n{md}"
+        );
+    }
+    // The user's own link choice still wins: no lab rate, so no efficiency table.
+    let rep = run(
+        &[
+            "report", "--db", &db_arg, "--format", "markdown", "--link", "ethernet",
+        ],
+        false,
+    );
+    let md = String::from_utf8_lossy(&rep.stdout);
+    assert!(
+        rep.status.success() && !md.contains("Efficiency at a link rate"),
+        "{md}"
+    );
+    assert!(!md.contains("from the lab metadata"), "{md}");
+}
