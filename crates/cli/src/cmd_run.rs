@@ -337,7 +337,8 @@ fn fmt_value(x: &Metric) -> String {
             }
         }
         "%" => format!("{:.2} %", x.value),
-        "packets/s" | "1/s" => format!("{:.0} {}", x.value, x.unit),
+        "packets/s" => format!("{:.0} packets/s", x.value),
+        "1/s" => format!("{:.0}/s", x.value),
         "s" => format!("{:.3} s", x.value),
         "µs" => format!("{:.3} µs", x.value),
         "count" => format!("{:.0}", x.value),
@@ -345,18 +346,104 @@ fn fmt_value(x: &Metric) -> String {
     }
 }
 
-/// Display labels that name the standard behind a number.
-fn label(name: &str) -> String {
+/// The heading a metric is listed under in the text summary, in display order.
+const GROUPS: &[&str] = &[
+    "volume",
+    "rate",
+    "delivery and jitter",
+    "latency",
+    "CPU",
+    "framing",
+    "other",
+];
+
+/// Which of [`GROUPS`] a metric belongs to.
+fn group(name: &str) -> &'static str {
     match name {
-        m::JITTER_RFC3550_NS => "jitter (RFC 3550 interarrival)".into(),
-        m::IPDV_P50_NS => "IPDV p50 (RFC 5481)".into(),
-        m::IPDV_P99_NS => "IPDV p99 (RFC 5481)".into(),
-        m::LOST_PACKETS => "lost packets (RFC 4737)".into(),
-        m::REORDERED_PACKETS => "reordered packets (RFC 4737)".into(),
-        m::DUP_PACKETS => "duplicate packets (RFC 4737)".into(),
-        m::THROUGHPUT_BPS => "goodput at receiver".into(),
-        other => other.replace('_', " "),
+        m::SENT_BYTES
+        | m::RECV_BYTES
+        | m::SENT_PACKETS
+        | m::RECV_PACKETS
+        | m::TRANSACTIONS
+        | m::DURATION_S => "volume",
+        m::THROUGHPUT_BPS
+        | m::SEND_RATE_BPS
+        | m::RECV_PPS
+        | m::SENT_PPS
+        | m::TRANSACTIONS_PER_S => "rate",
+        m::LOST_PACKETS
+        | m::LOSS_PCT
+        | m::DUP_PACKETS
+        | m::REORDERED_PACKETS
+        | m::JITTER_RFC3550_NS
+        | m::IPDV_P50_NS
+        | m::IPDV_P99_NS => "delivery and jitter",
+        m::RR_TIMEOUTS
+        | m::RTT_MEAN_NS
+        | m::RTT_STDDEV_NS
+        | m::RTT_MIN_NS
+        | m::RTT_P50_NS
+        | m::RTT_P90_NS
+        | m::RTT_P99_NS
+        | m::RTT_P999_NS
+        | m::RTT_MAX_NS => "latency",
+        m::CPU_LOCAL_PCT
+        | m::CPU_REMOTE_PCT
+        | m::CPU_LOCAL_BUSIEST_CORE_PCT
+        | m::CPU_REMOTE_BUSIEST_CORE_PCT
+        | m::PROC_LOCAL_PCT
+        | m::PROC_REMOTE_PCT
+        | m::SERVICE_DEMAND_LOCAL_US
+        | m::SERVICE_DEMAND_REMOTE_US => "CPU",
+        m::IP_PACKET_BYTES | m::ETH_FRAME_BYTES => "framing",
+        _ => "other",
     }
+}
+
+/// Human labels without a unit suffix (the value carries the unit), naming the
+/// standard behind a number where there is one.
+fn label(name: &str) -> String {
+    let l = match name {
+        m::SENT_BYTES => "bytes sent",
+        m::RECV_BYTES => "bytes received",
+        m::SENT_PACKETS => "packets sent",
+        m::RECV_PACKETS => "packets received",
+        m::TRANSACTIONS => "transactions",
+        m::DURATION_S => "duration",
+        m::THROUGHPUT_BPS => "goodput at receiver",
+        m::SEND_RATE_BPS => "send rate (offered)",
+        m::RECV_PPS => "packet rate, received",
+        m::SENT_PPS => "packet rate, sent",
+        m::TRANSACTIONS_PER_S => "transactions/s",
+        m::LOST_PACKETS => "lost packets (RFC 4737)",
+        m::LOSS_PCT => "loss (RFC 4737)",
+        m::DUP_PACKETS => "duplicate packets (RFC 4737)",
+        m::REORDERED_PACKETS => "reordered packets (RFC 4737)",
+        m::JITTER_RFC3550_NS => "jitter (RFC 3550 interarrival)",
+        m::IPDV_P50_NS => "IPDV p50 (RFC 5481)",
+        m::IPDV_P99_NS => "IPDV p99 (RFC 5481)",
+        m::RR_TIMEOUTS => "request timeouts",
+        m::RTT_MEAN_NS => "RTT mean",
+        m::RTT_STDDEV_NS => "RTT standard deviation",
+        m::RTT_MIN_NS => "RTT min",
+        m::RTT_P50_NS => "RTT p50",
+        m::RTT_P90_NS => "RTT p90",
+        m::RTT_P99_NS => "RTT p99",
+        m::RTT_P999_NS => "RTT p99.9",
+        m::RTT_MAX_NS => "RTT max",
+        m::CPU_LOCAL_PCT => "CPU, local (system-wide)",
+        m::CPU_REMOTE_PCT => "CPU, remote (system-wide)",
+        m::CPU_LOCAL_BUSIEST_CORE_PCT => "CPU, local busiest core",
+        m::CPU_REMOTE_BUSIEST_CORE_PCT => "CPU, remote busiest core",
+        m::PROC_LOCAL_PCT => "process CPU, local (of 1 core)",
+        m::PROC_REMOTE_PCT => "process CPU, remote (of 1 core)",
+        m::SERVICE_DEMAND_LOCAL_US => "service demand, local",
+        m::SERVICE_DEMAND_REMOTE_US => "service demand, remote",
+        m::IP_PACKET_BYTES => "IP packet size",
+        m::ETH_FRAME_BYTES => "Ethernet frame size",
+        other => return other.replace('_', " "),
+    };
+    l.to_string()
 }
 
 fn summary(r: &RunResult, embedded: bool) -> String {
@@ -376,8 +463,28 @@ fn summary(r: &RunResult, embedded: bool) -> String {
         dir,
         s.streams
     );
-    for x in r.metrics() {
-        out.push_str(&format!("  {:<34} {}\n", label(&x.name), fmt_value(&x)));
+    let metrics = r.metrics();
+    // Service demand is per KB moved (streams) or per transaction (RR), netperf's way.
+    let demand_unit = if s.kind.is_rr() {
+        "µs/transaction"
+    } else {
+        "µs/KB"
+    };
+    for g in GROUPS {
+        let mut lines = metrics.iter().filter(|x| group(&x.name) == *g).peekable();
+        if lines.peek().is_none() {
+            continue;
+        }
+        out.push_str(&format!("  {g}\n"));
+        for x in lines {
+            let value = match x.name.as_str() {
+                m::SERVICE_DEMAND_LOCAL_US | m::SERVICE_DEMAND_REMOTE_US => {
+                    format!("{:.3} {demand_unit}", x.value)
+                }
+                _ => fmt_value(x),
+            };
+            out.push_str(&format!("    {:<32} {}\n", label(&x.name), value));
+        }
     }
     let applied = &r.client.applied;
     if !applied.is_empty() {
@@ -408,5 +515,29 @@ mod tests {
         assert_eq!(parse_bytes("1408"), Ok(1408));
         assert!(parse_bytes("8X").is_err());
         assert_eq!(parse_u8("0x2e"), Ok(46));
+    }
+
+    #[test]
+    fn every_metric_has_a_grouped_label_without_a_unit_suffix() {
+        let names = m::ALL
+            .iter()
+            .chain([&m::IP_PACKET_BYTES, &m::ETH_FRAME_BYTES]);
+        for name in names {
+            let l = label(name);
+            for suffix in [
+                "_ns", "_bps", "_pct", "_us", "_s", " ns", " bps", " pct", " us", " s",
+            ] {
+                assert!(
+                    !l.ends_with(suffix),
+                    "label {l:?} of {name} ends in {suffix:?}"
+                );
+            }
+            assert!(!l.contains('_'), "label {l:?} of {name}");
+            // The summary's label column is 32 characters wide.
+            assert!(l.chars().count() <= 32, "label {l:?} of {name} is too long");
+            assert_ne!(group(name), "other", "{name} has no heading");
+        }
+        assert_eq!(group("not_a_metric"), "other");
+        assert_eq!(label("not_a_metric"), "not a metric");
     }
 }
