@@ -18,7 +18,13 @@ mod lab_server;
 /// Quick start: `dualperf study` runs the default IPv4-vs-IPv6 sweep on loopback
 /// (no setup, no server needed) and `dualperf report` turns it into tables and figures.
 #[derive(Parser, Debug)]
-#[command(name = "dualperf", version, about, long_about, propagate_version = true)]
+#[command(
+    name = "dualperf",
+    version,
+    about,
+    long_about,
+    propagate_version = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
