@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Side-by-side loopback comparison of dualperf with iperf3 and sockperf.
+
+Every case is run REPS times; the repetition is the outer loop and the tool order
+rotates each repetition, so drift does not land on one tool. Servers are pinned to one
+CPU and clients to the other (split placement) unless --pin same|none is given.
+Prints a Markdown table (median (min-max) over the repetitions) and writes every raw
+value to a CSV file.
+
+    sudo apt-get install iperf3 sockperf
+    cargo build --release -p dualperf
+    python3 benches/compare.py --reps 5 --duration 3 --csv /tmp/compare.csv
+"""
+import argparse
+import csv
+import json
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+DUALPERF = "target/release/dualperf"
+PORT_DP, PORT_IPERF3, PORT_SP_UDP, PORT_SP_TCP = 5301, 5211, 11211, 11212
+
+
+def pin(cpu, args):
+    return ["taskset", "-c", str(cpu)] + args if cpu is not None else args
+
+
+def run(cmd, timeout):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {p.stderr.strip()[:300]}")
+    return p.stdout
+
+
+def dp_metrics(out):
+    return {m["name"]: m["value"] for m in json.loads(out)["metrics"]}
+
+
+def addr(fam):
+    return "127.0.0.1" if fam == 4 else "::1"
+
+
+UDP_RATE = "800kpps"
+
+
+def case_dualperf(case, fam, dur, cpu, rate=None):
+    a = addr(fam)
+    base = [DUALPERF, "run", a, "-p", str(PORT_DP), "-f", str(fam), "-d", str(dur), "--json"]
+    kind, size = case
+    if kind == "udp":
+        extra = ["-b", rate] if rate else []
+        m = dp_metrics(run(pin(cpu, base + ["-t", "udp-stream", "-s", str(size)] + extra), dur + 20))
+        return {"rx_kpps": m["recv_pps"] / 1e3, "loss_pct": m["loss_pct"]}
+    if kind == "tcp":
+        m = dp_metrics(run(pin(cpu, base + ["-t", "tcp-stream", "-s", str(size)]), dur + 20))
+        return {"gbps": m["throughput_bps"] / 1e9}
+    m = dp_metrics(run(pin(cpu, base + ["-t", kind, "-s", str(size)]), dur + 20))
+    return {"rtt_us": m["rtt_mean_ns"] / 1e3}
+
+
+def case_iperf3(case, fam, dur, cpu):
+    kind, size = case
+    cmd = ["iperf3", "-c", addr(fam), "-p", str(PORT_IPERF3), "-t", str(dur), "-J"]
+    if kind == "udp":
+        j = json.loads(run(pin(cpu, cmd + ["-u", "-b", "0", "-l", str(size)]), dur + 20))
+        s = j["end"]["sum"]
+        rx = (s["packets"] - s["lost_packets"]) / s["seconds"]
+        return {"rx_kpps": rx / 1e3, "loss_pct": s["lost_percent"]}
+    if kind == "tcp":
+        extra = [] if size >= 131072 else ["-l", str(size)]
+        j = json.loads(run(pin(cpu, cmd + extra), dur + 20))
+        return {"gbps": j["end"]["sum_received"]["bits_per_second"] / 1e9}
+    return None
+
+
+def case_sockperf(case, fam, dur, cpu):
+    kind, size = case
+    if kind not in ("udp-rr", "tcp-rr") or fam != 4:  # Debian's sockperf 3.7 is IPv4-only
+        return None
+    cmd = ["sockperf", "pp", "-i", addr(fam), "-m", str(size), "-t", str(dur)]
+    cmd += ["--tcp", "-p", str(PORT_SP_TCP)] if kind == "tcp-rr" else ["-p", str(PORT_SP_UDP)]
+    out = run(pin(cpu, cmd), dur + 20)
+    mo = re.search(r"avg-lat(?:ency)?=\s*([0-9.]+)", out)
+    if not mo:
+        raise RuntimeError("cannot find avg-latency in sockperf output")
+    return {"rtt_us": 2 * float(mo.group(1))}  # sockperf prints half the round trip
+
+
+def case_dualperf_paced(case, fam, dur, cpu):
+    if case[0] != "udp":
+        return None
+    return case_dualperf(case, fam, dur, cpu, rate=UDP_RATE)
+
+
+TOOLS = {
+    "dualperf": case_dualperf,
+    "dualperf_paced": case_dualperf_paced,
+    "iperf3": case_iperf3,
+    "sockperf": case_sockperf,
+}
+CASES = [("udp", 128), ("udp", 1408), ("tcp", 131072), ("tcp", 1408), ("tcp-rr", 128), ("udp-rr", 128)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--duration", type=float, default=3)
+    ap.add_argument("--pin", choices=["split", "same", "none"], default="split")
+    ap.add_argument("--csv", default="/tmp/dualperf-compare.csv")
+    ap.add_argument("--families", default="4,6")
+    ap.add_argument("--udp-rate", default=UDP_RATE, help="rate of the dualperf_paced UDP runs")
+    a = ap.parse_args()
+    globals()["UDP_RATE"] = a.udp_rate
+    srv_cpu, cli_cpu = {"split": (1, 0), "same": (0, 0), "none": (None, None)}[a.pin]
+    servers = [
+        subprocess.Popen(pin(srv_cpu, [DUALPERF, "server", "-p", str(PORT_DP)]), stdout=subprocess.DEVNULL),
+        subprocess.Popen(pin(srv_cpu, ["iperf3", "-s", "-p", str(PORT_IPERF3)]), stdout=subprocess.DEVNULL),
+        subprocess.Popen(pin(srv_cpu, ["sockperf", "server", "-i", "127.0.0.1", "-p", str(PORT_SP_UDP)]), stdout=subprocess.DEVNULL),
+        subprocess.Popen(pin(srv_cpu, ["sockperf", "server", "--tcp", "-i", "127.0.0.1", "-p", str(PORT_SP_TCP)]), stdout=subprocess.DEVNULL),
+    ]
+    time.sleep(1)
+    rows = []
+    try:
+        fams = [int(f) for f in a.families.split(",")]
+        tools = list(TOOLS)
+        for rep in range(a.reps):
+            order = tools[rep % len(tools):] + tools[: rep % len(tools)]
+            for case in CASES:
+                for fam in fams:
+                    for tool in order:
+                        try:
+                            res = TOOLS[tool](case, fam, a.duration, cli_cpu)
+                        except Exception as e:  # a failed run is recorded, not fatal
+                            print(f"rep {rep} {tool} {case} v{fam}: {e}", file=sys.stderr)
+                            continue
+                        if res is None:
+                            continue
+                        for k, v in res.items():
+                            rows.append((rep, f"{case[0]} {case[1]}", fam, tool, k, v))
+                        print(f"rep {rep} {case} v{fam} {tool}: {res}", file=sys.stderr)
+    finally:
+        for s in servers:
+            s.terminate()
+    with open(a.csv, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["rep", "case", "family", "tool", "metric", "value"])
+        w.writerows(rows)
+    groups = {}
+    for rep, case, fam, tool, k, v in rows:
+        groups.setdefault((case, fam, k), {}).setdefault(tool, []).append(v)
+    print(f"| case | fam | metric | " + " | ".join(TOOLS) + " | dualperf / best peer |")
+    print("|---|---|---|" + "---|" * len(TOOLS) + "---|")
+    for (case, fam, k), per_tool in groups.items():
+        cells, med = [], {}
+        for t in TOOLS:
+            vs = per_tool.get(t)
+            if vs:
+                med[t] = statistics.median(vs)
+                cells.append(f"{med[t]:.2f} ({min(vs):.2f}–{max(vs):.2f}) n={len(vs)}")
+            else:
+                cells.append("–")
+        peers = [v for t, v in med.items() if not t.startswith("dualperf")]
+        ratio = "–"
+        if "dualperf" in med and peers:
+            best = min(peers) if k in ("rtt_us", "loss_pct") else max(peers)
+            ratio = f"{med['dualperf'] / best:.2f}" if best else "–"
+        print(f"| {case} | v{fam} | {k} | " + " | ".join(cells) + f" | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()
