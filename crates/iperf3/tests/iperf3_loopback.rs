@@ -251,8 +251,18 @@ fn one_port_serves_both_families_dual_stack_and_per_address() {
             for kind in [TestKind::TcpStream, TestKind::UdpStream] {
                 let mut s = spec(kind, family, 1200, 150);
                 s.rate = Some(Rate::BitsPerSec(2_000_000));
-                let r = run(host, port, &s, &ClientOptions::default())
-                    .unwrap_or_else(|e| panic!("{host} {kind} on port {port}: {e}"));
+                // The previous session may still be closing (our server then answers
+                // busy, as iperf3 does to a second client): retry for up to 2 s.
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+                let r = loop {
+                    match run(host, port, &s, &ClientOptions::default()) {
+                        Err(Iperf3Error::Busy) if std::time::Instant::now() < deadline => {
+                            std::thread::sleep(std::time::Duration::from_millis(50));
+                        }
+                        other => break other,
+                    }
+                }
+                .unwrap_or_else(|e| panic!("{host} {kind} on port {port}: {e}"));
                 assert!(r.forward.unwrap().recv_bytes > 0, "{host} {kind}");
             }
         }
