@@ -10,7 +10,9 @@ use crate::json::{MAX_TCP_LEN_BYTES, MAX_UDP_LEN_BYTES, MIN_UDP_LEN_BYTES};
 use crate::outcome::{self, Iperf3Result, OurStream};
 use crate::proto::{make_cookie, COOKIE_LEN};
 use crate::session::{ClientEvent, ClientSession};
-use crate::streams::{self, mono_now, RecvCfg, SendCfg, Shared, StopGuard, StreamOutcome};
+use crate::streams::{
+    self, mono_now, DataSocket, RecvCfg, SendCfg, Shared, StopGuard, StreamOutcome,
+};
 use crate::udp::{is_connect_reply, CONNECT_MAGIC};
 use socket2::{Domain, SockAddr, Socket, Type};
 use std::collections::VecDeque;
@@ -246,11 +248,6 @@ impl Control {
         self.poll(wait)?
             .ok_or_else(|| Iperf3Error::Timeout(format!("waiting for the iperf3 server ({what})")))
     }
-}
-
-enum DataSocket {
-    Tcp(TcpStream),
-    Udp(UdpSocket),
 }
 
 struct Test<'a> {
@@ -503,22 +500,8 @@ impl Test<'_> {
             drop_every_nth: self.opts.drop_every_nth_received,
             omit_end: None,
         };
-        let shared = shared.clone();
-        let ctx = |e| Iperf3Error::io("cloning a data socket", e);
-        Ok(match (sock, send) {
-            (DataSocket::Tcp(s), true) => {
-                streams::spawn_tcp_send(s.try_clone().map_err(ctx)?, send_cfg, shared)
-            }
-            (DataSocket::Tcp(s), false) => {
-                streams::spawn_tcp_recv(s.try_clone().map_err(ctx)?, recv_cfg, shared)
-            }
-            (DataSocket::Udp(s), true) => {
-                streams::spawn_udp_send(s.try_clone().map_err(ctx)?, send_cfg, shared)
-            }
-            (DataSocket::Udp(s), false) => {
-                streams::spawn_udp_recv(s.try_clone().map_err(ctx)?, recv_cfg, shared)
-            }
-        })
+        streams::spawn(sock, send, send_cfg, recv_cfg, shared.clone())
+            .map_err(|e| Iperf3Error::io("cloning a data socket", e))
     }
 }
 

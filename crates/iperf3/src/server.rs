@@ -9,7 +9,7 @@ use crate::error::Iperf3Error;
 use crate::json::{stream_id, Params, Protocol, Results, StreamResult, DEFAULT_UDP_BANDWIDTH_BPS};
 use crate::proto::{cookies_match, State, COOKIE_LEN};
 use crate::session::{ServerEvent, ServerSession};
-use crate::streams::{self, RecvCfg, SendCfg, Shared, StopGuard, StreamOutcome};
+use crate::streams::{self, DataSocket, RecvCfg, SendCfg, Shared, StopGuard, StreamOutcome};
 use crate::udp::CONNECT_REPLY;
 use socket2::{Domain, Protocol as SockProto, SockAddr, Socket, Type};
 use std::io::{ErrorKind, Read, Write};
@@ -416,22 +416,9 @@ impl Server {
         };
         let mut handles = Vec::new();
         for (sock, &receive) in sockets.iter().zip(roles) {
-            let shared = shared.clone();
-            let ctx = |e| Iperf3Error::io("cloning a data socket", e);
-            handles.push(match (sock, receive) {
-                (DataSocket::Tcp(s), true) => {
-                    streams::spawn_tcp_recv(s.try_clone().map_err(ctx)?, recv, shared)
-                }
-                (DataSocket::Tcp(s), false) => {
-                    streams::spawn_tcp_send(s.try_clone().map_err(ctx)?, send, shared)
-                }
-                (DataSocket::Udp(s), true) => {
-                    streams::spawn_udp_recv(s.try_clone().map_err(ctx)?, recv, shared)
-                }
-                (DataSocket::Udp(s), false) => {
-                    streams::spawn_udp_send(s.try_clone().map_err(ctx)?, send, shared)
-                }
-            });
+            let handle = streams::spawn(sock, !receive, send, recv, shared.clone())
+                .map_err(|e| Iperf3Error::io("cloning a data socket", e))?;
+            handles.push(handle);
         }
         Ok(handles)
     }
@@ -524,20 +511,6 @@ impl Server {
             got.push(udp);
         }
         Ok(got)
-    }
-}
-
-enum DataSocket {
-    Tcp(TcpStream),
-    Udp(UdpSocket),
-}
-
-impl DataSocket {
-    fn sock_ref(&self) -> socket2::SockRef<'_> {
-        match self {
-            DataSocket::Tcp(s) => socket2::SockRef::from(s),
-            DataSocket::Udp(s) => socket2::SockRef::from(s),
-        }
     }
 }
 

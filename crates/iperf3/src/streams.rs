@@ -137,6 +137,38 @@ fn pace(cfg: &SendCfg, sent_bytes: u64, started: Instant, shared: &Shared) {
     }
 }
 
+/// One data connection of a test: a TCP stream or a connected UDP socket.
+pub(crate) enum DataSocket {
+    Tcp(TcpStream),
+    Udp(UdpSocket),
+}
+
+impl DataSocket {
+    pub(crate) fn sock_ref(&self) -> socket2::SockRef<'_> {
+        match self {
+            DataSocket::Tcp(s) => socket2::SockRef::from(s),
+            DataSocket::Udp(s) => socket2::SockRef::from(s),
+        }
+    }
+}
+
+/// Starts the sending or receiving loop of one data connection on a clone of its
+/// socket (the caller keeps the original to close it).
+pub(crate) fn spawn(
+    sock: &DataSocket,
+    sending: bool,
+    send: SendCfg,
+    recv: RecvCfg,
+    shared: Arc<Shared>,
+) -> std::io::Result<JoinHandle<StreamOutcome>> {
+    Ok(match (sock, sending) {
+        (DataSocket::Tcp(s), true) => spawn_tcp_send(s.try_clone()?, send, shared),
+        (DataSocket::Tcp(s), false) => spawn_tcp_recv(s.try_clone()?, recv, shared),
+        (DataSocket::Udp(s), true) => spawn_udp_send(s.try_clone()?, send, shared),
+        (DataSocket::Udp(s), false) => spawn_udp_recv(s.try_clone()?, recv, shared),
+    })
+}
+
 /// TCP sender: writes blocks until stopped or a limit is reached.
 pub fn spawn_tcp_send(
     mut sock: TcpStream,
