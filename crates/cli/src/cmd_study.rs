@@ -398,6 +398,23 @@ impl StudyArgs {
     }
 }
 
+/// A campaign without `--label` is named after the system that ran it, as the studies
+/// name their columns ("Debian GNU/Linux 12 (bookworm), Linux 6.18.44"), so reports
+/// comparing campaigns read as a comparison of systems; "unlabelled" if unknown.
+fn default_label(client: &std::collections::BTreeMap<String, String>) -> String {
+    let os = client
+        .get("os.pretty_name")
+        .or_else(|| client.get("os.name"))
+        .filter(|v| !v.is_empty());
+    let kernel = client.get("kernel.release").filter(|v| !v.is_empty());
+    match (os, kernel) {
+        (Some(os), Some(k)) => format!("{os}, Linux {k}"),
+        (Some(os), None) => os.clone(),
+        (None, Some(k)) => format!("Linux {k}"),
+        (None, None) => "unlabelled".to_string(),
+    }
+}
+
 /// This build's version and git revision (`DUALPERF_GIT_REV` at build time).
 pub fn version_and_revision() -> (String, String) {
     (
@@ -448,8 +465,14 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
     let mut exec = exec::open(&args, &spec, &stop)?;
+    let client_info = exec.initial_client_info(&args);
+    let label = if spec.label.is_empty() {
+        default_label(&client_info.metadata)
+    } else {
+        spec.label.clone()
+    };
     let campaign_id = store.create_campaign(&store::NewCampaign {
-        label: spec.label.clone(),
+        label,
         created_unix_s,
         command_line: command_line(),
         spec_json: spec.to_json(),
@@ -458,7 +481,7 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     })?;
     let cells = journal::cell_records(campaign_id, &spec);
     store.add_cells(&cells)?;
-    store.set_host(campaign_id, &exec.initial_client_info(&args))?;
+    store.set_host(campaign_id, &client_info)?;
     if let Some(lab) = exec.lab_host() {
         store.set_host(campaign_id, &lab)?;
     }
@@ -773,6 +796,31 @@ fn connect_timeout(args: &StudyArgs) -> anyhow::Result<Duration> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_campaign_without_a_label_is_named_after_its_system() {
+        let md = |pairs: &[(&str, &str)]| -> std::collections::BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let both = md(&[
+            ("os.pretty_name", "Debian GNU/Linux 12 (bookworm)"),
+            ("os.name", "Debian GNU/Linux"),
+            ("kernel.release", "6.18.44"),
+        ]);
+        assert_eq!(
+            default_label(&both),
+            "Debian GNU/Linux 12 (bookworm), Linux 6.18.44"
+        );
+        assert_eq!(
+            default_label(&md(&[("os.name", "Fedora Linux")])),
+            "Fedora Linux"
+        );
+        assert_eq!(default_label(&md(&[])), "unlabelled");
+    }
+
     use super::*;
 
     #[test]
