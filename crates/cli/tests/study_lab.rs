@@ -15,6 +15,9 @@ use study_common::*;
 use wire::metrics as m;
 use wire::spec::{Family, TestKind};
 
+mod lab_common;
+use lab_common::{assert_nothing_left, leftovers};
+
 fn root_or_skip() -> bool {
     match lab::check_privileges() {
         Ok(()) => true,
@@ -43,62 +46,6 @@ fn run_study(args: &[&str], env: &[(&str, &str)]) -> (u32, Output) {
     let child = spawn_study(args, env);
     let pid = child.id();
     (pid, child.wait_with_output().expect("study finishes"))
-}
-
-/// Everything a study process `pid` may have left: its lab namespaces, veths in the
-/// root namespace, and its lab server processes (found by their DUALPERF_LAB mark).
-fn leftovers(pid: u32) -> Vec<String> {
-    let mark = format!("tmp{pid}-");
-    let mut left = Vec::new();
-    let netns = Command::new("ip")
-        .args(["netns", "list"])
-        .output()
-        .expect("ip netns list");
-    for line in String::from_utf8_lossy(&netns.stdout).lines() {
-        if line.contains(&mark) {
-            left.push(format!("namespace {line}"));
-        }
-    }
-    let links = Command::new("ip")
-        .args(["-o", "link", "show"])
-        .output()
-        .expect("ip link show");
-    for line in String::from_utf8_lossy(&links.stdout).lines() {
-        let name = line.split(':').nth(1).unwrap_or("").trim();
-        if name.starts_with("dp-") {
-            left.push(format!("root-namespace link {name}"));
-        }
-    }
-    let want = format!("DUALPERF_LAB={mark}");
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(other) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let env = std::fs::read(entry.path().join("environ")).unwrap_or_default();
-        if env
-            .split(|&b| b == 0)
-            .any(|kv| kv.starts_with(want.as_bytes()))
-        {
-            left.push(format!("lab server process {other}"));
-        }
-    }
-    left
-}
-
-fn assert_nothing_left(pid: u32) {
-    // Removal happens before the study exits; allow the kernel a moment to reap.
-    let t0 = Instant::now();
-    loop {
-        let left = leftovers(pid);
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(3),
-            "left behind: {left:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 fn host_md(db: &Path, campaign: i64, role: &str) -> BTreeMap<String, String> {
