@@ -24,6 +24,9 @@ mod iperf3_peer;
 mod journal;
 #[path = "cmd_study/lab_target.rs"]
 mod lab_target;
+/// What the plan can show at best (`--dry-run`).
+#[path = "cmd_study/reach.rs"]
+mod reach;
 
 pub use inspect::{export_main, import_main, show_main, ExportArgs, ImportArgs, ShowArgs};
 
@@ -783,6 +786,7 @@ pub fn dry_run_text(spec: &StudySpec, host: Option<&str>) -> String {
         },
         p.assumption.map(|a| format!(" ({a})")).unwrap_or_default()
     ));
+    out.push_str(&reach::reach_text(spec));
     out
 }
 
