@@ -197,6 +197,61 @@ impl Point {
     }
 }
 
+/// Which side of a comparison a point favours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    A,
+    B,
+    /// Equal means: credited to neither side.
+    Tie,
+}
+
+impl Point {
+    /// The side with the better mean (higher, or lower where lower is better).
+    pub fn better_side(&self, higher_is_better: bool) -> Side {
+        let d = self.welch.diff;
+        if d == 0.0 || !d.is_finite() {
+            Side::Tie
+        } else if (d > 0.0) == higher_is_better {
+            Side::A
+        } else {
+            Side::B
+        }
+    }
+
+    /// Significant after Holm's correction.
+    pub fn significant(&self, alpha: f64) -> bool {
+        self.p_holm < alpha
+    }
+}
+
+/// Direction counts of one comparison: ties are ties, and significance is per side.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tally {
+    /// Sizes compared (with a finite difference).
+    pub n: usize,
+    /// Sizes where A's mean was better, B's was better, or they were equal.
+    pub a_better: usize,
+    pub b_better: usize,
+    pub ties: usize,
+    /// Sizes (bytes) where A, or B, was significantly better after correction.
+    pub sig_a: Vec<u32>,
+    pub sig_b: Vec<u32>,
+    /// Sizes without a significant difference.
+    pub not_sig: Vec<u32>,
+}
+
+impl Tally {
+    /// A significantly better somewhere and B nowhere (or the reverse).
+    pub fn winner(&self) -> Option<Side> {
+        match (self.sig_a.is_empty(), self.sig_b.is_empty()) {
+            (false, true) => Some(Side::A),
+            (true, false) => Some(Side::B),
+            _ => None,
+        }
+    }
+}
+
 /// a vs b across sizes, within one context (a system, or an IP version).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
@@ -210,6 +265,26 @@ pub struct Comparison {
 impl Comparison {
     pub fn significant(&self, alpha: f64) -> usize {
         self.points.iter().filter(|p| p.p_holm < alpha).count()
+    }
+
+    /// Direction and significance counts over the sizes compared.
+    pub fn tally(&self, higher_is_better: bool, alpha: f64) -> Tally {
+        let mut t = Tally::default();
+        for p in self.points.iter().filter(|p| p.welch.diff.is_finite()) {
+            t.n += 1;
+            let side = p.better_side(higher_is_better);
+            match side {
+                Side::A => t.a_better += 1,
+                Side::B => t.b_better += 1,
+                Side::Tie => t.ties += 1,
+            }
+            match (p.significant(alpha), side) {
+                (true, Side::A) => t.sig_a.push(p.payload_bytes),
+                (true, Side::B) => t.sig_b.push(p.payload_bytes),
+                _ => t.not_sig.push(p.payload_bytes),
+            }
+        }
+        t
     }
 }
 
@@ -232,21 +307,34 @@ impl ViewData {
         self.cells.get(&(system, family, size))
     }
 
-    /// Mean over sizes of the per-size means (as the studies' mean tables), with the
-    /// number of sizes it covers.
-    pub fn mean_over_sizes(&self, system: usize, family: Family) -> Option<f64> {
-        let means: Vec<f64> = self
-            .sizes
+    /// The sizes at which every one of `who` (system, IP version) has a cell: a mean over
+    /// sizes is only comparable over the sizes both sides have.
+    pub fn common_sizes(&self, who: &[(usize, Family)]) -> Vec<u32> {
+        self.sizes
             .iter()
-            .filter_map(|&s| self.cell(system, family, s))
-            .map(|c| c.summary.mean)
-            .filter(|m| m.is_finite())
-            .collect();
-        if means.is_empty() {
-            None
-        } else {
-            Some(means.iter().sum::<f64>() / means.len() as f64)
+            .copied()
+            .filter(|&s| {
+                who.iter()
+                    .all(|&(sys, f)| self.cell(sys, f, s).is_some_and(|c| c.summary.n > 0))
+            })
+            .collect()
+    }
+
+    /// Mean over `sizes` of the per-size means (as the studies' mean tables); `None`
+    /// when a size has no cell (use [`ViewData::common_sizes`]) or `sizes` is empty.
+    pub fn mean_over(&self, system: usize, family: Family, sizes: &[u32]) -> Option<f64> {
+        if sizes.is_empty() {
+            return None;
         }
+        let mut sum = 0.0;
+        for &s in sizes {
+            let m = self.cell(system, family, s)?.summary.mean;
+            if !m.is_finite() {
+                return None;
+            }
+            sum += m;
+        }
+        Some(sum / sizes.len() as f64)
     }
 }
 

@@ -47,17 +47,13 @@ pub fn findings(analysis: &Analysis, model: &OverheadModel) -> Vec<Finding> {
     out
 }
 
-fn sizes_phrase(k: usize, n: usize, exceptions: &[u32]) -> String {
-    if k == n {
-        format!("at {k} of {n} sizes")
-    } else if !exceptions.is_empty() && exceptions.len() <= 2 && n >= 4 {
-        let list: Vec<String> = exceptions.iter().map(|s| s.to_string()).collect();
-        format!(
-            "at {k} of {n} sizes (all except {} bytes)",
-            list.join(" and ")
-        )
-    } else {
-        format!("at {k} of {n} sizes")
+/// "128 bytes", "128 and 640 bytes", "128, 640 and 1408 bytes".
+pub fn sizes_list(sizes: &[u32]) -> String {
+    let list: Vec<String> = sizes.iter().map(|s| s.to_string()).collect();
+    match list.split_last() {
+        None => String::new(),
+        Some((last, [])) => format!("{last} bytes"),
+        Some((last, rest)) => format!("{} and {last} bytes", rest.join(", ")),
     }
 }
 
@@ -69,8 +65,11 @@ fn capitalise(s: &str) -> String {
     }
 }
 
-/// "IPv4 TCP throughput was higher than IPv6 at 6 of 6 sizes; the largest difference was
-/// 3.1 Mbit/s (7.2%) at 640 bytes (Welch's t-test p < 0.001 after Holm correction); …"
+/// The sentence of one comparison. It leads with what survived Holm's correction, in
+/// each direction separately; then the direction of the means at every size (ties are
+/// ties, credited to neither side); then the largest difference in either direction,
+/// naming its direction and its corrected p. Equal means at every size carry their
+/// evidence size by size.
 fn sentence(
     analysis: &Analysis,
     vd: &ViewData,
@@ -80,79 +79,86 @@ fn sentence(
 ) -> Option<Finding> {
     let alpha = analysis.options.alpha;
     let level = analysis.options.confidence;
+    let view = &vd.view;
+    let hib = view.higher_is_better;
+    let t = cmp.tally(hib, alpha);
+    if t.n == 0 {
+        return None;
+    }
     let pts: Vec<&Point> = cmp
         .points
         .iter()
         .filter(|p| p.welch.diff.is_finite())
         .collect();
-    let n = pts.len();
-    if n == 0 {
-        return None;
-    }
-    let view = &vd.view;
-    let a_higher = pts.iter().filter(|p| p.welch.diff > 0.0).count();
-    let b_higher = pts.iter().filter(|p| p.welch.diff < 0.0).count();
-    // Describe the side that is better at most sizes: higher for throughput, lower for
-    // RTT, jitter, loss and CPU.
-    let (a_leads, k) = if view.higher_is_better {
-        (a_higher >= b_higher, a_higher.max(b_higher))
+    let n = t.n;
+    let (better, worse) = if hib {
+        ("higher", "lower")
     } else {
-        (b_higher >= a_higher, a_higher.max(b_higher))
+        ("lower", "higher")
     };
-    let (lead, other, word) = match (a_leads, view.higher_is_better) {
-        (true, true) => (&cmp.a, &cmp.b, "higher"),
-        (false, true) => (&cmp.b, &cmp.a, "higher"),
-        (true, false) => (&cmp.a, &cmp.b, "lower"),
-        (false, false) => (&cmp.b, &cmp.a, "lower"),
-    };
-    // Sign of "lead − other" at a point.
-    let lead_is_a = lead == &cmp.a;
-    let lead_diff = |p: &Point| {
-        if lead_is_a {
-            p.welch.diff
+    let what = format!("{}{suffix}", view.title());
+    let start = |s: String| {
+        if prefix.is_empty() {
+            capitalise(&s)
         } else {
-            -p.welch.diff
+            format!("{prefix}{s}")
         }
     };
-    let in_lead_direction = |p: &&&Point| {
-        let d = lead_diff(p);
-        if word == "higher" {
-            d > 0.0
+    let (a, b) = (&cmp.a, &cmp.b);
+    let mut text = if t.ties == n {
+        start(format!("{a} and {b} {what} were equal at all {n} sizes"))
+    } else if t.sig_a.is_empty() && t.sig_b.is_empty() {
+        let min_p = pts.iter().map(|p| p.p_holm).fold(f64::INFINITY, f64::min);
+        start(format!(
+            "{a} and {b} {what} did not differ significantly at any of the {n} sizes (smallest Holm-adjusted {})",
+            p_phrase(min_p)
+        ))
+    } else {
+        // Lead with the side significantly better at more sizes.
+        let (lead, other, sig_lead, sig_other) = if t.sig_a.len() >= t.sig_b.len() {
+            (a, b, &t.sig_a, &t.sig_b)
         } else {
-            d < 0.0
+            (b, a, &t.sig_b, &t.sig_a)
+        };
+        let mut s = start(format!(
+            "{lead} {what} was significantly {better} than {other} at {} of {n} sizes ({})",
+            sig_lead.len(),
+            sizes_list(sig_lead)
+        ));
+        if !sig_other.is_empty() {
+            s.push_str(&format!(
+                " and significantly {worse} at {} ({})",
+                sig_other.len(),
+                sizes_list(sig_other)
+            ));
         }
+        if !t.not_sig.is_empty() {
+            s.push_str(&format!(
+                "; no significant difference at {}",
+                sizes_list(&t.not_sig)
+            ));
+        }
+        s
     };
-    let exceptions: Vec<u32> = pts
-        .iter()
-        .filter(|p| !in_lead_direction(p))
-        .map(|p| p.payload_bytes)
-        .collect();
+    if t.ties < n {
+        text.push_str(&format!(
+            "; the mean was {better} for {a} at {} and for {b} at {} of {n} sizes",
+            t.a_better, t.b_better
+        ));
+        if t.ties > 0 {
+            text.push_str(&format!(" and equal at {}", t.ties));
+        }
+    }
     let largest = pts
         .iter()
-        .filter(in_lead_direction)
+        .filter(|p| p.welch.diff != 0.0)
         .max_by(|x, y| x.welch.diff.abs().total_cmp(&y.welch.diff.abs()))
         .copied();
-    let significant = cmp.significant(alpha);
-    let subject = format!("{prefix}{lead} {}{suffix}", view.title());
-    let subject = if prefix.is_empty() {
-        capitalise(&subject)
-    } else {
-        subject
-    };
-    let mut text = if k == 0 {
-        format!("{subject} and {other} were equal at all {n} sizes")
-    } else {
-        format!(
-            "{subject} was {word} than {other} {}",
-            sizes_phrase(k, n, &exceptions)
-        )
-    };
-    let mut evidence = String::new();
-    if let Some(p) = largest {
-        let diff = lead_diff(p).abs();
-        let base = if lead_is_a { p.b.mean } else { p.a.mean };
-        let rel = diff / base.abs() * 100.0;
-        let verdict = if p.p_holm < alpha {
+    let evidence = if let Some(p) = largest {
+        let higher = if p.welch.diff > 0.0 { a } else { b };
+        let lower_mean = p.a.mean.min(p.b.mean);
+        let rel = p.welch.diff.abs() / lower_mean.abs() * 100.0;
+        let verdict = if p.significant(alpha) {
             ""
         } else {
             ": not significant"
@@ -163,77 +169,77 @@ fn sentence(
             view.unit
         };
         text.push_str(&format!(
-            "; the largest difference was {} {} ({}%) at {} bytes ({} {} after Holm correction{verdict})",
-            num(diff),
+            "; the largest difference was {} {} ({}%) at {} bytes, {higher} higher ({} {} after Holm correction{verdict})",
+            num(p.welch.diff.abs()),
             unit_words,
             pct(rel),
             p.payload_bytes,
             view.test_name(),
             p_phrase(p.p_holm),
         ));
-        let (lo, hi) = p.welch.ci(level);
-        evidence = format!(
-            "At {} bytes: {} {} ± {} {unit} vs {} {} ± {} {unit} (mean ± {:.0}% CI, n = {} and {}); difference {} − {} {} {unit}, {:.0}% CI [{}, {}]; Welch's t-test {}{}; Hedges' g = {}.",
-            p.payload_bytes,
-            cmp.a,
-            num(p.a.mean),
-            num_like(p.a.ci_half_width(level), p.a.mean),
-            cmp.b,
-            num(p.b.mean),
-            num_like(p.b.ci_half_width(level), p.b.mean),
-            level * 100.0,
-            p.a.n,
-            p.b.n,
-            cmp.a,
-            cmp.b,
-            num(p.welch.diff),
-            level * 100.0,
-            num_like(lo, p.welch.diff),
-            num_like(hi, p.welch.diff),
-            p_phrase(p.welch.p),
-            p.mann_whitney
-                .map(|m| {
-                    format!(
-                        "; Mann-Whitney U {} ({}), rank-biserial r = {:.2}",
-                        p_phrase(m.p),
-                        if m.exact { "exact" } else { "normal approximation" },
-                        m.rank_biserial
-                    )
-                })
-                .unwrap_or_default(),
-            num(p.hedges_g),
-            unit = view.unit,
-        );
-    }
-    let not_significant: Vec<String> = cmp
-        .points
-        .iter()
-        .filter(|p| p.p_holm.is_nan() || p.p_holm >= alpha)
-        .map(|p| p.payload_bytes.to_string())
-        .collect();
-    if significant == n {
-        text.push_str(&format!(
-            "; the difference was significant at all {n} sizes."
-        ));
-    } else if significant > 0 && not_significant.len() <= 3 {
-        text.push_str(&format!(
-            "; the difference was significant at {significant} of {n} sizes and not significant at {} bytes.",
-            not_significant.join(" and ")
-        ));
-    } else if significant == 0 {
-        let min_p = cmp
-            .points
-            .iter()
-            .map(|p| p.p_holm)
-            .fold(f64::INFINITY, f64::min);
-        text.push_str(&format!(
-            "; the difference was not significant at any size (smallest Holm-adjusted {}).",
-            p_phrase(min_p)
-        ));
+        point_evidence(cmp, view, p, level)
     } else {
-        text.push_str(&format!(
-            "; the difference was significant at {significant} of {n} sizes and not significant at the others."
-        ));
-    }
+        // Equal at every size: the evidence is every size's numbers.
+        let parts: Vec<String> = pts
+            .iter()
+            .map(|p| {
+                let (lo, hi) = p.welch.ci(level);
+                format!(
+                    "{} bytes: {} vs {} {unit} (n = {} and {}, sd {} and {}), {:.0}% CI of the difference [{}, {}], Holm-adjusted {}",
+                    p.payload_bytes,
+                    num(p.a.mean),
+                    num(p.b.mean),
+                    p.a.n,
+                    p.b.n,
+                    num(p.a.sd),
+                    num(p.b.sd),
+                    level * 100.0,
+                    num_like(lo, p.a.mean),
+                    num_like(hi, p.a.mean),
+                    p_phrase(p.p_holm),
+                    unit = view.unit,
+                )
+            })
+            .collect();
+        format!("{} − {} at each size: {}.", a, b, parts.join("; "))
+    };
+    text.push('.');
     Some(Finding { text, evidence })
+}
+
+/// Numbers behind one size of a comparison.
+fn point_evidence(cmp: &Comparison, view: &crate::analysis::View, p: &Point, level: f64) -> String {
+    let (lo, hi) = p.welch.ci(level);
+    format!(
+        "At {} bytes: {} {} ± {} {unit} vs {} {} ± {} {unit} (mean ± {:.0}% CI, n = {} and {}); difference {} − {} {} {unit}, {:.0}% CI [{}, {}]; Welch's t-test {}{}; Hedges' g = {}.",
+        p.payload_bytes,
+        cmp.a,
+        num(p.a.mean),
+        num_like(p.a.ci_half_width(level), p.a.mean),
+        cmp.b,
+        num(p.b.mean),
+        num_like(p.b.ci_half_width(level), p.b.mean),
+        level * 100.0,
+        p.a.n,
+        p.b.n,
+        cmp.a,
+        cmp.b,
+        num(p.welch.diff),
+        level * 100.0,
+        num_like(lo, p.welch.diff),
+        num_like(hi, p.welch.diff),
+        p_phrase(p.welch.p),
+        p.mann_whitney
+            .map(|m| {
+                format!(
+                    "; Mann-Whitney U {} ({}), rank-biserial r = {:.2}",
+                    p_phrase(m.p),
+                    if m.exact { "exact" } else { "normal approximation, ties or large samples" },
+                    m.rank_biserial
+                )
+            })
+            .unwrap_or_default(),
+        num(p.hedges_g),
+        unit = view.unit,
+    )
 }

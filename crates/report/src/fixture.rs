@@ -133,3 +133,38 @@ pub fn dataset() -> Dataset {
     }
     Dataset { campaigns }
 }
+
+/// A crafted dataset for rule tests: `labels` name the systems (campaigns 1, 2, …);
+/// each entry is one cell — system index, IP version, test, packet size, metric, and
+/// the values of its counted runs.
+pub fn crafted(labels: &[&str], cells: &[(usize, Family, TestKind, u32, &str, &[f64])]) -> Dataset {
+    let campaigns = labels
+        .iter()
+        .enumerate()
+        .map(|(i, label)| {
+            let runs = cells
+                .iter()
+                .filter(|c| c.0 == i)
+                .flat_map(|&(_, family, kind, size, metric, values)| {
+                    values.iter().enumerate().map(move |(rep, &v)| RunRow {
+                        family,
+                        kind,
+                        direction: Direction::Forward,
+                        payload_bytes: size,
+                        repetition: rep as u32,
+                        warmup: false,
+                        outcome: RunOutcome::Ok,
+                        metrics: BTreeMap::from([(metric.to_string(), v)]),
+                    })
+                })
+                .collect();
+            CampaignData {
+                id: i as i64 + 1,
+                label: label.to_string(),
+                runs,
+                ..Default::default()
+            }
+        })
+        .collect();
+    Dataset { campaigns }
+}

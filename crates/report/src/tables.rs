@@ -2,7 +2,7 @@
 //! IP version, means over sizes with percentage differences, per-size comparisons with
 //! their tests, and the best/better summary.
 
-use crate::analysis::{Analysis, Comparison, ViewData};
+use crate::analysis::{Analysis, Comparison, Side, ViewData};
 use crate::format::{int_cell, num, num_cell, num_like, p_cell, pct_cell};
 use crate::table::{Cell, Table};
 use wire::spec::Family;
@@ -63,26 +63,64 @@ pub fn sd_table(vd: &ViewData) -> Table {
     }
 }
 
-/// Means over all sizes per system and IP version, "IPv4 higher than IPv6 (%)", and a
-/// row per further system "A higher than B (%)".
+/// "all 3" or "2 of 3: 128, 1408".
+fn sizes_text(common: &[u32], all: usize) -> String {
+    if common.len() == all {
+        format!("all {all}")
+    } else if common.is_empty() {
+        "none in common".to_string()
+    } else {
+        let list: Vec<String> = common.iter().map(|s| s.to_string()).collect();
+        format!("{} of {all}: {}", common.len(), list.join(", "))
+    }
+}
+
+/// Means over sizes per system and IP version, "IPv4 higher than IPv6 (%)", and a row
+/// per further system "A higher than B (%)". Every mean and percentage of a row uses
+/// only the sizes both sides have (a missing cell would otherwise tilt the mean), and
+/// the last column says which.
 pub fn means_table(vd: &ViewData) -> Table {
     let systems = systems_with_data(vd);
     let unit = vd.view.unit;
+    let all = vd.sizes.len();
     let columns = vec![
         "System".to_string(),
         format!("IPv4 mean ({unit})"),
         format!("IPv6 mean ({unit})"),
         "IPv4 higher than IPv6 (%)".to_string(),
+        "Sizes averaged (bytes)".to_string(),
     ];
     let mut rows = Vec::new();
     for &s in &systems {
-        let m4 = vd.mean_over_sizes(s, Family::V4).unwrap_or(f64::NAN);
-        let m6 = vd.mean_over_sizes(s, Family::V6).unwrap_or(f64::NAN);
+        let common = vd.common_sizes(&[(s, Family::V4), (s, Family::V6)]);
+        // One IP version only: its own sizes.
+        let (m4, m6, used) = if common.is_empty() {
+            let own = |f| vd.common_sizes(&[(s, f)]);
+            let (s4, s6) = (own(Family::V4), own(Family::V6));
+            let used = if s4.is_empty() {
+                s6.clone()
+            } else {
+                s4.clone()
+            };
+            (
+                vd.mean_over(s, Family::V4, &s4),
+                vd.mean_over(s, Family::V6, &s6),
+                used,
+            )
+        } else {
+            (
+                vd.mean_over(s, Family::V4, &common),
+                vd.mean_over(s, Family::V6, &common),
+                common,
+            )
+        };
+        let (m4, m6) = (m4.unwrap_or(f64::NAN), m6.unwrap_or(f64::NAN));
         rows.push(vec![
             vd.systems[s].clone().into(),
             num_cell(m4),
             num_cell(m6),
             pct_cell((m4 - m6) / m6.abs() * 100.0),
+            sizes_text(&used, all).into(),
         ]);
     }
     if let Some((&first, others)) = systems.split_first() {
@@ -92,24 +130,30 @@ pub fn means_table(vd: &ViewData) -> Table {
                 vd.systems[first], vd.systems[other]
             )
             .into()];
+            let mut used = Vec::new();
             for f in FAMILIES {
-                let a = vd.mean_over_sizes(first, f).unwrap_or(f64::NAN);
-                let b = vd.mean_over_sizes(other, f).unwrap_or(f64::NAN);
+                let common = vd.common_sizes(&[(first, f), (other, f)]);
+                let a = vd.mean_over(first, f, &common).unwrap_or(f64::NAN);
+                let b = vd.mean_over(other, f, &common).unwrap_or(f64::NAN);
                 row.push(pct_cell((a - b) / b.abs() * 100.0));
+                used.push(format!("{f}: {}", sizes_text(&common, all)));
             }
             row.push("".into());
+            row.push(used.join("; ").into());
             rows.push(row);
         }
     }
     Table {
         id: format!("{}-means", vd.view.id),
-        title: format!("Mean {} over all packet sizes ({unit})", vd.view.title()),
+        title: format!("Mean {} over packet sizes ({unit})", vd.view.title()),
         columns,
         rows,
-        note: Some(format!(
-            "Mean of the per-size means over {} sizes; a negative percentage means lower.",
-            vd.sizes.len()
-        )),
+        note: Some(
+            "Mean of the per-size means over the sizes both sides of the row have (listed); a \
+             negative percentage means lower. These are descriptive: which differences are real \
+             is in the per-size tests."
+                .to_string(),
+        ),
     }
 }
 
@@ -204,78 +248,134 @@ pub fn comparison_table(
     }
 }
 
-/// Which system and IP version is best, and which IP version is better within each
-/// system, per metric (the studies' summary table, one row per metric).
+/// Candidates of the summary: (system, IP version).
+type Who = (usize, Family);
+
+/// "better" relations that survived the correction: `x` beats `y` when their comparison
+/// found `x` significantly better at some size and `y` at none.
+fn beats(analysis: &Analysis, vd: &ViewData) -> Vec<(Who, Who)> {
+    let alpha = analysis.options.alpha;
+    let hib = vd.view.higher_is_better;
+    let index = |label: &str| analysis.systems.iter().position(|s| s == label);
+    let mut out = Vec::new();
+    for c in &vd.family_cmp {
+        if let (Some(s), Some(w)) = (index(&c.context), c.tally(hib, alpha).winner()) {
+            let (v4, v6) = ((s, Family::V4), (s, Family::V6));
+            out.push(if w == Side::A { (v4, v6) } else { (v6, v4) });
+        }
+    }
+    for c in &vd.system_cmp {
+        let family = FAMILIES.into_iter().find(|f| f.to_string() == c.context);
+        if let (Some(f), Some(a), Some(b), Some(w)) = (
+            family,
+            index(&c.a),
+            index(&c.b),
+            c.tally(hib, alpha).winner(),
+        ) {
+            out.push(if w == Side::A {
+                ((a, f), (b, f))
+            } else {
+                ((b, f), (a, f))
+            });
+        }
+    }
+    out
+}
+
+/// The candidate that beats every other, directly or through a chain of significant
+/// "better" relations; `None` when no candidate does.
+fn best_of(candidates: &[Who], edges: &[(Who, Who)]) -> Option<Who> {
+    candidates.iter().copied().find(|&c| {
+        let mut reached = vec![c];
+        let mut i = 0;
+        while i < reached.len() {
+            let from = reached[i];
+            for &(x, y) in edges {
+                if x == from && !reached.contains(&y) {
+                    reached.push(y);
+                }
+            }
+            i += 1;
+        }
+        candidates.iter().all(|o| reached.contains(o))
+    })
+}
+
+/// Per metric: within each system, which IP version was significantly better at how
+/// many sizes ("no difference" when none survived the correction), and the best
+/// system and IP version — named only when it is significantly better than every other,
+/// directly or through a chain of significant comparisons. Columns as every other
+/// table: systems in campaign order, IPv4 then IPv6.
 pub fn summary_table(analysis: &Analysis) -> Table {
     let alpha = analysis.options.alpha;
     let mut columns = vec!["Metric".to_string()];
     for s in &analysis.systems {
-        for f in [Family::V6, Family::V4] {
+        for f in FAMILIES {
             columns.push(format!("{s} {f}"));
         }
     }
     columns.push("Best".to_string());
     let mut rows = Vec::new();
     for vd in &analysis.views {
+        let hib = vd.view.higher_is_better;
         let mut row: Vec<Cell> = vec![vd.view.title().into()];
-        let better = |a: f64, b: f64| {
-            if vd.view.higher_is_better {
-                a > b
-            } else {
-                a < b
-            }
+        let candidates: Vec<Who> = (0..analysis.systems.len())
+            .flat_map(|s| FAMILIES.map(|f| (s, f)))
+            .filter(|&(s, f)| vd.sizes.iter().any(|&z| vd.cell(s, f, z).is_some()))
+            .collect();
+        let best = if candidates.len() > 1 {
+            best_of(&candidates, &beats(analysis, vd))
+        } else {
+            None
         };
-        let mut best: Option<(usize, Family, f64)> = None;
-        for s in 0..analysis.systems.len() {
-            for f in FAMILIES {
-                if let Some(m) = vd.mean_over_sizes(s, f) {
-                    let replaces = match best {
-                        None => true,
-                        Some((_, _, bm)) => better(m, bm),
-                    };
-                    if replaces {
-                        best = Some((s, f, m));
-                    }
-                }
-            }
-        }
         for (s, label) in analysis.systems.iter().enumerate() {
-            let m4 = vd.mean_over_sizes(s, Family::V4);
-            let m6 = vd.mean_over_sizes(s, Family::V6);
-            let cmp = vd.family_cmp.iter().find(|c| &c.context == label);
-            let differs = cmp.is_some_and(|c| c.significant(alpha) > 0);
-            for f in [Family::V6, Family::V4] {
-                let mark = match (m4, m6) {
-                    _ if best.is_some_and(|(bs, bf, _)| bs == s && bf == f) => "best",
-                    (Some(_), Some(_)) if !differs => "no difference",
-                    (Some(a), Some(b)) => {
-                        let v4_better = better(a, b);
-                        if (f == Family::V4) == v4_better {
-                            "better"
+            let tally = vd
+                .family_cmp
+                .iter()
+                .find(|c| &c.context == label)
+                .map(|c| c.tally(hib, alpha));
+            for f in FAMILIES {
+                let mut mark = match &tally {
+                    None => String::new(),
+                    Some(t) => {
+                        let own = if f == Family::V4 { &t.sig_a } else { &t.sig_b };
+                        if t.sig_a.is_empty() && t.sig_b.is_empty() {
+                            "no difference".to_string()
+                        } else if own.is_empty() {
+                            String::new()
                         } else {
-                            ""
+                            format!("better at {} of {} sizes", own.len(), t.n)
                         }
                     }
-                    _ => "",
                 };
+                if best == Some((s, f)) {
+                    mark = if mark.is_empty() {
+                        "best".to_string()
+                    } else {
+                        format!("best; {mark}")
+                    };
+                }
                 row.push(mark.into());
             }
         }
         row.push(match best {
-            Some((s, f, _)) => format!("{} {f}", analysis.systems[s]).into(),
+            Some((s, f)) => format!("{} {f}", analysis.systems[s]).into(),
+            None if candidates.len() > 1 => "no significant best".into(),
             None => "".into(),
         });
         rows.push(row);
     }
     Table {
         id: "summary".to_string(),
-        title: "Summary: best and better per metric".to_string(),
+        title: "Summary: which IP version and system was better, where significant".to_string(),
         columns,
         rows,
         note: Some(format!(
-            "best = best mean over all sizes of all systems and IP versions; better = the better IP \
-             version within a system; no difference = IPv4 and IPv6 did not differ significantly \
-             (Holm p ≥ {alpha}) at any size."
+            "better at k of n sizes = significantly better (Holm-corrected p < {alpha}) at k of the n \
+             sizes compared; no difference = IPv4 and IPv6 did not differ significantly at any size \
+             (equal means included); best = significantly better than every other system and IP \
+             version, directly or through a chain of significant comparisons (never from means \
+             alone); no significant best = no such candidate."
         )),
     }
 }

@@ -1,0 +1,214 @@
+//! The words follow the statistics: each rule of the summary, the findings and the
+//! means tables, checked on crafted data (a tie, a one-sided difference, differences in
+//! opposite directions, a missing cell, zero-variance cells).
+
+use dualperf_report::{build, fixture::crafted, Dataset, Report, ReportOptions};
+use wire::metrics::{RTT_MEAN_NS, THROUGHPUT_BPS};
+use wire::spec::{Family::V4, Family::V6, TestKind::TcpStream, TestKind::UdpRr};
+
+fn report(data: &Dataset) -> Report {
+    build(data, &ReportOptions::default())
+}
+
+fn table_md(r: &Report, id: &str) -> String {
+    r.tables
+        .iter()
+        .find(|t| t.id == id)
+        .map(|t| t.to_markdown())
+        .unwrap_or_default()
+}
+
+/// The summary row of a metric, as cells.
+fn summary_row(r: &Report, metric: &str) -> Vec<String> {
+    let t = r.tables.iter().find(|t| t.id == "summary");
+    t.and_then(|t| t.rows.iter().find(|row| row[0].text() == metric))
+        .map(|row| row.iter().map(|c| c.text().to_string()).collect())
+        .unwrap_or_default()
+}
+
+const A5: [f64; 5] = [100e6, 101e6, 99e6, 100.5e6, 99.5e6];
+const B5: [f64; 5] = [90e6, 91e6, 89e6, 90.5e6, 89.5e6];
+const TIE: [f64; 5] = [50e6; 5];
+
+#[test]
+fn a_tie_is_no_difference_and_names_no_winner() {
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &TIE),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &TIE),
+            (0, V4, TcpStream, 1408, THROUGHPUT_BPS, &TIE),
+            (0, V6, TcpStream, 1408, THROUGHPUT_BPS, &TIE),
+        ],
+    );
+    let r = report(&d);
+    let row = summary_row(&r, "TCP throughput");
+    assert_eq!(
+        row,
+        [
+            "TCP throughput",
+            "no difference",
+            "no difference",
+            "no significant best"
+        ]
+    );
+    let f = &r.findings[0];
+    assert!(
+        f.text
+            .contains("IPv4 and IPv6 TCP throughput were equal at all 2 sizes"),
+        "{}",
+        f.text
+    );
+    assert!(!f.text.contains("higher"), "{}", f.text);
+    // The evidence of "equal" is every size's numbers, with zero spread and p.
+    for needle in [
+        "128 bytes: 50.000 vs 50.000",
+        "1408 bytes:",
+        "sd 0.00 and 0.00",
+        "p = 1.000",
+    ] {
+        assert!(f.evidence.contains(needle), "{needle}: {}", f.evidence);
+    }
+}
+
+#[test]
+fn a_one_sided_difference_is_named_with_its_sizes_and_ties_are_not_credited() {
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &B5),
+            (0, V4, TcpStream, 640, THROUGHPUT_BPS, &TIE),
+            (0, V6, TcpStream, 640, THROUGHPUT_BPS, &TIE),
+            (0, V4, TcpStream, 1408, THROUGHPUT_BPS, &A5),
+            (0, V6, TcpStream, 1408, THROUGHPUT_BPS, &B5),
+        ],
+    );
+    let r = report(&d);
+    assert_eq!(
+        summary_row(&r, "TCP throughput"),
+        [
+            "TCP throughput",
+            "best; better at 2 of 3 sizes",
+            "",
+            "S IPv4"
+        ]
+    );
+    let t = &r.findings[0].text;
+    assert!(
+        t.starts_with("IPv4 TCP throughput was significantly higher than IPv6 at 2 of 3 sizes (128 and 1408 bytes); no significant difference at 640 bytes"),
+        "{t}"
+    );
+    assert!(
+        t.contains("the mean was higher for IPv4 at 2 and for IPv6 at 0 of 3 sizes and equal at 1"),
+        "{t}"
+    );
+}
+
+#[test]
+fn opposite_directions_are_both_reported_and_no_winner_is_named() {
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &B5),
+            // At 1408 IPv6 is higher, and by more.
+            (0, V4, TcpStream, 1408, THROUGHPUT_BPS, &B5),
+            (
+                0,
+                V6,
+                TcpStream,
+                1408,
+                THROUGHPUT_BPS,
+                &[120e6, 121e6, 119e6, 120.5e6, 119.5e6],
+            ),
+        ],
+    );
+    let r = report(&d);
+    assert_eq!(
+        summary_row(&r, "TCP throughput"),
+        [
+            "TCP throughput",
+            "better at 1 of 2 sizes",
+            "better at 1 of 2 sizes",
+            "no significant best"
+        ]
+    );
+    let t = &r.findings[0].text;
+    assert!(t.contains("significantly higher than"), "{t}");
+    assert!(
+        t.contains("and significantly lower at 1 (1408 bytes)"),
+        "{t}"
+    );
+    // The largest difference is IPv6's (30 Mbit/s), and says so.
+    assert!(
+        t.contains("the largest difference was 30.000 Mbit/s (33.3%) at 1408 bytes, IPv6 higher"),
+        "{t}"
+    );
+}
+
+#[test]
+fn lower_is_better_metrics_use_lower_and_zero_variance_is_handled() {
+    // RTT: IPv4 constant 50 µs, IPv6 constant 60 µs (zero variance on both sides).
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, UdpRr, 128, RTT_MEAN_NS, &[50e3; 5]),
+            (0, V6, UdpRr, 128, RTT_MEAN_NS, &[60e3; 5]),
+        ],
+    );
+    let r = report(&d);
+    let t = &r.findings[0].text;
+    // Mann-Whitney with all values tied within each side: normal approximation.
+    assert!(
+        t.contains("IPv4 UDP RTT was significantly lower than IPv6"),
+        "{t}"
+    );
+    assert_eq!(
+        summary_row(&r, "UDP RTT"),
+        ["UDP RTT", "best; better at 1 of 1 sizes", "", "S IPv4"]
+    );
+}
+
+#[test]
+fn means_use_only_the_sizes_both_sides_have_and_say_which() {
+    // IPv6 is missing at 1408, where IPv4 is much higher: including it would tilt the mean.
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &TIE),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &TIE),
+            (0, V4, TcpStream, 640, THROUGHPUT_BPS, &TIE),
+            (0, V6, TcpStream, 640, THROUGHPUT_BPS, &TIE),
+            (0, V4, TcpStream, 1408, THROUGHPUT_BPS, &A5),
+        ],
+    );
+    let r = report(&d);
+    let md = table_md(&r, "tcp-throughput-means");
+    assert!(
+        md.contains("| S | 50.000 | 50.000 | 0.00 | 2 of 3: 128, 640 |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_second_system_is_best_only_through_significant_comparisons() {
+    let cells = |sys: usize, v4: &'static [f64], v6: &'static [f64]| {
+        [
+            (sys, V4, TcpStream, 128, THROUGHPUT_BPS, v4),
+            (sys, V6, TcpStream, 128, THROUGHPUT_BPS, v6),
+        ]
+    };
+    const C5: [f64; 5] = [80e6, 81e6, 79e6, 80.5e6, 79.5e6];
+    let mut all = cells(0, &A5, &B5).to_vec();
+    all.extend(cells(1, &B5, &C5));
+    let r = report(&crafted(&["One", "Two"], &all));
+    let row = summary_row(&r, "TCP throughput");
+    assert_eq!(row.last().map(String::as_str), Some("One IPv4"), "{row:?}");
+    // Columns: systems in campaign order, IPv4 then IPv6.
+    let md = table_md(&r, "summary");
+    assert!(
+        md.contains("| Metric | One IPv4 | One IPv6 | Two IPv4 | Two IPv6 | Best |"),
+        "{md}"
+    );
+}
