@@ -134,10 +134,13 @@ pub fn dataset() -> Dataset {
     Dataset { campaigns }
 }
 
+/// One crafted cell: system index, IP version, test, packet size, metric, run values.
+pub type CraftedCell<'a> = (usize, Family, TestKind, u32, &'a str, &'a [f64]);
+
 /// A crafted dataset for rule tests: `labels` name the systems (campaigns 1, 2, …);
 /// each entry is one cell — system index, IP version, test, packet size, metric, and
 /// the values of its counted runs.
-pub fn crafted(labels: &[&str], cells: &[(usize, Family, TestKind, u32, &str, &[f64])]) -> Dataset {
+pub fn crafted(labels: &[&str], cells: &[CraftedCell]) -> Dataset {
     let campaigns = labels
         .iter()
         .enumerate()
