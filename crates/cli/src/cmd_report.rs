@@ -258,6 +258,7 @@ pub fn load_dataset(db: &Path, ids: &[i64]) -> anyhow::Result<Dataset> {
     let mut campaigns = Vec::new();
     for c in chosen {
         let runs = store.runs(c.id)?;
+        let (target, missed) = confidence_misses(&store, c, &runs)?;
         let mut facts = BTreeMap::new();
         facts.insert("command line".to_string(), c.command_line.clone());
         facts.insert("created (UTC)".to_string(), utc_text(c.created_unix_s));
@@ -287,9 +288,70 @@ pub fn load_dataset(db: &Path, ids: &[i64]) -> anyhow::Result<Dataset> {
             facts,
             hosts,
             runs: runs.into_iter().map(run_row).collect(),
+            target,
+            missed,
         });
     }
     Ok(Dataset { campaigns })
+}
+
+/// The campaign's confidence target (if it had one) and the cells the store marks as
+/// having missed it, each with its widest counted metric (the rule of
+/// `study::confidence`, so the report and `show` agree on what "missed" means).
+fn confidence_misses(
+    store: &Store,
+    c: &store::Campaign,
+    runs: &[store::RunRecord],
+) -> anyhow::Result<(Option<report::ConfidenceTarget>, Vec<report::MissedCell>)> {
+    let Ok(spec) = study::StudySpec::from_json(&c.spec_json) else {
+        return Ok((None, Vec::new()));
+    };
+    let study::Repetition::Confidence {
+        level_pct,
+        width_pct,
+        ..
+    } = spec.repetition
+    else {
+        return Ok((None, Vec::new()));
+    };
+    let mut missed = Vec::new();
+    for cell in store
+        .cells(c.id)?
+        .iter()
+        .filter(|x| x.target_met == Some(false))
+    {
+        let metrics: Vec<&BTreeMap<String, f64>> = runs
+            .iter()
+            .filter(|r| {
+                r.status.is_ok()
+                    && !r.warmup
+                    && r.family == cell.family
+                    && r.kind == cell.kind
+                    && r.payload_bytes == cell.payload_bytes
+                    && r.direction == cell.direction
+            })
+            .map(|r| &r.metrics)
+            .collect();
+        let widest = study::confidence::widths(cell.kind, &metrics, level_pct)
+            .into_iter()
+            .max_by(|a, b| a.width_pct.total_cmp(&b.width_pct));
+        if let Some(w) = widest {
+            missed.push(report::MissedCell {
+                family: cell.family,
+                kind: cell.kind,
+                direction: cell.direction,
+                payload_bytes: cell.payload_bytes,
+                runs: metrics.len(),
+                metric: w.metric.to_string(),
+                width_pct: w.width_pct,
+            });
+        }
+    }
+    let target = report::ConfidenceTarget {
+        level_pct,
+        width_pct,
+    };
+    Ok((Some(target), missed))
 }
 
 fn run_row(r: store::RunRecord) -> RunRow {

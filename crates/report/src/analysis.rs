@@ -28,6 +28,10 @@ pub struct View {
     /// Latency-like: Mann-Whitney U is the primary test.
     pub rank_test: bool,
     pub higher_is_better: bool,
+    /// For CPU: the systems measured with client and server on one host, in words
+    /// ("one host: client and server together", or naming the systems when only some
+    /// were); part of the title so no reader takes it for one end's CPU.
+    pub host_note: Option<String>,
 }
 
 impl View {
@@ -38,7 +42,12 @@ impl View {
             Direction::Reverse => " (reverse)",
             Direction::Bidir => " (bidirectional)",
         };
-        format!("{} {}{}", self.transport, self.quantity, dir)
+        let note = self
+            .host_note
+            .as_ref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        format!("{} {}{}{note}", self.transport, self.quantity, dir)
     }
 
     /// Name of the primary significance test.
@@ -405,6 +414,9 @@ pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
                     scale: def.scale,
                     rank_test: def.rank_test,
                     higher_is_better: metrics::higher_is_better(def.metric),
+                    host_note: (def.metric == metrics::CPU_LOCAL_PCT)
+                        .then(|| one_host_note(data, &systems))
+                        .flatten(),
                 };
                 views.push(view_data(data, &systems, view));
             }
@@ -414,6 +426,28 @@ pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
         options,
         systems,
         views,
+    }
+}
+
+/// "one host: client and server together" when every campaign ran both ends on one
+/// host; naming the systems when only some did; `None` when none did.
+fn one_host_note(data: &Dataset, systems: &[String]) -> Option<String> {
+    let one: Vec<&str> = data
+        .campaigns
+        .iter()
+        .zip(systems)
+        .filter(|(c, _)| c.one_host())
+        .map(|(_, s)| s.as_str())
+        .collect();
+    if one.is_empty() {
+        None
+    } else if one.len() == data.campaigns.len() {
+        Some("one host: client and server together".to_string())
+    } else {
+        Some(format!(
+            "one host for {}: client and server together",
+            one.join(", ")
+        ))
     }
 }
 

@@ -22,6 +22,64 @@ pub struct CampaignData {
     /// Host role ("client", "server", …) → metadata key → value.
     pub hosts: BTreeMap<String, BTreeMap<String, String>>,
     pub runs: Vec<RunRow>,
+    /// The campaign's confidence target, if it repeated cells to one.
+    pub target: Option<ConfidenceTarget>,
+    /// Cells that stopped (at their maximum runs) without meeting the target.
+    pub missed: Vec<MissedCell>,
+}
+
+/// A campaign's confidence target: the `level_pct` interval of each counted metric
+/// within `width_pct` % of its mean (full width).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConfidenceTarget {
+    pub level_pct: f64,
+    pub width_pct: f64,
+}
+
+/// A cell that missed its confidence target, with its widest counted metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MissedCell {
+    pub family: Family,
+    pub kind: TestKind,
+    pub direction: Direction,
+    pub payload_bytes: u32,
+    /// Counted runs of the cell.
+    pub runs: usize,
+    /// The counted metric whose interval was widest (from `wire::metrics`).
+    pub metric: String,
+    /// Its achieved full interval width, % of the mean.
+    pub width_pct: f64,
+}
+
+impl MissedCell {
+    /// Runs the target would roughly need: the interval narrows with √n, so
+    /// n·(achieved / target)², rounded up (Student t's own narrowing ignored).
+    /// `None` when the width is undefined (fewer than 2 runs, a zero mean).
+    pub fn runs_needed(&self, target_width_pct: f64) -> Option<u64> {
+        let ratio = self.width_pct / target_width_pct;
+        let need = self.runs as f64 * ratio * ratio;
+        (need.is_finite() && target_width_pct > 0.0 && need < 1e9).then(|| need.ceil() as u64)
+    }
+}
+
+impl CampaignData {
+    /// Whether client and server ran on one host (the embedded loopback server, a
+    /// loopback target, or a network-namespace lab on this machine), so that CPU
+    /// figures are the two ends together. Read from the client's recorded metadata.
+    pub fn one_host(&self) -> bool {
+        let Some(client) = self.hosts.get("client") else {
+            return false;
+        };
+        let target = client.get("study.target").map_or("", |t| t.trim());
+        let host = target.split_whitespace().next().unwrap_or("");
+        target == "embedded"
+            || target == "lab"
+            || host == "localhost"
+            || host.starts_with("127.")
+            || host == "::1"
+            || host == "[::1]"
+            || client.get("iface.name").is_some_and(|n| n == "lo")
+    }
 }
 
 /// Outcome of one run.

@@ -18,7 +18,11 @@ pub struct Finding {
 
 /// All findings: IPv4 vs IPv6 per view and system, then system vs system per view and
 /// IP version, then the header-overhead sentences.
-pub fn findings(analysis: &Analysis, model: &OverheadModel) -> Vec<Finding> {
+pub fn findings(
+    analysis: &Analysis,
+    model: &OverheadModel,
+    link_rate_bps: Option<f64>,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let many_systems = analysis.systems.len() > 1;
     for vd in &analysis.views {
@@ -41,7 +45,7 @@ pub fn findings(analysis: &Analysis, model: &OverheadModel) -> Vec<Finding> {
             }
         }
     }
-    for (text, evidence) in header_sentences(analysis, model) {
+    for (text, evidence) in header_sentences(analysis, model, link_rate_bps) {
         out.push(Finding { text, evidence });
     }
     out

@@ -129,6 +129,8 @@ pub fn dataset() -> Dataset {
             facts,
             hosts,
             runs,
+            target: None,
+            missed: Vec::new(),
         });
     }
     Dataset { campaigns }

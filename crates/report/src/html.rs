@@ -28,6 +28,8 @@ caption { text-align: left; font-weight: 600; padding: 4px 0 6px; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 9px; text-align: left; white-space: nowrap; vertical-align: top; }
 thead th { background: #f0f2f5; white-space: normal; min-width: 4.5em; max-width: 11em; vertical-align: bottom; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+section.warnings { border-color: #d9a400; background: #fffaf0; }
+section.warnings li { margin-bottom: 6px; }
 .note, .evidence { color: var(--muted); font-size: 0.8rem; margin: 2px 0 10px; }
 ol.findings li { margin-bottom: 10px; }
 ol.findings p { margin: 0; }
@@ -61,6 +63,9 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         g = html_escape(generator),
     );
     out.push_str("<nav><ul>\n<li><a href=\"#summary\">Summary</a></li>\n<li><a href=\"#findings\">Findings</a></li>\n");
+    if !report.warnings.is_empty() {
+        out.push_str("<li><a href=\"#warnings\">Warnings</a></li>\n");
+    }
     for vd in &report.analysis.views {
         let _ = writeln!(
             out,
@@ -76,6 +81,13 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         tables_html(&mut out, &[t]);
     }
     out.push_str("</section>\n");
+    if !report.warnings.is_empty() {
+        out.push_str("<section id=\"warnings\" class=\"warnings\">\n<h2>Warnings</h2>\n<ul>\n");
+        for w in &report.warnings {
+            let _ = writeln!(out, "<li>{}</li>", html_escape(w));
+        }
+        out.push_str("</ul>\n</section>\n");
+    }
     out.push_str("<section id=\"findings\">\n<h2>Findings</h2>\n");
     if report.findings.is_empty() {
         out.push_str("<p>No comparisons could be made: each needs IPv4 and IPv6 (or two systems) measured at the same packet size.</p>\n");
@@ -135,10 +147,24 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
 
     let _ = write!(
         out,
-        "<section id=\"method\">\n<h2>Method</h2>\n<p>Each cell (system × IP version × test × packet size) summarises the runs that finished, without warm-up runs: n, mean, sample standard deviation, median, minimum and maximum, and the {lvl:.0}% confidence interval of the mean from Student's t distribution. IPv4 and IPv6 (and each pair of systems) are compared at each size by the difference of means with its Welch confidence interval, Welch's t-test, and for RTT and jitter the Mann-Whitney U test (exact for samples of up to 8 without ties, otherwise the normal approximation with tie and continuity correction), which is then the primary test. Effect size is Hedges' g. p-values are corrected with Holm's method across the sizes of one comparison; a difference is called significant when the corrected p is below {alpha}. Expected IPv6/IPv4 ratios come from header and framing sizes (IPv4 20 bytes, IPv6 40, UDP 8, TCP 20 + 12 bytes of timestamps).</p>\n</section>\n",
+        "<section id=\"method\">\n<h2>Method</h2>\n<p>Each cell (system × IP version × test × packet size) summarises the runs that finished, without warm-up runs: n, mean, sample standard deviation, median, minimum and maximum, and the {lvl:.0}% confidence interval of the mean from Student's t distribution. IPv4 and IPv6 (and each pair of systems) are compared at each size by the difference of means with its Welch confidence interval, Welch's t-test, and for RTT and jitter the Mann-Whitney U test (exact when there are no ties and min(n₁, n₂)·n₁·n₂ ≤ 2·10⁷, i.e. up to 271 runs per side; with ties the normal approximation with tie and continuity correction), which is then the primary test. Effect size is Hedges' g. p-values are corrected with Holm's method across the sizes of one comparison; a difference is called significant when the corrected p is below {alpha}. Expected IPv6/IPv4 ratios come from header and framing sizes (IPv4 20 bytes, IPv6 40, UDP 8, TCP 20 + 12 bytes of timestamps).</p>\n",
         lvl = report.analysis.options.confidence * 100.0,
         alpha = report.analysis.options.alpha,
     );
+    let reach = crate::caveats::reach_lines(&report.analysis);
+    if !reach.is_empty() {
+        out.push_str("<p>With the runs each comparison had, the smallest p it could reach after Holm's correction (exact Mann-Whitney: 2 / C(n₁ + n₂, n₁) at complete separation, times the sizes corrected over; Welch's t-test: any p with at least 2 runs per side and some spread):</p>\n<ul>\n");
+        for r in &reach {
+            let warn = if r.reach.can_reach(report.analysis.options.alpha) {
+                ""
+            } else {
+                " — cannot reach alpha"
+            };
+            let _ = writeln!(out, "<li>{}{warn}</li>", html_escape(&r.text()));
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str("</section>\n");
 
     out.push_str("<section id=\"systems\">\n<h2>Systems and runs</h2>\n");
     let context: Vec<&Table> = report

@@ -10,6 +10,7 @@
 //! [`context`] (tables), [`findings`], [`svg`] (figures), [`html`] (the page), `png`.
 
 pub mod analysis;
+pub mod caveats;
 pub mod context;
 pub mod dataset;
 pub mod findings;
@@ -24,7 +25,7 @@ pub mod table;
 pub mod tables;
 
 pub use analysis::{analyse, Analysis, AnalysisOptions, View, ViewData};
-pub use dataset::{CampaignData, Dataset, RunOutcome, RunRow};
+pub use dataset::{CampaignData, ConfidenceTarget, Dataset, MissedCell, RunOutcome, RunRow};
 pub use findings::Finding;
 pub use stats::{LinkModel, OverheadModel};
 pub use svg::Figure;
@@ -76,6 +77,9 @@ pub struct Report {
     pub tables: Vec<Table>,
     pub figures: Vec<Figure>,
     pub findings: Vec<Finding>,
+    /// What limits the conclusions (unreachable significance, missed confidence
+    /// targets, a link rate that is not the bottleneck), shown before the findings.
+    pub warnings: Vec<String>,
     /// The self-contained page.
     pub html: String,
 }
@@ -120,7 +124,12 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
         }
     }
     let source = options.link_source.as_deref();
-    tables.extend(headers::overhead_table(&analysis, &options.link, source));
+    tables.extend(headers::overhead_table(
+        &analysis,
+        &options.link,
+        options.link_rate_bps,
+        source,
+    ));
     if let Some(rate) = options.link_rate_bps {
         tables.extend(headers::efficiency_table(
             &analysis,
@@ -138,12 +147,17 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
         .iter()
         .map(|vd| svg::figure(vd, level))
         .collect();
-    let findings = findings::findings(&analysis, &options.link);
+    let findings = findings::findings(&analysis, &options.link, options.link_rate_bps);
+    let mut warnings = caveats::warnings(data, &analysis);
+    if let Some(rate) = options.link_rate_bps {
+        warnings.extend(headers::efficiency_warnings(&analysis, &options.link, rate));
+    }
     let mut report = Report {
         analysis,
         tables,
         figures,
         findings,
+        warnings,
         html: String::new(),
     };
     report.html = html::page(&report, &options.title, &options.generator);
@@ -153,7 +167,15 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
 impl Report {
     /// Findings as a Markdown list, each with its evidence.
     pub fn findings_markdown(&self) -> String {
-        let mut out = String::from("### Findings\n\n");
+        let mut out = String::new();
+        if !self.warnings.is_empty() {
+            out.push_str("### Warnings\n\n");
+            for w in &self.warnings {
+                out.push_str(&format!("- {w}\n"));
+            }
+            out.push('\n');
+        }
+        out.push_str("### Findings\n\n");
         if self.findings.is_empty() {
             out.push_str("No comparisons could be made.\n");
         }
@@ -179,6 +201,12 @@ impl Report {
         for t in &self.tables {
             out.push_str(&t.to_text());
             out.push('\n');
+        }
+        if !self.warnings.is_empty() {
+            out.push_str("Warnings\n");
+            for w in &self.warnings {
+                out.push_str(&format!("- {w}\n"));
+            }
         }
         out.push_str("Findings\n");
         for f in &self.findings {

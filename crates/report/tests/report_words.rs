@@ -212,3 +212,99 @@ fn a_second_system_is_best_only_through_significant_comparisons() {
         "{md}"
     );
 }
+
+#[test]
+fn missed_confidence_targets_are_warned_with_the_runs_needed() {
+    let mut d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &B5),
+        ],
+    );
+    d.campaigns[0].target = Some(dualperf_report::ConfidenceTarget {
+        level_pct: 95.0,
+        width_pct: 5.0,
+    });
+    d.campaigns[0].missed.push(dualperf_report::MissedCell {
+        family: V6,
+        kind: TcpStream,
+        direction: wire::spec::Direction::Forward,
+        payload_bytes: 128,
+        runs: 10,
+        metric: THROUGHPUT_BPS.to_string(),
+        width_pct: 12.5,
+    });
+    let r = report(&d);
+    let w = r.warnings.join("\n");
+    // 10 · (12.5 / 5)² = 62.5 → 63 runs.
+    assert!(
+        w.contains("S: 1 cell missed the confidence target (95% interval within 5% of the mean): IPv6 tcp-stream 128 B: throughput interval 12.5% of the mean after 10 runs, about 63 runs would reach it"),
+        "{w}"
+    );
+    assert!(r.html.contains("id=\"warnings\""));
+    assert!(r.findings_markdown().starts_with("### Warnings"));
+}
+
+#[test]
+fn a_plan_too_small_for_the_rank_test_is_a_warning_and_in_the_method() {
+    // 3 runs per side over 2 sizes: exact Mann-Whitney cannot go below 2/20 · 2 = 0.2.
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, UdpRr, 128, RTT_MEAN_NS, &[50e3, 51e3, 52e3]),
+            (0, V6, UdpRr, 128, RTT_MEAN_NS, &[60e3, 61e3, 62e3]),
+            (0, V4, UdpRr, 1408, RTT_MEAN_NS, &[50e3, 51e3, 52e3]),
+            (0, V6, UdpRr, 1408, RTT_MEAN_NS, &[60e3, 61e3, 62e3]),
+        ],
+    );
+    let r = report(&d);
+    let w = r.warnings.join("\n");
+    assert!(
+        w.contains("UDP RTT, IPv4 vs IPv6 on S: with at least 3 and 3 runs over 2 sizes, Mann-Whitney U cannot go below a corrected p of 0.2"),
+        "{w}"
+    );
+    assert!(w.contains("About 5 runs per side would be needed"), "{w}");
+    assert!(
+        r.html.contains("smallest reachable corrected p = 0.2")
+            && r.html.contains("cannot reach alpha"),
+        "method section"
+    );
+    // And the summary does not name a winner although the separation is complete.
+    assert_eq!(
+        summary_row(&r, "UDP RTT"),
+        [
+            "UDP RTT",
+            "no difference",
+            "no difference",
+            "no significant best"
+        ]
+    );
+}
+
+#[test]
+fn cpu_with_both_ends_on_one_host_is_labelled_so() {
+    use wire::metrics::CPU_LOCAL_PCT;
+    let mut d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, CPU_LOCAL_PCT, &[30.0, 31.0, 29.0]),
+            (0, V6, TcpStream, 128, CPU_LOCAL_PCT, &[30.0, 31.0, 29.0]),
+        ],
+    );
+    assert!(!report(&d).html.contains("one host"));
+    d.campaigns[0].hosts.insert(
+        "client".to_string(),
+        [("study.target".to_string(), "embedded".to_string())].into(),
+    );
+    let r = report(&d);
+    assert!(
+        r.html
+            .contains("TCP CPU (one host: client and server together)"),
+        "label missing"
+    );
+    assert_eq!(
+        summary_row(&r, "TCP CPU (one host: client and server together)").len(),
+        4
+    );
+}
