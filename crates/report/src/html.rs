@@ -20,13 +20,15 @@ nav a, a { color: var(--accent); }
 section { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 18px; margin: 16px 0; }
 section h2 { font-size: 1.25rem; margin: 6px 0 10px; }
 figure { margin: 8px 0 12px; }
-svg.figure { width: 100%; max-width: 760px; height: auto; display: block; }
+svg.figure { width: 100%; max-width: 560px; height: auto; display: block; }
 figcaption { color: var(--muted); font-size: 0.85rem; }
 .table-wrap { overflow-x: auto; margin: 8px 0 2px; -webkit-overflow-scrolling: touch; }
 table { border-collapse: collapse; font-size: 0.85rem; }
 caption { text-align: left; font-weight: 600; padding: 4px 0 6px; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 9px; text-align: left; white-space: nowrap; vertical-align: top; }
 thead th { background: #f0f2f5; white-space: normal; min-width: 4.5em; max-width: 11em; vertical-align: bottom; }
+table[id^="t-metadata-"] th, table[id^="t-metadata-"] td, table[id="t-runs"] td { white-space: normal; overflow-wrap: anywhere; word-break: break-word; max-width: 26em; }
+table[id^="t-metadata-"] { table-layout: auto; width: 100%; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 section.warnings { border-color: #d9a400; background: #fffaf0; }
 section.warnings li { margin-bottom: 6px; }
@@ -109,7 +111,7 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         let id = &vd.view.id;
         let _ = write!(
             out,
-            "<section id=\"v-{}\">\n<h2>{}</h2>\n<figure>\n{}<figcaption>{} against packet size; one line per system and IP version (IPv4 solid, IPv6 dashed); error bars are {:.0}% confidence intervals of the mean.</figcaption>\n</figure>\n",
+            "<section id=\"v-{}\">\n<h2>{}</h2>\n<figure>\n{}<figcaption>{} against packet size; one line per system and IP version, each in its own colour (IPv4 solid with dots, IPv6 dashed with squares); error bars are {:.0}% confidence intervals of the mean.</figcaption>\n</figure>\n",
             html_escape(id),
             html_escape(&vd.view.title()),
             fig.svg,

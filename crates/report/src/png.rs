@@ -61,7 +61,15 @@ mod tests {
         // IHDR: width and height, big-endian, at bytes 16..24.
         let width = u32::from_be_bytes([png[16], png[17], png[18], png[19]]);
         let height = u32::from_be_bytes([png[20], png[21], png[22], png[23]]);
-        assert_eq!((width, height), (1440, 900));
+        let attr = |name: &str| -> u32 {
+            svg.split(&format!(" {name}=\""))
+                .nth(1)
+                .and_then(|v| v.split('"').next())
+                .and_then(|v| v.parse::<f64>().ok())
+                .map_or(0, |v| (v * 2.0).round() as u32)
+        };
+        assert_eq!((width, height), (attr("width"), attr("height")));
+        assert!(width > 0 && height > 0);
     }
 
     #[test]

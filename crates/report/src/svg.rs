@@ -7,17 +7,83 @@ use crate::table::html_escape;
 use std::fmt::Write as _;
 use wire::spec::Family;
 
-const WIDTH: f64 = 720.0;
-const HEIGHT: f64 = 450.0;
-const LEFT: f64 = 78.0;
-const RIGHT: f64 = 24.0;
-const TOP: f64 = 44.0;
-const PLOT_BOTTOM: f64 = 330.0;
-/// Okabe–Ito colour-blind-safe palette.
-const COLOURS: [&str; 6] = [
-    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
+/// Design width. Small on purpose: the page scales a figure to its column, and at a
+/// 400 px phone page (~360 px of column) the 16-unit axis text still reads at ≥ 11 px.
+pub const WIDTH: f64 = 480.0;
+const RIGHT: f64 = 14.0;
+const PLOT_HEIGHT: f64 = 230.0;
+/// Axis and legend text size (viewBox units).
+pub const AXIS_FONT: f64 = 16.0;
+const TITLE_FONT: f64 = 17.0;
+const NOTE_FONT: f64 = 15.0;
+/// Per system: (IPv4, IPv6) colours, two distinct hues each and twelve in all (from
+/// Kelly's 22 colours of maximum contrast, without the pale ones), so the IP versions
+/// differ by colour as well as by dash and marker, for up to six systems.
+const PALETTE: [(&str, &str); 6] = [
+    ("#0067A5", "#E25822"),
+    ("#008856", "#B3446C"),
+    ("#875692", "#C98500"),
+    ("#222222", "#4D9DE0"),
+    ("#882D17", "#6F8F00"),
+    ("#604E97", "#E0607E"),
 ];
 const FONT: &str = "DejaVu Sans, Verdana, sans-serif";
+
+/// Estimated advance width of `text` at `font_px` in a DejaVu-Sans-like face (slightly
+/// generous, so that layout computed from it never overflows).
+pub fn text_width(text: &str, font_px: f64) -> f64 {
+    let em: f64 = text
+        .chars()
+        .map(|c| match c {
+            'i' | 'l' | 'j' | '.' | ',' | ':' | ';' | '\'' | '|' | '!' | 'I' => 0.32,
+            ' ' | 'f' | 't' | 'r' | '(' | ')' | '[' | ']' | '-' | '/' => 0.42,
+            'm' | 'w' | 'M' | 'W' | '@' | '%' => 0.95,
+            c if c.is_ascii_uppercase() => 0.74,
+            c if c.is_ascii_digit() => 0.64,
+            c if c.is_ascii() => 0.62,
+            _ => 0.8,
+        })
+        .sum();
+    em * font_px
+}
+
+/// Break `text` into lines no wider than `max_px` (at spaces; a word wider than a line
+/// is cut).
+pub fn wrap(text: &str, font_px: f64, max_px: f64) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let candidate = if line.is_empty() {
+            word.to_string()
+        } else {
+            format!("{line} {word}")
+        };
+        if text_width(&candidate, font_px) <= max_px {
+            line = candidate;
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        let mut rest = word.to_string();
+        while text_width(&rest, font_px) > max_px && rest.chars().count() > 1 {
+            let mut cut = String::new();
+            for ch in rest.chars() {
+                if text_width(&format!("{cut}{ch}"), font_px) > max_px && !cut.is_empty() {
+                    break;
+                }
+                cut.push(ch);
+            }
+            rest = rest[cut.len()..].to_string();
+            lines.push(cut);
+        }
+        line = rest;
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
 
 /// One figure of the report.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,13 +136,34 @@ struct Series {
     colour: &'static str,
     dashed: bool,
     square: bool,
-    points: Vec<(u32, f64, f64, f64)>,
+    /// (size, mean, low, high, low clipped, high clipped).
+    points: Vec<(u32, f64, f64, f64, bool, bool)>,
 }
 
-/// Draw one view. `level` is the confidence level of the error bars.
+/// `<text>` with one `<tspan>` per line.
+fn text_lines(x: f64, y: f64, lines: &[String], line_h: f64, attrs: &str) -> String {
+    let mut out = format!("<text x=\"{}\" y=\"{}\"{attrs}>", c(x), c(y));
+    for (i, l) in lines.iter().enumerate() {
+        let dy = if i == 0 { 0.0 } else { line_h };
+        let _ = write!(
+            out,
+            "<tspan x=\"{}\" dy=\"{}\">{}</tspan>",
+            c(x),
+            c(dy),
+            html_escape(l)
+        );
+    }
+    out.push_str("</text>");
+    out
+}
+
+/// Draw one view. `level` is the confidence level of the error bars. Every metric
+/// drawn is non-negative: the axis starts at 0 and an error bar that would cross it is
+/// clipped there with a chevron; loss is capped at 100 % the same way.
 pub fn figure(vd: &ViewData, level: f64) -> Figure {
     let view = &vd.view;
     let title = format!("{} against packet size", view.title());
+    let cap = (view.metric == wire::metrics::LOSS_PCT).then_some(100.0);
     let mut series = Vec::new();
     for s in 0..vd.systems.len() {
         for (fi, f) in [Family::V4, Family::V6].into_iter().enumerate() {
@@ -85,14 +172,18 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
                 .iter()
                 .filter_map(|&size| {
                     let cell = vd.cell(s, f, size)?;
-                    let m = cell.summary.mean;
+                    let m = cell.summary.mean.max(0.0);
                     let h = cell.summary.ci_half_width(level);
                     let (lo, hi) = if h.is_finite() {
                         (m - h, m + h)
                     } else {
                         (m, m)
                     };
-                    Some((size, m, lo, hi))
+                    let m = cap.map_or(m, |c| m.min(c));
+                    let lo_clip = lo < 0.0;
+                    let hi_clip = cap.is_some_and(|c| hi > c);
+                    let hi = cap.map_or(hi, |c| hi.min(c));
+                    Some((size, m, lo.max(0.0), hi, lo_clip, hi_clip))
                 })
                 .collect();
             if points.is_empty() {
@@ -103,93 +194,175 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
             } else {
                 f.to_string()
             };
+            let pair = PALETTE[s % PALETTE.len()];
             series.push(Series {
                 label,
-                colour: COLOURS[s % COLOURS.len()],
+                colour: if fi == 0 { pair.0 } else { pair.1 },
                 dashed: fi == 1,
                 square: fi == 1,
                 points,
             });
         }
     }
-    let all_y = series
+    let y_hi = series
         .iter()
-        .flat_map(|s| s.points.iter().flat_map(|p| [p.2, p.3]));
-    let (mut y_lo, mut y_hi) = all_y.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-        (a.min(v), b.max(v))
-    });
-    if !y_lo.is_finite() {
-        (y_lo, y_hi) = (0.0, 1.0);
+        .flat_map(|s| s.points.iter().map(|p| p.3))
+        .fold(0.0_f64, f64::max);
+    let y_hi = if y_hi > 0.0 && y_hi.is_finite() {
+        y_hi
+    } else {
+        1.0
+    };
+    let mut y_ticks = nice_ticks(0.0, y_hi, 5);
+    if let Some(c) = cap {
+        y_ticks.retain(|t| *t <= c);
     }
-    // Quantities that are naturally ≥ 0 start at zero, as the studies' figures do.
-    if y_lo >= 0.0 {
-        y_lo = 0.0;
-    }
-    if y_hi <= y_lo {
-        y_hi = y_lo + 1.0;
-    }
-    let y_ticks = nice_ticks(y_lo, y_hi, 6);
-    let y_min = y_ticks.first().copied().unwrap_or(y_lo);
-    let y_max = y_ticks.last().copied().unwrap_or(y_hi);
+    let y_min = 0.0;
+    let y_max = y_ticks.last().copied().filter(|m| *m > 0.0).unwrap_or(y_hi);
     let y_step = if y_ticks.len() > 1 {
         y_ticks[1] - y_ticks[0]
     } else {
         1.0
     };
+    let tick_texts: Vec<String> = y_ticks.iter().map(|&t| tick_label(t, y_step)).collect();
+    let widest_tick = tick_texts
+        .iter()
+        .map(|t| text_width(t, AXIS_FONT))
+        .fold(0.0_f64, f64::max);
+    let left = 34.0 + widest_tick + 10.0;
+
+    // Title, wrapped to the width.
+    let title_lines = wrap(&title, TITLE_FONT, WIDTH - 20.0);
+    let top = 14.0 + title_lines.len() as f64 * (TITLE_FONT + 4.0) + 14.0;
+    let plot_bottom = top + PLOT_HEIGHT;
+
     let x_lo = vd.sizes.first().copied().unwrap_or(0) as f64;
     let x_hi = vd.sizes.last().copied().unwrap_or(1) as f64;
-    let x_pad = ((x_hi - x_lo) * 0.05).max(16.0);
+    let x_pad = ((x_hi - x_lo) * 0.06).max(16.0);
     let (x_min, x_max) = (x_lo - x_pad, x_hi + x_pad);
-    let px = |x: f64| LEFT + (x - x_min) / (x_max - x_min) * (WIDTH - LEFT - RIGHT);
-    let py = |y: f64| PLOT_BOTTOM - (y - y_min) / (y_max - y_min) * (PLOT_BOTTOM - TOP);
+    let px = |x: f64| left + (x - x_min) / (x_max - x_min) * (WIDTH - left - RIGHT);
+    let py = |y: f64| plot_bottom - (y - y_min) / (y_max - y_min) * (plot_bottom - top);
+
+    // Legend: entries flow in rows below the plot, each as wide as its text; a label
+    // wider than a row is wrapped.
+    let legend_top = plot_bottom + 76.0;
+    let row_w = WIDTH - 2.0 * 10.0;
+    let sample_w = 38.0;
+    let mut legend: Vec<(f64, f64, Vec<String>)> = Vec::new();
+    let (mut x, mut y, mut row_h) = (10.0, legend_top, 0.0_f64);
+    for s in &series {
+        let lines = wrap(&s.label, AXIS_FONT, row_w - sample_w - 8.0);
+        let w = sample_w
+            + 8.0
+            + lines
+                .iter()
+                .map(|l| text_width(l, AXIS_FONT))
+                .fold(0.0_f64, f64::max);
+        if x > 10.0 && x + w > 10.0 + row_w {
+            x = 10.0;
+            y += row_h;
+            row_h = 0.0;
+        }
+        legend.push((x, y, lines.clone()));
+        row_h = row_h.max(lines.len() as f64 * (AXIS_FONT + 3.0) + 8.0);
+        x += w + 18.0;
+    }
+    let legend_bottom = y + row_h;
+    let any_clip = series.iter().any(|s| s.points.iter().any(|p| p.4 || p.5));
+    let note = format!(
+        "Error bars: {:.0}% confidence interval of the mean (Student t).{}",
+        level * 100.0,
+        if any_clip {
+            " A chevron marks an interval cut at the axis (the metric cannot go below 0)."
+        } else {
+            ""
+        }
+    );
+    let note = if cap.is_some() && any_clip {
+        note.replace(
+            "(the metric cannot go below 0)",
+            "(loss lies within 0–100%)",
+        )
+    } else {
+        note
+    };
+    let note_lines = wrap(&note, NOTE_FONT, WIDTH - 20.0);
+    let note_top = legend_bottom + 14.0;
+    let height = (note_top + note_lines.len() as f64 * (NOTE_FONT + 3.0) + 8.0).ceil();
 
     let mut svg = String::new();
     let _ = write!(
         svg,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"figure\" id=\"fig-{id}\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{t}\" font-family=\"{FONT}\" font-size=\"13\">\n<title>{t}</title>\n<rect x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/>\n",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"figure\" id=\"fig-{id}\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{t}\" font-family=\"{FONT}\" font-size=\"{AXIS_FONT}\">\n<title>{t}</title>\n<rect x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/>\n",
         id = html_escape(&view.id),
         w = WIDTH,
-        h = HEIGHT,
+        h = height,
         t = html_escape(&title),
     );
     let _ = writeln!(
         svg,
-        "<text x=\"{}\" y=\"24\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\">{}</text>",
-        c(WIDTH / 2.0),
-        html_escape(&title)
+        "{}",
+        text_lines(
+            WIDTH / 2.0,
+            14.0 + TITLE_FONT,
+            &title_lines,
+            TITLE_FONT + 4.0,
+            &format!(" text-anchor=\"middle\" font-size=\"{TITLE_FONT}\" font-weight=\"bold\"")
+        )
     );
     // Grid and y ticks.
-    for &t in &y_ticks {
+    for (&t, text) in y_ticks.iter().zip(&tick_texts) {
         let y = py(t);
         let _ = writeln!(
             svg,
-            "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#dddddd\" stroke-width=\"1\"/><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
-            c(LEFT),
+            "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#dddddd\" stroke-width=\"1\"/><text class=\"ytick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{text}</text>",
+            c(left),
             c(WIDTH - RIGHT),
-            c(LEFT - 8.0),
-            c(y + 4.5),
-            tick_label(t, y_step),
+            c(left - 8.0),
+            c(y + AXIS_FONT * 0.35),
             y = c(y)
         );
     }
-    // x ticks at the measured sizes (or round numbers when there are many).
+    // x ticks at the measured sizes (or round numbers when there are many); labels
+    // that would touch are thinned to every second (third, …) one.
     let x_ticks: Vec<f64> = if vd.sizes.len() <= 12 {
         vd.sizes.iter().map(|&s| s as f64).collect()
     } else {
-        nice_ticks(x_lo, x_hi, 8)
+        nice_ticks(x_lo, x_hi, 6)
             .into_iter()
             .filter(|t| *t >= x_min && *t <= x_max)
             .collect()
     };
-    for &t in &x_ticks {
+    let min_gap = x_ticks
+        .windows(2)
+        .map(|w| px(w[1]) - px(w[0]))
+        .fold(f64::INFINITY, f64::min);
+    let widest_x = x_ticks
+        .iter()
+        .map(|t| text_width(&(*t as i64).to_string(), AXIS_FONT))
+        .fold(0.0_f64, f64::max);
+    let every = if min_gap.is_finite() && min_gap > 0.0 {
+        ((widest_x + 6.0) / min_gap).ceil().max(1.0) as usize
+    } else {
+        1
+    };
+    for (i, &t) in x_ticks.iter().enumerate() {
         let x = px(t);
+        let label = if i % every == 0 {
+            format!(
+                "<text class=\"xtick\" x=\"{x}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                c(plot_bottom + 6.0 + AXIS_FONT),
+                t as i64,
+                x = c(x)
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             svg,
-            "<line x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{}\" stroke=\"#333333\"/><text x=\"{x}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            c(PLOT_BOTTOM),
-            c(PLOT_BOTTOM + 5.0),
-            c(PLOT_BOTTOM + 20.0),
-            t as i64,
+            "<line x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{}\" stroke=\"#333333\"/>{label}",
+            c(plot_bottom),
+            c(plot_bottom + 5.0),
             x = c(x)
         );
     }
@@ -197,21 +370,21 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
     let _ = writeln!(
         svg,
         "<path d=\"M{l} {t} V{b} H{r}\" fill=\"none\" stroke=\"#333333\" stroke-width=\"1.2\"/>",
-        l = c(LEFT),
-        t = c(TOP),
-        b = c(PLOT_BOTTOM),
+        l = c(left),
+        t = c(top),
+        b = c(plot_bottom),
         r = c(WIDTH - RIGHT)
     );
     let _ = writeln!(
         svg,
         "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">Packet size: payload per send (bytes)</text>",
-        c((LEFT + WIDTH - RIGHT) / 2.0),
-        c(PLOT_BOTTOM + 42.0)
+        c((left + WIDTH - RIGHT) / 2.0),
+        c(plot_bottom + 12.0 + 2.0 * AXIS_FONT)
     );
-    let y_mid = (TOP + PLOT_BOTTOM) / 2.0;
+    let y_mid = (top + plot_bottom) / 2.0;
     let _ = writeln!(
         svg,
-        "<text x=\"18\" y=\"{y}\" text-anchor=\"middle\" transform=\"rotate(-90 18 {y})\">{} ({})</text>",
+        "<text x=\"20\" y=\"{y}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {y})\">{} ({})</text>",
         html_escape(&capitalise_first(view.quantity)),
         html_escape(view.unit),
         y = c(y_mid)
@@ -222,12 +395,13 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
         let dx = (i as f64 - (n_series - 1.0) / 2.0) * 3.0;
         let _ = writeln!(
             svg,
-            "<g class=\"series\" data-label=\"{}\">",
-            html_escape(&s.label)
+            "<g class=\"series\" data-label=\"{}\" data-colour=\"{}\">",
+            html_escape(&s.label),
+            s.colour
         );
-        for &(size, _, lo, hi) in &s.points {
+        for &(size, _, lo, hi, lo_clip, hi_clip) in &s.points {
+            let x = px(size as f64) + dx;
             if hi > lo {
-                let x = px(size as f64) + dx;
                 let _ = writeln!(
                     svg,
                     "<path d=\"M{x} {yl} V{yh} M{xl} {yl} H{xr} M{xl} {yh} H{xr}\" stroke=\"{col}\" stroke-width=\"1.2\" fill=\"none\"/>",
@@ -239,17 +413,36 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
                     col = s.colour
                 );
             }
+            // Chevrons pointing past the axis where the interval was cut.
+            if lo_clip {
+                let y0 = py(lo);
+                let _ = writeln!(
+                    svg,
+                    "<path class=\"clipped\" d=\"M{} {} L{} {} L{} {}\" stroke=\"{col}\" stroke-width=\"1.6\" fill=\"none\"/>",
+                    c(x - 5.0), c(y0 - 9.0), c(x), c(y0 - 3.0), c(x + 5.0), c(y0 - 9.0),
+                    col = s.colour
+                );
+            }
+            if hi_clip {
+                let y1 = py(hi);
+                let _ = writeln!(
+                    svg,
+                    "<path class=\"clipped\" d=\"M{} {} L{} {} L{} {}\" stroke=\"{col}\" stroke-width=\"1.6\" fill=\"none\"/>",
+                    c(x - 5.0), c(y1 + 9.0), c(x), c(y1 + 3.0), c(x + 5.0), c(y1 + 9.0),
+                    col = s.colour
+                );
+            }
         }
         let path: Vec<String> = s
             .points
             .iter()
             .enumerate()
-            .map(|(j, &(size, m, _, _))| {
+            .map(|(j, p)| {
                 format!(
                     "{}{} {}",
                     if j == 0 { "M" } else { "L" },
-                    c(px(size as f64) + dx),
-                    c(py(m))
+                    c(px(p.0 as f64) + dx),
+                    c(py(p.1))
                 )
             })
             .collect();
@@ -264,22 +457,16 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
             path.join(" "),
             s.colour
         );
-        for &(size, m, _, _) in &s.points {
+        for p in &s.points {
             let _ = writeln!(
                 svg,
                 "{}",
-                marker(px(size as f64) + dx, py(m), s.colour, s.square)
+                marker(px(p.0 as f64) + dx, py(p.1), s.colour, s.square)
             );
         }
         svg.push_str("</g>\n");
     }
-    // Legend below the plot, two entries per row.
-    let legend_top = PLOT_BOTTOM + 66.0;
-    for (i, s) in series.iter().enumerate() {
-        let col = (i % 2) as f64;
-        let row = (i / 2) as f64;
-        let x = LEFT + col * 300.0;
-        let y = legend_top + row * 20.0;
+    for (s, (x, y, lines)) in series.iter().zip(&legend) {
         let dash = if s.dashed {
             " stroke-dasharray=\"7 4\""
         } else {
@@ -287,24 +474,25 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
         };
         let _ = writeln!(
             svg,
-            "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{col}\" stroke-width=\"2\"{dash}/>{}<text x=\"{}\" y=\"{}\">{}</text>",
-            c(x),
-            c(x + 34.0),
-            marker(x + 17.0, y, s.colour, s.square),
-            c(x + 42.0),
-            c(y + 4.5),
-            html_escape(&s.label),
-            y = c(y),
+            "<g class=\"legend\"><line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{col}\" stroke-width=\"2\"{dash}/>{}{}</g>",
+            c(*x),
+            c(x + sample_w),
+            marker(x + sample_w / 2.0, *y, s.colour, s.square),
+            text_lines(x + sample_w + 8.0, y + AXIS_FONT * 0.35, lines, AXIS_FONT + 3.0, ""),
+            y = c(*y),
             col = s.colour
         );
     }
-    let legend_rows = series.len().div_ceil(2) as f64;
     let _ = writeln!(
         svg,
-        "<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#555555\">Error bars: {:.0}% confidence interval of the mean (Student t).</text>",
-        c(LEFT),
-        c(legend_top + legend_rows * 20.0 + 4.0),
-        level * 100.0
+        "{}",
+        text_lines(
+            10.0,
+            note_top + NOTE_FONT,
+            &note_lines,
+            NOTE_FONT + 3.0,
+            &format!(" font-size=\"{NOTE_FONT}\" fill=\"#444444\"")
+        )
     );
     svg.push_str("</svg>\n");
     Figure {
@@ -353,5 +541,155 @@ mod tests {
         assert!(t.last().is_some_and(|v| *v >= 0.043));
         assert_eq!(tick_label(0.01, 0.01), "0.01");
         assert_eq!(nice_ticks(5.0, 5.0, 6), vec![5.0]);
+    }
+}
+
+#[cfg(test)]
+mod figure_tests {
+    use super::*;
+    use crate::analysis::{analyse, AnalysisOptions};
+    use crate::fixture::crafted;
+    use wire::metrics::{LOSS_PCT, THROUGHPUT_BPS};
+    use wire::spec::{Family::V4, Family::V6, TestKind::TcpStream, TestKind::UdpStream};
+
+    fn ticks(svg: &str, class: &str) -> Vec<String> {
+        svg.split(&format!("<text class=\"{class}\""))
+            .skip(1)
+            .filter_map(|t| t.split('>').nth(1))
+            .filter_map(|t| t.split('<').next())
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn an_interval_crossing_zero_is_clipped_at_the_axis_with_a_mark() {
+        // Loss 0,0,0,0,5 %: mean 1, CI half-width ≈ 2.8 → would reach −1.8.
+        let d = crafted(
+            &["S"],
+            &[
+                (0, V4, UdpStream, 128, LOSS_PCT, &[0.0, 0.0, 0.0, 0.0, 5.0]),
+                (0, V6, UdpStream, 128, LOSS_PCT, &[0.0, 0.0, 0.0, 0.0, 0.0]),
+            ],
+        );
+        let a = analyse(&d, AnalysisOptions::default());
+        let vd = a.views.iter().find(|v| v.view.metric == LOSS_PCT);
+        let svg = figure(vd.unwrap_or(&a.views[0]), 0.95).svg;
+        let y = ticks(&svg, "ytick");
+        assert_eq!(y.first().map(String::as_str), Some("0"), "{y:?}");
+        assert!(y.iter().all(|t| !t.starts_with('-')), "{y:?}");
+        assert!(svg.contains("class=\"clipped\""), "no clip mark");
+        assert!(svg.contains("A chevron marks"), "no note on the mark");
+    }
+
+    #[test]
+    fn loss_never_goes_above_100_percent() {
+        let d = crafted(
+            &["S"],
+            &[
+                (
+                    0,
+                    V4,
+                    UdpStream,
+                    128,
+                    LOSS_PCT,
+                    &[100.0, 100.0, 40.0, 100.0],
+                ),
+                (0, V6, UdpStream, 128, LOSS_PCT, &[90.0, 99.0, 98.0, 97.0]),
+            ],
+        );
+        let a = analyse(&d, AnalysisOptions::default());
+        let svg = figure(&a.views[0], 0.95).svg;
+        let y: Vec<f64> = ticks(&svg, "ytick")
+            .iter()
+            .filter_map(|t| t.parse().ok())
+            .collect();
+        assert!(y.iter().all(|v| *v <= 100.0) && y.contains(&100.0), "{y:?}");
+        assert!(svg.contains("class=\"clipped\""));
+    }
+
+    #[test]
+    fn six_systems_get_twelve_colours_and_long_legends_stay_inside() {
+        let long = "A system with a remarkably long label that no legend row can hold in one line";
+        let labels: Vec<String> = (0..6)
+            .map(|i| {
+                if i == 2 {
+                    long.to_string()
+                } else {
+                    format!("System {i}")
+                }
+            })
+            .collect();
+        let label_refs: Vec<&str> = labels.iter().map(String::as_str).collect();
+        let v = [1e8, 1.1e8, 0.9e8];
+        let cells: Vec<_> = (0..6)
+            .flat_map(|s| {
+                [
+                    (s, V4, TcpStream, 128, THROUGHPUT_BPS, &v[..]),
+                    (s, V6, TcpStream, 128, THROUGHPUT_BPS, &v[..]),
+                ]
+            })
+            .collect();
+        let a = analyse(&crafted(&label_refs, &cells), AnalysisOptions::default());
+        let svg = figure(&a.views[0], 0.95).svg;
+        let colours: std::collections::BTreeSet<&str> = svg
+            .split("data-colour=\"")
+            .skip(1)
+            .filter_map(|s| s.split('"').next())
+            .collect();
+        assert_eq!(colours.len(), 12, "{colours:?}");
+        // Every legend text line fits in the width; the figure is tall enough for all.
+        let height: f64 = svg
+            .split("height=\"")
+            .nth(1)
+            .and_then(|h| h.split('"').next())
+            .and_then(|h| h.parse().ok())
+            .unwrap_or(0.0);
+        for g in svg.split("<g class=\"legend\">").skip(1) {
+            let g = g.split("</g>").next().unwrap_or("");
+            for span in g.split("<tspan x=\"").skip(1) {
+                let x: f64 = span
+                    .split('"')
+                    .next()
+                    .and_then(|x| x.parse().ok())
+                    .unwrap_or(-1.0);
+                let text = span
+                    .split('>')
+                    .nth(1)
+                    .and_then(|t| t.split('<').next())
+                    .unwrap_or("");
+                assert!(
+                    x >= 0.0 && x + text_width(text, AXIS_FONT) <= WIDTH,
+                    "{text} at {x}"
+                );
+            }
+            let y: f64 = g
+                .split("y1=\"")
+                .nth(1)
+                .and_then(|y| y.split('"').next())
+                .and_then(|y| y.parse().ok())
+                .unwrap_or(f64::INFINITY);
+            assert!(
+                y < height,
+                "legend entry at {y} below the figure ({height})"
+            );
+        }
+        assert!(svg.contains("no legend row"), "the long label was lost");
+    }
+
+    #[test]
+    fn axis_text_stays_readable_at_phone_width() {
+        // At a 400 px page the figure column is about 360 px wide.
+        assert!(AXIS_FONT * 360.0 / WIDTH >= 11.0);
+    }
+
+    #[test]
+    fn wrapping_keeps_every_character() {
+        let lines = wrap("abcdefghijklmnopqrstuvwxyz short", 16.0, 100.0);
+        assert!(lines.len() > 2, "{lines:?}");
+        assert_eq!(
+            lines.concat().replace(' ', ""),
+            "abcdefghijklmnopqrstuvwxyzshort"
+        );
+        assert!(lines.iter().all(|l| text_width(l, 16.0) <= 100.0));
     }
 }

@@ -31,7 +31,11 @@ pub fn reach_text(spec: &StudySpec) -> String {
     let mut warn = Vec::new();
     for (test, what, what_or) in [
         (PrimaryTest::MannWhitney, "RTT, jitter", "RTT or jitter"),
-        (PrimaryTest::Welch, "throughput, loss, CPU", "throughput, loss or CPU"),
+        (
+            PrimaryTest::Welch,
+            "throughput, loss, CPU",
+            "throughput, loss or CPU",
+        ),
     ] {
         let reach = smallest_corrected_p(test, runs, runs, k);
         let text = match reach {
