@@ -31,13 +31,23 @@ const FIGURES: [&str; 8] = [
 const PROBE: &str = r#"<script>
 window.addEventListener('load', function () {
   var figs = [];
+  var minfont = 1000, outside = 0;
   document.querySelectorAll('svg.figure').forEach(function (s) {
     var r = s.getBoundingClientRect();
     figs.push(s.id + '=' + Math.round(r.width) + 'x' + Math.round(r.height));
+    var vb = s.viewBox.baseVal;
+    var scale = r.width / vb.width;
+    s.querySelectorAll('text.ytick, text.xtick, g.legend text').forEach(function (t) {
+      var size = parseFloat(getComputedStyle(t).fontSize) * scale;
+      if (size < minfont) { minfont = size; }
+      var b = t.getBBox();
+      if (b.x < 0 || b.x + b.width > vb.width + 0.5 || b.y + b.height > vb.height + 0.5) { outside++; }
+    });
   });
   var pre = document.createElement('pre');
   pre.id = 'probe';
   pre.textContent = 'PROBE_' + 'RESULT figures ' + figs.join(',') +
+    ' minfont ' + minfont.toFixed(1) + ' outside ' + outside +
     ' resources ' + performance.getEntriesByType('resource').length +
     ' overflow ' + (document.documentElement.scrollWidth > document.documentElement.clientWidth) + ' END_' + 'PROBE';
   document.body.appendChild(pre);
@@ -195,7 +205,7 @@ fn report_html_renders_in_headless_chromium() {
         html.replace("</body>", &format!("{PROBE}</body>")),
     )
     .expect("write probe");
-    for (window, min_width) in [("1280,900", 600), ("390,844", 300)] {
+    for (window, min_width) in [("1280,900", 480), ("390,844", 300)] {
         let out = run_chromium(
             &browser,
             window,
@@ -227,6 +237,22 @@ fn report_html_renders_in_headless_chromium() {
                 "figure {id} is {w}x{h} at {window}"
             );
         }
+        // Axis and legend text readable at phone width; no legend or tick text outside
+        // its figure (measured by the browser, not estimated).
+        let minfont: f64 = probe
+            .split("minfont ")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0.0);
+        assert!(
+            minfont >= 11.0,
+            "axis text {minfont} px at {window}: {probe}"
+        );
+        assert!(
+            probe.contains("outside 0 "),
+            "figure text outside its figure at {window}: {probe}"
+        );
         assert!(
             probe.contains("resources 0 "),
             "the page fetched something: {probe}"
