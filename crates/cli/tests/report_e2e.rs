@@ -82,7 +82,7 @@ fn report_of_two_campaigns_writes_html_tables_and_figures() {
     }
     let stdout = String::from_utf8_lossy(&status.stdout);
     assert!(
-        stdout.contains("IPv4 TCP throughput was higher than IPv6"),
+        stdout.contains("IPv4 TCP throughput was significantly higher than IPv6"),
         "{stdout}"
     );
 }
