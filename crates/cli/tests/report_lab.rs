@@ -43,10 +43,15 @@ fn efficiencies(md: &str) -> Vec<f64> {
     for row in lines.skip(1) {
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();
         for &i in &cols {
-            if let Some(v) = cells
-                .get(i)
-                .and_then(|c| c.trim_end_matches('%').trim().parse::<f64>().ok())
-            {
+            // A mean above the link's highest goodput is shown as "> 100%: not the
+            // bottleneck", never as a number (tbf's burst can do that on short runs).
+            if let Some(v) = cells.get(i).and_then(|c| {
+                c.trim_end_matches('%')
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .or_else(|| c.starts_with("> 100%").then_some(100.0))
+            }) {
                 out.push(v);
             }
         }

@@ -149,3 +149,56 @@ fn main_job_report_names_no_unsupported_winner_and_no_negative_axis() {
     }
     assert!(figures >= 4, "only {figures} figures");
 }
+
+#[test]
+fn cells_that_missed_their_confidence_target_are_warned_about_in_the_report() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("missed.db");
+    // A target no loopback run can meet (0.001% of the mean) and at most 2 runs.
+    let study = dualperf()
+        .args([
+            "study",
+            "--tests",
+            "tcp-rr",
+            "--sizes",
+            "128",
+            "-d",
+            "0.2",
+            "--confidence",
+            "95",
+            "--ci-width",
+            "0.001",
+            "--min-runs",
+            "2",
+            "--max-runs",
+            "2",
+            "--quiet",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .expect("run dualperf study");
+    assert!(
+        study.status.success(),
+        "study failed: {}",
+        String::from_utf8_lossy(&study.stderr)
+    );
+    let report = dualperf()
+        .args(["report", "--format", "markdown", "--db"])
+        .arg(&db)
+        .output()
+        .expect("run dualperf report");
+    let md = String::from_utf8_lossy(&report.stdout);
+    assert!(report.status.success(), "{md}");
+    assert!(md.contains("### Warnings"), "{md}");
+    assert!(
+        md.contains(
+            "2 cells missed the confidence target (95% interval within 0.001% of the mean)"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("IPv4 tcp-rr 128 B:") && md.contains("after 2 runs, about"),
+        "{md}"
+    );
+}

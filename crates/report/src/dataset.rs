@@ -58,7 +58,7 @@ impl MissedCell {
     pub fn runs_needed(&self, target_width_pct: f64) -> Option<u64> {
         let ratio = self.width_pct / target_width_pct;
         let need = self.runs as f64 * ratio * ratio;
-        (need.is_finite() && target_width_pct > 0.0 && need < 1e9).then(|| need.ceil() as u64)
+        (need.is_finite() && target_width_pct > 0.0 && need < 1e15).then(|| need.ceil() as u64)
     }
 }
 

@@ -114,7 +114,12 @@ fn sentence(
     } else if t.sig_a.is_empty() && t.sig_b.is_empty() {
         let min_p = pts.iter().map(|p| p.p_holm).fold(f64::INFINITY, f64::min);
         start(format!(
-            "{a} and {b} {what} did not differ significantly at any of the {n} sizes (smallest Holm-adjusted {})",
+            "{a} and {b} {what} did not differ significantly at {} (smallest Holm-adjusted {})",
+            if n == 1 {
+                "the one size compared".to_string()
+            } else {
+                format!("any of the {n} sizes")
+            },
             p_phrase(min_p)
         ))
     } else {
