@@ -234,7 +234,8 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
     let left = 34.0 + widest_tick + 10.0;
 
     // Title, wrapped to the width.
-    let title_lines = wrap(&title, TITLE_FONT, WIDTH - 20.0);
+    // Bold runs about 10 % wider than the regular face the estimate is for.
+    let title_lines = wrap(&title, TITLE_FONT * 1.1, WIDTH - 20.0);
     let top = 14.0 + title_lines.len() as f64 * (TITLE_FONT + 4.0) + 14.0;
     let plot_bottom = top + PLOT_HEIGHT;
 
