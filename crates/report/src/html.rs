@@ -27,7 +27,7 @@ table { border-collapse: collapse; font-size: 0.85rem; }
 caption { text-align: left; font-weight: 600; padding: 4px 0 6px; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 9px; text-align: left; white-space: nowrap; vertical-align: top; }
 thead th { background: #f0f2f5; white-space: normal; min-width: 4.5em; max-width: 11em; vertical-align: bottom; }
-table[id^="t-metadata-"] th, table[id^="t-metadata-"] td, table[id="t-runs"] td { white-space: normal; overflow-wrap: anywhere; word-break: break-word; max-width: 26em; }
+table[id^="t-metadata-"] th, table[id^="t-metadata-"] td { white-space: normal; overflow-wrap: anywhere; word-break: break-word; max-width: 26em; }
 table[id^="t-metadata-"] { table-layout: auto; width: 100%; }
 tbody th { white-space: normal; min-width: 7em; max-width: 16em; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
