@@ -189,6 +189,11 @@ fn means_use_only_the_sizes_both_sides_have_and_say_which() {
         md.contains("| S | 50.000 | 50.000 | 0.00 | 2 of 3: 128, 640 |"),
         "{md}"
     );
+    // The comparison, too, covers only the sizes both IP versions have.
+    let f = &r.findings[0].text;
+    assert!(f.contains("were equal at all 2 sizes"), "{f}");
+    // The figure still draws IPv4's lone point at 1408.
+    assert!(r.figures[0].svg.contains("data-label=\"IPv4\""));
 }
 
 #[test]
