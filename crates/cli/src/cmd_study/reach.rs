@@ -22,10 +22,16 @@ pub fn reach_text(spec: &StudySpec) -> String {
         return "smallest corrected p: no IPv4-vs-IPv6 comparison (one IP version only)\n"
             .to_string();
     }
-    let runs = spec.runs_range().0 as usize;
+    let (min_runs, max_runs) = spec.runs_range();
+    let runs = min_runs as usize;
+    let at_least = if min_runs == max_runs {
+        ""
+    } else {
+        "at least "
+    };
     let k = spec.sizes_bytes.len();
     let mut out = format!(
-        "smallest corrected p (IPv4 vs IPv6 with {runs} runs per side, Holm over {k} size{}):\n",
+        "smallest corrected p (IPv4 vs IPv6 with {at_least}{runs} runs per side, Holm over {k} size{}):\n",
         if k == 1 { "" } else { "s" }
     );
     let mut warn = Vec::new();
@@ -98,6 +104,18 @@ mod tests {
         // 5 per side: 2/252 × 6 = 0.0476 < 0.05.
         assert!(t.contains("use at least 5 runs per cell"), "{t}");
         assert!(!t.contains("warning: Welch"), "{t}");
+    }
+
+    #[test]
+    fn a_confidence_plan_is_judged_at_its_minimum_runs() {
+        let t = reach_text(&spec(
+            "confidence = 95\nmin_runs = 3\nmax_runs = 30\nsizes = [128, 1408]\n",
+        ));
+        assert!(
+            t.contains("with at least 3 runs per side, Holm over 2 sizes"),
+            "{t}"
+        );
+        assert!(t.contains("use at least 5 runs per cell"), "{t}");
     }
 
     #[test]
