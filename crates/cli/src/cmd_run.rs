@@ -171,11 +171,31 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
     })
 }
 
+/// Shortest and longest `--connect-timeout` (also `study --connect-timeout`).
+pub const CONNECT_TIMEOUT_RANGE: (Duration, Duration) =
+    (Duration::from_millis(10), Duration::from_secs(600));
+
+/// `--connect-timeout` checked (a typed `inf` or `1e30` is refused, never panics).
+pub fn connect_timeout_of(secs: f64) -> anyhow::Result<Duration> {
+    let (lo, hi) = CONNECT_TIMEOUT_RANGE;
+    Ok(wire::bounds::secs_to_duration(
+        "--connect-timeout",
+        secs,
+        lo,
+        hi,
+    )?)
+}
+
+/// `--duration` / `--interval` checked: 1 ms (the interval's own minimum is checked
+/// with the spec) to the protocol's longest test.
 fn secs_to_ns(what: &str, s: f64) -> anyhow::Result<u64> {
-    if !(s.is_finite() && s > 0.0) {
-        bail!("{what} must be a positive number of seconds");
-    }
-    Ok((s * 1e9) as u64)
+    let d = wire::bounds::secs_to_duration(
+        what,
+        s,
+        Duration::from_millis(1),
+        Duration::from_nanos(wire::proto::MAX_DURATION_NS),
+    )?;
+    Ok(d.as_nanos() as u64)
 }
 
 fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
@@ -208,7 +228,14 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
     if a.flowlabel.is_some() && a.family != Family::V6 {
         bail!("--flowlabel needs --family 6");
     }
-    spec.rr_timeout_ns = a.rr_timeout_ms.saturating_mul(1_000_000);
+    let rr_timeout_ms = wire::bounds::in_range(
+        "--rr-timeout-ms",
+        a.rr_timeout_ms,
+        1,
+        study::spec::MAX_RR_TIMEOUT_MS,
+        "ms",
+    )?;
+    spec.rr_timeout_ns = rr_timeout_ms * 1_000_000;
     spec.interval_ns = a
         .interval
         .map(|i| secs_to_ns("--interval", i))
@@ -249,6 +276,7 @@ impl Recorder for CliRecorder {
 
 pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     let spec = spec_of(&args)?;
+    let connect_timeout = connect_timeout_of(args.connect_timeout)?;
     if args.peer == crate::cmd_study::Peer::Iperf3 {
         return peer_iperf3::main(&args, &spec);
     }
@@ -273,7 +301,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let mut cfg = ClientConfig::new(&host, port, spec);
-    cfg.connect_timeout = Duration::from_secs_f64(args.connect_timeout.max(0.01));
+    cfg.connect_timeout = connect_timeout;
     if let Some(v) = args.protocol_version {
         cfg.protocol_version = v;
     }

@@ -448,16 +448,19 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     args.check_target()?;
-    // Before any lab exists: the lab crate then leaves Ctrl-C to this handler.
-    let stop = install_stop_handler();
     if let Some(id) = args.resume {
-        return resume(args, id, stop);
+        return resume(args, id, install_stop_handler());
     }
+    // Checked and planned before the handler is installed: until then a signal ends
+    // the process at once (the spec's range checks keep this short anyway).
     let spec = args.resolve()?;
+    connect_timeout(&args)?;
     if args.dry_run {
         print!("{}", dry_run_text(&spec, Some(&args.target_text())));
         return Ok(ExitCode::SUCCESS);
     }
+    // Before any lab exists: the lab crate then leaves Ctrl-C to this handler.
+    let stop = install_stop_handler();
     let mut store = journal::open_store(&args.db)?;
     let (version, revision) = version_and_revision();
     let created_unix_s = std::time::SystemTime::now()
@@ -788,10 +791,7 @@ pub fn dry_run_text(spec: &StudySpec, host: Option<&str>) -> String {
 
 /// Keep the connect timeout sane.
 fn connect_timeout(args: &StudyArgs) -> anyhow::Result<Duration> {
-    if !(args.connect_timeout > 0.0 && args.connect_timeout <= 600.0) {
-        bail!("--connect-timeout must be between 0 and 600 seconds");
-    }
-    Ok(Duration::from_secs_f64(args.connect_timeout))
+    crate::cmd_run::connect_timeout_of(args.connect_timeout)
 }
 
 #[cfg(test)]

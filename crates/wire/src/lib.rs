@@ -5,6 +5,7 @@
 //! This crate does no I/O, spawns no threads and reads no clock: callers pass `now`.
 
 pub mod auth;
+pub mod bounds;
 pub mod datagram;
 pub mod metrics;
 pub mod proto;
