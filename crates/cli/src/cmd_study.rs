@@ -482,6 +482,7 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
         dualperf_version: version,
         git_revision: revision,
     })?;
+    let _lock = journal::lock_campaign(&mut store, &args.db, campaign_id)?;
     let cells = journal::cell_records(campaign_id, &spec);
     store.add_cells(&cells)?;
     store.set_host(campaign_id, &client_info)?;
@@ -541,6 +542,7 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
         println!("campaign {id} is already finished; nothing to do");
         return Ok(ExitCode::SUCCESS);
     }
+    let _lock = journal::lock_campaign(&mut store, &args.db, id)?;
     let host_md = |role: &str| {
         campaign
             .hosts
