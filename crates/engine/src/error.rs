@@ -35,6 +35,9 @@ pub enum EngineError {
     AuthFailed(String),
     #[error("the server rejected the test: {0}")]
     Rejected(String),
+    /// The server reported numbers that cannot be true; the run has no result.
+    #[error(transparent)]
+    Implausible(#[from] wire::plausible::Implausible),
     #[error("control protocol error: {0}")]
     Protocol(String),
     #[error("timed out: {0}")]

@@ -8,6 +8,7 @@ pub mod auth;
 pub mod bounds;
 pub mod datagram;
 pub mod metrics;
+pub mod plausible;
 pub mod proto;
 pub mod session;
 pub mod spec;
