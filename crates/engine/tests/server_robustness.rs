@@ -354,8 +354,9 @@ fn a_client_that_finishes_but_holds_its_data_connection_does_not_wedge_the_serve
         },
     )
     .unwrap();
-    let Msg::Accept { data_port, token } =
-        read_until(&mut ctl, &mut dec, |m| matches!(m, Msg::Accept { .. }))
+    let Msg::Accept {
+        data_port, token, ..
+    } = read_until(&mut ctl, &mut dec, |m| matches!(m, Msg::Accept { .. }))
     else {
         unreachable!()
     };

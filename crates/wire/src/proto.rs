@@ -177,8 +177,14 @@ pub enum Msg {
         client_proof: Option<Proof>,
     },
     /// server → client: data sockets are open on `data_port`; data connections start
-    /// with `token` (8 bytes, big-endian).
-    Accept { data_port: u16, token: u64 },
+    /// with `token` (8 bytes, big-endian). A keyed server sends its host metadata here,
+    /// after the client proved the key, and none in its `welcome`.
+    Accept {
+        data_port: u16,
+        token: u64,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        server_info: BTreeMap<String, String>,
+    },
     /// client → server: data connections are made; `udp_port` is where the client
     /// receives datagrams (reverse / bidir UDP).
     Start {
@@ -462,6 +468,7 @@ mod tests {
             Msg::Accept {
                 data_port: 40000,
                 token: u64::MAX,
+                server_info: BTreeMap::new(),
             },
             Msg::Started,
             Msg::Finished {
