@@ -484,6 +484,7 @@ fn map_session_error(e: SessionError, cfg: &ClientConfig) -> EngineError {
     match e {
         SessionError::Remote { code, message } => match code {
             ErrorCode::Busy => EngineError::ServerBusy { host, port },
+            ErrorCode::ConnectionLimit => EngineError::ServerFull { host, port },
             ErrorCode::AuthRequired => EngineError::AuthRequired { host, port },
             ErrorCode::AuthFailed => EngineError::AuthFailed(message),
             _ => EngineError::Rejected(message),

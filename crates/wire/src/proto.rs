@@ -67,7 +67,11 @@ pub enum WireError {
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     VersionMismatch,
+    /// Another test is running (the server's `--max-tests`).
     Busy,
+    /// Too many control connections are open (the server's `--max-connections`): a
+    /// different reason from a running test, so the client says which.
+    ConnectionLimit,
     BadRequest,
     Malformed,
     UnexpectedMessage,
