@@ -319,9 +319,12 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One line to stdout; a closed pipe (`| head`) is not an error worth a panic.
+/// One line to stdout; a closed pipe (`| head`) is not an error worth a panic. The
+/// server's metadata and messages are in it, so control characters are removed (JSON
+/// output holds none: serde_json escapes them).
 fn say(line: &str) {
     use std::io::Write;
+    let line = wire::text::terminal_safe(line);
     let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 

@@ -210,7 +210,9 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
         max_payload_bytes: limits.max_payload_bytes,
         max_connections: limits.max_connections,
         psk: load_psk(args.psk_file.as_deref())?,
-        on_test: Some(Arc::new(|t: &TestLog| println!("{}", log_line(t)))),
+        on_test: Some(Arc::new(|t: &TestLog| {
+            println!("{}", wire::text::terminal_safe_line(&log_line(t)))
+        })),
         ..ServerConfig::default()
     };
     let stop = Arc::new(AtomicBool::new(false));

@@ -645,10 +645,8 @@ fn run_campaign(
     if args.quiet {
         println!("{campaign_id}");
     } else {
-        print!(
-            "{}",
-            journal::summary_text(&store, campaign_id, spec, &outcome, &args.db)?
-        );
+        let summary = journal::summary_text(&store, campaign_id, spec, &outcome, &args.db)?;
+        print!("{}", wire::text::terminal_safe(&summary));
         if let Some(b) = busy.filter(|b| b.answers > 0) {
             println!(
                 "the iperf3 server answered \"busy\" {} time(s); waited {:.1} s in all (not recorded as results)",

@@ -12,3 +12,4 @@ pub mod plausible;
 pub mod proto;
 pub mod session;
 pub mod spec;
+pub mod text;

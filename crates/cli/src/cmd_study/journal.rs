@@ -215,7 +215,11 @@ impl Journal for StoreJournal {
             .map_err(|e| format!("could not record a run: {e}"))?;
         self.last = match &f.run.result {
             Ok(o) => format!("{}: {}", f.cell.label(), headline(f.cell, &o.metrics)),
-            Err(reason) => format!("{}: failed ({reason})", f.cell.label()),
+            Err(reason) => format!(
+                "{}: failed ({})",
+                f.cell.label(),
+                wire::text::terminal_safe_line(reason)
+            ),
         };
         self.bar.inc(1);
         match &f.run.result {
