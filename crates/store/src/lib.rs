@@ -63,8 +63,29 @@ pub enum StoreError {
     Sql(rusqlite::Error),
 }
 
+/// What to do about a value dualperf cannot read back.
+const CHANGED_OUTSIDE: &str = "the file was changed outside dualperf; restore a copy, or `dualperf import` the readable campaigns into a new file";
+
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> StoreError {
+        match &e {
+            rusqlite::Error::IntegralValueOutOfRange(col, v) => {
+                return StoreError::BadValue(format!(
+                    "column {col} of a row holds {v}, out of range for what it stores; {CHANGED_OUTSIDE}"
+                ))
+            }
+            rusqlite::Error::InvalidColumnType(_, name, ty) => {
+                return StoreError::BadValue(format!(
+                    "column '{name}' holds a {ty} value where dualperf stores another type; {CHANGED_OUTSIDE}"
+                ))
+            }
+            rusqlite::Error::FromSqlConversionFailure(col, ty, cause) => {
+                return StoreError::BadValue(format!(
+                    "column {col} holds a {ty} value dualperf cannot read ({cause}); {CHANGED_OUTSIDE}"
+                ))
+            }
+            _ => {}
+        }
         if let rusqlite::Error::SqliteFailure(ref f, _) = e {
             match f.code {
                 rusqlite::ErrorCode::DiskFull => return StoreError::Full,

@@ -156,3 +156,31 @@ fn a_duplicate_run_is_a_clear_error_not_a_raw_constraint_message() {
     assert!(matches!(e, StoreError::Duplicate(_)), "{e}");
     assert!(e.to_string().contains("another dualperf"), "{e}");
 }
+
+/// Issue 11.9: out-of-range or mistyped values written into the file by something
+/// else give a clear error, not SQLite's "Integral value out of range at index 5".
+#[test]
+fn out_of_range_stored_values_are_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v.db");
+    let id = one_study(&path, "v").unwrap();
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    raw.execute("UPDATE cells SET payload_bytes = 1099511627776", [])
+        .unwrap();
+    drop(raw);
+    let s = Store::open_read_only(&path).unwrap();
+    let e = s.cells(id).unwrap_err();
+    assert!(matches!(e, StoreError::BadValue(_)), "{e:?}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("1099511627776") && msg.contains("changed outside dualperf"),
+        "{msg}"
+    );
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    raw.execute("UPDATE cells SET payload_bytes = 'many'", [])
+        .unwrap();
+    drop(raw);
+    let e = s.cells(id).unwrap_err();
+    assert!(matches!(e, StoreError::BadValue(_)), "{e:?}");
+    assert!(e.to_string().contains("payload_bytes"), "{e}");
+}
