@@ -201,7 +201,13 @@ fn secs_to_ns(what: &str, s: f64) -> anyhow::Result<u64> {
 fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
     let mut spec = TestSpec::new(a.test, a.family, a.size);
     spec.bound = match (a.count, a.duration) {
-        (Some(n), _) => Bound::Count(n),
+        (Some(n), _) => Bound::Count(wire::bounds::in_range(
+            "--count",
+            n,
+            1,
+            study::spec::MAX_COUNT_PACKETS,
+            "packets",
+        )?),
         (None, Some(d)) => Bound::DurationNs(secs_to_ns("--duration", d)?),
         (None, None) => Bound::DurationNs(10_000_000_000),
     };
@@ -211,7 +217,23 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
         _ => Direction::Forward,
     };
     spec.streams = a.streams;
-    spec.rate = a.rate;
+    spec.rate = match a.rate {
+        Some(Rate::BitsPerSec(b)) => Some(Rate::BitsPerSec(wire::bounds::in_range(
+            "--rate",
+            b,
+            1,
+            study::spec::MAX_RATE_BPS,
+            "bit/s",
+        )?)),
+        Some(Rate::PacketsPerSec(p)) => Some(Rate::PacketsPerSec(wire::bounds::in_range(
+            "--rate",
+            p,
+            1,
+            study::spec::MAX_RATE_PPS,
+            "packets/s",
+        )?)),
+        None => None,
+    };
     if a.rate.is_some() && a.test != TestKind::UdpStream {
         bail!("--rate applies to udp-stream only");
     }

@@ -89,7 +89,13 @@ fn parse_max_rate(text: &str) -> anyhow::Result<Option<u64>> {
         return Ok(None);
     }
     match crate::cmd_run::parse_rate(text) {
-        Ok(wire::spec::Rate::BitsPerSec(b)) => Ok(Some(b)),
+        Ok(wire::spec::Rate::BitsPerSec(b)) => Ok(Some(wire::bounds::in_range(
+            "--max-rate",
+            b,
+            1,
+            study::spec::MAX_RATE_BPS,
+            "bit/s (or 0 for unlimited)",
+        )?)),
         Ok(wire::spec::Rate::PacketsPerSec(_)) => {
             anyhow::bail!("--max-rate takes bits per second (e.g. 10G), not packets")
         }

@@ -347,7 +347,8 @@ impl StudyArgs {
             interval_ms: match self.interval {
                 None => None,
                 Some(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => {
-                    Some((s * 1000.0).round() as u64)
+                    // A tiny interval is not "none": the spec check refuses it.
+                    Some(((s * 1000.0).round() as u64).max(u64::from(s > 0.0)))
                 }
                 Some(s) => bail!("--interval {s} must be between 0 and 3600 seconds"),
             },

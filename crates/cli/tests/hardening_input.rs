@@ -151,3 +151,75 @@ fn sigterm_ends_a_study_after_the_current_run() {
     // 50 runs × 2 families would take over 20 s; it stopped after the current one.
     assert!(recorded_runs(&db) < 100);
 }
+
+/// Every numeric study flag, given values no study can use, is refused at once with a
+/// message (never a panic, never a plan).
+#[test]
+fn every_numeric_study_flag_refuses_impossible_values() {
+    let flags = [
+        "--lab-mtu",
+        "--lab-rate",
+        "--duration",
+        "--count",
+        "--streams",
+        "--rate",
+        "--interval",
+        "--rr-timeout-ms",
+        "--window",
+        "--sndbuf",
+        "--rcvbuf",
+        "--udp-buffer",
+        "--mss",
+        "--tos",
+        "--flowlabel",
+        "--runs",
+        "--confidence",
+        "--ci-width",
+        "--min-runs",
+        "--max-runs",
+        "--seed",
+        "--warmup",
+        "--retries",
+        "--connect-timeout",
+        "--port",
+    ];
+    let t = Instant::now();
+    for flag in flags {
+        for value in ["-1", "1e30", "inf", "nan", "18446744073709551616"] {
+            let mut args = vec!["study", "--dry-run"];
+            match flag {
+                "--lab-mtu" | "--lab-rate" => args.extend(["--lab", "p2p"]),
+                "--min-runs" | "--max-runs" | "--ci-width" => args.extend(["--confidence", "95"]),
+                _ => {}
+            }
+            let arg = format!("{flag}={value}");
+            args.push(&arg);
+            let o = run(&args, true);
+            let e = stderr(&o);
+            assert!(!o.status.success(), "{arg} accepted: {}", text(&o));
+            assert!(!e.contains("panicked") && !e.is_empty(), "{arg}: {e}");
+        }
+    }
+    for zero in [
+        "--duration",
+        "--count",
+        "--streams",
+        "--rate",
+        "--rr-timeout-ms",
+        "--window",
+        "--sndbuf",
+        "--rcvbuf",
+        "--udp-buffer",
+        "--mss",
+        "--flowlabel",
+        "--runs",
+        "--confidence",
+        "--ci-width",
+        "--connect-timeout",
+    ] {
+        let arg = format!("{zero}=0");
+        let o = run(&["study", "--dry-run", &arg], true);
+        assert!(!o.status.success(), "{arg} accepted: {}", text(&o));
+    }
+    assert!(t.elapsed() < Duration::from_secs(120), "{:?}", t.elapsed());
+}

@@ -350,7 +350,10 @@ mod tests {
         let lies = [
             (r#""errors":1000000,"packets":895"#, "lost 1000000 of 895"),
             (r#""errors":0,"packets":5000"#, "highest sequence number"),
-            (r#""errors":0,"packets":976,"bytes":9000000"#, "bytes received"),
+            (
+                r#""errors":0,"packets":976,"bytes":9000000"#,
+                "bytes received",
+            ),
             (r#""errors":0,"packets":976,"jitter":-1"#, "jitter"),
             (
                 r#""errors":0,"packets":976,"cpu_util_total":-1e308"#,

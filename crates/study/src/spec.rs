@@ -207,12 +207,18 @@ impl SpecFile {
                 ))
             }
             (None, Some(0)) => return Err(SpecError::Invalid("--count must be at least 1".into())),
-            (None, Some(n)) => Bound::Count(check("count", n, 1, MAX_COUNT_PACKETS, "packets")?),
+            (None, Some(n)) => Bound::Count(check(
+                "count (--count)",
+                n,
+                1,
+                MAX_COUNT_PACKETS,
+                "packets",
+            )?),
             (d, None) => {
                 let d = d.unwrap_or(DEFAULT_DURATION_S);
-                if !(d.is_finite() && d > 0.0 && d <= 86_400.0) {
+                if !(d.is_finite() && (0.001..=86_400.0).contains(&d)) {
                     return Err(SpecError::Invalid(format!(
-                        "duration {d} s is out of range (0 < duration ≤ 86400)"
+                        "duration {d} s is out of range (0.001 ≤ duration ≤ 86400)"
                     )));
                 }
                 Bound::DurationNs((d * 1e9).round() as u64)
@@ -238,7 +244,7 @@ impl SpecFile {
             }
         };
         let streams = check(
-            "streams",
+            "streams (--streams)",
             self.streams.unwrap_or(1),
             1,
             wire::proto::MAX_STREAMS,
@@ -246,20 +252,29 @@ impl SpecFile {
         )?;
         let interval_ns = self.interval_ns(bound)?;
         let rr_timeout_ms = check(
-            "rr_timeout_ms",
+            "rr_timeout_ms (--rr-timeout-ms)",
             self.rr_timeout_ms.unwrap_or(200),
             1,
             MAX_RR_TIMEOUT_MS,
             "ms",
         )?;
         let warmup_runs = check(
-            "warmup",
+            "warmup (--warmup)",
             self.warmup.unwrap_or(0),
             0,
             MAX_WARMUP_RUNS,
             "runs",
         )?;
-        let retries = check("retries", self.retries.unwrap_or(2), 0, MAX_RETRIES, "")?;
+        let retries = check(
+            "retries (--retries)",
+            self.retries.unwrap_or(2),
+            0,
+            MAX_RETRIES,
+            "",
+        )?;
+        for opts in self.socket.iter().chain(self.udp_socket.iter()) {
+            wire::bounds::check_socket_opts(opts).map_err(|e| SpecError::Invalid(e.to_string()))?;
+        }
         let repetition = self.repetition()?;
         let cells = (families.len() * tests.len() * sizes_bytes.len()) as u64;
         let planned = cells.saturating_mul(
@@ -289,14 +304,14 @@ impl SpecFile {
                     ))
                 }
                 (Some(bps), None) => Some(Rate::BitsPerSec(check(
-                    "rate_bps",
+                    "rate_bps (--rate)",
                     bps,
                     1,
                     MAX_RATE_BPS,
                     "bit/s",
                 )?)),
                 (None, Some(pps)) => Some(Rate::PacketsPerSec(check(
-                    "rate_pps",
+                    "rate_pps (--rate)",
                     pps,
                     1,
                     MAX_RATE_PPS,
@@ -324,7 +339,13 @@ impl SpecFile {
             return Ok(None);
         }
         let min_ms = wire::proto::MIN_INTERVAL_NS / 1_000_000;
-        let ns = check("interval_ms", ms, min_ms, 86_400_000, "ms (or 0 for none)")? * 1_000_000;
+        let ns = check(
+            "interval_ms (--interval)",
+            ms,
+            min_ms,
+            86_400_000,
+            "ms (or 0 for none)",
+        )? * 1_000_000;
         if let Bound::DurationNs(d) = bound {
             if d / ns > wire::proto::MAX_INTERVAL_SAMPLES {
                 return Err(SpecError::Invalid(format!(
@@ -346,7 +367,7 @@ impl SpecFile {
         }
         if !conf {
             let runs = check(
-                "runs",
+                "runs (--runs)",
                 self.runs.unwrap_or(DEFAULT_RUNS),
                 1,
                 MAX_RUNS_PER_CELL,
@@ -358,14 +379,14 @@ impl SpecFile {
         let width_pct = self.ci_width.unwrap_or(5.0);
         let min_runs = self.min_runs.unwrap_or(3);
         let max_runs = self.max_runs.unwrap_or(30);
-        if !(level_pct > 0.0 && level_pct < 100.0) {
+        if !(level_pct >= 50.0 && level_pct < 100.0) {
             return Err(SpecError::Invalid(format!(
-                "--confidence {level_pct} must be a percentage between 0 and 100 (e.g. 95)"
+                "--confidence {level_pct} must be a percentage from 50 to below 100 (e.g. 95)"
             )));
         }
-        if !(width_pct > 0.0 && width_pct.is_finite()) {
+        if !(width_pct > 0.0 && width_pct <= 1000.0) {
             return Err(SpecError::Invalid(format!(
-                "--ci-width {width_pct} must be a positive percentage of the mean (e.g. 5)"
+                "--ci-width {width_pct} must be a positive percentage of the mean up to 1000 (e.g. 5)"
             )));
         }
         if min_runs < 2 || max_runs < min_runs || max_runs > MAX_RUNS_PER_CELL {

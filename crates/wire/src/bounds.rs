@@ -61,6 +61,33 @@ pub fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
     }
 }
 
+/// Socket buffer sizes a test may ask for: 1 KiB to the largest `int` the kernel takes
+/// (it clamps to `net.core.{w,r}mem_max` and doubles what it keeps).
+pub const SOCKET_BUFFER_BYTES: (u32, u32) = (1024, i32::MAX as u32);
+/// TCP maximum segment sizes Linux accepts (`TCP_MIN_MSS` 88 to `MAX_TCP_WINDOW`).
+pub const MSS_BYTES: (u32, u32) = (88, 32_767);
+/// IPv6 flow labels are 20 bits.
+pub const MAX_FLOWLABEL: u32 = 0xf_ffff;
+
+/// Range-check the numeric socket options of a test (every flag and spec key that
+/// sets them ends here, on the client and on the server alike).
+pub fn check_socket_opts(o: &crate::spec::SocketOpts) -> Result<(), RangeError> {
+    let (lo, hi) = SOCKET_BUFFER_BYTES;
+    if let Some(b) = o.sndbuf_bytes {
+        in_range("send buffer (--sndbuf)", b, lo, hi, "bytes")?;
+    }
+    if let Some(b) = o.rcvbuf_bytes {
+        in_range("receive buffer (--rcvbuf)", b, lo, hi, "bytes")?;
+    }
+    if let Some(m) = o.mss_bytes {
+        in_range("--mss", m, MSS_BYTES.0, MSS_BYTES.1, "bytes")?;
+    }
+    if let Some(f) = o.flowlabel {
+        in_range("--flowlabel", f, 1, MAX_FLOWLABEL, "")?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +120,31 @@ mod tests {
             e.to_string(),
             "--max-payload 0 is out of range: give between 1 and 65535 bytes"
         );
+    }
+
+    #[test]
+    fn socket_options_outside_what_the_kernel_takes_are_refused() {
+        use crate::spec::SocketOpts;
+        assert!(check_socket_opts(&SocketOpts::default()).is_ok());
+        for o in [
+            SocketOpts {
+                sndbuf_bytes: Some(0),
+                ..SocketOpts::default()
+            },
+            SocketOpts {
+                rcvbuf_bytes: Some(u32::MAX),
+                ..SocketOpts::default()
+            },
+            SocketOpts {
+                mss_bytes: Some(0),
+                ..SocketOpts::default()
+            },
+            SocketOpts {
+                flowlabel: Some(1 << 20),
+                ..SocketOpts::default()
+            },
+        ] {
+            assert!(check_socket_opts(&o).is_err(), "{o:?}");
+        }
     }
 }

@@ -402,6 +402,8 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
             "payload size must be between 1 and {MAX_TCP_PAYLOAD_BYTES} bytes"
         )));
     }
+    crate::bounds::check_socket_opts(&spec.socket)
+        .map_err(|e| SpecError::Invalid(e.to_string()))?;
     if spec.streams == 0 || spec.streams > MAX_STREAMS {
         return Err(SpecError::Invalid(format!(
             "streams must be between 1 and {MAX_STREAMS}"
