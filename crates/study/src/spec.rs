@@ -379,7 +379,7 @@ impl SpecFile {
         let width_pct = self.ci_width.unwrap_or(5.0);
         let min_runs = self.min_runs.unwrap_or(3);
         let max_runs = self.max_runs.unwrap_or(30);
-        if !(level_pct >= 50.0 && level_pct < 100.0) {
+        if !(50.0..100.0).contains(&level_pct) {
             return Err(SpecError::Invalid(format!(
                 "--confidence {level_pct} must be a percentage from 50 to below 100 (e.g. 95)"
             )));
