@@ -598,6 +598,25 @@ mod tests {
     }
 
     #[test]
+    fn random_size_texts_never_panic_or_grow_past_the_cap() {
+        // A small deterministic fuzz of the sizes grammar (cargo-fuzz needs nightly).
+        let mut rng = crate::plan::SplitMix64::new(11);
+        let alphabet: Vec<char> = "0123456789.,/ -9999999999".chars().collect();
+        let t = std::time::Instant::now();
+        for _ in 0..20_000 {
+            let len = rng.below(24) as usize;
+            let text: String = (0..len)
+                .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize])
+                .collect();
+            if let Ok(v) = parse_sizes(&text) {
+                assert!(!v.is_empty() && v.len() <= MAX_SIZES, "{text}");
+                assert!(v.iter().all(|&s| (1..=65_507).contains(&s)), "{text}");
+            }
+        }
+        assert!(t.elapsed() < std::time::Duration::from_secs(20));
+    }
+
+    #[test]
     fn every_numeric_key_is_range_checked() {
         let bad = [
             ("runs = 4294967295\n", "runs"),
