@@ -98,11 +98,24 @@ fn server_limits_no_test_could_meet_are_refused_at_startup() {
         ("--max-streams", "0", "between 1 and 128"),
         ("--max-connections", "0", "between 1 and 65536"),
     ] {
-        let o = Command::new(BIN)
+        let mut child = Command::new(BIN)
             .args(["server", "--bind", "127.0.0.1", "--port", "0", flag, value])
             .stdin(Stdio::null())
-            .output()
-            .expect("dualperf server runs");
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("dualperf server starts");
+        // Before the fix the server started (and refused every test): fail, not hang.
+        let t0 = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t0.elapsed() > Duration::from_secs(10) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("server accepted {flag} {value} and kept running");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let o = child.wait_with_output().unwrap();
         let e = stderr(&o);
         assert!(!o.status.success(), "{flag} {value}: {}", text(&o));
         assert!(e.contains(flag) && e.contains(words), "{flag} {value}: {e}");
