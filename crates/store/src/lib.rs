@@ -8,7 +8,8 @@
 //! forward on open; a file made by a newer dualperf is refused, not damaged.
 //!
 //! Submodules: [`schema`] (migrations), `write` (campaign/run inserts), `read`
-//! (queries), `import` (merging another database).
+//! (queries), `import` (merging another database), `lock` (campaign locks). Write
+//! transactions begin IMMEDIATE, so several processes can write one file at once.
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::collections::BTreeMap;
