@@ -380,8 +380,7 @@ impl StudyArgs {
             }
         }
         if let Some(path) = &self.spec {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read study spec {}", path.display()))?;
+            let text = read_spec_file(path)?;
             let file = SpecFile::from_toml(&text)
                 .with_context(|| format!("in study spec {}", path.display()))?;
             layer = layer.merge(&file);
@@ -397,6 +396,30 @@ impl StudyArgs {
             .unwrap_or(1);
         Ok(layer.resolve(clock_seed)?)
     }
+}
+
+/// Largest study spec file read (a spec is a few hundred bytes).
+const MAX_SPEC_FILE_BYTES: u64 = 1 << 20;
+
+/// Read `--spec`, at most [`MAX_SPEC_FILE_BYTES`] (`/dev/zero` is refused, not read
+/// until memory runs out).
+fn read_spec_file(path: &std::path::Path) -> anyhow::Result<String> {
+    use std::io::Read;
+    let what = || format!("cannot read study spec {}", path.display());
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .with_context(what)?
+        .take(MAX_SPEC_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .with_context(what)?;
+    if bytes.len() as u64 > MAX_SPEC_FILE_BYTES {
+        bail!(
+            "study spec {} is larger than {MAX_SPEC_FILE_BYTES} bytes; is it the right file?",
+            path.display()
+        );
+    }
+    String::from_utf8(bytes)
+        .with_context(|| format!("study spec {} is not UTF-8 text", path.display()))
 }
 
 /// A campaign without `--label` is named after the system that ran it, as the studies

@@ -236,3 +236,25 @@ fn every_numeric_study_flag_refuses_impossible_values() {
     }
     assert!(t.elapsed() < Duration::from_secs(120), "{:?}", t.elapsed());
 }
+
+/// Files that never end (`/dev/zero`) are refused after a bounded read, not read until
+/// memory runs out.
+#[test]
+fn endless_spec_and_key_files_are_refused_after_a_bounded_read() {
+    let t = Instant::now();
+    let o = run(&["study", "--dry-run", "--spec", "/dev/zero"], true);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        stderr(&o).contains("larger than 1048576 bytes"),
+        "{}",
+        text(&o)
+    );
+    let o = run(
+        &["run", "127.0.0.1", "--port", "9", "--psk-file", "/dev/zero"],
+        false,
+    );
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(!stderr(&o).contains("panicked"), "{}", text(&o));
+    assert!(stderr(&o).contains("/dev/zero"), "{}", text(&o));
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+}
