@@ -74,8 +74,9 @@ pub fn main(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let report = report::build(&data, &options);
 
     match args.format {
-        Some(PrintFormat::Markdown) => print!("{}", report.markdown()),
-        Some(PrintFormat::Text) => print!("{}", report.text()),
+        // Labels and metadata come from the database: no escape sequences on a terminal.
+        Some(PrintFormat::Markdown) => print!("{}", wire::text::terminal_safe(&report.markdown())),
+        Some(PrintFormat::Text) => print!("{}", wire::text::terminal_safe(&report.text())),
         None => {}
     }
     let out_dir = match (&args.out, args.format) {
@@ -87,7 +88,7 @@ pub fn main(args: ReportArgs) -> anyhow::Result<ExitCode> {
         write_files(&report, &dir, !args.no_png)?;
         if args.format.is_none() {
             for f in &report.findings {
-                println!("- {}", f.text);
+                println!("- {}", wire::text::terminal_safe(&f.text));
             }
         }
         eprintln!(
@@ -386,7 +387,14 @@ fn write_files(report: &report::Report, dir: &Path, png: bool) -> anyhow::Result
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("cannot create directory {}", parent.display()))?;
         }
-        std::fs::write(&path, &f.bytes)
+        // Markdown and text files are read with `cat` too (HTML and SVG escape by themselves).
+        let bytes = match std::str::from_utf8(&f.bytes) {
+            Ok(t) if f.name.ends_with(".md") || f.name.ends_with(".txt") => {
+                wire::text::terminal_safe(t).into_owned().into_bytes()
+            }
+            _ => f.bytes,
+        };
+        std::fs::write(&path, &bytes)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())

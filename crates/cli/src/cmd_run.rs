@@ -171,17 +171,43 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
     })
 }
 
+/// Shortest and longest `--connect-timeout` (also `study --connect-timeout`).
+pub const CONNECT_TIMEOUT_RANGE: (Duration, Duration) =
+    (Duration::from_millis(10), Duration::from_secs(600));
+
+/// `--connect-timeout` checked (a typed `inf` or `1e30` is refused, never panics).
+pub fn connect_timeout_of(secs: f64) -> anyhow::Result<Duration> {
+    let (lo, hi) = CONNECT_TIMEOUT_RANGE;
+    Ok(wire::bounds::secs_to_duration(
+        "--connect-timeout",
+        secs,
+        lo,
+        hi,
+    )?)
+}
+
+/// `--duration` / `--interval` checked: 1 ms (the interval's own minimum is checked
+/// with the spec) to the protocol's longest test.
 fn secs_to_ns(what: &str, s: f64) -> anyhow::Result<u64> {
-    if !(s.is_finite() && s > 0.0) {
-        bail!("{what} must be a positive number of seconds");
-    }
-    Ok((s * 1e9) as u64)
+    let d = wire::bounds::secs_to_duration(
+        what,
+        s,
+        Duration::from_millis(1),
+        Duration::from_nanos(wire::proto::MAX_DURATION_NS),
+    )?;
+    Ok(d.as_nanos() as u64)
 }
 
 fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
     let mut spec = TestSpec::new(a.test, a.family, a.size);
     spec.bound = match (a.count, a.duration) {
-        (Some(n), _) => Bound::Count(n),
+        (Some(n), _) => Bound::Count(wire::bounds::in_range(
+            "--count",
+            n,
+            1,
+            study::spec::MAX_COUNT_PACKETS,
+            "packets",
+        )?),
         (None, Some(d)) => Bound::DurationNs(secs_to_ns("--duration", d)?),
         (None, None) => Bound::DurationNs(10_000_000_000),
     };
@@ -191,7 +217,23 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
         _ => Direction::Forward,
     };
     spec.streams = a.streams;
-    spec.rate = a.rate;
+    spec.rate = match a.rate {
+        Some(Rate::BitsPerSec(b)) => Some(Rate::BitsPerSec(wire::bounds::in_range(
+            "--rate",
+            b,
+            1,
+            study::spec::MAX_RATE_BPS,
+            "bit/s",
+        )?)),
+        Some(Rate::PacketsPerSec(p)) => Some(Rate::PacketsPerSec(wire::bounds::in_range(
+            "--rate",
+            p,
+            1,
+            study::spec::MAX_RATE_PPS,
+            "packets/s",
+        )?)),
+        None => None,
+    };
     if a.rate.is_some() && a.test != TestKind::UdpStream {
         bail!("--rate applies to udp-stream only");
     }
@@ -208,7 +250,14 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
     if a.flowlabel.is_some() && a.family != Family::V6 {
         bail!("--flowlabel needs --family 6");
     }
-    spec.rr_timeout_ns = a.rr_timeout_ms.saturating_mul(1_000_000);
+    let rr_timeout_ms = wire::bounds::in_range(
+        "--rr-timeout-ms",
+        a.rr_timeout_ms,
+        1,
+        study::spec::MAX_RR_TIMEOUT_MS,
+        "ms",
+    )?;
+    spec.rr_timeout_ns = rr_timeout_ms * 1_000_000;
     spec.interval_ns = a
         .interval
         .map(|i| secs_to_ns("--interval", i))
@@ -249,6 +298,7 @@ impl Recorder for CliRecorder {
 
 pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     let spec = spec_of(&args)?;
+    let connect_timeout = connect_timeout_of(args.connect_timeout)?;
     if args.peer == crate::cmd_study::Peer::Iperf3 {
         return peer_iperf3::main(&args, &spec);
     }
@@ -273,7 +323,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let mut cfg = ClientConfig::new(&host, port, spec);
-    cfg.connect_timeout = Duration::from_secs_f64(args.connect_timeout.max(0.01));
+    cfg.connect_timeout = connect_timeout;
     if let Some(v) = args.protocol_version {
         cfg.protocol_version = v;
     }
@@ -291,9 +341,12 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One line to stdout; a closed pipe (`| head`) is not an error worth a panic.
+/// One line to stdout; a closed pipe (`| head`) is not an error worth a panic. The
+/// server's metadata and messages are in it, so control characters are removed (JSON
+/// output holds none: serde_json escapes them).
 fn say(line: &str) {
     use std::io::Write;
+    let line = wire::text::terminal_safe(line);
     let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 

@@ -89,7 +89,13 @@ fn parse_max_rate(text: &str) -> anyhow::Result<Option<u64>> {
         return Ok(None);
     }
     match crate::cmd_run::parse_rate(text) {
-        Ok(wire::spec::Rate::BitsPerSec(b)) => Ok(Some(b)),
+        Ok(wire::spec::Rate::BitsPerSec(b)) => Ok(Some(wire::bounds::in_range(
+            "--max-rate",
+            b,
+            1,
+            study::spec::MAX_RATE_BPS,
+            "bit/s (or 0 for unlimited)",
+        )?)),
         Ok(wire::spec::Rate::PacketsPerSec(_)) => {
             anyhow::bail!("--max-rate takes bits per second (e.g. 10G), not packets")
         }
@@ -108,6 +114,60 @@ pub fn parse_bind(text: &str, port: u16) -> anyhow::Result<SocketAddr> {
         .parse()
         .with_context(|| format!("--bind '{text}' is not an IP address or IP:PORT"))?;
     Ok(SocketAddr::new(ip, port))
+}
+
+/// Most tests and control connections one server may be asked to serve at once.
+pub const MAX_SERVER_TESTS: usize = 1024;
+pub const MAX_SERVER_CONNECTIONS: usize = 65_536;
+
+/// The `--max-*` limits, range-checked at startup (a limit no test can satisfy, such
+/// as `--max-duration 1e-320` or `--max-payload 0`, is refused with the valid range).
+struct Limits {
+    max_tests: usize,
+    max_streams: u16,
+    max_duration: std::time::Duration,
+    max_payload_bytes: Option<u32>,
+    max_connections: usize,
+}
+
+fn checked_limits(args: &ServerArgs) -> anyhow::Result<Limits> {
+    use wire::bounds::{in_range, secs_to_duration};
+    let min_payload = wire::datagram::HEADER_BYTES as u32;
+    Ok(Limits {
+        max_tests: in_range("--max-tests", args.max_tests, 1, MAX_SERVER_TESTS, "")?,
+        max_streams: in_range(
+            "--max-streams",
+            args.max_streams,
+            1,
+            wire::proto::MAX_STREAMS,
+            "",
+        )?,
+        max_duration: secs_to_duration(
+            "--max-duration",
+            args.max_duration,
+            std::time::Duration::from_millis(10),
+            std::time::Duration::from_nanos(wire::proto::MAX_DURATION_NS),
+        )?,
+        max_payload_bytes: args
+            .max_payload
+            .map(|p| {
+                in_range(
+                    "--max-payload",
+                    p,
+                    min_payload,
+                    wire::proto::MAX_TCP_PAYLOAD_BYTES,
+                    "bytes",
+                )
+            })
+            .transpose()?,
+        max_connections: in_range(
+            "--max-connections",
+            args.max_connections,
+            1,
+            MAX_SERVER_CONNECTIONS,
+            "",
+        )?,
+    })
 }
 
 fn log_line(t: &TestLog) -> String {
@@ -145,23 +205,20 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
         binds.push(parse_bind(b, args.port)?);
     }
     let iperf3_binds = binds.clone();
-    if !(args.max_duration.is_finite() && args.max_duration > 0.0) {
-        anyhow::bail!("--max-duration must be a positive number of seconds");
-    }
-    if args.max_tests == 0 || args.max_streams == 0 || args.max_connections == 0 {
-        anyhow::bail!("--max-tests, --max-streams and --max-connections must be at least 1");
-    }
+    let limits = checked_limits(&args)?;
     let cfg = ServerConfig {
         binds,
         port: args.port,
-        max_tests: args.max_tests,
-        max_streams: args.max_streams,
-        max_duration: std::time::Duration::from_secs_f64(args.max_duration.min(86_400.0)),
+        max_tests: limits.max_tests,
+        max_streams: limits.max_streams,
+        max_duration: limits.max_duration,
         max_send_rate_bps: parse_max_rate(&args.max_rate)?,
-        max_payload_bytes: args.max_payload,
-        max_connections: args.max_connections,
+        max_payload_bytes: limits.max_payload_bytes,
+        max_connections: limits.max_connections,
         psk: load_psk(args.psk_file.as_deref())?,
-        on_test: Some(Arc::new(|t: &TestLog| println!("{}", log_line(t)))),
+        on_test: Some(Arc::new(|t: &TestLog| {
+            println!("{}", wire::text::terminal_safe_line(&log_line(t)))
+        })),
         ..ServerConfig::default()
     };
     let stop = Arc::new(AtomicBool::new(false));

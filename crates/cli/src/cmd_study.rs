@@ -350,7 +350,8 @@ impl StudyArgs {
             interval_ms: match self.interval {
                 None => None,
                 Some(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => {
-                    Some((s * 1000.0).round() as u64)
+                    // A tiny interval is not "none": the spec check refuses it.
+                    Some(((s * 1000.0).round() as u64).max(u64::from(s > 0.0)))
                 }
                 Some(s) => bail!("--interval {s} must be between 0 and 3600 seconds"),
             },
@@ -382,8 +383,7 @@ impl StudyArgs {
             }
         }
         if let Some(path) = &self.spec {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read study spec {}", path.display()))?;
+            let text = read_spec_file(path)?;
             let file = SpecFile::from_toml(&text)
                 .with_context(|| format!("in study spec {}", path.display()))?;
             layer = layer.merge(&file);
@@ -399,6 +399,30 @@ impl StudyArgs {
             .unwrap_or(1);
         Ok(layer.resolve(clock_seed)?)
     }
+}
+
+/// Largest study spec file read (a spec is a few hundred bytes).
+const MAX_SPEC_FILE_BYTES: u64 = 1 << 20;
+
+/// Read `--spec`, at most [`MAX_SPEC_FILE_BYTES`] (`/dev/zero` is refused, not read
+/// until memory runs out).
+fn read_spec_file(path: &std::path::Path) -> anyhow::Result<String> {
+    use std::io::Read;
+    let what = || format!("cannot read study spec {}", path.display());
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .with_context(what)?
+        .take(MAX_SPEC_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .with_context(what)?;
+    if bytes.len() as u64 > MAX_SPEC_FILE_BYTES {
+        bail!(
+            "study spec {} is larger than {MAX_SPEC_FILE_BYTES} bytes; is it the right file?",
+            path.display()
+        );
+    }
+    String::from_utf8(bytes)
+        .with_context(|| format!("study spec {} is not UTF-8 text", path.display()))
 }
 
 /// A campaign without `--label` is named after the system that ran it, as the studies
@@ -451,16 +475,19 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     args.check_target()?;
-    // Before any lab exists: the lab crate then leaves Ctrl-C to this handler.
-    let stop = install_stop_handler();
     if let Some(id) = args.resume {
-        return resume(args, id, stop);
+        return resume(args, id, install_stop_handler());
     }
+    // Checked and planned before the handler is installed: until then a signal ends
+    // the process at once (the spec's range checks keep this short anyway).
     let spec = args.resolve()?;
+    connect_timeout(&args)?;
     if args.dry_run {
         print!("{}", dry_run_text(&spec, Some(&args.target_text())));
         return Ok(ExitCode::SUCCESS);
     }
+    // Before any lab exists: the lab crate then leaves Ctrl-C to this handler.
+    let stop = install_stop_handler();
     let mut store = journal::open_store(&args.db)?;
     let (version, revision) = version_and_revision();
     let created_unix_s = std::time::SystemTime::now()
@@ -482,6 +509,7 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
         dualperf_version: version,
         git_revision: revision,
     })?;
+    let _lock = journal::lock_campaign(&mut store, &args.db, campaign_id)?;
     let cells = journal::cell_records(campaign_id, &spec);
     store.add_cells(&cells)?;
     store.set_host(campaign_id, &client_info)?;
@@ -541,6 +569,7 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
         println!("campaign {id} is already finished; nothing to do");
         return Ok(ExitCode::SUCCESS);
     }
+    let _lock = journal::lock_campaign(&mut store, &args.db, id)?;
     let host_md = |role: &str| {
         campaign
             .hosts
@@ -643,10 +672,8 @@ fn run_campaign(
     if args.quiet {
         println!("{campaign_id}");
     } else {
-        print!(
-            "{}",
-            journal::summary_text(&store, campaign_id, spec, &outcome, &args.db)?
-        );
+        let summary = journal::summary_text(&store, campaign_id, spec, &outcome, &args.db)?;
+        print!("{}", wire::text::terminal_safe(&summary));
         if let Some(b) = busy.filter(|b| b.answers > 0) {
             println!(
                 "the iperf3 server answered \"busy\" {} time(s); waited {:.1} s in all (not recorded as results)",
@@ -792,10 +819,7 @@ pub fn dry_run_text(spec: &StudySpec, host: Option<&str>) -> String {
 
 /// Keep the connect timeout sane.
 fn connect_timeout(args: &StudyArgs) -> anyhow::Result<Duration> {
-    if !(args.connect_timeout > 0.0 && args.connect_timeout <= 600.0) {
-        bail!("--connect-timeout must be between 0 and 600 seconds");
-    }
-    Ok(Duration::from_secs_f64(args.connect_timeout))
+    crate::cmd_run::connect_timeout_of(args.connect_timeout)
 }
 
 #[cfg(test)]

@@ -65,7 +65,9 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("dualperf: error: {err:#}");
+            // An error may quote a peer or a database: no escape sequences reach the terminal.
+            let text = format!("{err:#}");
+            eprintln!("dualperf: error: {}", wire::text::terminal_safe(&text));
             ExitCode::from(1)
         }
     }

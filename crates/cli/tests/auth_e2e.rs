@@ -212,7 +212,9 @@ fn open_keyed_test(
         client_proof: Some(hs.proof(Role::Client)),
     };
     let data_port = match exchange(&mut ctl, &mut dec, Some(&req)) {
-        Msg::Accept { data_port, token } => {
+        Msg::Accept {
+            data_port, token, ..
+        } => {
             assert_eq!(token, 0, "a keyed accept carries no token");
             data_port
         }
@@ -364,5 +366,35 @@ fn study_passes_the_key_and_a_keyless_study_records_why_it_failed() {
     assert!(
         log.contains("failed: the server requires a pre-shared key: use --psk-file"),
         "the server log names the reason: {log}"
+    );
+}
+
+/// Issue 11.6: a keyed server tells a stranger nothing about its host; a client that
+/// proved the key gets the metadata with the accept.
+#[test]
+fn a_keyed_server_reveals_no_metadata_before_the_key_is_proven() {
+    let dir = tempfile::tempdir().unwrap();
+    let kf = key_file(dir.path(), "a.key", KEY_A);
+    let server = Server::start("127.0.0.1", &["--psk-file", kf.to_str().unwrap()]);
+    let mut ctl = TcpStream::connect(("127.0.0.1", server.port)).expect("connect");
+    ctl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut dec = FrameDecoder::new(PROTOCOL_VERSION);
+    let hello = Msg::Hello {
+        client_info: Default::default(),
+        client_nonce: Some(Nonce([0x13; wire::auth::NONCE_BYTES])),
+    };
+    match exchange(&mut ctl, &mut dec, Some(&hello)) {
+        Msg::Welcome { server_info, .. } => {
+            assert!(server_info.is_empty(), "told a stranger: {server_info:?}")
+        }
+        other => panic!("expected a welcome, got {other:?}"),
+    }
+    let o = server.run("127.0.0.1", &["--psk-file", kf.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert!(
+        v["server_info"]["kernel.release"].is_string(),
+        "the keyed client gets the metadata: {}",
+        v["server_info"]
     );
 }

@@ -598,7 +598,9 @@ fn peer_that_stops_reading_is_dropped_at_its_run_deadline() {
             client_proof: None,
         }),
     ) {
-        Msg::Accept { data_port, token } => (data_port, token),
+        Msg::Accept {
+            data_port, token, ..
+        } => (data_port, token),
         other => panic!("expected accept, got {other:?}"),
     };
     let mut data = TcpStream::connect(("127.0.0.1", data_port)).expect("connect data");

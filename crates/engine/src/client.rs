@@ -98,6 +98,7 @@ pub fn run_client(
 ) -> Result<RunResult, EngineError> {
     let spec = &cfg.spec;
     validate_spec(spec)?;
+    let began = Instant::now();
     let addr = resolve(&cfg.host, cfg.port, spec.family)?;
     let stream = connect(addr, cfg)?;
     let local = stream.local_addr().ctx("control connection")?;
@@ -122,6 +123,13 @@ pub fn run_client(
         r.workers.join();
     }
     let (server, client, extra) = outcome?;
+    // What the server reports is checked before anyone sees or stores it.
+    let peer_cores = sess
+        .server_info()
+        .get("cpu.cores")
+        .and_then(|c| c.parse().ok());
+    let wall_ns = u64::try_from(began.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    wire::plausible::check_peer_side(spec, &client, &server, wall_ns, peer_cores)?;
     Ok(RunResult {
         schema_version: RESULT_SCHEMA_VERSION,
         spec: spec.clone(),
@@ -476,6 +484,7 @@ fn map_session_error(e: SessionError, cfg: &ClientConfig) -> EngineError {
     match e {
         SessionError::Remote { code, message } => match code {
             ErrorCode::Busy => EngineError::ServerBusy { host, port },
+            ErrorCode::ConnectionLimit => EngineError::ServerFull { host, port },
             ErrorCode::AuthRequired => EngineError::AuthRequired { host, port },
             ErrorCode::AuthFailed => EngineError::AuthFailed(message),
             _ => EngineError::Rejected(message),

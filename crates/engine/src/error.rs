@@ -26,6 +26,9 @@ pub enum EngineError {
     Spec(#[from] SpecError),
     #[error("server busy: {host}:{port} is running another test; try again when it has finished")]
     ServerBusy { host: String, port: u16 },
+    /// The server is at its `--max-connections` limit (not necessarily running a test).
+    #[error("server busy: {host}:{port} has too many control connections open (its --max-connections limit); try again shortly")]
+    ServerFull { host: String, port: u16 },
     #[error("protocol version mismatch: the server speaks dualperf protocol version {server}, this client speaks version {client}; run the same dualperf version on both hosts")]
     VersionMismatch { server: u16, client: u16 },
     #[error("the server at {host}:{port} requires a pre-shared key: use --psk-file")]
@@ -35,6 +38,9 @@ pub enum EngineError {
     AuthFailed(String),
     #[error("the server rejected the test: {0}")]
     Rejected(String),
+    /// The server reported numbers that cannot be true; the run has no result.
+    #[error(transparent)]
+    Implausible(#[from] wire::plausible::Implausible),
     #[error("control protocol error: {0}")]
     Protocol(String),
     #[error("timed out: {0}")]

@@ -357,8 +357,8 @@ fn refuse_busy(
     let _ = stream.set_nonblocking(true);
     let reply = wire::proto::encode_frame(
         &wire::proto::Msg::Error {
-            code: wire::proto::ErrorCode::Busy,
-            message: "server busy: too many connections; try again shortly".into(),
+            code: wire::proto::ErrorCode::ConnectionLimit,
+            message: "server busy: too many control connections open; try again shortly".into(),
         },
         ctx.cfg.protocol_version,
     );

@@ -23,6 +23,9 @@ pub enum Iperf3Error {
     /// The peer spoke something that is not the iperf3 protocol.
     #[error("iperf3 protocol error: {0}")]
     Protocol(String),
+    /// The server's results hold numbers that cannot be true; the run has no result.
+    #[error("implausible result from the iperf3 server: {0}")]
+    Implausible(String),
     /// The peer stayed silent longer than allowed.
     #[error("timed out {0}")]
     Timeout(String),

@@ -373,10 +373,13 @@ fn parse_stream(s: &Value) -> Result<StreamResult, String> {
     let float = |k: &str| obj.get(k).and_then(Value::as_f64);
     Ok(StreamResult {
         id: int("id")?,
-        bytes: obj
-            .get("bytes")
-            .and_then(json_u64)
-            .ok_or("stream lacks 'bytes'")?,
+        bytes: match obj.get("bytes") {
+            None => return Err("stream lacks 'bytes'".into()),
+            // 2^64−1 and other counts over 2^63 are a negative number printed by cJSON.
+            Some(v) => json_u64(v).ok_or_else(|| {
+                format!("implausible result: stream reports bytes = {v} (must be a count ≥ 0 below 2^63)")
+            })?,
+        },
         retransmits: int("retransmits")?,
         jitter_s: float("jitter").ok_or("stream lacks 'jitter'")?,
         errors: int("errors")?,

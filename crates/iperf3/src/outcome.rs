@@ -103,6 +103,84 @@ fn direction(
     Ok(Some(d))
 }
 
+/// Most a datagram receiver may count beyond what was sent, for duplicates: 1 %.
+const DUP_SLACK_DIVISOR: u64 = 100;
+
+/// Plausibility of the server's numbers (see `wire::plausible`): nothing received that
+/// was not sent (bar 1 % duplicates), no sequence number beyond the datagrams sent,
+/// losses within the sequence seen (so loss stays within 0–100 %), jitter finite and
+/// ≥ 0, CPU within 0–100 % × 1024 cores (iperf3 reports process CPU, cores unknown),
+/// byte counts that fit the test's wall time.
+fn check_peer(
+    ours: &[OurStream],
+    server: &Results,
+    is_udp: bool,
+    duration_s: f64,
+) -> Result<(), String> {
+    use wire::plausible as p;
+    let wall_ns = (duration_s.max(0.0) * 1e9) as u64 + p::ELAPSED_SLACK_NS;
+    p::percentage("cpu_util_total", server.cpu_util_total, 100.0 * 1024.0)?;
+    p::percentage("cpu_util_user", server.cpu_util_user, 100.0 * 1024.0)?;
+    p::percentage("cpu_util_system", server.cpu_util_system, 100.0 * 1024.0)?;
+    for s in ours {
+        let Some(peer) = server.stream(s.id) else {
+            continue; // reported by `direction`
+        };
+        let id = s.id;
+        p::bytes_within_time(&format!("stream {id} bytes"), peer.bytes, wall_ns)?;
+        if !is_udp {
+            if s.we_send {
+                p::at_most(
+                    &format!("stream {id} bytes received"),
+                    peer.bytes,
+                    "bytes we sent",
+                    s.outcome.bytes,
+                )?;
+            } else if s.outcome.bytes > peer.bytes {
+                return Err(format!(
+                    "stream {id} bytes sent = {} is less than the {} bytes we received",
+                    peer.bytes, s.outcome.bytes
+                ));
+            }
+            continue;
+        }
+        p::non_negative(&format!("stream {id} jitter (s)"), peer.jitter_s)?;
+        let packets = u64::try_from(peer.packets)
+            .map_err(|_| format!("stream {id} packets = {} (must be ≥ 0)", peer.packets))?;
+        if s.we_send {
+            let dup = s.outcome.sent_packets / DUP_SLACK_DIVISOR + 1;
+            p::at_most(
+                &format!("stream {id} highest sequence number"),
+                packets,
+                "datagrams we sent",
+                s.outcome.sent_packets,
+            )?;
+            p::at_most(
+                &format!("stream {id} bytes received"),
+                peer.bytes,
+                "bytes we sent (plus 1 % duplicates)",
+                s.outcome
+                    .bytes
+                    .saturating_add(s.outcome.bytes / DUP_SLACK_DIVISOR + dup * 65_535),
+            )?;
+            if peer.errors > peer.packets {
+                return Err(format!(
+                    "stream {id} lost {} of {} datagrams (more than were sent)",
+                    peer.errors, peer.packets
+                ));
+            }
+        } else if let Some(u) = &s.outcome.udp {
+            if u.max_seq > packets {
+                return Err(format!(
+                    "stream {id} datagrams sent = {packets} is less than the sequence number {} we received",
+                    u.max_seq
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Adds two directions (for --bidir's headline numbers).
 fn sum(a: &DirectionResult, b: &DirectionResult) -> DirectionResult {
     let add = |x: Option<u64>, y: Option<u64>| match (x, y) {
@@ -138,6 +216,7 @@ pub fn build(
     local_cpu_pct: f64,
 ) -> Result<Iperf3Result, Iperf3Error> {
     let is_udp = spec.kind.is_udp();
+    check_peer(ours, server, is_udp, duration_s).map_err(Iperf3Error::Implausible)?;
     let forward = direction(ours, server, true, is_udp)?;
     let reverse = direction(ours, server, false, is_udp)?;
     let mut notes = vec![
@@ -262,6 +341,64 @@ mod tests {
         assert!(r.unavailable.contains(&m::REORDERED_PACKETS));
         assert!(!r.unavailable.contains(&m::THROUGHPUT_BPS));
         assert!(r.reverse.is_none());
+    }
+
+    #[test]
+    fn a_lying_servers_results_are_refused_as_implausible() {
+        // Regression (issue 11.5): these gave "loss 111731.84 %" and
+        // "1000000 of 895 datagrams lost".
+        let lies = [
+            (r#""errors":1000000,"packets":895"#, "lost 1000000 of 895"),
+            (r#""errors":0,"packets":5000"#, "highest sequence number"),
+            (
+                r#""errors":0,"packets":976,"bytes":9000000"#,
+                "bytes received",
+            ),
+            (r#""errors":0,"packets":976,"jitter":-1"#, "jitter"),
+            (
+                r#""errors":0,"packets":976,"cpu_util_total":-1e308"#,
+                "cpu_util_total",
+            ),
+        ];
+        let spec = TestSpec::new(TestKind::UdpStream, Family::V4, 128);
+        let ours = [OurStream {
+            id: 1,
+            we_send: true,
+            outcome: StreamOutcome {
+                bytes: 124_928,
+                sent_packets: 976,
+                ..Default::default()
+            },
+        }];
+        for (lie, words) in lies {
+            let mut v: serde_json::Value = serde_json::from_str(UDP_SERVER).unwrap();
+            let patch: serde_json::Value = serde_json::from_str(&format!("{{{lie}}}")).unwrap();
+            for (k, val) in patch.as_object().unwrap() {
+                if k.starts_with("cpu") {
+                    v[k] = val.clone();
+                } else {
+                    v["streams"][0][k] = val.clone();
+                }
+            }
+            let server = Results::from_json(&v).unwrap();
+            let e = build(&spec, &ours, &server, Value::Null, Value::Null, 1.0, 3.0)
+                .err()
+                .unwrap_or_else(|| panic!("accepted {lie}"))
+                .to_string();
+            assert!(
+                e.starts_with("implausible result from the iperf3 server"),
+                "{e}"
+            );
+            assert!(e.contains(words), "{lie}: {e}");
+        }
+        // bytes = 2^64−1 is implausible, not missing (issue 11.9).
+        let mut v: serde_json::Value = serde_json::from_str(UDP_SERVER).unwrap();
+        v["streams"][0]["bytes"] = serde_json::json!(u64::MAX);
+        let e = Results::from_json(&v).unwrap_err();
+        assert!(
+            e.contains("implausible") && e.contains("18446744073709551615"),
+            "{e}"
+        );
     }
 
     #[test]

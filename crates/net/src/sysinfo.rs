@@ -64,6 +64,19 @@ fn read(path: &str) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
+/// This host's name ("unknown" if unreadable), as campaign locks record it.
+pub fn host_name() -> String {
+    read("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// Whether a process with this PID exists on this host (`/proc/PID`).
+pub fn process_alive(pid: u32) -> bool {
+    pid != 0 && std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
 fn host_fields(c: &mut Capture) {
     let os = read("/etc/os-release")
         .or_else(|| read("/usr/lib/os-release"))

@@ -8,19 +8,22 @@
 //! forward on open; a file made by a newer dualperf is refused, not damaged.
 //!
 //! Submodules: [`schema`] (migrations), `write` (campaign/run inserts), `read`
-//! (queries), `import` (merging another database).
+//! (queries), `import` (merging another database), `lock` (campaign locks). Write
+//! transactions begin IMMEDIATE, so several processes can write one file at once.
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use wire::spec::{Direction, Family, TestKind};
 
 mod import;
+mod lock;
 mod read;
 pub mod schema;
 mod write;
 
 pub use import::ImportSummary;
+pub use lock::{CampaignLock, LockTaken};
 
 /// Everything that can go wrong with the store. Messages say what to do.
 #[derive(Debug, thiserror::Error)]
@@ -47,16 +50,50 @@ pub enum StoreError {
     NoSuchCampaign(i64),
     #[error("the results database holds a value it cannot read: {0}")]
     BadValue(String),
+    #[error("campaign {campaign_id} is being run by process {pid} on host {host} (since {started}); wait for it to finish or stop it, then resume")]
+    CampaignLocked {
+        campaign_id: i64,
+        host: String,
+        pid: u32,
+        /// UTC, "2026-11-23 21:30:00".
+        started: String,
+    },
+    #[error("the results database refused a duplicate record ({0}); is another dualperf writing the same campaign? `dualperf show` lists what is stored")]
+    Duplicate(String),
     #[error("results database error: {0}")]
     Sql(rusqlite::Error),
 }
 
+/// What to do about a value dualperf cannot read back.
+const CHANGED_OUTSIDE: &str = "the file was changed outside dualperf; restore a copy, or `dualperf import` the readable campaigns into a new file";
+
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> StoreError {
+        match &e {
+            rusqlite::Error::IntegralValueOutOfRange(col, v) => {
+                return StoreError::BadValue(format!(
+                    "column {col} of a row holds {v}, out of range for what it stores; {CHANGED_OUTSIDE}"
+                ))
+            }
+            rusqlite::Error::InvalidColumnType(_, name, ty) => {
+                return StoreError::BadValue(format!(
+                    "column '{name}' holds a {ty} value where dualperf stores another type; {CHANGED_OUTSIDE}"
+                ))
+            }
+            rusqlite::Error::FromSqlConversionFailure(col, ty, cause) => {
+                return StoreError::BadValue(format!(
+                    "column {col} holds a {ty} value dualperf cannot read ({cause}); {CHANGED_OUTSIDE}"
+                ))
+            }
+            _ => {}
+        }
         if let rusqlite::Error::SqliteFailure(ref f, _) = e {
             match f.code {
                 rusqlite::ErrorCode::DiskFull => return StoreError::Full,
                 rusqlite::ErrorCode::ReadOnly => return StoreError::ReadOnly("write"),
+                rusqlite::ErrorCode::ConstraintViolation => {
+                    return StoreError::Duplicate(e.to_string())
+                }
                 _ => {}
             }
         }
@@ -266,6 +303,11 @@ impl Store {
     fn configure(&mut self, writable: bool) -> Result<(), StoreError> {
         self.conn.busy_timeout(std::time::Duration::from_secs(10))?;
         if writable {
+            // Every write transaction takes the write lock when it begins, so it waits
+            // (busy timeout) for another writer; a deferred one upgraded from a read in
+            // WAL mode fails at once with "database is locked" instead.
+            self.conn
+                .set_transaction_behavior(TransactionBehavior::Immediate);
             // WAL: readers (show, report) never block the running study; FULL: a
             // committed run survives even a power cut, not only a killed process.
             let _mode: String = self

@@ -3,7 +3,7 @@
 //! never edit one that has shipped, add the next.
 
 use crate::StoreError;
-use rusqlite::Connection;
+use rusqlite::{Connection, TransactionBehavior};
 use std::path::Path;
 
 /// Migration `i` upgrades a database from schema version `i` to `i + 1`.
@@ -87,18 +87,30 @@ pub fn version(conn: &Connection) -> Result<i64, StoreError> {
     Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
 }
 
-/// Bring a database up to [`CURRENT_VERSION`], one transaction per migration.
+/// Bring a database up to [`CURRENT_VERSION`], one transaction per migration. Each
+/// migration runs in a `BEGIN IMMEDIATE` transaction that re-reads the version inside
+/// it, so processes opening a new file at once wait for each other (busy timeout)
+/// instead of racing ("table campaigns already exists"); the last to arrive finds the
+/// work done.
 pub fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let too_new = |found| StoreError::TooNew {
+        path: path.to_path_buf(),
+        found,
+        supported: CURRENT_VERSION,
+    };
     let mut found = version(conn)?;
     if found > CURRENT_VERSION {
-        return Err(StoreError::TooNew {
-            path: path.to_path_buf(),
-            found,
-            supported: CURRENT_VERSION,
-        });
+        return Err(too_new(found));
     }
     while found < CURRENT_VERSION {
-        let tx = conn.transaction()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        found = version(&tx)?;
+        if found > CURRENT_VERSION {
+            return Err(too_new(found));
+        }
+        if found == CURRENT_VERSION {
+            break;
+        }
         let idx = usize::try_from(found)
             .map_err(|_| StoreError::BadValue(format!("schema version {found}")))?;
         tx.execute_batch(MIGRATIONS[idx])?;
@@ -106,5 +118,24 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
         tx.commit()?;
         found += 1;
     }
+    ensure_bookkeeping(conn)
+}
+
+/// Tables that hold no results, only who is writing now (campaign locks). They are
+/// created when a file is opened for writing, outside the versioned schema, so a file
+/// without them is still current and read-only opens never need them.
+pub const BOOKKEEPING: &str = r#"
+    CREATE TABLE IF NOT EXISTS campaign_locks (
+        campaign_id    INTEGER PRIMARY KEY REFERENCES campaigns(id) ON DELETE CASCADE,
+        host           TEXT NOT NULL,
+        pid            INTEGER NOT NULL,
+        started_unix_s INTEGER NOT NULL
+    );
+"#;
+
+fn ensure_bookkeeping(conn: &mut Connection) -> Result<(), StoreError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    tx.execute_batch(BOOKKEEPING)?;
+    tx.commit()?;
     Ok(())
 }

@@ -12,7 +12,10 @@ impl Store {
     /// Create a campaign and return its id.
     pub fn create_campaign(&mut self, c: &NewCampaign) -> Result<i64, StoreError> {
         self.check_writable("create a campaign")?;
-        insert_campaign(&self.conn, c, &new_uuid(), None)
+        let tx = self.conn.transaction()?;
+        let id = insert_campaign(&tx, c, &new_uuid(), None)?;
+        tx.commit()?;
+        Ok(id)
     }
 
     /// Store (or replace) what is known about one host of a campaign.

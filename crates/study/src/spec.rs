@@ -24,6 +24,34 @@ pub const DEFAULT_DURATION_S: f64 = 1.0;
 pub const DEFAULT_INTERVAL_MS: u64 = 1000;
 /// Default repetitions per cell of the default study.
 pub const DEFAULT_RUNS: u32 = 3;
+/// Most packet sizes one study may list (each is one cell per family and test).
+pub const MAX_SIZES: usize = 1000;
+/// Most measured runs per cell (`runs`, `max_runs`).
+pub const MAX_RUNS_PER_CELL: u32 = 10_000;
+/// Most warm-up runs per cell, and most retries of a failed run.
+pub const MAX_WARMUP_RUNS: u32 = 100;
+pub const MAX_RETRIES: u32 = 100;
+/// Most runs one study may plan: cells × (warm-up + most measured runs).
+pub const MAX_PLANNED_RUNS: u64 = 1_000_000;
+/// Most packets per run of a count-bound study (about 17 minutes at 1 Mpps).
+pub const MAX_COUNT_PACKETS: u64 = 1_000_000_000;
+/// Fastest UDP sending rate a study may ask for: 1 Tbit/s, or 1 G packets/s.
+pub const MAX_RATE_BPS: u64 = 1_000_000_000_000;
+pub const MAX_RATE_PPS: u64 = 1_000_000_000;
+/// Longest udp-rr transaction timeout, milliseconds.
+pub const MAX_RR_TIMEOUT_MS: u64 = 60_000;
+
+/// A range check as a spec error (the message names the key and the valid range).
+fn check<T: PartialOrd + std::fmt::Display + Copy>(
+    key: &str,
+    value: T,
+    min: T,
+    max: T,
+    unit: &str,
+) -> Result<T, SpecError> {
+    wire::bounds::in_range(key, value, min, max, unit)
+        .map_err(|e| SpecError::Invalid(e.to_string()))
+}
 
 /// Packet sizes as a user writes them: `"128,384,640"`, `"128..1408/256"` (inclusive,
 /// step 256), or a TOML list of numbers.
@@ -162,6 +190,12 @@ impl SpecFile {
         };
         let sizes_bytes = match &self.sizes {
             None => DEFAULT_SIZES_BYTES.to_vec(),
+            Some(SizesField::List(v)) if v.len() > MAX_SIZES => {
+                return Err(SpecError::Invalid(format!(
+                    "{} packet sizes; a study may have at most {MAX_SIZES}",
+                    v.len()
+                )))
+            }
             Some(SizesField::List(v)) => v.clone(),
             Some(SizesField::Text(t)) => parse_sizes(t)?,
         };
@@ -173,12 +207,18 @@ impl SpecFile {
                 ))
             }
             (None, Some(0)) => return Err(SpecError::Invalid("--count must be at least 1".into())),
-            (None, Some(n)) => Bound::Count(n),
+            (None, Some(n)) => Bound::Count(check(
+                "count (--count)",
+                n,
+                1,
+                MAX_COUNT_PACKETS,
+                "packets",
+            )?),
             (d, None) => {
                 let d = d.unwrap_or(DEFAULT_DURATION_S);
-                if !(d.is_finite() && d > 0.0 && d <= 86_400.0) {
+                if !(d.is_finite() && (0.001..=86_400.0).contains(&d)) {
                     return Err(SpecError::Invalid(format!(
-                        "duration {d} s is out of range (0 < duration ≤ 86400)"
+                        "duration {d} s is out of range (0.001 ≤ duration ≤ 86400)"
                     )));
                 }
                 Bound::DurationNs((d * 1e9).round() as u64)
@@ -203,9 +243,51 @@ impl SpecFile {
                 )))
             }
         };
-        let streams = self.streams.unwrap_or(1);
-        if streams == 0 {
-            return Err(SpecError::Invalid("--streams must be at least 1".into()));
+        let streams = check(
+            "streams (--streams)",
+            self.streams.unwrap_or(1),
+            1,
+            wire::proto::MAX_STREAMS,
+            "",
+        )?;
+        let interval_ns = self.interval_ns(bound)?;
+        let rr_timeout_ms = check(
+            "rr_timeout_ms (--rr-timeout-ms)",
+            self.rr_timeout_ms.unwrap_or(200),
+            1,
+            MAX_RR_TIMEOUT_MS,
+            "ms",
+        )?;
+        let warmup_runs = check(
+            "warmup (--warmup)",
+            self.warmup.unwrap_or(0),
+            0,
+            MAX_WARMUP_RUNS,
+            "runs",
+        )?;
+        let retries = check(
+            "retries (--retries)",
+            self.retries.unwrap_or(2),
+            0,
+            MAX_RETRIES,
+            "",
+        )?;
+        for opts in self.socket.iter().chain(self.udp_socket.iter()) {
+            wire::bounds::check_socket_opts(opts).map_err(|e| SpecError::Invalid(e.to_string()))?;
+        }
+        let repetition = self.repetition()?;
+        let cells = (families.len() * tests.len() * sizes_bytes.len()) as u64;
+        let planned = cells.saturating_mul(
+            u64::from(warmup_runs)
+                + match repetition {
+                    Repetition::Fixed { runs } => u64::from(runs),
+                    Repetition::Confidence { max_runs, .. } => u64::from(max_runs),
+                },
+        );
+        if planned > MAX_PLANNED_RUNS {
+            return Err(SpecError::Invalid(format!(
+                "the study plans up to {planned} runs ({cells} cells); at most {MAX_PLANNED_RUNS}: use fewer sizes or runs"
+            )));
         }
         Ok(StudySpec {
             label: self.label.clone().unwrap_or_default(),
@@ -221,23 +303,58 @@ impl SpecFile {
                         "give the rate in bits/s or in packets/s, not both".into(),
                     ))
                 }
-                (Some(bps), None) => Some(Rate::BitsPerSec(bps)),
-                (None, Some(pps)) => Some(Rate::PacketsPerSec(pps)),
+                (Some(bps), None) => Some(Rate::BitsPerSec(check(
+                    "rate_bps (--rate)",
+                    bps,
+                    1,
+                    MAX_RATE_BPS,
+                    "bit/s",
+                )?)),
+                (None, Some(pps)) => Some(Rate::PacketsPerSec(check(
+                    "rate_pps (--rate)",
+                    pps,
+                    1,
+                    MAX_RATE_PPS,
+                    "packets/s",
+                )?)),
                 (None, None) => None,
             },
-            interval_ns: match self.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS) {
-                0 => None,
-                ms => Some(ms.saturating_mul(1_000_000)),
-            },
-            rr_timeout_ns: self.rr_timeout_ms.unwrap_or(200).saturating_mul(1_000_000),
+            interval_ns,
+            rr_timeout_ns: rr_timeout_ms * 1_000_000,
             socket: self.socket.clone().unwrap_or_default(),
             udp_socket: self.udp_socket.clone(),
-            repetition: self.repetition()?,
+            repetition,
             order,
             seed: self.seed.unwrap_or(default_seed),
-            warmup_runs: self.warmup.unwrap_or(0),
-            retries: self.retries.unwrap_or(2),
+            warmup_runs,
+            retries,
         })
+    }
+
+    /// `interval_ms` checked: 0 (no samples), or at least the protocol's shortest
+    /// interval and at most [`wire::proto::MAX_INTERVAL_SAMPLES`] samples per run.
+    fn interval_ns(&self, bound: Bound) -> Result<Option<u64>, SpecError> {
+        let ms = self.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS);
+        if ms == 0 {
+            return Ok(None);
+        }
+        let min_ms = wire::proto::MIN_INTERVAL_NS / 1_000_000;
+        let ns = check(
+            "interval_ms (--interval)",
+            ms,
+            min_ms,
+            86_400_000,
+            "ms (or 0 for none)",
+        )? * 1_000_000;
+        if let Bound::DurationNs(d) = bound {
+            if d / ns > wire::proto::MAX_INTERVAL_SAMPLES {
+                return Err(SpecError::Invalid(format!(
+                    "interval_ms {ms} gives more than {} samples per run; use a longer interval",
+                    wire::proto::MAX_INTERVAL_SAMPLES
+                )));
+            }
+        }
+        Ok(Some(ns))
     }
 
     fn repetition(&self) -> Result<Repetition, SpecError> {
@@ -249,29 +366,32 @@ impl SpecFile {
             ));
         }
         if !conf {
-            let runs = self.runs.unwrap_or(DEFAULT_RUNS);
-            if runs == 0 {
-                return Err(SpecError::Invalid("--runs must be at least 1".into()));
-            }
+            let runs = check(
+                "runs (--runs)",
+                self.runs.unwrap_or(DEFAULT_RUNS),
+                1,
+                MAX_RUNS_PER_CELL,
+                "",
+            )?;
             return Ok(Repetition::Fixed { runs });
         }
         let level_pct = self.confidence.unwrap_or(95.0);
         let width_pct = self.ci_width.unwrap_or(5.0);
         let min_runs = self.min_runs.unwrap_or(3);
         let max_runs = self.max_runs.unwrap_or(30);
-        if !(level_pct > 0.0 && level_pct < 100.0) {
+        if !(50.0..100.0).contains(&level_pct) {
             return Err(SpecError::Invalid(format!(
-                "--confidence {level_pct} must be a percentage between 0 and 100 (e.g. 95)"
+                "--confidence {level_pct} must be a percentage from 50 to below 100 (e.g. 95)"
             )));
         }
-        if !(width_pct > 0.0 && width_pct.is_finite()) {
+        if !(width_pct > 0.0 && width_pct <= 1000.0) {
             return Err(SpecError::Invalid(format!(
-                "--ci-width {width_pct} must be a positive percentage of the mean (e.g. 5)"
+                "--ci-width {width_pct} must be a positive percentage of the mean up to 1000 (e.g. 5)"
             )));
         }
-        if min_runs < 2 || max_runs < min_runs {
+        if min_runs < 2 || max_runs < min_runs || max_runs > MAX_RUNS_PER_CELL {
             return Err(SpecError::Invalid(format!(
-                "need 2 ≤ --min-runs ({min_runs}) ≤ --max-runs ({max_runs}): an interval needs two runs"
+                "need 2 ≤ --min-runs ({min_runs}) ≤ --max-runs ({max_runs}) ≤ {MAX_RUNS_PER_CELL}: an interval needs two runs"
             )));
         }
         Ok(Repetition::Confidence {
@@ -314,35 +434,46 @@ fn check_axes(families: &[Family], tests: &[TestKind], sizes: &[u32]) -> Result<
 /// defaults to 128) or a mix of both, comma-separated. Duplicates are an error.
 pub fn parse_sizes(text: &str) -> Result<Vec<u32>, SpecError> {
     let err = |m: &str| SpecError::Sizes(text.to_string(), m.to_string());
+    let max_bytes = Family::V4.max_udp_payload_bytes();
+    let in_range = |s: u32| {
+        if s == 0 || s > max_bytes {
+            Err(err(&format!("{s} is out of range (1..={max_bytes} bytes)")))
+        } else {
+            Ok(s)
+        }
+    };
+    let too_many = || {
+        err(&format!(
+            "more than {MAX_SIZES} sizes; use a larger step (FROM..TO/STEP)"
+        ))
+    };
     let mut out: Vec<u32> = Vec::new();
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let num = |s: &str| {
+            s.trim()
+                .parse::<u32>()
+                .map_err(|_| err(&format!("'{s}' is not a whole number of bytes")))
+        };
         if let Some((a, rest)) = item.split_once("..") {
             let (b, step) = match rest.split_once('/') {
                 Some((b, s)) => (b, s),
                 None => (rest, "128"),
             };
-            let num = |s: &str| {
-                s.trim()
-                    .parse::<u32>()
-                    .map_err(|_| err(&format!("'{s}' is not a whole number of bytes")))
-            };
-            let (a, b, step) = (num(a)?, num(b)?, num(step)?);
+            // Range-check the ends and count the sizes before expanding anything.
+            let (a, b, step) = (in_range(num(a)?)?, in_range(num(b)?)?, num(step)?);
             if step == 0 || b < a {
                 return Err(err("a range is FROM..TO/STEP with FROM ≤ TO and STEP > 0"));
             }
-            let mut s = a;
-            while s <= b {
-                out.push(s);
-                s = match s.checked_add(step) {
-                    Some(n) => n,
-                    None => break,
-                };
+            let n = ((b - a) / step) as usize + 1;
+            if out.len() + n > MAX_SIZES {
+                return Err(too_many());
             }
+            out.extend((0..n as u32).map(|i| a + i * step));
         } else {
-            out.push(
-                item.parse::<u32>()
-                    .map_err(|_| err(&format!("'{item}' is not a whole number of bytes")))?,
-            );
+            if out.len() >= MAX_SIZES {
+                return Err(too_many());
+            }
+            out.push(in_range(num(item)?)?);
         }
     }
     if out.is_empty() {
@@ -446,6 +577,71 @@ mod tests {
         assert!(parse_sizes("1..9/0").is_err());
         assert!(parse_sizes("abc").is_err());
         assert!(parse_sizes("").is_err());
+    }
+
+    #[test]
+    fn huge_size_ranges_are_refused_before_they_are_expanded() {
+        // Regression (issue 11.1): this grew by about 1.2 GB/s before the check.
+        let t = std::time::Instant::now();
+        for text in ["1..4294967295/1", "1..65507/1", "1..9999999999/1", "70000"] {
+            assert!(parse_sizes(text).is_err(), "accepted {text}");
+        }
+        let e = parse_sizes("1..65507/1").unwrap_err().to_string();
+        assert!(e.contains("more than 1000 sizes"), "{e}");
+        let e = parse_sizes("1..4294967295/1").unwrap_err().to_string();
+        assert!(e.contains("out of range (1..=65507 bytes)"), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(1));
+        assert_eq!(parse_sizes("1..1000/1").unwrap().len(), MAX_SIZES);
+        assert!(parse_sizes("1..1000/1,1001").is_err());
+        let long_list = format!("sizes = [{}]\n", vec!["1"; MAX_SIZES + 1].join(","));
+        assert!(SpecFile::from_toml(&long_list).unwrap().resolve(0).is_err());
+    }
+
+    #[test]
+    fn random_size_texts_never_panic_or_grow_past_the_cap() {
+        // A small deterministic fuzz of the sizes grammar (cargo-fuzz needs nightly).
+        let mut rng = crate::plan::SplitMix64::new(11);
+        let alphabet: Vec<char> = "0123456789.,/ -9999999999".chars().collect();
+        let t = std::time::Instant::now();
+        for _ in 0..20_000 {
+            let len = rng.below(24) as usize;
+            let text: String = (0..len)
+                .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize])
+                .collect();
+            if let Ok(v) = parse_sizes(&text) {
+                assert!(!v.is_empty() && v.len() <= MAX_SIZES, "{text}");
+                assert!(v.iter().all(|&s| (1..=65_507).contains(&s)), "{text}");
+            }
+        }
+        assert!(t.elapsed() < std::time::Duration::from_secs(20));
+    }
+
+    #[test]
+    fn every_numeric_key_is_range_checked() {
+        let bad = [
+            ("runs = 4294967295\n", "runs"),
+            ("confidence = 95\nmax_runs = 4294967295\n", "max-runs"),
+            ("warmup = 4294967295\n", "warmup"),
+            ("retries = 4294967295\n", "retries"),
+            ("streams = 1000\n", "streams"),
+            ("count = 18446744073709551615\n", "count"),
+            ("rate_bps = 0\n", "rate_bps"),
+            ("rate_pps = 18446744073709551615\n", "rate_pps"),
+            ("interval_ms = 1\n", "interval_ms"),
+            ("interval_ms = 18446744073709551615\n", "interval_ms"),
+            ("duration_s = 86400.0\ninterval_ms = 10\n", "samples"),
+            ("rr_timeout_ms = 0\n", "rr_timeout_ms"),
+            ("rr_timeout_ms = 18446744073709551615\n", "rr_timeout_ms"),
+            ("duration_s = inf\n", "duration"),
+            ("runs = 10000\nsizes = '64..1063/1'\n", "at most 1000000"),
+        ];
+        for (text, words) in bad {
+            let e = SpecFile::from_toml(text)
+                .and_then(|f| f.resolve(0))
+                .expect_err(text)
+                .to_string();
+            assert!(e.contains(words), "{text}: {e}");
+        }
     }
 
     #[test]

@@ -142,7 +142,23 @@ impl Psk {
                 len_bytes: meta.len(),
             });
         }
-        let mut contents = std::fs::read(path).map_err(io_err)?;
+        // Read at most one byte over the limit: a device or a growing file (`/dev/zero`)
+        // reports length 0 and would otherwise be read without end.
+        let mut contents = Vec::new();
+        {
+            use std::io::Read;
+            let file = std::fs::File::open(path).map_err(io_err)?;
+            file.take(MAX_KEY_FILE_BYTES + 1)
+                .read_to_end(&mut contents)
+                .map_err(io_err)?;
+        }
+        if contents.len() as u64 > MAX_KEY_FILE_BYTES {
+            contents.fill(0);
+            return Err(AuthError::KeyFileTooLarge {
+                path: path.display().to_string(),
+                len_bytes: MAX_KEY_FILE_BYTES + 1,
+            });
+        }
         let key = Psk::parse(&contents, &path.display().to_string());
         contents.fill(0);
         key

@@ -5,8 +5,11 @@
 //! This crate does no I/O, spawns no threads and reads no clock: callers pass `now`.
 
 pub mod auth;
+pub mod bounds;
 pub mod datagram;
 pub mod metrics;
+pub mod plausible;
 pub mod proto;
 pub mod session;
 pub mod spec;
+pub mod text;

@@ -67,7 +67,11 @@ pub enum WireError {
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     VersionMismatch,
+    /// Another test is running (the server's `--max-tests`).
     Busy,
+    /// Too many control connections are open (the server's `--max-connections`): a
+    /// different reason from a running test, so the client says which.
+    ConnectionLimit,
     BadRequest,
     Malformed,
     UnexpectedMessage,
@@ -177,8 +181,14 @@ pub enum Msg {
         client_proof: Option<Proof>,
     },
     /// server → client: data sockets are open on `data_port`; data connections start
-    /// with `token` (8 bytes, big-endian).
-    Accept { data_port: u16, token: u64 },
+    /// with `token` (8 bytes, big-endian). A keyed server sends its host metadata here,
+    /// after the client proved the key, and none in its `welcome`.
+    Accept {
+        data_port: u16,
+        token: u64,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        server_info: BTreeMap<String, String>,
+    },
     /// client → server: data connections are made; `udp_port` is where the client
     /// receives datagrams (reverse / bidir UDP).
     Start {
@@ -392,6 +402,8 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
             "payload size must be between 1 and {MAX_TCP_PAYLOAD_BYTES} bytes"
         )));
     }
+    crate::bounds::check_socket_opts(&spec.socket)
+        .map_err(|e| SpecError::Invalid(e.to_string()))?;
     if spec.streams == 0 || spec.streams > MAX_STREAMS {
         return Err(SpecError::Invalid(format!(
             "streams must be between 1 and {MAX_STREAMS}"
@@ -462,6 +474,7 @@ mod tests {
             Msg::Accept {
                 data_port: 40000,
                 token: u64::MAX,
+                server_info: BTreeMap::new(),
             },
             Msg::Started,
             Msg::Finished {

@@ -257,7 +257,18 @@ impl ClientSession {
                     self.fail(SessionError::Auth(why));
                 }
             },
-            (S::AwaitAccept, Msg::Accept { data_port, token }) => {
+            (
+                S::AwaitAccept,
+                Msg::Accept {
+                    data_port,
+                    token,
+                    server_info,
+                },
+            ) => {
+                if !server_info.is_empty() {
+                    // A keyed server tells who it is only after the key was proven.
+                    self.server_info = server_info;
+                }
                 self.set_state(S::Connecting, hs);
                 self.events
                     .push_back(ClientEvent::Accepted { data_port, token });
@@ -502,8 +513,15 @@ impl ServerSession {
                 };
                 self.client_nonce = client_nonce;
                 self.client_info = client_info;
+                // A keyed server says nothing about its host before the client has
+                // proven the key: its metadata goes with `accept`.
+                let server_info = if self.auth.is_some() {
+                    BTreeMap::new()
+                } else {
+                    self.server_info.clone()
+                };
                 self.out.push_back(Msg::Welcome {
-                    server_info: self.server_info.clone(),
+                    server_info,
                     server_nonce,
                     server_proof,
                 });
@@ -564,7 +582,16 @@ impl ServerSession {
 
     pub fn accept(&mut self, now: Instant, data_port: u16, token: u64) {
         if self.state == ServerState::Deciding {
-            self.out.push_back(Msg::Accept { data_port, token });
+            let server_info = if self.auth.is_some() {
+                self.server_info.clone()
+            } else {
+                BTreeMap::new()
+            };
+            self.out.push_back(Msg::Accept {
+                data_port,
+                token,
+                server_info,
+            });
             self.set_state(ServerState::AwaitStart, Some(now + self.limits.handshake));
         }
     }

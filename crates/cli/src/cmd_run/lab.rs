@@ -86,7 +86,7 @@ fn run_in_lab(args: &RunArgs, spec: TestSpec) -> anyhow::Result<ExitCode> {
     )?;
     let host = lab.server_addr(spec.family).to_string();
     let mut cfg = ClientConfig::new(&host, port, spec);
-    cfg.connect_timeout = Duration::from_secs_f64(args.connect_timeout.max(0.01));
+    cfg.connect_timeout = super::connect_timeout_of(args.connect_timeout)?;
     if let Some(v) = args.protocol_version {
         cfg.protocol_version = v;
     }

@@ -8,7 +8,6 @@ use anyhow::{anyhow, bail, Context};
 use iperf3::{DirectionResult, Iperf3Error, Iperf3Result};
 use serde_json::{json, Value};
 use std::process::ExitCode;
-use std::time::Duration;
 use wire::spec::{Direction, TestSpec};
 
 /// iperf3's default port.
@@ -50,7 +49,7 @@ pub fn main(args: &RunArgs, spec: &TestSpec) -> anyhow::Result<ExitCode> {
     let host = check(args, spec)?;
     let port = args.port.unwrap_or(IPERF3_DEFAULT_PORT);
     let opts = iperf3::ClientOptions {
-        connect_timeout: Duration::from_secs_f64(args.connect_timeout.max(0.01)),
+        connect_timeout: super::connect_timeout_of(args.connect_timeout)?,
         ..iperf3::ClientOptions::default()
     };
     let server = endpoint(&host, port);

@@ -105,12 +105,17 @@ pub fn show_main(args: ShowArgs) -> anyhow::Result<ExitCode> {
                 when(c.created_unix_s),
                 if c.finished { "finished" } else { "unfinished" },
                 ok,
-                if c.label.is_empty() { "-" } else { &c.label }
+                if c.label.is_empty() {
+                    "-".into()
+                } else {
+                    wire::text::terminal_safe_line(&c.label)
+                }
             );
         }
         return Ok(ExitCode::SUCCESS);
     };
-    print!("{}", show_text(&store, id)?);
+    // Labels, host metadata and failure reasons come from the database (and from peers).
+    print!("{}", wire::text::terminal_safe(&show_text(&store, id)?));
     Ok(ExitCode::SUCCESS)
 }
 

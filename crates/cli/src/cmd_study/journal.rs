@@ -42,6 +42,47 @@ pub fn open_store(db: &Path) -> anyhow::Result<Store> {
     }
 }
 
+/// This process's lock on a campaign, released when dropped (also on error and on a
+/// first Ctrl-C); a kill -9 leaves it, and the next `--resume` on this host sees that
+/// the PID is gone and takes it over.
+pub struct CampaignLockGuard {
+    db: std::path::PathBuf,
+    lock: store::CampaignLock,
+}
+
+/// Lock campaign `id` for this process, or fail naming the host and PID that runs it.
+pub fn lock_campaign(store: &mut Store, db: &Path, id: i64) -> anyhow::Result<CampaignLockGuard> {
+    let host = net::sysinfo::host_name();
+    let me = store::CampaignLock {
+        campaign_id: id,
+        host: host.clone(),
+        pid: std::process::id(),
+        started_unix_s: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0),
+    };
+    let stale = |h: &store::CampaignLock| h.host == host && !net::sysinfo::process_alive(h.pid);
+    if let store::LockTaken::TookOverStale(old) = store.lock_campaign(&me, stale)? {
+        eprintln!(
+            "dualperf: campaign {id} was left locked by process {} on {}, which is gone; taking it over",
+            old.pid, old.host
+        );
+    }
+    Ok(CampaignLockGuard {
+        db: db.to_path_buf(),
+        lock: me,
+    })
+}
+
+impl Drop for CampaignLockGuard {
+    fn drop(&mut self) {
+        if let Ok(mut s) = Store::open(&self.db) {
+            let _ = s.unlock_campaign(&self.lock);
+        }
+    }
+}
+
 /// Client metadata key holding where the study sends its tests ("embedded" or
 /// "HOST PORT"), so `--resume` reaches the same server.
 pub const TARGET_KEY: &str = "study.target";
@@ -174,7 +215,11 @@ impl Journal for StoreJournal {
             .map_err(|e| format!("could not record a run: {e}"))?;
         self.last = match &f.run.result {
             Ok(o) => format!("{}: {}", f.cell.label(), headline(f.cell, &o.metrics)),
-            Err(reason) => format!("{}: failed ({reason})", f.cell.label()),
+            Err(reason) => format!(
+                "{}: failed ({})",
+                f.cell.label(),
+                wire::text::terminal_safe_line(reason)
+            ),
         };
         self.bar.inc(1);
         match &f.run.result {

@@ -508,3 +508,47 @@ fn a_silent_peer_is_dropped_after_the_hello_timeout() {
     let s = ServerSession::new(t0, BTreeMap::new(), short);
     assert_eq!(s.poll_timeout(), Some(t0 + Duration::from_millis(300)));
 }
+
+#[test]
+fn a_keyed_server_reveals_its_host_only_after_the_client_proved_the_key() {
+    // Regression (issue 11.6): the welcome carried host name, OS, CPU and interfaces to
+    // anyone who said hello.
+    let info = BTreeMap::from([("host.name".to_string(), "secret-host".to_string())]);
+    let now = Instant::now();
+    let mut s = ServerSession::new(now, info.clone(), Limits::default())
+        .with_psk(key(1), Nonce([9; crate::auth::NONCE_BYTES]));
+    s.handle_msg(
+        now,
+        Msg::Hello {
+            client_info: BTreeMap::new(),
+            client_nonce: Some(Nonce([8; crate::auth::NONCE_BYTES])),
+        },
+    );
+    match s.poll_msg() {
+        Some(Msg::Welcome { server_info, .. }) => {
+            assert!(server_info.is_empty(), "{server_info:?}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // With the key proven, the client learns it with the accept.
+    let mut p = keyed_pair(Some(key(1)), Some(key(1)));
+    p.server = ServerSession::new(p.now, info.clone(), Limits::default())
+        .with_psk(key(1), Nonce([0x5e; crate::auth::NONCE_BYTES]));
+    p.drive();
+    assert!(p.client.server_info().is_empty(), "nothing before accept");
+    p.server.accept(p.now, 40000, 7);
+    p.drive();
+    assert_eq!(p.client.server_info(), &info);
+    // A keyless server still introduces itself in its welcome.
+    let mut open = ServerSession::new(now, info.clone(), Limits::default());
+    open.handle_msg(
+        now,
+        Msg::Hello {
+            client_info: BTreeMap::new(),
+            client_nonce: None,
+        },
+    );
+    assert!(
+        matches!(open.poll_msg(), Some(Msg::Welcome { server_info, .. }) if server_info == info)
+    );
+}
