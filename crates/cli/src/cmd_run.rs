@@ -377,7 +377,11 @@ fn group(name: &str) -> &'static str {
         | m::REORDERED_PACKETS
         | m::JITTER_RFC3550_NS
         | m::IPDV_P50_NS
-        | m::IPDV_P99_NS => "delivery and jitter",
+        | m::IPDV_P99_NS
+        | m::RX_SOCKET_DROP_PACKETS
+        | m::HOST_UDP_RCVBUF_ERROR_PACKETS
+        | m::HOST_UDP_IN_ERROR_PACKETS
+        | m::RECEIVER_LIMITED => "delivery and jitter",
         m::RR_TIMEOUTS
         | m::RTT_MEAN_NS
         | m::RTT_STDDEV_NS
@@ -422,6 +426,10 @@ fn label(name: &str) -> String {
         m::JITTER_RFC3550_NS => "jitter (RFC 3550 interarrival)",
         m::IPDV_P50_NS => "IPDV p50 (RFC 5481)",
         m::IPDV_P99_NS => "IPDV p99 (RFC 5481)",
+        m::RX_SOCKET_DROP_PACKETS => "dropped by receiving socket",
+        m::HOST_UDP_RCVBUF_ERROR_PACKETS => "UDP RcvbufErrors, system-wide",
+        m::HOST_UDP_IN_ERROR_PACKETS => "UDP InErrors, system-wide",
+        m::RECEIVER_LIMITED => "receiver-limited",
         m::RR_TIMEOUTS => "request timeouts",
         m::RTT_MEAN_NS => "RTT mean",
         m::RTT_STDDEV_NS => "RTT standard deviation",
@@ -481,9 +489,23 @@ fn summary(r: &RunResult, embedded: bool) -> String {
                 m::SERVICE_DEMAND_LOCAL_US | m::SERVICE_DEMAND_REMOTE_US => {
                     format!("{:.3} {demand_unit}", x.value)
                 }
+                m::RECEIVER_LIMITED if x.value > 0.0 => {
+                    "YES: the receiving host dropped datagrams itself; the loss \
+                     describes the receiver, not the network"
+                        .to_string()
+                }
+                m::RECEIVER_LIMITED => "no".to_string(),
                 _ => fmt_value(x),
             };
             out.push_str(&format!("    {:<32} {}\n", label(&x.name), value));
+        }
+        if *g == "delivery and jitter" {
+            if let Some(why) = r.jitter_unavailable() {
+                out.push_str(&format!(
+                    "    {:<32} unavailable: {why}\n",
+                    "jitter and IPDV"
+                ));
+            }
         }
     }
     let applied = &r.client.applied;
