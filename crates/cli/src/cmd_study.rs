@@ -125,6 +125,19 @@ pub struct StudyArgs {
     /// packets/s (50kpps); default as fast as possible.
     #[arg(short = 'b', long, value_parser = crate::cmd_run::parse_rate)]
     pub rate: Option<wire::spec::Rate>,
+    /// How udp-stream measures: rfc2544 (default without -b) = per run, the highest
+    /// offered rate whose loss stays within --loss-threshold, by binary search (1
+    /// unpaced + --search-steps paced trials sharing the run length); fixed = one
+    /// offered rate (-b), or unpaced without -b (loss then includes the receiver's own
+    /// drops and jitter is unavailable). Recorded with the campaign.
+    #[arg(long, value_parser = ["rfc2544", "fixed"])]
+    pub udp_method: Option<String>,
+    /// rfc2544: a trial passes at this loss (% of datagrams sent) or less (default 0.1).
+    #[arg(long, value_name = "PCT")]
+    pub loss_threshold: Option<f64>,
+    /// rfc2544: paced trials per run after the unpaced one (1..=20; default 5).
+    #[arg(long, value_name = "N")]
+    pub search_steps: Option<u32>,
     /// Per-interval samples every SECS seconds, stored with each run (default 1; 0: none).
     #[arg(short, long, value_name = "SECS")]
     pub interval: Option<f64>,
@@ -344,6 +357,9 @@ impl StudyArgs {
                 Some(wire::spec::Rate::PacketsPerSec(p)) => Some(p),
                 _ => None,
             },
+            udp_method: self.udp_method.clone(),
+            loss_threshold_pct: self.loss_threshold,
+            search_steps: self.search_steps,
             interval_ms: match self.interval {
                 None => None,
                 Some(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => {
@@ -389,6 +405,10 @@ impl StudyArgs {
         if self.peer == Peer::Iperf3 && layer.tests.is_none() {
             // iperf3 has no request/response test: its default study is the stream tests.
             layer.tests = Some(vec!["tcp-stream".into(), "udp-stream".into()]);
+        }
+        if self.peer == Peer::Iperf3 && layer.udp_method.is_none() {
+            // An iperf3 server runs one offered rate per test: no search.
+            layer.udp_method = Some("fixed".into());
         }
         let clock_seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -738,6 +758,12 @@ pub fn dry_run_text(spec: &StudySpec, host: Option<&str>) -> String {
         wire::spec::Bound::Count(n) => format!("{n} packets"),
     };
     out.push_str(&format!("each run: {bound}\n"));
+    if spec.tests.contains(&wire::spec::TestKind::UdpStream) {
+        out.push_str(&format!(
+            "udp-stream method: {}\n",
+            spec.udp_method.describe(spec.rate)
+        ));
+    }
     match spec.repetition {
         Repetition::Fixed { runs } => out.push_str(&format!(
             "repetition: {runs} measured runs per cell ({} runs)\n",

@@ -181,3 +181,57 @@ fn jitter_and_ipdv_match_a_known_send_delay_pattern_within_ten_percent() {
         within("ipdv_p99_ns", expected_ipdv_ns);
     }
 }
+
+/// `run --rate-search`: one unpaced trial, then paced ones; the figures are those of a
+/// passing trial (loss within the threshold, paced so jitter is measured), and every
+/// trial is listed with what it sent and lost.
+#[test]
+fn rate_search_reports_a_passing_paced_trial_and_lists_every_trial() {
+    let _turn = serial();
+    let v = run_json(
+        &[
+            "-t",
+            "udp-stream",
+            "-s",
+            "1024",
+            "-d",
+            "0.6",
+            "--rate-search",
+            "--search-steps",
+            "3",
+            "--loss-threshold",
+            "0.1",
+            "--rcvbuf",
+            "4M",
+        ],
+        &[],
+    );
+    let search = &v["rate_search"];
+    let trials = search["trials"].as_array().expect("trials listed");
+    assert_eq!(trials.len(), 4, "1 unpaced + 3 paced");
+    assert_eq!(
+        trials[0][0].as_f64(),
+        Some(0.0),
+        "the first trial is unpaced"
+    );
+    assert_eq!(metric(&v, "rate_search_trials"), 4.0);
+    if search["passed"] == true {
+        let loss = metric(&v, "loss_pct");
+        assert!(loss <= 0.1, "chosen trial lost {loss} %");
+        // The chosen trial is the passing one that sent the most.
+        let best = trials
+            .iter()
+            .filter(|t| t[2].as_f64().is_some_and(|l| l <= 0.1))
+            .filter_map(|t| t[1].as_f64())
+            .fold(0.0f64, f64::max);
+        assert_eq!(metric(&v, "sent_pps"), best);
+        assert!(
+            metric_opt(&v, "jitter_rfc3550_ns").is_some(),
+            "paced: jitter measured"
+        );
+    } else {
+        assert!(v["warnings"].to_string().contains("no trial stayed within"));
+    }
+    // The spec reported is the run's, not a trial's.
+    assert!(v["spec"]["rate"].is_null());
+}

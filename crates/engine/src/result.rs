@@ -37,6 +37,10 @@ pub struct RunResult {
     pub rr_timeouts: u64,
     /// Data-path problems that did not stop the run (e.g. a stream's socket error).
     pub warnings: Vec<String>,
+    /// udp-stream measured as an RFC 2544 throughput search: its parameters and trials
+    /// (the rest of the result is the chosen trial's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_search: Option<crate::search::SearchOutcome>,
 }
 
 /// Packet and frame size one payload implies (see the metric docs).
@@ -195,6 +199,9 @@ impl RunResult {
                 put(m::RECEIVER_LIMITED, receiver_limited(drops, rcvbuf));
             }
         }
+        if let Some(s) = &self.rate_search {
+            put(m::RATE_SEARCH_TRIALS, Some(s.trials.len() as f64));
+        }
         self.cpu_metrics(&mut put);
         let (ip, frame) = framing_bytes(spec);
         put(m::IP_PACKET_BYTES, Some(f64::from(ip)));
@@ -316,6 +323,7 @@ mod tests {
             transactions: 0,
             rr_timeouts: 0,
             warnings: Vec::new(),
+            rate_search: None,
         }
     }
 

@@ -62,6 +62,9 @@ pub const HOST_UDP_IN_ERROR_PACKETS: &str = "host_udp_in_error_packets";
 /// dropped datagrams (or, where the socket cannot say, the host's RcvbufErrors grew).
 /// Such a run's loss describes the receiver, not the network; 0 otherwise.
 pub const RECEIVER_LIMITED: &str = "receiver_limited";
+/// udp-stream as an RFC 2544 throughput search: trials the run made (the other metrics
+/// are those of the highest-rate trial within the loss threshold).
+pub const RATE_SEARCH_TRIALS: &str = "rate_search_trials";
 
 // --- request/response ---
 pub const TRANSACTIONS_PER_S: &str = "transactions_per_s";
@@ -117,6 +120,7 @@ pub const ALL: &[&str] = &[
     HOST_UDP_RCVBUF_ERROR_PACKETS,
     HOST_UDP_IN_ERROR_PACKETS,
     RECEIVER_LIMITED,
+    RATE_SEARCH_TRIALS,
     TRANSACTIONS_PER_S,
     TRANSACTIONS,
     RR_TIMEOUTS,
@@ -152,7 +156,11 @@ pub fn unit_of(name: &str) -> &'static str {
         "%"
     } else if name.ends_with("_bytes") {
         "bytes"
-    } else if name.ends_with("_packets") || name == TRANSACTIONS || name == RR_TIMEOUTS {
+    } else if name.ends_with("_packets")
+        || name == TRANSACTIONS
+        || name == RR_TIMEOUTS
+        || name == RATE_SEARCH_TRIALS
+    {
         "count"
     } else if name.ends_with("_per_s") {
         "1/s"
