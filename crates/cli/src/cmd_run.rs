@@ -400,7 +400,8 @@ fn group(name: &str) -> &'static str {
         | m::SENT_PACKETS
         | m::RECV_PACKETS
         | m::TRANSACTIONS
-        | m::DURATION_S => "volume",
+        | m::DURATION_S
+        | m::RATE_SEARCH_TRIALS => "volume",
         m::THROUGHPUT_BPS
         | m::SEND_RATE_BPS
         | m::RECV_PPS
@@ -465,6 +466,7 @@ fn label(name: &str) -> String {
         m::HOST_UDP_RCVBUF_ERROR_PACKETS => "UDP RcvbufErrors, system-wide",
         m::HOST_UDP_IN_ERROR_PACKETS => "UDP InErrors, system-wide",
         m::RECEIVER_LIMITED => "receiver-limited",
+        m::RATE_SEARCH_TRIALS => "trials (RFC 2544 search)",
         m::RR_TIMEOUTS => "request timeouts",
         m::RTT_MEAN_NS => "RTT mean",
         m::RTT_STDDEV_NS => "RTT standard deviation",
