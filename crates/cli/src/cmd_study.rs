@@ -32,20 +32,28 @@ pub use inspect::{export_main, import_main, show_main, ExportArgs, ImportArgs, S
 ///
 /// With no flags this is dualperf's main job: the default study, 6 payload sizes
 /// (128..1408 step 256) × 4 tests (tcp-stream, udp-stream, tcp-rr, udp-rr) × IPv4 and
-/// IPv6 × 3 runs of 1 s, interleaved IPv4/IPv6, against an embedded loopback server —
-/// 144 runs, about 2.5 minutes. Flags override single axes; `--preset` starts from one
+/// IPv6, runs of 0.5 s repeated until the 95 % interval of each cell's throughput /
+/// transaction rate, RTT and CPU is within 10 % of the mean (5 to 10 runs), udp-stream
+/// as RFC 2544 throughput, interleaved IPv4/IPv6, against an embedded loopback server —
+/// 240 to 480 runs, about 3 to 5 minutes. Flags override single axes; `--preset` starts from one
 /// of the published studies' methods (`--list-presets`); `--spec FILE` reads the same
 /// settings from TOML, keys named like the flags with `_` (families, tests, sizes,
-/// duration_s, count, runs, confidence, ci_width, min_runs, max_runs, order, seed,
+/// duration_s, count, runs, confidence, ci_width, min_runs, max_runs, udp_method,
+/// loss_threshold_pct, search_steps, order, seed,
 /// warmup, retries, label, tables [socket] and [udp_socket] with sndbuf_bytes,
 /// rcvbuf_bytes, nodelay, mss_bytes, tos, flowlabel, congestion, dont_fragment).
 /// Layering: preset, then spec file, then flags.
 /// Shown under `dualperf study --help`: what the flag-less study is.
 const DEFAULT_STUDY_HELP: &str = "\
 With no flags this is dualperf's main job, the default study: payload sizes 128, 384, 640, \
-896, 1152 and 1408 bytes x tcp-stream, udp-stream, tcp-rr, udp-rr x IPv4 and IPv6 x 3 runs \
-of 1 s, IPv4/IPv6 interleaved, against an embedded server on 127.0.0.1 and ::1: 144 runs, \
-about 2.5 minutes, stored in dualperf.db. `--dry-run` shows any plan first; \
+896, 1152 and 1408 bytes x tcp-stream, udp-stream, tcp-rr, udp-rr x IPv4 and IPv6, runs of \
+0.5 s repeated until the 95% interval of throughput / transaction rate, RTT and CPU is \
+within 10% of the mean (5 to 10 runs per cell; 5 is the fewest with which a rank test can \
+be significant after Holm's correction over 6 sizes), udp-stream measured as RFC 2544 \
+throughput (highest rate with loss <= 0.1%, by binary search in each run), IPv4/IPv6 \
+interleaved, against an embedded server on 127.0.0.1 and ::1: 240 to 480 runs, about 3 to 5 \
+minutes, stored in dualperf.db. `--runs N` repeats a fixed number of times instead; \
+`--udp-method fixed` sends unpaced (or at -b) as before. `--dry-run` shows any plan first; \
 `--list-presets` shows the published studies' methods; layering is preset, then --spec \
 file, then flags.";
 
@@ -106,7 +114,7 @@ pub struct StudyArgs {
     /// Payload sizes in bytes: 128,384,640 or 128..1408/256 (inclusive, with step).
     #[arg(long, value_name = "SIZES")]
     pub sizes: Option<String>,
-    /// Length of each run in seconds.
+    /// Length of each run in seconds (default 0.5).
     #[arg(short, long, value_name = "S", conflicts_with = "count")]
     pub duration: Option<f64>,
     /// Packets (datagrams, writes or transactions) per run instead of a duration.
@@ -174,19 +182,19 @@ pub struct StudyArgs {
     /// Set the don't-fragment bit / IPV6_DONTFRAG.
     #[arg(long)]
     pub dont_fragment: bool,
-    /// Fixed measured runs per cell.
+    /// Fixed measured runs per cell (default: repeat to a confidence target).
     #[arg(long, conflicts_with_all = ["confidence", "ci_width"])]
     pub runs: Option<u32>,
     /// Repeat each cell until the CONFIDENCE % Student-t interval is narrow enough.
     #[arg(long, value_name = "PCT")]
     pub confidence: Option<f64>,
-    /// Target full interval width, % of the mean (as netperf -I); default 5.
+    /// Target full interval width, % of the mean (as netperf -I); default 10.
     #[arg(long, value_name = "PCT")]
     pub ci_width: Option<f64>,
-    /// Fewest runs per cell with a confidence target (≥ 2; default 3).
+    /// Fewest runs per cell with a confidence target (≥ 2; default 5).
     #[arg(long)]
     pub min_runs: Option<u32>,
-    /// Most runs per cell with a confidence target (default 30).
+    /// Most runs per cell with a confidence target (default 10).
     #[arg(long)]
     pub max_runs: Option<u32>,
     /// interleaved (IPv4/IPv6 of each cell back to back) or random (seeded).
