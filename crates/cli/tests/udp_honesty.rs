@@ -39,8 +39,9 @@ fn receiver_limited_run_counts_every_lost_datagram_as_a_socket_drop() {
         // Loopback loses nothing on the path: every lost datagram is a socket drop.
         assert_eq!(metric(&v, "rx_socket_drop_packets"), lost, "{fam}");
         assert_eq!(metric(&v, "receiver_limited"), 1.0);
-        // The host counters are system-wide: at least our drops.
-        assert!(metric(&v, "host_udp_rcvbuf_error_packets") >= lost);
+        // The host counters are system-wide: InErrors counts at least our drops (a
+        // drop under system-wide UDP memory pressure is a MemError, not RcvbufError).
+        assert!(metric(&v, "host_udp_in_error_packets") >= lost);
         assert!(
             metric(&v, "host_udp_in_error_packets") >= metric(&v, "host_udp_rcvbuf_error_packets")
         );
@@ -124,12 +125,11 @@ fn paced_200kpps_stream_stamps_each_datagram_without_gso_or_gro() {
     }
 }
 
-/// Datagrams alternately held back 0 and 5 ms after stamping: every transit
-/// difference is 5 ms, so RFC 3550 jitter → 5 ms (J_n = 5 ms · (1 − (15/16)^n), n = 399
-/// differences), and every IPDV pair is |±5 ms|: p50 = p99 = 5 ms. At 100 pps the 10 ms
-/// gap keeps a held-back datagram from delaying the next one. A thread busy-loops
-/// throughout, so the figures hold on a loaded machine (10 % = 500 µs of scheduling
-/// noise allowed on the 4th-largest of 399 pairs).
+/// Datagrams alternately 0 and 2 ms late against their stamps: every transit
+/// difference is 2 ms, so RFC 3550 jitter → 2 ms (J_n = 2 ms · (1 − (15/16)^n),
+/// n = 999 differences), and every IPDV pair is |±2 ms|: p50 = p99 = 2 ms. The hook
+/// moves the stamp (no sleep), so only the real stamp-to-arrival noise (µs) adds; a
+/// thread busy-loops throughout to show it holds on a loaded machine.
 #[test]
 fn jitter_and_ipdv_match_a_known_send_delay_pattern_within_ten_percent() {
     let _turn = serial();
@@ -143,9 +143,9 @@ fn jitter_and_ipdv_match_a_known_send_delay_pattern_within_ten_percent() {
             }
         })
     };
-    let n = 400u32;
-    let expected_jitter_ns = 5e6 * (1.0 - (15.0f64 / 16.0).powi(n as i32 - 1));
-    let expected_ipdv_ns = 5e6;
+    let n = 1000u32;
+    let expected_jitter_ns = 2e6 * (1.0 - (15.0f64 / 16.0).powi(n as i32 - 1));
+    let expected_ipdv_ns = 2e6;
     let mut results = Vec::new();
     for (fam, _) in families() {
         let v = run_json(
@@ -161,7 +161,7 @@ fn jitter_and_ipdv_match_a_known_send_delay_pattern_within_ten_percent() {
                 "-n",
                 &n.to_string(),
             ],
-            &[("DUALPERF_TEST_SEND_DELAY_US", "0,5000")],
+            &[("DUALPERF_TEST_SEND_DELAY_US", "0,2000")],
         );
         results.push((fam, v));
     }

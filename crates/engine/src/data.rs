@@ -39,8 +39,8 @@ pub(crate) struct Shared {
     pub start_offset_ns: AtomicU64,
     /// Receiver test hook: drop every Nth datagram (`DUALPERF_TEST_DROP_EVERY`).
     pub drop_every: Option<u64>,
-    /// Sender test hook: hold datagram `seq` back `pattern[seq % len]` ns after stamping
-    /// it (`DUALPERF_TEST_SEND_DELAY_US`); empty = off.
+    /// Sender test hook: datagram `seq` leaves `pattern[seq % len]` ns after the time its
+    /// stamp says (`DUALPERF_TEST_SEND_DELAY_US`); empty = off.
     pub send_delay_ns: Vec<u64>,
     /// Session token carried in every datagram (low 32 bits of the control token).
     pub token: u32,
@@ -103,9 +103,10 @@ fn drop_every_from_env() -> Option<u64> {
         .filter(|n| *n > 0)
 }
 
-/// Test hook: paced UDP senders hold each datagram back after stamping it, by a
-/// repeating pattern of microseconds (`0,2000` = every other datagram 2 ms late), so
-/// the expected RFC 3550 jitter and IPDV can be computed by hand.
+/// Test hook: a paced UDP sender's datagrams leave later than their stamps say, by a
+/// repeating pattern of microseconds (`0,2000` = every other datagram 2 ms late; done
+/// by stamping that much earlier, which no scheduler delay can blur), so the expected
+/// RFC 3550 jitter and IPDV can be computed by hand.
 pub const SEND_DELAY_ENV: &str = "DUALPERF_TEST_SEND_DELAY_US";
 /// At most this many pattern entries, each at most 1 s: a bad value cannot stall a run.
 const SEND_DELAY_MAX_ENTRIES: usize = 64;

@@ -8,9 +8,10 @@
 //! 2. paced trials bisect [0, S], the first at R (usually close to the answer), each
 //!    next one halfway between the highest passing and the lowest failing rate.
 //!
-//! The run's result is the passing trial with the highest rate (its goodput is the RFC
-//! 2544 throughput; its paced stream also gives per-datagram jitter). If no trial passes,
-//! the lowest-rate trial is returned with a warning. The probing logic ([`Bisection`])
+//! The run's result is the passing trial with the highest offered rate (its goodput is
+//! the RFC 2544 throughput; a paced trial also gives per-datagram jitter, the unpaced one,
+//! chosen only when the receiver kept up with it, does not). If no trial passes, the
+//! lowest-rate trial is returned with a warning. The probing logic ([`Bisection`])
 //! is pure; [`run_rate_search`] drives real trials through [`run_client`].
 
 use crate::client::{run_client, ClientConfig};
@@ -148,27 +149,38 @@ pub fn run_rate_search(
         trials: vec![(0.0, top_pps, loss(&first))],
         passed: false,
     };
+    // Candidates: the passing trial that offered the most, else the one that offered
+    // the least. The unpaced trial competes too (a receiver that keeps up with it
+    // sustains the sender's top rate; its jitter is then unavailable).
     let mut best: Option<(f64, Trial)> = None;
     let mut lowest: Option<(f64, Trial)> = None;
+    let mut consider = |sent: f64, t: Trial, passes: bool| {
+        if passes {
+            if best.as_ref().is_none_or(|(p, _)| sent > *p) {
+                best = Some((sent, t));
+            }
+        } else if lowest.as_ref().is_none_or(|(p, _)| sent < *p) {
+            lowest = Some((sent, t));
+        }
+    };
+    let first_loss = loss(&first);
+    if bis.passes(first_loss) {
+        bis.record(top_pps, top_pps, first_loss);
+    }
+    consider(top_pps, first, bis.passes(first_loss));
     for i in 0..steps {
         let pps = bis.next(if i == 0 { guess } else { None });
         let r = trial(Some(Rate::PacketsPerSec(pps.round().max(1.0) as u64)))?;
         let (sent, l) = (sent_pps(&r), loss(&r));
         outcome.trials.push((pps, sent, l));
         bis.record(pps, sent, l);
-        // The best trial is the passing one that offered the most.
-        if bis.passes(l) {
-            if best.as_ref().is_none_or(|(p, _)| sent > *p) {
-                best = Some((sent, r));
-            }
-        } else if lowest.as_ref().is_none_or(|(p, _)| sent < *p) {
-            lowest = Some((sent, r));
-        }
+        consider(sent, r, bis.passes(l));
     }
     outcome.passed = best.is_some();
-    let (mut chosen, samples) = match (best, lowest) {
-        (Some((_, t)), _) | (None, Some((_, t))) => t,
-        (None, None) => first,
+    let Some((_, (mut chosen, samples))) = best.or(lowest) else {
+        return Err(EngineError::Protocol(
+            "RFC 2544 search made no trial".into(),
+        ));
     };
     if !outcome.passed {
         chosen.warnings.push(format!(

@@ -127,16 +127,17 @@ pub(crate) fn send(
             // datagram per attempt, so each carries its own send time.
             let first_seq = seq + done as u64;
             let end = if per_datagram { done + 1 } else { n };
+            let mut send_ns = shared.ns_since_go(Instant::now());
+            if per_datagram {
+                send_ns = send_ns.saturating_sub(held_back_ns(&shared.send_delay_ns, first_seq));
+            }
             stamp(
                 &mut bufs[done..end],
                 first_seq,
-                shared.ns_since_go(Instant::now()),
+                send_ns,
                 stream_id,
                 shared.token,
             );
-            if per_datagram {
-                hold_back(&shared.send_delay_ns, first_seq);
-            }
             let refs: Vec<&[u8]> = bufs[done..end].iter().map(|b| &b[..]).collect();
             match tx.send_batch(&refs) {
                 Ok(k) => {
@@ -180,27 +181,17 @@ pub(crate) fn send(
     o
 }
 
-/// The last part of a test-hook hold-back that is spun rather than slept.
-const HOLD_BACK_SPIN: Duration = Duration::from_micros(300);
-
-/// Test hook ([`crate::data::SEND_DELAY_ENV`]): hold datagram `seq` back by its entry
-/// of the repeating pattern, after it was stamped.
-fn hold_back(pattern_ns: &[u64], seq: u64) {
+/// Test hook ([`crate::data::SEND_DELAY_ENV`]): how long datagram `seq` counts as
+/// held back after its stamp, by the repeating pattern. The stamp is moved back by
+/// that much rather than the send delayed by a sleep: for every figure computed from
+/// (send stamp, arrival) pairs the two are the same, and a stamp is exact where a sleep
+/// overshoots by whole scheduler time slices on a loaded host.
+fn held_back_ns(pattern_ns: &[u64], seq: u64) -> u64 {
     if pattern_ns.is_empty() {
-        return;
+        return 0;
     }
     let i = (seq % pattern_ns.len() as u64) as usize;
-    if let Some(&ns) = pattern_ns.get(i).filter(|ns| **ns > 0) {
-        // Sleep most of it, spin the rest: a sleep can overshoot by tens of µs, which
-        // would blur the delays the truth test computes by hand.
-        let until = Instant::now() + Duration::from_nanos(ns);
-        if let Some(early) = until.checked_sub(HOLD_BACK_SPIN) {
-            wait_until(early);
-        }
-        while Instant::now() < until {
-            std::hint::spin_loop();
-        }
-    }
+    pattern_ns.get(i).copied().unwrap_or(0)
 }
 
 /// Write the header of consecutive datagrams from `first_seq`, all sent at `send_ns`.
