@@ -888,7 +888,7 @@ mod tests {
 
     #[test]
     fn dry_run_names_cells_order_and_duration() {
-        let s = SpecFile::from_toml("tests=['tcp-rr']\nsizes=[128]\nruns=2\n")
+        let s = SpecFile::from_toml("tests=['tcp-rr']\nsizes=[128]\nruns=2\nduration_s=1.0\n")
             .unwrap()
             .resolve(0)
             .unwrap();

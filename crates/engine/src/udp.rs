@@ -268,7 +268,7 @@ struct StreamRx {
 pub(crate) enum RxTiming {
     /// Paced sender: one stamp per datagram; receive without GRO, measure jitter.
     PerDatagram,
-    /// Unpaced sender: stamps shared by a batch; receive with GRO, no jitter.
+    /// Unpaced sender: stamps shared by a batch; no jitter.
     Batched,
 }
 
