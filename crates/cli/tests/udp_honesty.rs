@@ -1,8 +1,8 @@
 //! UDP loss and jitter describe the network or say they cannot, through the real
 //! binary on loopback: a receiver that overflows is counted and marked receiver-limited
 //! (exactly: on loopback the path loses nothing), the drop hook's loss is not; an
-//! unpaced stream gives no jitter number but a reason; a paced stream stamps every
-//! datagram; and a known send-delay pattern gives the RFC 3550 jitter and RFC 5481
+//! unpaced (or faster than 20 kpps) stream gives no jitter number but a reason; a
+//! stream paced at ≤ 20 kpps stamps every datagram; and a known send-delay pattern gives the RFC 3550 jitter and RFC 5481
 //! IPDV computed by hand.
 
 mod engine_common;
@@ -93,8 +93,36 @@ fn unpaced_stream_reports_jitter_unavailable_with_a_reason_never_a_number() {
 }
 
 #[test]
-fn paced_200kpps_stream_stamps_each_datagram_without_gso_or_gro() {
+fn paced_streams_stamp_each_datagram_or_say_why_jitter_is_unavailable() {
     let _turn = serial();
+    // Up to 20 kpps: one stamp and one system call per datagram, no GSO, no GRO.
+    let v = run_json(
+        &[
+            "-t",
+            "udp-stream",
+            "-s",
+            "128",
+            "-b",
+            "20kpps",
+            "-d",
+            "0.3",
+            "--rcvbuf",
+            "4M",
+        ],
+        &[],
+    );
+    let (c, s) = (&v["client"]["applied"], &v["server"]["applied"]);
+    assert_eq!(c["udp_send_stamps"], "per-datagram");
+    assert!(
+        c["udp_gso"].is_null(),
+        "no GSO when stamping each datagram: {c}"
+    );
+    assert!(s["udp_gro"].is_null(), "no GRO at the receiver: {s}");
+    // One stamp per datagram: at least a system call's variation, never the fractions
+    // of a nanosecond that batch-shared stamps gave.
+    let j = metric(&v, "jitter_rfc3550_ns");
+    assert!(j >= 10.0, "jitter {j} ns");
+    // 200 kpps goes out in batches sharing a stamp: no jitter number, a reason.
     let v = run_json(
         &[
             "-t",
@@ -110,19 +138,11 @@ fn paced_200kpps_stream_stamps_each_datagram_without_gso_or_gro() {
         ],
         &[],
     );
-    let (c, s) = (&v["client"]["applied"], &v["server"]["applied"]);
-    assert_eq!(c["udp_send_stamps"], "per-datagram");
-    assert!(c["udp_gso"].is_null(), "no GSO when paced: {c}");
-    assert!(s["udp_gro"].is_null(), "no GRO at the receiver: {s}");
-    match metric_opt(&v, "jitter_rfc3550_ns") {
-        // One stamp per datagram: at least a system call's variation, never the
-        // fractions of a nanosecond that batch-shared stamps gave.
-        Some(j) => assert!(j >= 10.0, "jitter {j} ns"),
-        None => assert!(
-            v["server"]["jitter_unavailable"].is_string(),
-            "no jitter and no reason"
-        ),
-    }
+    assert_eq!(v["client"]["applied"]["udp_send_stamps"], "per-batch");
+    assert_eq!(metric_opt(&v, "jitter_rfc3550_ns"), None);
+    assert_eq!(metric_opt(&v, "ipdv_p99_ns"), None);
+    let why = v["server"]["jitter_unavailable"].as_str().unwrap_or("");
+    assert!(why.contains("paced above 20 kpps"), "reason: {why:?}");
 }
 
 /// Datagrams alternately 0 and 2 ms late against their stamps: every transit
@@ -225,10 +245,12 @@ fn rate_search_reports_a_passing_paced_trial_and_lists_every_trial() {
             .filter_map(|t| t[1].as_f64())
             .fold(0.0f64, f64::max);
         assert_eq!(metric(&v, "sent_pps"), best);
-        assert!(
-            metric_opt(&v, "jitter_rfc3550_ns").is_some(),
-            "paced: jitter measured"
-        );
+        // Jitter is a number only for a trial paced at ≤ 20 kpps; otherwise a reason.
+        let jitter = metric_opt(&v, "jitter_rfc3550_ns");
+        let why = v["server"]["jitter_unavailable"].as_str();
+        assert!(jitter.is_some() != why.is_some(), "{jitter:?} {why:?}");
+        let unpaced_won = trials[0][1].as_f64() == Some(best);
+        assert_eq!(jitter.is_some(), best <= 20_000.0 && !unpaced_won);
     } else {
         assert!(v["warnings"].to_string().contains("no trial stayed within"));
     }

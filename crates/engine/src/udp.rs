@@ -4,12 +4,13 @@
 //! echo responder (udp-rr). Stream datagrams go through `net::UdpBatch` (sendmmsg /
 //! recvmmsg, GSO where the kernel allows; one per call under `DUALPERF_NO_BATCH=1`).
 //!
-//! Jitter and IPDV need one send stamp and one arrival time per datagram. A paced
-//! stream gives them: its sender stamps each datagram right before the system call that
-//! sends it alone (no GSO), and its receiver turns GRO off and takes each datagram's
-//! kernel receive time. An unpaced stream sends batches that share a stamp (and GSO
-//! super-datagrams whose segments share an arrival time), so its jitter is reported as
-//! unavailable with that reason, never as a number. Every receiver also counts the
+//! Jitter and IPDV need one send stamp and one arrival time per datagram. A stream paced
+//! at up to [`PER_DATAGRAM_MAX_PPS`] gives them: its sender stamps each datagram right
+//! before the system call that sends it alone (no GSO), and the receiver (never GRO)
+//! takes each datagram's kernel receive time. Faster paced streams and unpaced ones send
+//! batches that share a stamp (and GSO super-datagrams whose segments share an arrival
+//! time), so their jitter is reported as unavailable with that reason, never as a
+//! number. Every receiver also counts the
 //! datagrams its own socket dropped (full receive buffer) and the host's UDP error
 //! counters over the run, so loss can be told apart from the receiver's own drops.
 
@@ -28,6 +29,10 @@ use wire::proto::StreamStats;
 pub(crate) const BATCH: usize = 32;
 /// Pacing granularity: datagrams due within this window go out together.
 const PACING_QUANTUM: Duration = Duration::from_micros(50);
+/// Highest paced rate sent one datagram per system call, each with its own stamp (one
+/// datagram per pacing quantum); above it datagrams go out in stamped batches, which
+/// keeps 200 kpps and more on schedule but gives no per-datagram jitter.
+pub(crate) const PER_DATAGRAM_MAX_PPS: f64 = 20_000.0;
 /// After the peer's senders are done, stop once nothing arrived for this long.
 const DRAIN_IDLE: Duration = Duration::from_millis(50);
 /// …and in any case this long after they are done.
@@ -61,7 +66,7 @@ pub(crate) fn send(
             libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
         }
     }
-    let per_datagram = pps.is_some();
+    let per_datagram = RxTiming::of(pps) == RxTiming::PerDatagram;
     let mut tx = UdpBatch::new(
         sock,
         BatchConfig {
@@ -263,28 +268,37 @@ struct StreamRx {
     seen: u64,
 }
 
-/// What timing a stream receiver can get from its sender.
+/// What timing a stream receiver can get from its sender (both sides derive it from
+/// the spec's rate).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RxTiming {
-    /// Paced sender: one stamp per datagram; receive without GRO, measure jitter.
+    /// Paced at most [`PER_DATAGRAM_MAX_PPS`]: one stamp per datagram; measure jitter.
     PerDatagram,
-    /// Unpaced sender: stamps shared by a batch; no jitter.
-    Batched,
+    /// Paced faster: stamps shared by a batch; no jitter.
+    FastPaced,
+    /// Unpaced: stamps shared by a batch; no jitter.
+    Unpaced,
 }
 
 impl RxTiming {
     pub(crate) fn of(pps: Option<f64>) -> RxTiming {
         match pps {
-            Some(_) => RxTiming::PerDatagram,
-            None => RxTiming::Batched,
+            Some(p) if p <= PER_DATAGRAM_MAX_PPS => RxTiming::PerDatagram,
+            Some(_) => RxTiming::FastPaced,
+            None => RxTiming::Unpaced,
         }
     }
 }
 
 /// Why an unpaced stream has no jitter figure.
 pub(crate) const JITTER_UNPACED: &str = "unpaced stream: the sender stamps each batch of \
-     datagrams once (GSO sends and GRO receives share one time too), so per-datagram delay \
-     variation cannot be measured; give a rate (-b) to measure jitter and IPDV";
+     datagrams once (and GSO segments share one arrival time), so per-datagram delay \
+     variation cannot be measured; give a rate of at most 20 kpps (-b) to measure jitter \
+     and IPDV";
+/// Why a stream paced above [`PER_DATAGRAM_MAX_PPS`] has no jitter figure.
+pub(crate) const JITTER_FAST_PACED: &str = "paced above 20 kpps: datagrams leave in \
+     batches that share one send stamp (one system call per 50 µs), so per-datagram delay \
+     variation cannot be measured; pace at 20 kpps or less to measure jitter and IPDV";
 
 /// Receiver for `streams` flows on one socket. Stops on abort, when every expected
 /// datagram was seen (count-bound), or after draining once the peer's senders are done.
@@ -380,7 +394,8 @@ pub(crate) fn recv(
         .map(|(before, after)| after.since(&before));
     let gro_buffers = sock.stats().gro_buffers;
     o.jitter_unavailable = match timing {
-        RxTiming::Batched => Some(JITTER_UNPACED.to_string()),
+        RxTiming::Unpaced => Some(JITTER_UNPACED.to_string()),
+        RxTiming::FastPaced => Some(JITTER_FAST_PACED.to_string()),
         RxTiming::PerDatagram if gro_buffers > 0 => Some(format!(
             "{gro_buffers} receive buffers held several datagrams coalesced (GRO) under one \
              arrival time"
