@@ -272,6 +272,14 @@ pub fn load_dataset(db: &Path, ids: &[i64]) -> anyhow::Result<Dataset> {
             }
             .to_string(),
         );
+        if let Ok(spec) = study::StudySpec::from_json(&c.spec_json) {
+            if spec.tests.contains(&wire::spec::TestKind::UdpStream) {
+                facts.insert(
+                    "udp-stream method".to_string(),
+                    spec.udp_method.describe(spec.rate),
+                );
+            }
+        }
         if let Ok(extra) = store.campaign_extra(c.id) {
             facts.insert("dualperf version".to_string(), extra.dualperf_version);
             if let Some(from) = extra.imported_from {

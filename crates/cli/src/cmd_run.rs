@@ -46,6 +46,17 @@ pub struct RunArgs {
     /// UDP sending rate per stream: bits/s with k/M/G suffix (100M) or packets/s (50kpps).
     #[arg(short = 'b', long, value_parser = parse_rate)]
     rate: Option<Rate>,
+    /// udp-stream: measure the RFC 2544 throughput instead of one fixed rate: the
+    /// highest rate whose loss stays within --loss-threshold, by binary search (one
+    /// unpaced trial, then --search-steps paced ones, sharing -d / -n). Replaces -b.
+    #[arg(long, conflicts_with = "rate")]
+    rate_search: bool,
+    /// With --rate-search: a trial passes at this loss (% of datagrams sent) or less.
+    #[arg(long, value_name = "PCT", default_value_t = wire::spec::RATE_SEARCH_LOSS_THRESHOLD_PCT, requires = "rate_search")]
+    loss_threshold: f64,
+    /// With --rate-search: paced trials after the unpaced one (1..=20).
+    #[arg(long, value_name = "N", default_value_t = wire::spec::RATE_SEARCH_STEPS, requires = "rate_search")]
+    search_steps: u32,
     /// Control port of the server (default 5301; 5201 with --peer iperf3).
     #[arg(short, long)]
     port: Option<u16>,
@@ -299,6 +310,21 @@ impl Recorder for CliRecorder {
 pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     let spec = spec_of(&args)?;
     let connect_timeout = connect_timeout_of(args.connect_timeout)?;
+    if args.rate_search {
+        if args.test != TestKind::UdpStream || args.peer != crate::cmd_study::Peer::Dualperf {
+            anyhow::bail!("--rate-search is for -t udp-stream against a dualperf server");
+        }
+        if args.lab.is_some() {
+            anyhow::bail!("--rate-search cannot be combined with --lab (use dualperf study --lab)");
+        }
+        let search = engine::RateSearch {
+            loss_threshold_pct: args.loss_threshold,
+            steps: args.search_steps,
+        };
+        search
+            .check()
+            .map_err(|e| anyhow::anyhow!("--loss-threshold / --search-steps: {e}"))?;
+    }
     if args.peer == crate::cmd_study::Peer::Iperf3 {
         return peer_iperf3::main(&args, &spec);
     }
@@ -332,7 +358,16 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         json: args.json,
         samples: Vec::new(),
     };
-    let result = engine::run_client(&cfg, &mut rec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let result = if args.rate_search {
+        let search = engine::RateSearch {
+            loss_threshold_pct: args.loss_threshold,
+            steps: args.search_steps,
+        };
+        engine::run_rate_search(&cfg, &search, &mut rec)
+    } else {
+        engine::run_client(&cfg, &mut rec)
+    }
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
     if args.json {
         say(&to_json(&result, &rec.samples)?);
     } else {
@@ -418,7 +453,8 @@ fn group(name: &str) -> &'static str {
         | m::SENT_PACKETS
         | m::RECV_PACKETS
         | m::TRANSACTIONS
-        | m::DURATION_S => "volume",
+        | m::DURATION_S
+        | m::RATE_SEARCH_TRIALS => "volume",
         m::THROUGHPUT_BPS
         | m::SEND_RATE_BPS
         | m::RECV_PPS
@@ -430,7 +466,11 @@ fn group(name: &str) -> &'static str {
         | m::REORDERED_PACKETS
         | m::JITTER_RFC3550_NS
         | m::IPDV_P50_NS
-        | m::IPDV_P99_NS => "delivery and jitter",
+        | m::IPDV_P99_NS
+        | m::RX_SOCKET_DROP_PACKETS
+        | m::HOST_UDP_RCVBUF_ERROR_PACKETS
+        | m::HOST_UDP_IN_ERROR_PACKETS
+        | m::RECEIVER_LIMITED => "delivery and jitter",
         m::RR_TIMEOUTS
         | m::RTT_MEAN_NS
         | m::RTT_STDDEV_NS
@@ -475,6 +515,11 @@ fn label(name: &str) -> String {
         m::JITTER_RFC3550_NS => "jitter (RFC 3550 interarrival)",
         m::IPDV_P50_NS => "IPDV p50 (RFC 5481)",
         m::IPDV_P99_NS => "IPDV p99 (RFC 5481)",
+        m::RX_SOCKET_DROP_PACKETS => "dropped by receiving socket",
+        m::HOST_UDP_RCVBUF_ERROR_PACKETS => "UDP RcvbufErrors, system-wide",
+        m::HOST_UDP_IN_ERROR_PACKETS => "UDP InErrors, system-wide",
+        m::RECEIVER_LIMITED => "receiver-limited",
+        m::RATE_SEARCH_TRIALS => "trials (RFC 2544 search)",
         m::RR_TIMEOUTS => "request timeouts",
         m::RTT_MEAN_NS => "RTT mean",
         m::RTT_STDDEV_NS => "RTT standard deviation",
@@ -534,9 +579,23 @@ fn summary(r: &RunResult, embedded: bool) -> String {
                 m::SERVICE_DEMAND_LOCAL_US | m::SERVICE_DEMAND_REMOTE_US => {
                     format!("{:.3} {demand_unit}", x.value)
                 }
+                m::RECEIVER_LIMITED if x.value > 0.0 => {
+                    "YES: the receiving host dropped datagrams itself; the loss \
+                     describes the receiver, not the network"
+                        .to_string()
+                }
+                m::RECEIVER_LIMITED => "no".to_string(),
                 _ => fmt_value(x),
             };
             out.push_str(&format!("    {:<32} {}\n", label(&x.name), value));
+        }
+        if *g == "delivery and jitter" {
+            if let Some(why) = r.jitter_unavailable() {
+                out.push_str(&format!(
+                    "    {:<32} unavailable: {why}\n",
+                    "jitter and IPDV"
+                ));
+            }
         }
     }
     let applied = &r.client.applied;
@@ -546,6 +605,22 @@ fn summary(r: &RunResult, embedded: bool) -> String {
             "  socket (client, as applied)        {}\n",
             kv.join(" ")
         ));
+    }
+    if let Some(search) = &r.rate_search {
+        out.push_str(&format!(
+            "  RFC 2544 search (loss ≤ {}%): the figures above are the highest passing trial's\n",
+            search.params.loss_threshold_pct
+        ));
+        for (asked, sent, loss) in &search.trials {
+            let asked = if *asked > 0.0 {
+                format!("{asked:.0}/s")
+            } else {
+                "unpaced".to_string()
+            };
+            out.push_str(&format!(
+                "    trial {asked:>12}: sent {sent:.0} packets/s, loss {loss:.3} %\n"
+            ));
+        }
     }
     for w in &r.warnings {
         out.push_str(&format!("  warning: {w}\n"));

@@ -35,20 +35,28 @@ pub use inspect::{export_main, import_main, show_main, ExportArgs, ImportArgs, S
 ///
 /// With no flags this is dualperf's main job: the default study, 6 payload sizes
 /// (128..1408 step 256) × 4 tests (tcp-stream, udp-stream, tcp-rr, udp-rr) × IPv4 and
-/// IPv6 × 3 runs of 1 s, interleaved IPv4/IPv6, against an embedded loopback server —
-/// 144 runs, about 2.5 minutes. Flags override single axes; `--preset` starts from one
+/// IPv6, runs of 0.5 s repeated until the 95 % interval of each cell's throughput /
+/// transaction rate, RTT and CPU is within 10 % of the mean (5 to 10 runs), udp-stream
+/// as RFC 2544 throughput, interleaved IPv4/IPv6, against an embedded loopback server —
+/// 240 to 480 runs, about 3 to 5 minutes. Flags override single axes; `--preset` starts from one
 /// of the published studies' methods (`--list-presets`); `--spec FILE` reads the same
 /// settings from TOML, keys named like the flags with `_` (families, tests, sizes,
-/// duration_s, count, runs, confidence, ci_width, min_runs, max_runs, order, seed,
+/// duration_s, count, runs, confidence, ci_width, min_runs, max_runs, udp_method,
+/// loss_threshold_pct, search_steps, order, seed,
 /// warmup, retries, label, tables [socket] and [udp_socket] with sndbuf_bytes,
 /// rcvbuf_bytes, nodelay, mss_bytes, tos, flowlabel, congestion, dont_fragment).
 /// Layering: preset, then spec file, then flags.
 /// Shown under `dualperf study --help`: what the flag-less study is.
 const DEFAULT_STUDY_HELP: &str = "\
 With no flags this is dualperf's main job, the default study: payload sizes 128, 384, 640, \
-896, 1152 and 1408 bytes x tcp-stream, udp-stream, tcp-rr, udp-rr x IPv4 and IPv6 x 3 runs \
-of 1 s, IPv4/IPv6 interleaved, against an embedded server on 127.0.0.1 and ::1: 144 runs, \
-about 2.5 minutes, stored in dualperf.db. `--dry-run` shows any plan first; \
+896, 1152 and 1408 bytes x tcp-stream, udp-stream, tcp-rr, udp-rr x IPv4 and IPv6, runs of \
+0.5 s repeated until the 95% interval of throughput / transaction rate, RTT and CPU is \
+within 10% of the mean (5 to 10 runs per cell; 5 is the fewest with which a rank test can \
+be significant after Holm's correction over 6 sizes), udp-stream measured as RFC 2544 \
+throughput (highest rate with loss <= 0.1%, by binary search in each run), IPv4/IPv6 \
+interleaved, against an embedded server on 127.0.0.1 and ::1: 240 to 480 runs, about 3 to 5 \
+minutes, stored in dualperf.db. `--runs N` repeats a fixed number of times instead; \
+`--udp-method fixed` sends unpaced (or at -b) as before. `--dry-run` shows any plan first; \
 `--list-presets` shows the published studies' methods; layering is preset, then --spec \
 file, then flags.";
 
@@ -109,7 +117,7 @@ pub struct StudyArgs {
     /// Payload sizes in bytes: 128,384,640 or 128..1408/256 (inclusive, with step).
     #[arg(long, value_name = "SIZES")]
     pub sizes: Option<String>,
-    /// Length of each run in seconds.
+    /// Length of each run in seconds (default 0.5).
     #[arg(short, long, value_name = "S", conflicts_with = "count")]
     pub duration: Option<f64>,
     /// Packets (datagrams, writes or transactions) per run instead of a duration.
@@ -128,6 +136,19 @@ pub struct StudyArgs {
     /// packets/s (50kpps); default as fast as possible.
     #[arg(short = 'b', long, value_parser = crate::cmd_run::parse_rate)]
     pub rate: Option<wire::spec::Rate>,
+    /// How udp-stream measures: rfc2544 (default without -b) = per run, the highest
+    /// offered rate whose loss stays within --loss-threshold, by binary search (1
+    /// unpaced + --search-steps paced trials sharing the run length); fixed = one
+    /// offered rate (-b), or unpaced without -b (loss then includes the receiver's own
+    /// drops and jitter is unavailable). Recorded with the campaign.
+    #[arg(long, value_parser = ["rfc2544", "fixed"])]
+    pub udp_method: Option<String>,
+    /// rfc2544: a trial passes at this loss (% of datagrams sent) or less (default 0.1).
+    #[arg(long, value_name = "PCT")]
+    pub loss_threshold: Option<f64>,
+    /// rfc2544: paced trials per run after the unpaced one (1..=20; default 5).
+    #[arg(long, value_name = "N")]
+    pub search_steps: Option<u32>,
     /// Per-interval samples every SECS seconds, stored with each run (default 1; 0: none).
     #[arg(short, long, value_name = "SECS")]
     pub interval: Option<f64>,
@@ -164,19 +185,19 @@ pub struct StudyArgs {
     /// Set the don't-fragment bit / IPV6_DONTFRAG.
     #[arg(long)]
     pub dont_fragment: bool,
-    /// Fixed measured runs per cell.
+    /// Fixed measured runs per cell (default: repeat to a confidence target).
     #[arg(long, conflicts_with_all = ["confidence", "ci_width"])]
     pub runs: Option<u32>,
     /// Repeat each cell until the CONFIDENCE % Student-t interval is narrow enough.
     #[arg(long, value_name = "PCT")]
     pub confidence: Option<f64>,
-    /// Target full interval width, % of the mean (as netperf -I); default 5.
+    /// Target full interval width, % of the mean (as netperf -I); default 10.
     #[arg(long, value_name = "PCT")]
     pub ci_width: Option<f64>,
-    /// Fewest runs per cell with a confidence target (≥ 2; default 3).
+    /// Fewest runs per cell with a confidence target (≥ 2; default 5).
     #[arg(long)]
     pub min_runs: Option<u32>,
-    /// Most runs per cell with a confidence target (default 30).
+    /// Most runs per cell with a confidence target (default 10).
     #[arg(long)]
     pub max_runs: Option<u32>,
     /// interleaved (IPv4/IPv6 of each cell back to back) or random (seeded).
@@ -347,6 +368,9 @@ impl StudyArgs {
                 Some(wire::spec::Rate::PacketsPerSec(p)) => Some(p),
                 _ => None,
             },
+            udp_method: self.udp_method.clone(),
+            loss_threshold_pct: self.loss_threshold,
+            search_steps: self.search_steps,
             interval_ms: match self.interval {
                 None => None,
                 Some(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => {
@@ -392,6 +416,10 @@ impl StudyArgs {
         if self.peer == Peer::Iperf3 && layer.tests.is_none() {
             // iperf3 has no request/response test: its default study is the stream tests.
             layer.tests = Some(vec!["tcp-stream".into(), "udp-stream".into()]);
+        }
+        if self.peer == Peer::Iperf3 && layer.udp_method.is_none() {
+            // An iperf3 server runs one offered rate per test: no search.
+            layer.udp_method = Some("fixed".into());
         }
         let clock_seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -768,6 +796,12 @@ pub fn dry_run_text(spec: &StudySpec, host: Option<&str>) -> String {
         wire::spec::Bound::Count(n) => format!("{n} packets"),
     };
     out.push_str(&format!("each run: {bound}\n"));
+    if spec.tests.contains(&wire::spec::TestKind::UdpStream) {
+        out.push_str(&format!(
+            "udp-stream method: {}\n",
+            spec.udp_method.describe(spec.rate)
+        ));
+    }
     match spec.repetition {
         Repetition::Fixed { runs } => out.push_str(&format!(
             "repetition: {runs} measured runs per cell ({} runs)\n",
@@ -882,7 +916,7 @@ mod tests {
 
     #[test]
     fn dry_run_names_cells_order_and_duration() {
-        let s = SpecFile::from_toml("tests=['tcp-rr']\nsizes=[128]\nruns=2\n")
+        let s = SpecFile::from_toml("tests=['tcp-rr']\nsizes=[128]\nruns=2\nduration_s=1.0\n")
             .unwrap()
             .resolve(0)
             .unwrap();

@@ -267,9 +267,15 @@ fn dry_run_prints_the_plan_and_writes_nothing() {
     assert!(o.status.success(), "{}", text(&o));
     let t = String::from_utf8_lossy(&o.stdout);
     assert!(t.contains("cells: 48"), "{t}");
-    assert!(t.contains("3 measured runs per cell (144 runs)"), "{t}");
+    assert!(
+        t.contains(
+            "until the 95% interval is within 10% of the mean, 5..10 runs per cell (240..480 runs)"
+        ),
+        "{t}"
+    );
+    assert!(t.contains("udp-stream method: RFC 2544 throughput"), "{t}");
     assert!(t.contains("order: random, seed 7"), "{t}");
-    assert!(t.contains("estimated duration: 2m38s"), "{t}");
+    assert!(t.contains("estimated duration: 2m48s to 5m36s"), "{t}");
     assert!(!std::path::Path::new(&db).exists());
 }
 

@@ -143,6 +143,7 @@ pub fn run_client(
         transactions: extra.transactions,
         rr_timeouts: extra.rr_timeouts,
         warnings: extra.warnings,
+        rate_search: None,
     })
 }
 

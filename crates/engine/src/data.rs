@@ -39,6 +39,9 @@ pub(crate) struct Shared {
     pub start_offset_ns: AtomicU64,
     /// Receiver test hook: drop every Nth datagram (`DUALPERF_TEST_DROP_EVERY`).
     pub drop_every: Option<u64>,
+    /// Sender test hook: datagram `seq` leaves `pattern[seq % len]` ns after the time its
+    /// stamp says (`DUALPERF_TEST_SEND_DELAY_US`); empty = off.
+    pub send_delay_ns: Vec<u64>,
     /// Session token carried in every datagram (low 32 bits of the control token).
     pub token: u32,
 }
@@ -52,6 +55,7 @@ impl Shared {
             go,
             start_offset_ns: AtomicU64::new(0),
             drop_every: drop_every_from_env(),
+            send_delay_ns: send_delay_from_env(),
             token: token as u32,
         })
     }
@@ -99,6 +103,41 @@ fn drop_every_from_env() -> Option<u64> {
         .filter(|n| *n > 0)
 }
 
+/// Test hook: a paced UDP sender's datagrams leave later than their stamps say, by a
+/// repeating pattern of microseconds (`0,2000` = every other datagram 2 ms late; done
+/// by stamping that much earlier, which no scheduler delay can blur), so the expected
+/// RFC 3550 jitter and IPDV can be computed by hand.
+pub const SEND_DELAY_ENV: &str = "DUALPERF_TEST_SEND_DELAY_US";
+/// At most this many pattern entries, each at most 1 s: a bad value cannot stall a run.
+const SEND_DELAY_MAX_ENTRIES: usize = 64;
+const SEND_DELAY_MAX_US: u64 = 1_000_000;
+
+fn send_delay_from_env() -> Vec<u64> {
+    std::env::var(SEND_DELAY_ENV)
+        .map(|v| parse_send_delay(&v))
+        .unwrap_or_default()
+}
+
+/// `"0,2000"` → [0, 2 000 000] ns; anything malformed or out of range turns the hook off.
+pub(crate) fn parse_send_delay(text: &str) -> Vec<u64> {
+    let parsed: Option<Vec<u64>> = text
+        .split(',')
+        .take(SEND_DELAY_MAX_ENTRIES + 1)
+        .map(|t| {
+            t.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|us| *us <= SEND_DELAY_MAX_US)
+        })
+        .collect();
+    match parsed {
+        Some(v) if !v.is_empty() && v.len() <= SEND_DELAY_MAX_ENTRIES => {
+            v.into_iter().map(|us| us * 1000).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// When one sender stream stops.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SendBound {
@@ -138,6 +177,11 @@ pub(crate) struct Outcome {
     /// Σ jitter × samples and Σ samples, to average RFC 3550 jitter over streams.
     pub jitter_weighted_ns: f64,
     pub jitter_samples: u64,
+    /// Why this receiver's jitter and IPDV cannot be given (they are then dropped).
+    pub jitter_unavailable: Option<String>,
+    /// Datagrams the receiving socket dropped; growth of the host's UDP error counters.
+    pub rx_socket_drops: Option<u64>,
+    pub rx_host_udp_errors: Option<measure::UdpErrorCounters>,
     pub ipdv: Option<LatencyHistogram>,
     pub rtt: Option<LatencyHistogram>,
     pub transactions: u64,
@@ -160,6 +204,14 @@ impl Outcome {
         self.reordered_packets += o.reordered_packets;
         self.jitter_weighted_ns += o.jitter_weighted_ns;
         self.jitter_samples += o.jitter_samples;
+        if self.jitter_unavailable.is_none() {
+            self.jitter_unavailable = o.jitter_unavailable;
+        }
+        self.rx_socket_drops = add_opt(self.rx_socket_drops, o.rx_socket_drops);
+        self.rx_host_udp_errors = match (self.rx_host_udp_errors, o.rx_host_udp_errors) {
+            (Some(a), Some(b)) => Some(a.plus(&b)),
+            (a, b) => a.or(b),
+        };
         merge_hist(&mut self.ipdv, o.ipdv);
         merge_hist(&mut self.rtt, o.rtt);
         self.transactions += o.transactions;
@@ -191,7 +243,8 @@ impl Outcome {
         }
         self.streams = streams;
         applied.extend(std::mem::take(&mut self.io));
-        let has_ipdv = self.ipdv.as_ref().is_some_and(|h| !h.is_empty());
+        let jitter_ok = self.jitter_unavailable.is_none();
+        let has_ipdv = jitter_ok && self.ipdv.as_ref().is_some_and(|h| !h.is_empty());
         SideStats {
             sent_bytes: self.sent_bytes,
             sent_packets: self.sent_packets,
@@ -201,7 +254,7 @@ impl Outcome {
             recv_elapsed_ns: self.last_recv_ns,
             dup_packets: self.dup_packets,
             reordered_packets: self.reordered_packets,
-            jitter_rfc3550_ns: (self.jitter_samples > 0)
+            jitter_rfc3550_ns: (jitter_ok && self.jitter_samples > 0)
                 .then(|| self.jitter_weighted_ns / self.jitter_samples as f64),
             ipdv_p50_ns: self
                 .ipdv
@@ -213,11 +266,22 @@ impl Outcome {
                 .as_ref()
                 .filter(|_| has_ipdv)
                 .map(|h| h.quantile_ns(0.99) as f64),
+            jitter_unavailable: self.jitter_unavailable,
+            rx_socket_drops: self.rx_socket_drops,
+            rx_host_udp_rcvbuf_errors: self.rx_host_udp_errors.map(|c| c.rcvbuf_errors),
+            rx_host_udp_in_errors: self.rx_host_udp_errors.map(|c| c.in_errors),
             cpu,
             applied,
             streams: self.streams,
             intervals,
         }
+    }
+}
+
+fn add_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.saturating_add(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -349,5 +413,20 @@ impl Sampler {
         let every = self.every_ns.max(1);
         self.next_end_ns = (now_ns / every + 1).saturating_mul(every);
         Some(s)
+    }
+}
+
+#[cfg(test)]
+mod hook_tests {
+    use super::parse_send_delay;
+
+    #[test]
+    fn send_delay_pattern_parses_or_turns_the_hook_off() {
+        assert_eq!(parse_send_delay("0,2000"), vec![0, 2_000_000]);
+        assert_eq!(parse_send_delay(" 5 "), vec![5_000]);
+        assert!(parse_send_delay("").is_empty());
+        assert!(parse_send_delay("1,x").is_empty());
+        assert!(parse_send_delay("2000000").is_empty(), "above 1 s");
+        assert!(parse_send_delay(&"1,".repeat(100)).is_empty(), "too many");
     }
 }

@@ -2,6 +2,8 @@
 //!
 //! - [`run_client`] runs one test against a server and returns a [`RunResult`]
 //!   (both sides merged; [`RunResult::metrics`] flattens it to `wire::metrics` names).
+//! - [`run_rate_search`] runs a udp-stream test as an RFC 2544 throughput search (the
+//!   highest rate whose loss stays within a threshold).
 //! - [`start_server`] / [`run_server`] serve tests; [`EmbeddedServer`] is an in-process
 //!   server on loopback for runs with no remote host.
 //! - Results leave only through the [`Recorder`] trait and return values: the engine
@@ -14,6 +16,7 @@ mod data;
 mod error;
 mod plan;
 mod result;
+mod search;
 mod server;
 mod server_session;
 mod sockopt;
@@ -24,6 +27,7 @@ pub use client::{run_client, ClientConfig};
 pub use data::DROP_EVERY_ENV;
 pub use error::EngineError;
 pub use result::{framing_bytes, RunResult, RESULT_SCHEMA_VERSION};
+pub use search::{run_rate_search, Bisection, RateSearch, SearchOutcome};
 pub use server::{
     default_binds, run_server, start_server, EmbeddedServer, ServerConfig, ServerHandle, TestLog,
     TestLogFn, DEFAULT_PORT,

@@ -113,9 +113,10 @@ pub(crate) fn start_udp_receiver(
         Bound::DurationNs(_) => None,
     };
     let (streams, payload, sh) = (spec.streams, spec.payload_bytes as usize, shared.clone());
+    let timing = udp::RxTiming::of(pps_of(spec));
     workers
         .spawn(Role::Recv, "dp-udp-recv", move || {
-            udp::recv(sock, streams, payload, expected, sh)
+            udp::recv(sock, streams, payload, expected, timing, sh)
         })
         .ctx("cannot start a data thread")
 }

@@ -37,6 +37,10 @@ pub struct RunResult {
     pub rr_timeouts: u64,
     /// Data-path problems that did not stop the run (e.g. a stream's socket error).
     pub warnings: Vec<String>,
+    /// udp-stream measured as an RFC 2544 throughput search: its parameters and trials
+    /// (the rest of the result is the chosen trial's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_search: Option<crate::search::SearchOutcome>,
 }
 
 /// Packet and frame size one payload implies (see the metric docs).
@@ -186,7 +190,17 @@ impl RunResult {
                 );
                 put(m::IPDV_P50_NS, mean(rxs.iter().map(|s| s.ipdv_p50_ns)));
                 put(m::IPDV_P99_NS, mean(rxs.iter().map(|s| s.ipdv_p99_ns)));
+                let drops = sum_opt(rxs.iter().map(|s| s.rx_socket_drops));
+                let rcvbuf = sum_opt(rxs.iter().map(|s| s.rx_host_udp_rcvbuf_errors));
+                let in_errors = sum_opt(rxs.iter().map(|s| s.rx_host_udp_in_errors));
+                put(m::RX_SOCKET_DROP_PACKETS, drops.map(|d| d as f64));
+                put(m::HOST_UDP_RCVBUF_ERROR_PACKETS, rcvbuf.map(|d| d as f64));
+                put(m::HOST_UDP_IN_ERROR_PACKETS, in_errors.map(|d| d as f64));
+                put(m::RECEIVER_LIMITED, receiver_limited(drops, rcvbuf));
             }
+        }
+        if let Some(s) = &self.rate_search {
+            put(m::RATE_SEARCH_TRIALS, Some(s.trials.len() as f64));
         }
         self.cpu_metrics(&mut put);
         let (ip, frame) = framing_bytes(spec);
@@ -228,6 +242,23 @@ impl RunResult {
         }
     }
 
+    /// Why jitter and IPDV are missing although datagrams arrived (UDP stream), from
+    /// the receiving side(s).
+    pub fn jitter_unavailable(&self) -> Option<&str> {
+        if self.spec.kind != wire::spec::TestKind::UdpStream {
+            return None;
+        }
+        let (_, rx) = self.sender_receiver();
+        let sides: Vec<&SideStats> = if self.spec.direction == Direction::Bidir {
+            vec![&self.client, &self.server]
+        } else {
+            vec![rx]
+        };
+        sides
+            .into_iter()
+            .find_map(|s| s.jitter_unavailable.as_deref())
+    }
+
     /// One metric's value, if measured.
     pub fn metric(&self, name: &str) -> Option<f64> {
         self.metrics()
@@ -235,6 +266,23 @@ impl RunResult {
             .find(|x| x.name == name)
             .map(|x| x.value)
     }
+}
+
+/// The receiver-limited rule (see `wire::metrics::RECEIVER_LIMITED`): 1.0 when the
+/// receiving socket dropped datagrams, or — only where the socket cannot say — the
+/// host's RcvbufErrors grew; `None` when neither is known.
+pub(crate) fn receiver_limited(socket_drops: Option<u64>, host_rcvbuf: Option<u64>) -> Option<f64> {
+    let limited = match (socket_drops, host_rcvbuf) {
+        (Some(d), _) => d > 0,
+        (None, Some(h)) => h > 0,
+        (None, None) => return None,
+    };
+    Some(if limited { 1.0 } else { 0.0 })
+}
+
+/// Sum of the known values; `None` when none is known.
+fn sum_opt(vals: impl Iterator<Item = Option<u64>>) -> Option<u64> {
+    vals.flatten().reduce(|a, b| a.saturating_add(b))
 }
 
 fn mean(vals: impl Iterator<Item = Option<f64>>) -> Option<f64> {
@@ -275,6 +323,7 @@ mod tests {
             transactions: 0,
             rr_timeouts: 0,
             warnings: Vec::new(),
+            rate_search: None,
         }
     }
 
@@ -316,6 +365,45 @@ mod tests {
         assert_eq!(b.metric(m::RECV_BYTES), Some(3000.0));
         assert_eq!(b.metric(m::THROUGHPUT_BPS), Some(24_000.0));
         assert_eq!(b.metric(m::LOSS_PCT), None, "TCP has no loss metric");
+    }
+
+    #[test]
+    fn receiver_drops_make_a_run_receiver_limited_and_hook_loss_does_not() {
+        let mut rx = side(0, 900, 500_000_000);
+        rx.rx_socket_drops = Some(100);
+        rx.rx_host_udp_rcvbuf_errors = Some(100);
+        rx.rx_host_udp_in_errors = Some(101);
+        let r = result(
+            TestKind::UdpStream,
+            Direction::Forward,
+            side(1000, 0, 1_000_000_000),
+            rx.clone(),
+        );
+        assert_eq!(r.metric(m::RX_SOCKET_DROP_PACKETS), Some(100.0));
+        assert_eq!(r.metric(m::HOST_UDP_IN_ERROR_PACKETS), Some(101.0));
+        assert_eq!(r.metric(m::RECEIVER_LIMITED), Some(1.0));
+        // Lost on the path (or by the drop hook): the socket dropped nothing, and other
+        // programs' host-wide errors do not mark the run.
+        rx.rx_socket_drops = Some(0);
+        let r = result(
+            TestKind::UdpStream,
+            Direction::Forward,
+            side(1000, 0, 1_000_000_000),
+            rx.clone(),
+        );
+        assert_eq!(r.metric(m::LOST_PACKETS), Some(100.0));
+        assert_eq!(r.metric(m::RECEIVER_LIMITED), Some(0.0));
+        // Only where the socket cannot say do host counters decide.
+        assert_eq!(receiver_limited(None, Some(3)), Some(1.0));
+        assert_eq!(receiver_limited(None, None), None);
+        rx.rx_socket_drops = None;
+        rx.rx_host_udp_rcvbuf_errors = None;
+        let r = result(TestKind::UdpStream, Direction::Forward, side(1, 0, 1), rx);
+        assert_eq!(
+            r.metric(m::RECEIVER_LIMITED),
+            None,
+            "unknown is absent, not 0"
+        );
     }
 
     #[test]

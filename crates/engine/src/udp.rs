@@ -3,6 +3,16 @@
 //! receiver), and the request/response client with a per-transaction timeout and its
 //! echo responder (udp-rr). Stream datagrams go through `net::UdpBatch` (sendmmsg /
 //! recvmmsg, GSO where the kernel allows; one per call under `DUALPERF_NO_BATCH=1`).
+//!
+//! Jitter and IPDV need one send stamp and one arrival time per datagram. A stream paced
+//! at up to [`PER_DATAGRAM_MAX_PPS`] gives them: its sender stamps each datagram right
+//! before the system call that sends it alone (no GSO), and the receiver (never GRO)
+//! takes each datagram's kernel receive time. Faster paced streams and unpaced ones send
+//! batches that share a stamp (and GSO super-datagrams whose segments share an arrival
+//! time), so their jitter is reported as unavailable with that reason, never as a
+//! number. Every receiver also counts the
+//! datagrams its own socket dropped (full receive buffer) and the host's UDP error
+//! counters over the run, so loss can be told apart from the receiver's own drops.
 
 use crate::data::{Outcome, SendBound, Shared, POLL};
 use measure::{Arrival, Ipdv, LatencyHistogram, Rfc3550Jitter, SeqTracker};
@@ -19,6 +29,10 @@ use wire::proto::StreamStats;
 pub(crate) const BATCH: usize = 32;
 /// Pacing granularity: datagrams due within this window go out together.
 const PACING_QUANTUM: Duration = Duration::from_micros(50);
+/// Highest paced rate sent one datagram per system call, each with its own stamp (one
+/// datagram per pacing quantum); above it datagrams go out in stamped batches, which
+/// keeps 200 kpps and more on schedule but gives no per-datagram jitter.
+pub(crate) const PER_DATAGRAM_MAX_PPS: f64 = 20_000.0;
 /// After the peer's senders are done, stop once nothing arrived for this long.
 const DRAIN_IDLE: Duration = Duration::from_millis(50);
 /// …and in any case this long after they are done.
@@ -31,7 +45,9 @@ fn transient(e: &io::Error) -> bool {
     ) || e.raw_os_error() == Some(libc::ENOBUFS)
 }
 
-/// Paced sender on a connected socket. `pps = None` sends as fast as possible.
+/// Paced sender on a connected socket. `pps = None` sends as fast as possible, in
+/// batches (sendmmsg + GSO) stamped once per batch; a paced sender stamps and sends
+/// each datagram on its own, so the receiver can measure jitter.
 pub(crate) fn send(
     sock: UdpSocket,
     stream_id: u16,
@@ -50,13 +66,16 @@ pub(crate) fn send(
             libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
         }
     }
+    let per_datagram = RxTiming::of(pps) == RxTiming::PerDatagram;
     let mut tx = UdpBatch::new(
         sock,
         BatchConfig {
             max_batch: BATCH,
-            gso: true,
+            // GSO segments reach the receiver with one shared arrival time.
+            gso: !per_datagram,
             gro: false,
             kernel_timestamps: false,
+            count_drops: false,
             ..BatchConfig::default()
         },
     );
@@ -107,19 +126,24 @@ pub(crate) fn send(
         }
         let n = due.min(BATCH as u64) as usize;
         let mut done = 0;
-        let mut stamp_at = now;
         while done < n {
             // (Re)stamp what is left right before each attempt: time spent waiting on a
-            // full socket (ENOBUFS / EAGAIN) is the sender's, not transit.
+            // full socket (ENOBUFS / EAGAIN) is the sender's, not transit. Paced: one
+            // datagram per attempt, so each carries its own send time.
             let first_seq = seq + done as u64;
+            let end = if per_datagram { done + 1 } else { n };
+            let mut send_ns = shared.ns_since_go(Instant::now());
+            if per_datagram {
+                send_ns = send_ns.saturating_sub(held_back_ns(&shared.send_delay_ns, first_seq));
+            }
             stamp(
-                &mut bufs[done..n],
+                &mut bufs[done..end],
                 first_seq,
-                shared.ns_since_go(stamp_at),
+                send_ns,
                 stream_id,
                 shared.token,
             );
-            let refs: Vec<&[u8]> = bufs[done..n].iter().map(|b| &b[..]).collect();
+            let refs: Vec<&[u8]> = bufs[done..end].iter().map(|b| &b[..]).collect();
             match tx.send_batch(&refs) {
                 Ok(k) => {
                     done += k;
@@ -139,12 +163,20 @@ pub(crate) fn send(
                     break 'run;
                 }
             }
-            stamp_at = Instant::now();
         }
         seq += n as u64;
     }
     o.last_send_ns = shared.ns_since_go(Instant::now());
     note_datapath(&tx, &mut o);
+    o.io.insert(
+        "udp_send_stamps".into(),
+        if per_datagram {
+            "per-datagram"
+        } else {
+            "per-batch"
+        }
+        .into(),
+    );
     o.streams.push(StreamStats {
         stream_id,
         sent_bytes: o.sent_bytes,
@@ -152,6 +184,19 @@ pub(crate) fn send(
         ..StreamStats::default()
     });
     o
+}
+
+/// Test hook ([`crate::data::SEND_DELAY_ENV`]): how long datagram `seq` counts as
+/// held back after its stamp, by the repeating pattern. The stamp is moved back by
+/// that much rather than the send delayed by a sleep: for every figure computed from
+/// (send stamp, arrival) pairs the two are the same, and a stamp is exact where a sleep
+/// overshoots by whole scheduler time slices on a loaded host.
+fn held_back_ns(pattern_ns: &[u64], seq: u64) -> u64 {
+    if pattern_ns.is_empty() {
+        return 0;
+    }
+    let i = (seq % pattern_ns.len() as u64) as usize;
+    pattern_ns.get(i).copied().unwrap_or(0)
 }
 
 /// Write the header of consecutive datagrams from `first_seq`, all sent at `send_ns`.
@@ -223,6 +268,38 @@ struct StreamRx {
     seen: u64,
 }
 
+/// What timing a stream receiver can get from its sender (both sides derive it from
+/// the spec's rate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RxTiming {
+    /// Paced at most [`PER_DATAGRAM_MAX_PPS`]: one stamp per datagram; measure jitter.
+    PerDatagram,
+    /// Paced faster: stamps shared by a batch; no jitter.
+    FastPaced,
+    /// Unpaced: stamps shared by a batch; no jitter.
+    Unpaced,
+}
+
+impl RxTiming {
+    pub(crate) fn of(pps: Option<f64>) -> RxTiming {
+        match pps {
+            Some(p) if p <= PER_DATAGRAM_MAX_PPS => RxTiming::PerDatagram,
+            Some(_) => RxTiming::FastPaced,
+            None => RxTiming::Unpaced,
+        }
+    }
+}
+
+/// Why an unpaced stream has no jitter figure.
+pub(crate) const JITTER_UNPACED: &str = "unpaced stream: the sender stamps each batch of \
+     datagrams once (and GSO segments share one arrival time), so per-datagram delay \
+     variation cannot be measured; give a rate of at most 20 kpps (-b) to measure jitter \
+     and IPDV";
+/// Why a stream paced above [`PER_DATAGRAM_MAX_PPS`] has no jitter figure.
+pub(crate) const JITTER_FAST_PACED: &str = "paced above 20 kpps: datagrams leave in \
+     batches that share one send stamp (one system call per 50 µs), so per-datagram delay \
+     variation cannot be measured; pace at 20 kpps or less to measure jitter and IPDV";
+
 /// Receiver for `streams` flows on one socket. Stops on abort, when every expected
 /// datagram was seen (count-bound), or after draining once the peer's senders are done.
 pub(crate) fn recv(
@@ -230,19 +307,26 @@ pub(crate) fn recv(
     streams: u16,
     payload_bytes: usize,
     expected_per_stream: Option<u64>,
+    timing: RxTiming,
     shared: Arc<Shared>,
 ) -> Outcome {
+    let host_before = net::udp_error_counters();
     let mut sock = UdpBatch::new(
         sock,
         BatchConfig {
             max_batch: BATCH,
             max_datagram_bytes: payload_bytes.max(wire::datagram::HEADER_BYTES),
             gso: false,
-            gro: true,
+            // No GRO: a coalesced buffer has one arrival time, and a full receive buffer
+            // would drop (and count) it as one datagram however many it holds.
+            gro: false,
             kernel_timestamps: true,
+            count_drops: true,
             ..BatchConfig::default()
         },
     );
+    // Datagrams counted without a kernel receive time of their own.
+    let mut unstamped = 0u64;
     let mut rx: Vec<StreamRx> = (0..streams)
         .map(|_| StreamRx {
             seq: SeqTracker::new(),
@@ -276,6 +360,7 @@ pub(crate) fn recv(
                     if take(d.payload, arrival_ns, &mut rx, &shared) {
                         bytes += d.payload.len() as u64;
                         packets += 1;
+                        unstamped += u64::from(d.kernel_rx_ns.is_none());
                     }
                 }
                 if packets > 0 {
@@ -303,6 +388,24 @@ pub(crate) fn recv(
             }
         }
     }
+    o.rx_socket_drops = sock.socket_drops();
+    o.rx_host_udp_errors = host_before
+        .zip(net::udp_error_counters())
+        .map(|(before, after)| after.since(&before));
+    let gro_buffers = sock.stats().gro_buffers;
+    o.jitter_unavailable = match timing {
+        RxTiming::Unpaced => Some(JITTER_UNPACED.to_string()),
+        RxTiming::FastPaced => Some(JITTER_FAST_PACED.to_string()),
+        RxTiming::PerDatagram if gro_buffers > 0 => Some(format!(
+            "{gro_buffers} receive buffers held several datagrams coalesced (GRO) under one \
+             arrival time"
+        )),
+        RxTiming::PerDatagram if unstamped > 0 => Some(format!(
+            "{unstamped} datagrams came without a kernel receive timestamp (SO_TIMESTAMPNS), \
+             so their arrival times are shared by a receive batch"
+        )),
+        RxTiming::PerDatagram => None,
+    };
     note_datapath(&sock, &mut o);
     for (id, s) in rx.into_iter().enumerate() {
         let c = s.seq.counts();
@@ -548,6 +651,7 @@ mod tests {
             go: Instant::now(),
             start_offset_ns: AtomicU64::new(0),
             drop_every,
+            send_delay_ns: Vec::new(),
             token: 7,
         }
     }
@@ -633,7 +737,7 @@ mod tests {
         let sock = UdpSocket::bind("127.0.0.1:0").expect("bind loopback");
         let sh = Arc::new(shared(None));
         sh.abort.store(true, Relaxed);
-        let o = recv(sock, 2, 128, Some(u64::MAX), sh);
+        let o = recv(sock, 2, 128, Some(u64::MAX), RxTiming::PerDatagram, sh);
         assert_eq!(o.recv_packets, 0);
         assert_eq!(o.streams.len(), 2);
     }

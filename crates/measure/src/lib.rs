@@ -6,6 +6,7 @@
 //! - [`seq`]: received / lost / duplicate / reordered counts as RFC 4737 defines them.
 //! - [`interval`]: bytes and packets per interval → rate samples.
 //! - [`cpu`]: /proc/stat parsing, CPU deltas, process CPU and netperf service demand.
+//! - [`snmp`]: UDP error counters of /proc/net/snmp and snmp6 (receive-buffer drops).
 //! - [`units`]: small unit newtypes (`Nanos`, `Bytes`, `BitsPerSec`, `PacketsPerSec`).
 
 pub mod cpu;
@@ -13,6 +14,7 @@ pub mod interval;
 pub mod jitter;
 pub mod latency;
 pub mod seq;
+pub mod snmp;
 pub mod units;
 
 pub use cpu::{
@@ -23,4 +25,5 @@ pub use interval::{IntervalMeter, IntervalSample};
 pub use jitter::{Ipdv, Rfc3550Jitter};
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use seq::{Arrival, SeqCounts, SeqTracker, SEQ_WINDOW};
+pub use snmp::UdpErrorCounters;
 pub use units::{BitsPerSec, Bytes, Nanos, PacketsPerSec};

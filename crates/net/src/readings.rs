@@ -1,5 +1,6 @@
 //! Readings of the host: /proc/stat into a [`CpuSnapshot`], the process's own CPU time
-//! (getrusage), and whether IPv6 can be used here.
+//! (getrusage), the UDP error counters of /proc/net/snmp and snmp6, and whether IPv6 can
+//! be used here.
 
 use crate::error::NetError;
 use measure::cpu::{CpuSnapshot, ProcessCpuTimes};
@@ -8,6 +9,30 @@ use std::net::{Ipv6Addr, SocketAddr, UdpSocket};
 const PROC_STAT: &str = "/proc/stat";
 const DISABLE_IPV6_ALL: &str = "/proc/sys/net/ipv6/conf/all/disable_ipv6";
 const DISABLE_IPV6_LO: &str = "/proc/sys/net/ipv6/conf/lo/disable_ipv6";
+
+/// The UDP delivery error counters (`InErrors`, `RcvbufErrors`) of IPv4 and IPv6
+/// summed, for the network namespace of the calling thread (`/proc/thread-self/net`, so
+/// a lab client thread reads its own namespace). System-wide within that namespace:
+/// other programs' datagrams count too. `None` when unreadable (not Linux, no procfs).
+#[cfg(target_os = "linux")]
+pub fn udp_error_counters() -> Option<measure::UdpErrorCounters> {
+    let read = |file: &str| {
+        std::fs::read_to_string(format!("/proc/thread-self/net/{file}"))
+            .or_else(|_| std::fs::read_to_string(format!("/proc/net/{file}")))
+            .ok()
+    };
+    let v4 = measure::snmp::parse_snmp(&read("snmp")?)?;
+    // A kernel without IPv6 has no snmp6: the IPv4 counters are then the whole story.
+    let v6 = read("snmp6")
+        .and_then(|t| measure::snmp::parse_snmp6(&t))
+        .unwrap_or_default();
+    Some(v4.plus(&v6))
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn udp_error_counters() -> Option<measure::UdpErrorCounters> {
+    None
+}
 
 /// Read and parse /proc/stat.
 pub fn read_proc_stat() -> Result<CpuSnapshot, NetError> {
@@ -91,6 +116,17 @@ mod tests {
         assert!(after.total_ns() > before.total_ns(), "{before:?} {after:?}");
         let pct = before.pct_of_one_core_until(&after, crate::clock::now_ns() - t0);
         assert!(pct > 10.0, "{pct}");
+    }
+
+    #[test]
+    fn udp_error_counters_are_readable_and_never_decrease() {
+        let a = udp_error_counters().expect("/proc/net/snmp readable on Linux");
+        let b = udp_error_counters().expect("/proc/net/snmp readable on Linux");
+        assert!(b.in_errors >= a.in_errors && b.rcvbuf_errors >= a.rcvbuf_errors);
+        assert!(
+            a.in_errors >= a.rcvbuf_errors,
+            "InErrors includes RcvbufErrors"
+        );
     }
 
     #[test]

@@ -353,6 +353,9 @@ pub struct Analysis {
     pub options: AnalysisOptions,
     pub systems: Vec<String>,
     pub views: Vec<ViewData>,
+    /// Counted UDP runs left out of the loss views because they were receiver-limited
+    /// (`wire::metrics::RECEIVER_LIMITED`): their loss describes the receiving host.
+    pub receiver_limited_runs: usize,
 }
 
 /// System labels made unique (a repeated label gets " #id").
@@ -383,6 +386,15 @@ fn has_metric(run: &RunRow, kind: TestKind, direction: Direction, metric: &str) 
         && run.kind == kind
         && run.direction == direction
         && run.metrics.get(metric).is_some_and(|v| v.is_finite())
+        && !(metric == metrics::LOSS_PCT && receiver_limited(run))
+}
+
+/// The receiving host dropped datagrams itself in this run: its loss is no network
+/// figure, so no loss comparison uses it.
+fn receiver_limited(run: &RunRow) -> bool {
+    run.metrics
+        .get(metrics::RECEIVER_LIMITED)
+        .is_some_and(|v| *v > 0.0)
 }
 
 /// Analyse a dataset.
@@ -422,10 +434,17 @@ pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
             }
         }
     }
+    let receiver_limited_runs = data
+        .campaigns
+        .iter()
+        .flat_map(|c| c.runs.iter())
+        .filter(|r| r.counts() && r.metrics.contains_key(metrics::LOSS_PCT) && receiver_limited(r))
+        .count();
     Analysis {
         options,
         systems,
         views,
+        receiver_limited_runs,
     }
 }
 
@@ -705,6 +724,63 @@ mod tests {
         assert_eq!(
             a.systems,
             vec!["Same #1".to_string(), "Same #2".to_string()]
+        );
+    }
+
+    #[test]
+    fn receiver_limited_runs_are_left_out_of_the_loss_view_and_counted() {
+        let udp = |family, loss: f64, limited: f64| RunRow {
+            family,
+            kind: TestKind::UdpStream,
+            direction: Direction::Forward,
+            payload_bytes: 128,
+            repetition: 0,
+            warmup: false,
+            outcome: RunOutcome::Ok,
+            metrics: [
+                (metrics::LOSS_PCT.to_string(), loss),
+                (metrics::THROUGHPUT_BPS.to_string(), 1e6),
+                (metrics::RECEIVER_LIMITED.to_string(), limited),
+            ]
+            .into(),
+        };
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            runs.push(udp(Family::V4, 0.0, 0.0));
+            runs.push(udp(Family::V6, 0.0, 0.0));
+        }
+        // The receiving socket overflowed: 40 % loss that says nothing of the network.
+        runs.push(udp(Family::V6, 40.0, 1.0));
+        runs.push(udp(Family::V6, 45.0, 1.0));
+        let data = Dataset {
+            campaigns: vec![CampaignData {
+                id: 1,
+                label: "A".into(),
+                runs,
+                ..Default::default()
+            }],
+        };
+        let a = analyse(&data, AnalysisOptions::default());
+        assert_eq!(a.receiver_limited_runs, 2);
+        let loss = a.views.iter().find(|v| v.view.metric == metrics::LOSS_PCT);
+        let cell = loss
+            .and_then(|v| v.cell(0, Family::V6, 128))
+            .map(|c| c.summary);
+        assert_eq!(cell.map(|s| (s.n, s.mean)), Some((3, 0.0)));
+        // Their throughput still counts: only the loss conclusion is withheld.
+        let tput = a
+            .views
+            .iter()
+            .find(|v| v.view.metric == metrics::THROUGHPUT_BPS);
+        let n = tput
+            .and_then(|v| v.cell(0, Family::V6, 128))
+            .map(|c| c.summary.n);
+        assert_eq!(n, Some(5));
+        let f = crate::findings::findings(&a, &stats::OverheadModel::loopback(), None);
+        assert!(
+            f.iter()
+                .any(|f| f.text.starts_with("2 UDP runs were receiver-limited")),
+            "{f:?}"
         );
     }
 }

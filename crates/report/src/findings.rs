@@ -48,6 +48,20 @@ pub fn findings(
     for (text, evidence) in header_sentences(analysis, model, link_rate_bps) {
         out.push(Finding { text, evidence });
     }
+    if analysis.receiver_limited_runs > 0 {
+        let n = analysis.receiver_limited_runs;
+        out.push(Finding {
+            text: format!(
+                "{n} UDP run{} {} receiver-limited (the receiving socket dropped datagrams \
+                 itself, so the loss describes the receiving host, not the network) and {} \
+                 left out of every loss comparison.",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "was" } else { "were" },
+                if n == 1 { "is" } else { "are" },
+            ),
+            evidence: format!("receiver_limited = 1 (rx_socket_drop_packets > 0) in {n} run(s)"),
+        });
+    }
     out
 }
 

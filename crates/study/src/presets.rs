@@ -34,8 +34,10 @@ pub fn all() -> Vec<Preset> {
             name: "default",
             source: None,
             what_it_did: "dualperf's main job: a quick IPv4-vs-IPv6 sweep of the four core tests.",
-            notes: "6 sizes (128..1408/256) x 4 tests x IPv4/IPv6 x 3 runs of 1 s, interleaved; \
-                    about 2.5 minutes on loopback.",
+            notes: "6 sizes (128..1408/256) x 4 tests x IPv4/IPv6, interleaved, runs of 0.5 s \
+                    repeated until the 95% interval of throughput / transaction rate, RTT and \
+                    CPU is within 10% of the mean (5 to 10 runs per cell); udp-stream as RFC \
+                    2544 throughput (loss <= 0.1%); about 3 to 5 minutes on loopback.",
             spec: SpecFile::default(),
         },
         Preset {
@@ -73,8 +75,9 @@ pub fn all() -> Vec<Preset> {
                           repeated until the 95% confidence interval was reached (about 40 runs) \
                           of ~60 s.",
             notes: "Repeat each cell until the 95% Student-t interval of every counted metric \
-                    (throughput or transaction rate, RTT, jitter, CPU) is within 5% of its \
-                    mean (3 to 40 runs of 60 s); the width was not stated, 5% is netperf's \
+                    (throughput or transaction rate, RTT, CPU) is within 5% of its \
+                    mean (5 to 40 runs of 60 s; 5 is the fewest with which a Holm-corrected \
+                    rank test can be significant at 6 sizes); the width was not stated, 5% is netperf's \
                     -I default.",
             spec: SpecFile {
                 sizes: Some(SizesField::Text("128..1408/256".into())),
@@ -82,7 +85,7 @@ pub fn all() -> Vec<Preset> {
                 duration_s: Some(60.0),
                 confidence: Some(95.0),
                 ci_width: Some(5.0),
-                min_runs: Some(3),
+                min_runs: Some(5),
                 max_runs: Some(40),
                 ..SpecFile::default()
             },

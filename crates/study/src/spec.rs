@@ -3,7 +3,7 @@
 //! (validated, defaults applied), and is what a campaign stores as JSON.
 
 use serde::{Deserialize, Serialize};
-use wire::spec::{Bound, Direction, Family, Rate, SocketOpts, TestKind};
+use wire::spec::{Bound, Direction, Family, Rate, RateSearch, SocketOpts, TestKind};
 
 /// Errors in a study spec, worded for the user.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -18,12 +18,22 @@ pub enum SpecError {
 
 /// Default sizes: the six sizes of studies 000, 001, 003 and 004.
 pub const DEFAULT_SIZES_BYTES: [u32; 6] = [128, 384, 640, 896, 1152, 1408];
-/// Default run length of the default study (short, so it finishes within minutes).
-pub const DEFAULT_DURATION_S: f64 = 1.0;
+/// Default run length of the default study (short, so it finishes within minutes; a
+/// udp-stream run splits it over its RFC 2544 trials).
+pub const DEFAULT_DURATION_S: f64 = 0.5;
 /// Default spacing of the per-interval samples stored with each run.
 pub const DEFAULT_INTERVAL_MS: u64 = 1000;
-/// Default repetitions per cell of the default study.
-pub const DEFAULT_RUNS: u32 = 3;
+/// Default repetition (no `runs`, no target given): repeat each cell until the
+/// Student-t interval at this level …
+pub const DEFAULT_CONFIDENCE_PCT: f64 = 95.0;
+/// … is at most this % of the mean (full width) …
+pub const DEFAULT_CI_WIDTH_PCT: f64 = 10.0;
+/// … with at least this many runs per cell: with 5 runs per side a complete separation
+/// gives the exact two-sided Mann-Whitney p = 2/252 = 0.0079, below 0.05/6 (Holm over
+/// six sizes); 4 runs give 0.029, 3 runs 0.1, which no correction lets through.
+pub const DEFAULT_MIN_RUNS: u32 = 5;
+/// … and at most this many (bounds the default study's time).
+pub const DEFAULT_MAX_RUNS: u32 = 10;
 /// Most packet sizes one study may list (each is one cell per family and test).
 pub const MAX_SIZES: usize = 1000;
 /// Most measured runs per cell (`runs`, `max_runs`).
@@ -83,6 +93,14 @@ pub struct SpecFile {
     pub rate_bps: Option<u64>,
     /// UDP stream sending rate in packets per second (exclusive with `rate_bps`).
     pub rate_pps: Option<u64>,
+    /// How udp-stream measures: `rfc2544` (default without a rate: the highest rate
+    /// whose loss stays within `loss_threshold_pct`, by binary search in each run) or
+    /// `fixed` (one offered rate: `rate_bps`/`rate_pps`, or unpaced without one).
+    pub udp_method: Option<String>,
+    /// rfc2544: a trial passes at this loss (%) or less (default 0.1).
+    pub loss_threshold_pct: Option<f64>,
+    /// rfc2544: paced trials per run after the unpaced one (default 5).
+    pub search_steps: Option<u32>,
     /// Per-interval samples every this many milliseconds (0: none; default 1000).
     pub interval_ms: Option<u64>,
     pub rr_timeout_ms: Option<u64>,
@@ -134,6 +152,9 @@ impl SpecFile {
             direction,
             streams,
             rate_bps,
+            udp_method,
+            loss_threshold_pct,
+            search_steps,
             interval_ms,
             rr_timeout_ms,
             runs,
@@ -243,6 +264,29 @@ impl SpecFile {
                 )))
             }
         };
+        let rate = match (self.rate_bps, self.rate_pps) {
+            (Some(_), Some(_)) => {
+                return Err(SpecError::Invalid(
+                    "give the rate in bits/s or in packets/s, not both".into(),
+                ))
+            }
+            (Some(bps), None) => Some(Rate::BitsPerSec(check(
+                "rate_bps (--rate)",
+                bps,
+                1,
+                MAX_RATE_BPS,
+                "bit/s",
+            )?)),
+            (None, Some(pps)) => Some(Rate::PacketsPerSec(check(
+                "rate_pps (--rate)",
+                pps,
+                1,
+                MAX_RATE_PPS,
+                "packets/s",
+            )?)),
+            (None, None) => None,
+        };
+        let udp_method = self.udp_method(rate.is_some())?;
         let streams = check(
             "streams (--streams)",
             self.streams.unwrap_or(1),
@@ -297,28 +341,8 @@ impl SpecFile {
             bound,
             direction,
             streams,
-            rate: match (self.rate_bps, self.rate_pps) {
-                (Some(_), Some(_)) => {
-                    return Err(SpecError::Invalid(
-                        "give the rate in bits/s or in packets/s, not both".into(),
-                    ))
-                }
-                (Some(bps), None) => Some(Rate::BitsPerSec(check(
-                    "rate_bps (--rate)",
-                    bps,
-                    1,
-                    MAX_RATE_BPS,
-                    "bit/s",
-                )?)),
-                (None, Some(pps)) => Some(Rate::PacketsPerSec(check(
-                    "rate_pps (--rate)",
-                    pps,
-                    1,
-                    MAX_RATE_PPS,
-                    "packets/s",
-                )?)),
-                (None, None) => None,
-            },
+            rate,
+            udp_method,
             interval_ns,
             rr_timeout_ns: rr_timeout_ms * 1_000_000,
             socket: self.socket.clone().unwrap_or_default(),
@@ -357,9 +381,33 @@ impl SpecFile {
         Ok(Some(ns))
     }
 
+    fn udp_method(&self, has_rate: bool) -> Result<UdpMethod, SpecError> {
+        let search = RateSearch {
+            loss_threshold_pct: self
+                .loss_threshold_pct
+                .unwrap_or(wire::spec::RATE_SEARCH_LOSS_THRESHOLD_PCT),
+            steps: self.search_steps.unwrap_or(wire::spec::RATE_SEARCH_STEPS),
+        };
+        match (self.udp_method.as_deref(), has_rate) {
+            (None, true) | (Some("fixed"), _) => Ok(UdpMethod::Fixed),
+            (None | Some("rfc2544"), false) => {
+                search.check().map_err(SpecError::Invalid)?;
+                Ok(UdpMethod::Rfc2544(search))
+            }
+            (Some("rfc2544"), true) => Err(SpecError::Invalid(
+                "--udp-method rfc2544 finds the rate itself: drop the rate (-b), or use \
+                 --udp-method fixed to send at that rate"
+                    .into(),
+            )),
+            (Some(o), _) => Err(SpecError::Invalid(format!(
+                "unknown UDP method '{o}' (use rfc2544 or fixed)"
+            ))),
+        }
+    }
+
     fn repetition(&self) -> Result<Repetition, SpecError> {
-        let conf = self.confidence.is_some() || self.ci_width.is_some();
-        if conf && self.runs.is_some() {
+        let conf = self.confidence.is_some() || self.ci_width.is_some() || self.runs.is_none();
+        if (self.confidence.is_some() || self.ci_width.is_some()) && self.runs.is_some() {
             return Err(SpecError::Invalid(
                 "give either --runs or a confidence target (--confidence/--ci-width), not both"
                     .into(),
@@ -368,17 +416,20 @@ impl SpecFile {
         if !conf {
             let runs = check(
                 "runs (--runs)",
-                self.runs.unwrap_or(DEFAULT_RUNS),
+                self.runs.unwrap_or(1),
                 1,
                 MAX_RUNS_PER_CELL,
                 "",
             )?;
             return Ok(Repetition::Fixed { runs });
         }
-        let level_pct = self.confidence.unwrap_or(95.0);
-        let width_pct = self.ci_width.unwrap_or(5.0);
-        let min_runs = self.min_runs.unwrap_or(3);
-        let max_runs = self.max_runs.unwrap_or(30);
+        let level_pct = self.confidence.unwrap_or(DEFAULT_CONFIDENCE_PCT);
+        let width_pct = self.ci_width.unwrap_or(DEFAULT_CI_WIDTH_PCT);
+        let min_runs = self.min_runs.unwrap_or(DEFAULT_MIN_RUNS);
+        let max_runs = self
+            .max_runs
+            .unwrap_or(DEFAULT_MAX_RUNS)
+            .max(self.min_runs.unwrap_or(0));
         if !(50.0..100.0).contains(&level_pct) {
             return Err(SpecError::Invalid(format!(
                 "--confidence {level_pct} must be a percentage from 50 to below 100 (e.g. 95)"
@@ -504,6 +555,44 @@ pub enum Repetition {
     },
 }
 
+/// How udp-stream cells measure throughput, recorded with the campaign.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "method")]
+pub enum UdpMethod {
+    /// RFC 2544 §26.1 throughput: each run searches for the highest offered rate whose
+    /// loss stays within the threshold; its figures are that trial's.
+    Rfc2544(RateSearch),
+    /// One offered rate per run: the study's rate, or unpaced (as fast as possible)
+    /// without one. Campaigns stored before the method was recorded ran this way.
+    #[default]
+    Fixed,
+}
+
+impl UdpMethod {
+    /// One line for `--dry-run`, `show` and the report's Method section.
+    pub fn describe(&self, rate: Option<Rate>) -> String {
+        match (self, rate) {
+            (UdpMethod::Rfc2544(s), _) => format!(
+                "RFC 2544 throughput: per run, the highest offered rate with loss ≤ {}% \
+                 (binary search: 1 unpaced + {} paced trials sharing the run length; \
+                 figures from the best passing trial)",
+                s.loss_threshold_pct, s.steps
+            ),
+            (UdpMethod::Fixed, Some(Rate::BitsPerSec(b))) => {
+                format!("fixed offered rate {b} bit/s per stream")
+            }
+            (UdpMethod::Fixed, Some(Rate::PacketsPerSec(p))) => {
+                format!("fixed offered rate {p} packets/s per stream")
+            }
+            (UdpMethod::Fixed, None) => {
+                "unpaced (as fast as possible; loss includes the receiver's own drops, \
+                 no jitter)"
+                    .to_string()
+            }
+        }
+    }
+}
+
 /// Order of runs within each round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -525,6 +614,9 @@ pub struct StudySpec {
     pub direction: Direction,
     pub streams: u16,
     pub rate: Option<Rate>,
+    /// How udp-stream measures (absent in campaigns stored before it was recorded).
+    #[serde(default)]
+    pub udp_method: UdpMethod,
     pub interval_ns: Option<u64>,
     pub rr_timeout_ns: u64,
     pub socket: SocketOpts,
@@ -681,6 +773,50 @@ mod tests {
             let r = SpecFile::from_toml(text).and_then(|f| f.resolve(0));
             assert!(r.is_err(), "accepted: {text}");
         }
+    }
+
+    #[test]
+    fn udp_method_defaults_to_rfc2544_without_a_rate_and_is_recorded() {
+        let s = SpecFile::default().resolve(0).unwrap();
+        assert_eq!(s.udp_method, UdpMethod::Rfc2544(RateSearch::default()));
+        assert!(s.udp_method.describe(None).contains("RFC 2544"));
+        let paced = SpecFile::from_toml("rate_pps = 1000\n")
+            .unwrap()
+            .resolve(0)
+            .unwrap();
+        assert_eq!(paced.udp_method, UdpMethod::Fixed);
+        let unpaced = SpecFile::from_toml("udp_method = 'fixed'\n")
+            .unwrap()
+            .resolve(0)
+            .unwrap();
+        assert_eq!((unpaced.udp_method, unpaced.rate), (UdpMethod::Fixed, None));
+        let tuned = SpecFile::from_toml("loss_threshold_pct = 0.0\nsearch_steps = 8\n")
+            .unwrap()
+            .resolve(0)
+            .unwrap();
+        assert_eq!(
+            tuned.udp_method,
+            UdpMethod::Rfc2544(RateSearch {
+                loss_threshold_pct: 0.0,
+                steps: 8
+            })
+        );
+        for bad in [
+            "udp_method = 'rfc2544'\nrate_pps = 10\n",
+            "udp_method = 'fast'\n",
+            "search_steps = 0\n",
+            "loss_threshold_pct = 100.0\n",
+        ] {
+            assert!(
+                SpecFile::from_toml(bad).unwrap().resolve(0).is_err(),
+                "{bad}"
+            );
+        }
+        // A campaign stored before the method was recorded ran unpaced.
+        let mut json: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        json.as_object_mut().unwrap().remove("udp_method");
+        let old = StudySpec::from_json(&json.to_string()).unwrap();
+        assert_eq!(old.udp_method, UdpMethod::Fixed);
     }
 
     #[test]

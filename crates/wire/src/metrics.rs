@@ -49,6 +49,23 @@ pub const JITTER_RFC3550_NS: &str = "jitter_rfc3550_ns";
 pub const IPDV_P50_NS: &str = "ipdv_p50_ns";
 pub const IPDV_P99_NS: &str = "ipdv_p99_ns";
 
+// --- loss the receiving host caused itself (UDP stream receivers) ---
+/// Datagrams the receiving socket dropped because its buffer was full (Linux
+/// SO_RXQ_OVFL / SO_MEMINFO of that one socket): part of `lost_packets` that the
+/// network did not lose.
+pub const RX_SOCKET_DROP_PACKETS: &str = "rx_socket_drop_packets";
+/// Growth of the receiving host's UDP `RcvbufErrors` and `InErrors` (/proc/net/snmp +
+/// snmp6, IPv4 + IPv6) over the run: system-wide, other programs' datagrams count too.
+pub const HOST_UDP_RCVBUF_ERROR_PACKETS: &str = "host_udp_rcvbuf_error_packets";
+pub const HOST_UDP_IN_ERROR_PACKETS: &str = "host_udp_in_error_packets";
+/// 1 when the run's loss is (at least partly) the receiving host's own: its socket
+/// dropped datagrams (or, where the socket cannot say, the host's RcvbufErrors grew).
+/// Such a run's loss describes the receiver, not the network; 0 otherwise.
+pub const RECEIVER_LIMITED: &str = "receiver_limited";
+/// udp-stream as an RFC 2544 throughput search: trials the run made (the other metrics
+/// are those of the highest-rate trial within the loss threshold).
+pub const RATE_SEARCH_TRIALS: &str = "rate_search_trials";
+
 // --- request/response ---
 pub const TRANSACTIONS_PER_S: &str = "transactions_per_s";
 pub const TRANSACTIONS: &str = "transactions";
@@ -99,6 +116,11 @@ pub const ALL: &[&str] = &[
     JITTER_RFC3550_NS,
     IPDV_P50_NS,
     IPDV_P99_NS,
+    RX_SOCKET_DROP_PACKETS,
+    HOST_UDP_RCVBUF_ERROR_PACKETS,
+    HOST_UDP_IN_ERROR_PACKETS,
+    RECEIVER_LIMITED,
+    RATE_SEARCH_TRIALS,
     TRANSACTIONS_PER_S,
     TRANSACTIONS,
     RR_TIMEOUTS,
@@ -134,7 +156,11 @@ pub fn unit_of(name: &str) -> &'static str {
         "%"
     } else if name.ends_with("_bytes") {
         "bytes"
-    } else if name.ends_with("_packets") || name == TRANSACTIONS || name == RR_TIMEOUTS {
+    } else if name.ends_with("_packets")
+        || name == TRANSACTIONS
+        || name == RR_TIMEOUTS
+        || name == RATE_SEARCH_TRIALS
+    {
         "count"
     } else if name.ends_with("_per_s") {
         "1/s"
@@ -142,6 +168,8 @@ pub fn unit_of(name: &str) -> &'static str {
         "s"
     } else if name.ends_with("_us") {
         "µs"
+    } else if name == RECEIVER_LIMITED {
+        "flag"
     } else {
         ""
     }

@@ -146,6 +146,17 @@ pub struct SideStats {
     pub jitter_rfc3550_ns: Option<f64>,
     pub ipdv_p50_ns: Option<f64>,
     pub ipdv_p99_ns: Option<f64>,
+    /// UDP receiver: why jitter and IPDV are absent although datagrams arrived (the
+    /// datapath could not give one send stamp and one arrival time per datagram).
+    pub jitter_unavailable: Option<String>,
+    /// UDP receiver: datagrams the receiving socket itself dropped (full receive
+    /// buffer; SO_RXQ_OVFL / SO_MEMINFO). `None` where the OS cannot say.
+    pub rx_socket_drops: Option<u64>,
+    /// UDP receiver: growth of the host's UDP `RcvbufErrors` and `InErrors` counters
+    /// (/proc/net/snmp + snmp6, both families) over the receive: system-wide, so other
+    /// programs' datagrams count too. `None` where unreadable.
+    pub rx_host_udp_rcvbuf_errors: Option<u64>,
+    pub rx_host_udp_in_errors: Option<u64>,
     pub cpu: Option<CpuStats>,
     pub applied: AppliedOpts,
     pub streams: Vec<StreamStats>,

@@ -177,6 +177,53 @@ pub enum Rate {
     PacketsPerSec(u64),
 }
 
+/// udp-stream measured as RFC 2544 §26.1 throughput: the highest offered rate whose
+/// loss stays at or below a threshold, by binary search within each run (one unpaced
+/// trial, then `steps` paced ones; see `engine::run_rate_search`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RateSearch {
+    /// A trial passes when its loss is at most this % of the datagrams sent.
+    pub loss_threshold_pct: f64,
+    /// Paced trials after the unpaced one (resolution about top rate / 2^steps).
+    pub steps: u32,
+}
+
+/// Default loss threshold: 0.1 % (RFC 2544 asks for zero loss; a shared host drops the
+/// odd datagram to scheduling, which would make the answer erratic).
+pub const RATE_SEARCH_LOSS_THRESHOLD_PCT: f64 = 0.1;
+/// Default paced trials per run.
+pub const RATE_SEARCH_STEPS: u32 = 5;
+/// Most paced trials a run may ask for.
+pub const RATE_SEARCH_MAX_STEPS: u32 = 20;
+
+impl Default for RateSearch {
+    fn default() -> Self {
+        RateSearch {
+            loss_threshold_pct: RATE_SEARCH_LOSS_THRESHOLD_PCT,
+            steps: RATE_SEARCH_STEPS,
+        }
+    }
+}
+
+impl RateSearch {
+    /// `Err` says which parameter is out of range.
+    pub fn check(&self) -> Result<(), String> {
+        if !(self.loss_threshold_pct >= 0.0 && self.loss_threshold_pct < 100.0) {
+            return Err(format!(
+                "loss threshold {} % must be 0 ≤ PCT < 100",
+                self.loss_threshold_pct
+            ));
+        }
+        if !(1..=RATE_SEARCH_MAX_STEPS).contains(&self.steps) {
+            return Err(format!(
+                "search steps {} must be 1..={RATE_SEARCH_MAX_STEPS}",
+                self.steps
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Socket settings a user can ask for; `None`/`false` leaves the kernel default.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]

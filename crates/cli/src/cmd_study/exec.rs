@@ -43,6 +43,8 @@ pub struct EngineExec {
     psk: Option<wire::auth::Psk>,
     /// Ctrl-C: cuts a retry backoff short.
     stop: Arc<AtomicBool>,
+    /// How udp-stream cells measure (RFC 2544 search or one fixed rate).
+    udp_method: study::UdpMethod,
 }
 
 /// Wait before retry `attempt` (1, 2, ...) of a run: 0.5 s, doubling, at most 4 s, so
@@ -93,6 +95,7 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
             client_info: BTreeMap::new(),
             psk: None,
             stop: stop.clone(),
+            udp_method: spec.udp_method,
         })));
     }
     let (server, port) = match &args.host {
@@ -118,6 +121,7 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
         client_info: BTreeMap::new(),
         psk: crate::cmd_server::load_psk(args.psk_file.as_deref())?,
         stop: stop.clone(),
+        udp_method: spec.udp_method,
     })))
 }
 
@@ -281,8 +285,18 @@ impl EngineExec {
         cfg.client_info = self.client_info.get(&cell.family).cloned();
         cfg.psk = self.psk.clone();
         let mut rec = engine::VecRecorder::default();
+        let search = match self.udp_method {
+            study::UdpMethod::Rfc2544(s) if cell.test.kind == wire::spec::TestKind::UdpStream => {
+                Some(s)
+            }
+            _ => None,
+        };
         let run = |rec: &mut engine::VecRecorder| {
-            engine::run_client(&cfg, rec).map_err(|e| e.to_string())
+            match &search {
+                Some(s) => engine::run_rate_search(&cfg, s, rec),
+                None => engine::run_client(&cfg, rec),
+            }
+            .map_err(|e| e.to_string())
         };
         let outcome = match &self.lab {
             // Sockets made on a thread inside the client namespace live there.

@@ -1,11 +1,12 @@
 //! Control messages and socket addresses in raw `msghdr`s: reading the kernel receive
-//! timestamp (SCM_TIMESTAMPNS) and the GRO segment size (UDP_GRO), writing UDP_SEGMENT
+//! timestamp (SCM_TIMESTAMPNS), the GRO segment size (UDP_GRO) and the socket's drop
+//! count (SO_RXQ_OVFL), writing UDP_SEGMENT
 //! for GSO, and converting `sockaddr_storage` back to `SocketAddr`.
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
 /// Control buffer of one message, aligned for `cmsghdr`. 128 bytes hold a timestamp
-/// (32) and a GRO or GSO size (24) with room to spare.
+/// (32), a GRO or GSO size (24) and a drop count (20) with room to spare.
 pub(crate) type CmsgBuf = [u64; 16];
 pub(crate) const CMSG_BUF_BYTES: usize = std::mem::size_of::<CmsgBuf>();
 
@@ -14,6 +15,8 @@ pub(crate) const CMSG_BUF_BYTES: usize = std::mem::size_of::<CmsgBuf>();
 pub(crate) struct RecvInfo {
     pub rx_ns: Option<u64>,
     pub gro_segment_bytes: Option<usize>,
+    /// SO_RXQ_OVFL: the socket's cumulative drop count when this datagram was queued.
+    pub drops: Option<u32>,
 }
 
 /// Parse the control messages the kernel wrote into `hdr`.
@@ -34,6 +37,10 @@ pub(crate) fn parse(hdr: &libc::msghdr) -> RecvInfo {
                     .saturating_mul(1_000_000_000)
                     .saturating_add(ts.tv_nsec.max(0) as u64),
             );
+        } else if level == libc::SOL_SOCKET && ty == super::drops::SO_RXQ_OVFL {
+            // SAFETY: an SO_RXQ_OVFL payload is one u32 (the drop count).
+            let n: u32 = unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<u32>()) };
+            info.drops = Some(n);
         } else if level == libc::SOL_UDP && ty == libc::UDP_GRO {
             // SAFETY: a UDP_GRO payload is one int (the segment size).
             let size: libc::c_int =

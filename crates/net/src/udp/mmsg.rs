@@ -205,6 +205,7 @@ pub(super) fn recv(b: &mut UdpBatch, batch: &mut RecvBatch) -> io::Result<usize>
             continue;
         };
         let info = cmsg::parse(&h.msg_hdr);
+        batch.drops_seen = batch.drops_seen.max(info.drops);
         let len = (h.msg_len as usize).min(batch.bufs[i].len());
         let truncated = h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
         let seg = info.gro_segment_bytes.filter(|&s| s < len).unwrap_or(len);

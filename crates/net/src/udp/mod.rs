@@ -10,9 +10,14 @@
 //!   batched calls fail with ENOSYS/EOPNOTSUPP.
 //!
 //! Both paths report the kernel receive time (SO_TIMESTAMPNS, CLOCK_REALTIME ns) per
-//! datagram when enabled; datagrams coalesced by GRO share one timestamp.
+//! datagram when enabled; datagrams coalesced by GRO share one timestamp (and so do the
+//! segments of one GSO send, which the receiving socket splits again), so a receiver
+//! that needs one arrival time per datagram turns GRO off and its sender GSO off.
+//! [`UdpBatch::socket_drops`] counts the datagrams the kernel dropped on this socket
+//! (full receive buffer): SO_RXQ_OVFL and SO_MEMINFO, Linux only.
 
 mod cmsg;
+mod drops;
 mod mmsg;
 mod single;
 
@@ -66,6 +71,8 @@ pub struct BatchConfig {
     pub gro: bool,
     /// Ask for SO_TIMESTAMPNS kernel receive times.
     pub kernel_timestamps: bool,
+    /// Count the datagrams the kernel drops on this socket (SO_RXQ_OVFL).
+    pub count_drops: bool,
 }
 
 impl Default for BatchConfig {
@@ -77,6 +84,7 @@ impl Default for BatchConfig {
             gso: true,
             gro: false,
             kernel_timestamps: true,
+            count_drops: true,
         }
     }
 }
@@ -135,6 +143,8 @@ pub struct Datagram<'a> {
 pub struct RecvBatch {
     bufs: Vec<Vec<u8>>,
     metas: Vec<Meta>,
+    /// Highest SO_RXQ_OVFL count in the last call's control messages.
+    drops_seen: Option<u32>,
 }
 
 impl RecvBatch {
@@ -143,6 +153,7 @@ impl RecvBatch {
         RecvBatch {
             bufs: vec![vec![0u8; buf_bytes.max(1)]; slots.max(1)],
             metas: Vec::with_capacity(slots.max(1)),
+            drops_seen: None,
         }
     }
     /// Datagrams received by the last call.
@@ -180,6 +191,10 @@ pub struct UdpBatch {
     gso_refused_bytes: Option<usize>,
     gro: bool,
     timestamps: bool,
+    /// SO_RXQ_OVFL is on.
+    count_drops: bool,
+    /// Highest SO_RXQ_OVFL count seen so far.
+    drops_seen: Option<u64>,
     notes: Vec<String>,
     stats: IoStats,
 }
@@ -220,6 +235,14 @@ impl UdpBatch {
                     false
                 }
             };
+        let count_drops = cfg.count_drops
+            && match drops::enable(fd) {
+                Ok(()) => true,
+                Err(e) => {
+                    notes.push(format!("receive drop counts unavailable ({e})"));
+                    false
+                }
+            };
         UdpBatch {
             sock,
             path,
@@ -229,6 +252,8 @@ impl UdpBatch {
             gso_refused_bytes: None,
             gro,
             timestamps,
+            count_drops,
+            drops_seen: None,
             notes,
             stats: IoStats::default(),
         }
@@ -255,6 +280,20 @@ impl UdpBatch {
     }
     pub fn timestamps_enabled(&self) -> bool {
         self.timestamps
+    }
+    /// Datagrams the kernel dropped on this socket so far (its receive buffer was full,
+    /// or a checksum or filter failed): the larger of the last SO_RXQ_OVFL count seen and
+    /// SO_MEMINFO's drop counter read now. `None` where the kernel cannot say (not
+    /// Linux, or SO_RXQ_OVFL refused), never a guessed 0.
+    pub fn socket_drops(&self) -> Option<u64> {
+        if !self.count_drops {
+            return None;
+        }
+        let now = drops::socket_drops(self.sock.as_raw_fd());
+        match (now, self.drops_seen) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b).or(Some(0)),
+        }
     }
     /// Offloads and paths that were switched off, in words, once each.
     pub fn notes(&self) -> &[String] {
@@ -314,7 +353,16 @@ impl UdpBatch {
     /// On a connected socket an ICMP port-unreachable from the peer surfaces here (or on
     /// the next send) as `ConnectionRefused`.
     pub fn recv_batch(&mut self, batch: &mut RecvBatch, wait: Wait) -> io::Result<usize> {
+        let r = self.recv_inner(batch, wait);
+        if let Some(d) = batch.drops_seen {
+            self.drops_seen = Some(self.drops_seen.map_or(0, |s| s).max(u64::from(d)));
+        }
+        r
+    }
+
+    fn recv_inner(&mut self, batch: &mut RecvBatch, wait: Wait) -> io::Result<usize> {
         batch.metas.clear();
+        batch.drops_seen = None;
         if !poll_readable(self.sock.as_raw_fd(), wait)? {
             return Ok(0);
         }

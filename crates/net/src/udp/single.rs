@@ -59,6 +59,7 @@ pub(super) fn recv(sock: &UdpSocket, batch: &mut RecvBatch) -> io::Result<usize>
             continue;
         };
         let info = cmsg::parse(&h);
+        batch.drops_seen = batch.drops_seen.max(info.drops);
         batch.metas.push(Meta {
             buf: i,
             offset: 0,

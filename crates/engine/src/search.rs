@@ -1,0 +1,251 @@
+//! RFC 2544 §26.1 throughput for udp-stream: the highest offered rate at which the
+//! loss stays at or below a threshold, found by binary search within one run, so the
+//! figure describes what sender, path and receiver sustain together rather than how far
+//! an unpaced sender outruns the receiving socket.
+//!
+//! One run = `1 + steps` trials, each a complete test of `bound / (1 + steps)`:
+//! 1. an unpaced trial gives the sender's top rate S (datagrams/s) and what arrived, R;
+//! 2. paced trials bisect [0, S], the first at R (usually close to the answer), each
+//!    next one halfway between the highest passing and the lowest failing rate.
+//!
+//! The run's result is the passing trial with the highest offered rate (its goodput is
+//! the RFC 2544 throughput; a paced trial also gives per-datagram jitter, the unpaced one,
+//! chosen only when the receiver kept up with it, does not). If no trial passes, the
+//! lowest-rate trial is returned with a warning. The probing logic ([`Bisection`])
+//! is pure; [`run_rate_search`] drives real trials through [`run_client`].
+
+use crate::client::{run_client, ClientConfig};
+use crate::error::EngineError;
+use crate::result::RunResult;
+use crate::Recorder;
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+use wire::metrics as m;
+use wire::spec::{Bound, Rate, TestKind};
+
+pub use wire::spec::RateSearch;
+use wire::spec::RATE_SEARCH_MAX_STEPS as MAX_STEPS;
+
+/// A paced trial that sent less than this share of its asked rate was sender-limited.
+const SENDER_SHORTFALL: f64 = 0.95;
+/// Shortest trial: shorter ones measure start-up, not a rate.
+const MIN_TRIAL: Duration = Duration::from_millis(20);
+/// How long a trial waits for the server to finish the previous one ("busy").
+const BUSY_WAIT: Duration = Duration::from_secs(2);
+
+/// What the search did, kept with the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchOutcome {
+    pub params: RateSearch,
+    /// (offered rate asked, datagrams/s sent, loss %) per trial, in order; the
+    /// unpaced trial's asked rate is 0.
+    pub trials: Vec<(f64, f64, f64)>,
+    /// Whether some trial stayed within the threshold.
+    pub passed: bool,
+}
+
+/// The pure bisection: which rate to try next, given the trials so far.
+#[derive(Debug, Clone)]
+pub struct Bisection {
+    threshold_pct: f64,
+    /// Highest passing and lowest failing rate, datagrams/s.
+    pass_pps: f64,
+    fail_pps: f64,
+}
+
+impl Bisection {
+    /// After the unpaced trial: the sender reached `top_pps`.
+    pub fn new(threshold_pct: f64, top_pps: f64) -> Bisection {
+        Bisection {
+            threshold_pct,
+            pass_pps: 0.0,
+            fail_pps: top_pps.max(1.0),
+        }
+    }
+    /// Whether a trial with this loss passes.
+    pub fn passes(&self, loss_pct: f64) -> bool {
+        loss_pct.is_finite() && loss_pct <= self.threshold_pct
+    }
+    /// Record a paced trial that asked for `asked_pps`, offered `sent_pps` (what the
+    /// sender managed) and lost `loss_pct`. The offered rate is what passes; a sender
+    /// that fell short of the asked rate cannot offer more, so rates above are not
+    /// tried again.
+    pub fn record(&mut self, asked_pps: f64, sent_pps: f64, loss_pct: f64) {
+        let fell_short = sent_pps < SENDER_SHORTFALL * asked_pps;
+        if self.passes(loss_pct) {
+            self.pass_pps = self.pass_pps.max(sent_pps);
+            if fell_short {
+                self.fail_pps = self.fail_pps.min(asked_pps);
+            }
+        } else {
+            self.fail_pps = self.fail_pps.min(asked_pps);
+        }
+        if self.fail_pps < self.pass_pps {
+            self.fail_pps = self.pass_pps;
+        }
+    }
+    /// The next rate: `first` (clamped into the open interval) for the first paced
+    /// trial, then the midpoint.
+    pub fn next(&self, first: Option<f64>) -> f64 {
+        let mid = (self.pass_pps + self.fail_pps) / 2.0;
+        let pps = match first {
+            Some(f) if f > self.pass_pps && f < self.fail_pps => f,
+            _ => mid,
+        };
+        pps.max(1.0)
+    }
+}
+
+/// One trial's result and this side's interval samples.
+type Trial = (RunResult, Vec<wire::proto::IntervalSample>);
+
+/// Run one udp-stream test as an RFC 2544 throughput search (see the module docs).
+/// `cfg.spec.rate` is ignored; interval samples come from the chosen trial only.
+pub fn run_rate_search(
+    cfg: &ClientConfig,
+    search: &RateSearch,
+    recorder: &mut dyn Recorder,
+) -> Result<RunResult, EngineError> {
+    if cfg.spec.kind != TestKind::UdpStream {
+        return Err(EngineError::Protocol(format!(
+            "an RFC 2544 rate search is for udp-stream, not {}",
+            cfg.spec.kind
+        )));
+    }
+    let steps = search.steps.clamp(1, MAX_STEPS);
+    let trials = u64::from(steps) + 1;
+    let bound = match cfg.spec.bound {
+        Bound::DurationNs(ns) => Bound::DurationNs((ns / trials).max(MIN_TRIAL.as_nanos() as u64)),
+        Bound::Count(n) => Bound::Count((n / trials).max(1)),
+    };
+    let trial = |rate: Option<Rate>| -> Result<Trial, EngineError> {
+        let mut c = cfg.clone();
+        c.spec.bound = bound;
+        c.spec.rate = rate;
+        let t0 = Instant::now();
+        loop {
+            let mut rec = crate::VecRecorder::default();
+            match run_client(&c, &mut rec) {
+                // The server may still be closing the previous trial's session.
+                Err(EngineError::ServerBusy { .. }) if t0.elapsed() < BUSY_WAIT => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                other => return other.map(|r| (r, rec.samples)),
+            }
+        }
+    };
+    let loss = |t: &Trial| t.0.metric(m::LOSS_PCT).unwrap_or(f64::INFINITY);
+    let sent_pps = |t: &Trial| t.0.metric(m::SENT_PPS).unwrap_or(0.0);
+
+    let first = trial(None)?;
+    let top_pps = sent_pps(&first);
+    let guess = first.0.metric(m::RECV_PPS);
+    let mut bis = Bisection::new(search.loss_threshold_pct, top_pps);
+    let mut outcome = SearchOutcome {
+        params: RateSearch {
+            loss_threshold_pct: search.loss_threshold_pct,
+            steps,
+        },
+        trials: vec![(0.0, top_pps, loss(&first))],
+        passed: false,
+    };
+    // Candidates: the passing trial that offered the most, else the one that offered
+    // the least. The unpaced trial competes too (a receiver that keeps up with it
+    // sustains the sender's top rate; its jitter is then unavailable).
+    let mut best: Option<(f64, Trial)> = None;
+    let mut lowest: Option<(f64, Trial)> = None;
+    let mut consider = |sent: f64, t: Trial, passes: bool| {
+        if passes {
+            if best.as_ref().is_none_or(|(p, _)| sent > *p) {
+                best = Some((sent, t));
+            }
+        } else if lowest.as_ref().is_none_or(|(p, _)| sent < *p) {
+            lowest = Some((sent, t));
+        }
+    };
+    let first_loss = loss(&first);
+    if bis.passes(first_loss) {
+        bis.record(top_pps, top_pps, first_loss);
+    }
+    consider(top_pps, first, bis.passes(first_loss));
+    for i in 0..steps {
+        let pps = bis.next(if i == 0 { guess } else { None });
+        let r = trial(Some(Rate::PacketsPerSec(pps.round().max(1.0) as u64)))?;
+        let (sent, l) = (sent_pps(&r), loss(&r));
+        outcome.trials.push((pps, sent, l));
+        bis.record(pps, sent, l);
+        consider(sent, r, bis.passes(l));
+    }
+    outcome.passed = best.is_some();
+    let Some((_, (mut chosen, samples))) = best.or(lowest) else {
+        return Err(EngineError::Protocol(
+            "RFC 2544 search made no trial".into(),
+        ));
+    };
+    if !outcome.passed {
+        chosen.warnings.push(format!(
+            "RFC 2544 search: no trial stayed within {}% loss; the lowest-rate trial is shown",
+            search.loss_threshold_pct
+        ));
+    }
+    // The chosen trial's interval samples are what the run reports.
+    for s in &samples {
+        recorder.on_interval(s);
+    }
+    chosen.spec = cfg.spec.clone();
+    chosen.rate_search = Some(outcome);
+    Ok(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A receiver that sustains exactly 300 000 datagrams/s, a sender that tops at 1 M.
+    fn loss_at(pps: f64) -> f64 {
+        if pps <= 300_000.0 {
+            0.0
+        } else {
+            (pps - 300_000.0) / pps * 100.0
+        }
+    }
+
+    #[test]
+    fn bisection_closes_in_on_the_highest_passing_rate() {
+        let mut b = Bisection::new(0.1, 1_000_000.0);
+        let mut first = Some(310_000.0);
+        let mut best: f64 = 0.0;
+        for _ in 0..8 {
+            let pps = b.next(first.take());
+            let l = loss_at(pps);
+            b.record(pps, pps, l);
+            if b.passes(l) {
+                best = best.max(pps);
+            }
+        }
+        assert!(best <= 300_000.0, "{best}");
+        assert!(
+            best >= 295_000.0,
+            "8 steps from a good guess reach 1.7 %: {best}"
+        );
+    }
+
+    #[test]
+    fn a_first_guess_outside_the_interval_falls_back_to_the_midpoint() {
+        let b = Bisection::new(0.1, 1000.0);
+        assert_eq!(b.next(Some(5000.0)), 500.0);
+        assert_eq!(b.next(None), 500.0);
+        let mut b = Bisection::new(0.0, 1000.0);
+        b.record(500.0, 500.0, 0.0);
+        b.record(800.0, 800.0, 1.0);
+        assert_eq!(b.next(None), 650.0);
+        // A sender that managed only 600 of 700 asked: 600 passes, nothing above 700
+        // is tried again.
+        b.record(700.0, 600.0, 0.0);
+        assert_eq!(b.next(None), 650.0);
+        b.record(650.0, 650.0, 0.0);
+        assert_eq!(b.next(None), 675.0);
+        assert!(!b.passes(f64::NAN));
+        assert!(b.passes(0.0));
+    }
+}
