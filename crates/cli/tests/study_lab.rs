@@ -107,7 +107,16 @@ fn p2p_lab_study_records_runs_and_lab_metadata_and_leaves_nothing() {
     let mut args = vec!["study", "--lab", "p2p", "--lab-rate", "100mbit"];
     args.extend(STREAMS_2X2);
     // Unpaced (not the default RFC 2544 search), so the sender fills the shaper.
-    args.extend(["--runs", "2", "--interval", "0.1", "--udp-method", "fixed", "--db", &dbs]);
+    args.extend([
+        "--runs",
+        "2",
+        "--interval",
+        "0.1",
+        "--udp-method",
+        "fixed",
+        "--db",
+        &dbs,
+    ]);
     let (pid, o) = run_study(&args, &[]);
     assert!(o.status.success(), "{}", text(&o));
     assert_nothing_left(pid);
