@@ -31,7 +31,7 @@ struct UpArgs {
     #[arg(long, value_enum, default_value_t = TopologyArg::P2p)]
     topology: TopologyArg,
     /// Shape each host's egress with tbf at this rate (bits/s: 100mbit, 1gbit, 500k).
-    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    #[arg(long, value_name = "RATE", value_parser = crate::args::parse_lab_rate)]
     rate: Option<u64>,
     /// MTU of every veth link, in bytes (1280–65535; default 1500).
     #[arg(long, value_name = "BYTES")]
@@ -76,10 +76,6 @@ enum RoleArg {
     Client,
     Server,
     Router,
-}
-
-fn parse_rate(s: &str) -> Result<u64, String> {
-    lab::parse_rate_bps(s).map_err(|e| e.to_string())
 }
 
 pub fn main(args: LabArgs) -> anyhow::Result<ExitCode> {

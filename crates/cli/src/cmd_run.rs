@@ -44,22 +44,22 @@ pub struct RunArgs {
     #[arg(short = 'P', long, default_value_t = 1)]
     streams: u16,
     /// UDP sending rate per stream: bits/s with k/M/G suffix (100M) or packets/s (50kpps).
-    #[arg(short = 'b', long, value_parser = parse_rate)]
+    #[arg(short = 'b', long, value_parser = crate::args::parse_rate)]
     rate: Option<Rate>,
     /// Control port of the server (default 5301; 5201 with --peer iperf3).
     #[arg(short, long)]
     port: Option<u16>,
     /// The server is `dualperf` or an unmodified `iperf3` 3.x (`iperf3 -s`; tcp-stream
     /// and udp-stream only).
-    #[arg(long, value_enum, default_value_t = crate::cmd_study::Peer::Dualperf)]
-    peer: crate::cmd_study::Peer,
+    #[arg(long, value_enum, default_value_t = crate::args::Peer::Dualperf)]
+    peer: crate::args::Peer,
     /// Run in a temporary network-namespace lab (needs root): p2p or client-server.
     /// A `dualperf server` runs in the server namespace, this client in the client one;
     /// the lab is removed afterwards, also on error and Ctrl-C.
-    #[arg(long, value_name = "TOPOLOGY", value_parser = lab_run::parse_topology, conflicts_with = "host")]
+    #[arg(long, value_name = "TOPOLOGY", value_parser = crate::args::parse_topology, conflicts_with = "host")]
     lab: Option<lab::Topology>,
     /// Shape each lab host's egress with tbf at this rate (100mbit, 1gbit, 500k).
-    #[arg(long, value_name = "RATE", value_parser = lab_run::parse_lab_rate, requires = "lab")]
+    #[arg(long, value_name = "RATE", value_parser = crate::args::parse_lab_rate, requires = "lab")]
     lab_rate: Option<u64>,
     /// MTU of the lab's veth links, bytes (default 1500).
     #[arg(long, value_name = "BYTES", requires = "lab")]
@@ -140,37 +140,6 @@ fn parse_u32(s: &str) -> Result<u32, String> {
     r.map_err(|_| format!("'{s}' is not a number (decimal or 0x..)"))
 }
 
-/// "100M" / "1.5G" / "800k" / "1000000" → bits/s (SI); "50kpps" / "1000pps" → packets/s.
-pub fn parse_rate(s: &str) -> Result<Rate, String> {
-    let t = s.trim().to_ascii_lowercase();
-    let bad = || format!("'{s}' is not a rate (e.g. 100M for bit/s, 50kpps for packets/s)");
-    let (body, pps) = match t.strip_suffix("pps") {
-        Some(b) => (b.to_string(), true),
-        None => (
-            t.trim_end_matches("bps")
-                .trim_end_matches("bit/s")
-                .to_string(),
-            false,
-        ),
-    };
-    let (num, mult) = match body.chars().last() {
-        Some('k') => (&body[..body.len() - 1], 1e3),
-        Some('m') => (&body[..body.len() - 1], 1e6),
-        Some('g') => (&body[..body.len() - 1], 1e9),
-        _ => (&body[..], 1.0),
-    };
-    let v: f64 = num.parse().map_err(|_| bad())?;
-    if !(v.is_finite() && v > 0.0) {
-        return Err(bad());
-    }
-    let v = (v * mult).round() as u64;
-    Ok(if pps {
-        Rate::PacketsPerSec(v)
-    } else {
-        Rate::BitsPerSec(v)
-    })
-}
-
 fn secs_to_ns(what: &str, s: f64) -> anyhow::Result<u64> {
     if !(s.is_finite() && s > 0.0) {
         bail!("{what} must be a positive number of seconds");
@@ -249,7 +218,7 @@ impl Recorder for CliRecorder {
 
 pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     let spec = spec_of(&args)?;
-    if args.peer == crate::cmd_study::Peer::Iperf3 {
+    if args.peer == crate::args::Peer::Iperf3 {
         return peer_iperf3::main(&args, &spec);
     }
     wire::proto::validate_spec(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -277,7 +246,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(v) = args.protocol_version {
         cfg.protocol_version = v;
     }
-    cfg.psk = crate::cmd_server::load_psk(args.psk_file.as_deref())?;
+    cfg.psk = crate::args::load_psk(args.psk_file.as_deref())?;
     let mut rec = CliRecorder {
         json: args.json,
         samples: Vec::new(),
@@ -503,6 +472,7 @@ fn summary(r: &RunResult, embedded: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::args::parse_rate;
 
     #[test]
     fn rates_and_sizes_parse_with_suffixes() {

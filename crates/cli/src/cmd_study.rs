@@ -4,11 +4,12 @@
 //! namespace lab with its server), `iperf3_peer` (`--peer iperf3`), `journal` (store
 //! journal and progress bar), `inspect` (show, export, import).
 
+use crate::args::Peer;
 use anyhow::{bail, Context};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 use study::{Repetition, SpecFile, StudySpec};
@@ -49,16 +50,6 @@ about 2.5 minutes, stored in dualperf.db. `--dry-run` shows any plan first; \
 `--list-presets` shows the published studies' methods; layering is preset, then --spec \
 file, then flags.";
 
-/// What kind of server the study talks to.
-#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Peer {
-    /// `dualperf server` (every test and metric).
-    #[default]
-    Dualperf,
-    /// An unmodified iperf3 3.x server (`iperf3 -s`): tcp-stream and udp-stream only.
-    Iperf3,
-}
-
 #[derive(Args, Debug, Default)]
 #[command(after_help = DEFAULT_STUDY_HELP)]
 pub struct StudyArgs {
@@ -77,10 +68,10 @@ pub struct StudyArgs {
     /// A `dualperf server` (`iperf3 -s` with --peer iperf3) runs in the server namespace,
     /// the client in the client one; the lab is removed afterwards, also on error and
     /// Ctrl-C. `--resume` builds the same lab again.
-    #[arg(long, value_name = "TOPOLOGY", value_parser = parse_topology, conflicts_with = "host")]
+    #[arg(long, value_name = "TOPOLOGY", value_parser = crate::args::parse_topology, conflicts_with = "host")]
     pub lab: Option<lab::Topology>,
     /// Shape each lab host's egress with tbf at this rate (100mbit, 1gbit, 500k).
-    #[arg(long, value_name = "RATE", value_parser = parse_lab_rate, requires = "lab")]
+    #[arg(long, value_name = "RATE", value_parser = crate::args::parse_lab_rate, requires = "lab")]
     pub lab_rate: Option<u64>,
     /// MTU of the lab's veth links, bytes (1280–65535; default 1500).
     #[arg(long, value_name = "BYTES", requires = "lab")]
@@ -123,7 +114,7 @@ pub struct StudyArgs {
     pub streams: Option<u16>,
     /// UDP stream sending rate per stream: bits/s with k/M/G suffix (100M) or
     /// packets/s (50kpps); default as fast as possible.
-    #[arg(short = 'b', long, value_parser = crate::cmd_run::parse_rate)]
+    #[arg(short = 'b', long, value_parser = crate::args::parse_rate)]
     pub rate: Option<wire::spec::Rate>,
     /// Per-interval samples every SECS seconds, stored with each run (default 1; 0: none).
     #[arg(short, long, value_name = "SECS")]
@@ -206,14 +197,6 @@ pub struct StudyArgs {
     /// Connect timeout per run, seconds.
     #[arg(long, default_value_t = 5.0, value_name = "S")]
     pub connect_timeout: f64,
-}
-
-fn parse_topology(s: &str) -> Result<lab::Topology, String> {
-    s.parse().map_err(|e: lab::LabError| e.to_string())
-}
-
-fn parse_lab_rate(s: &str) -> Result<u64, String> {
-    lab::parse_rate_bps(s).map_err(|e| e.to_string())
 }
 
 /// A byte count: `8192`, `8K`, `64K`, `1M` (K = 1024, as iperf's buffer sizes).
@@ -449,7 +432,7 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     }
     args.check_target()?;
     // Before any lab exists: the lab crate then leaves Ctrl-C to this handler.
-    let stop = install_stop_handler();
+    let stop = crate::interrupt::study_stop_flag();
     if let Some(id) = args.resume {
         return resume(args, id, stop);
     }
@@ -504,29 +487,6 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     )?;
     exec.close()?;
     Ok(code)
-}
-
-/// Installs the study's Ctrl-C / SIGTERM handler: the first stops the study after the
-/// current run (the lab, if any, is then removed on the way out); a second aborts at
-/// once, removing this process's labs first.
-fn install_stop_handler() -> Arc<AtomicBool> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    // Fails only if a handler exists already (then that one decides).
-    let _ = ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            let removed = lab::teardown_all_live();
-            if !removed.is_empty() {
-                eprintln!(
-                    "\ndualperf: aborted; removed {} lab namespace(s)",
-                    removed.len()
-                );
-            }
-            std::process::exit(130);
-        }
-        eprintln!("\ndualperf: stopping after the current run (Ctrl-C again to abort now)");
-    });
-    stop
 }
 
 fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
