@@ -27,35 +27,32 @@ pub fn load_psk(path: Option<&std::path::Path>) -> anyhow::Result<Option<wire::a
     Ok(Some(key))
 }
 
-/// "100M" / "1.5G" / "800k" / "1000000" → bits/s (SI); "50kpps" / "1000pps" → packets/s.
+// Every quantity flag reads through `wire::quantity`, the one grammar for bytes, rates
+// and durations (README "Quantities"); these adapt it to clap's `value_parser`.
+
+/// `-b/--rate`: bits/s (100M, 100mbit) or packets/s (50kpps).
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
-    let t = s.trim().to_ascii_lowercase();
-    let bad = || format!("'{s}' is not a rate (e.g. 100M for bit/s, 50kpps for packets/s)");
-    let (body, pps) = match t.strip_suffix("pps") {
-        Some(b) => (b.to_string(), true),
-        None => (
-            t.trim_end_matches("bps")
-                .trim_end_matches("bit/s")
-                .to_string(),
-            false,
-        ),
-    };
-    let (num, mult) = match body.chars().last() {
-        Some('k') => (&body[..body.len() - 1], 1e3),
-        Some('m') => (&body[..body.len() - 1], 1e6),
-        Some('g') => (&body[..body.len() - 1], 1e9),
-        _ => (&body[..], 1.0),
-    };
-    let v: f64 = num.parse().map_err(|_| bad())?;
-    if !(v.is_finite() && v > 0.0) {
-        return Err(bad());
-    }
-    let v = (v * mult).round() as u64;
-    Ok(if pps {
-        Rate::PacketsPerSec(v)
-    } else {
-        Rate::BitsPerSec(v)
-    })
+    wire::quantity::parse_rate(s).map_err(|e| e.to_string())
+}
+
+/// A rate that must be bits per second (`--link-rate`, `--max-rate`).
+pub fn parse_bit_rate(s: &str) -> Result<u64, String> {
+    wire::quantity::parse_bit_rate(s).map_err(|e| e.to_string())
+}
+
+/// Socket buffer and payload sizes: 1408, 64K / 64KiB, 4M.
+pub fn parse_bytes_u32(s: &str) -> Result<u32, String> {
+    wire::quantity::parse_bytes_u32(s).map_err(|e| e.to_string())
+}
+
+/// Byte counts kept as 64 bits (study socket options before their range check).
+pub fn parse_bytes_u64(s: &str) -> Result<u64, String> {
+    wire::quantity::parse_bytes(s).map_err(|e| e.to_string())
+}
+
+/// Durations kept as seconds: 10, 10s, 500ms, 2min.
+pub fn parse_secs(s: &str) -> Result<f64, String> {
+    wire::quantity::parse_duration_s(s).map_err(|e| e.to_string())
 }
 
 /// `--lab` / `--topology`: p2p or client-server.
@@ -65,5 +62,5 @@ pub fn parse_topology(s: &str) -> Result<lab::Topology, String> {
 
 /// `--lab-rate` / `lab up --rate`: a tbf rate in bits per second.
 pub fn parse_lab_rate(s: &str) -> Result<u64, String> {
-    lab::parse_rate_bps(s).map_err(|e| e.to_string())
+    lab::check_rate_bps(parse_bit_rate(s)?).map_err(|e| e.to_string())
 }

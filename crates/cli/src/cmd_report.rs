@@ -29,8 +29,8 @@ pub struct ReportArgs {
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<PrintFormat>,
     /// Link rate for efficiency = measured / highest possible goodput (e.g. 1gbit, 100mbit).
-    #[arg(long, value_name = "RATE")]
-    pub link_rate: Option<String>,
+    #[arg(long, value_name = "RATE", value_parser = crate::args::parse_bit_rate)]
+    pub link_rate: Option<u64>,
     /// Link model of the header-overhead comparison. Default: from the first campaign's
     /// client interface (loopback for `lo`, else Ethernet).
     #[arg(long, value_enum)]
@@ -178,8 +178,8 @@ fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOpt
         }
         link.mtu_bytes = mtu;
     }
-    let link_rate_bps = match &args.link_rate {
-        Some(text) => Some(stats::parse_link_rate_bps(text)?),
+    let link_rate_bps = match args.link_rate {
+        Some(bps) => Some(bps as f64),
         None => lab.as_ref().and_then(|l| l.rate_bps),
     };
     let link_source = lab.map(|l| {

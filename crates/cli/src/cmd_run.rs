@@ -26,10 +26,10 @@ pub struct RunArgs {
     #[arg(short, long, default_value = "4")]
     family: Family,
     /// Payload bytes per send / datagram / request (Netperf's send size).
-    #[arg(short, long, default_value = "1408", value_parser = parse_bytes)]
+    #[arg(short, long, default_value = "1408", value_parser = crate::args::parse_bytes_u32)]
     size: u32,
-    /// Run length in seconds.
-    #[arg(short, long, conflicts_with = "count")]
+    /// Run length: seconds, or with a unit (500ms, 2min) [default: 10 s].
+    #[arg(short, long, value_parser = crate::args::parse_secs, conflicts_with = "count")]
     duration: Option<f64>,
     /// Send this many packets (datagrams, writes or transactions) per stream instead.
     #[arg(short = 'n', long)]
@@ -65,10 +65,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "BYTES", requires = "lab")]
     lab_mtu: Option<u32>,
     /// SO_SNDBUF in bytes (K/M suffixes); the kernel's value is reported.
-    #[arg(long, value_parser = parse_bytes)]
+    #[arg(long, value_parser = crate::args::parse_bytes_u32)]
     sndbuf: Option<u32>,
     /// SO_RCVBUF in bytes (K/M suffixes).
-    #[arg(long, value_parser = parse_bytes)]
+    #[arg(long, value_parser = crate::args::parse_bytes_u32)]
     rcvbuf: Option<u32>,
     /// TCP_NODELAY (always on for tcp-rr).
     #[arg(long)]
@@ -91,8 +91,8 @@ pub struct RunArgs {
     /// Per-transaction timeout of udp-rr, in milliseconds.
     #[arg(long, default_value_t = 200)]
     rr_timeout_ms: u64,
-    /// Print per-interval samples every SECS seconds.
-    #[arg(short, long, value_name = "SECS")]
+    /// Print per-interval samples every SECS seconds (or 500ms, ...).
+    #[arg(short, long, value_name = "SECS", value_parser = crate::args::parse_secs)]
     interval: Option<f64>,
     /// Print the full result as JSON (schema in the README).
     #[arg(long)]
@@ -106,20 +106,6 @@ pub struct RunArgs {
     /// Pre-shared key of a `dualperf server --psk-file` (the server must prove it too).
     #[arg(long, value_name = "FILE")]
     psk_file: Option<std::path::PathBuf>,
-}
-
-/// "1408", "64K", "8k", "1M" → bytes (binary multiples, as socket sizes are).
-pub fn parse_bytes(s: &str) -> Result<u32, String> {
-    let t = s.trim();
-    let (num, mult) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1024u64),
-        Some('m' | 'M') => (&t[..t.len() - 1], 1024 * 1024),
-        _ => (t, 1),
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a byte count (e.g. 1408, 64K)"))?;
-    u32::try_from(n * mult).map_err(|_| format!("'{s}' is too large"))
 }
 
 fn parse_u8(s: &str) -> Result<u8, String> {
@@ -284,15 +270,7 @@ fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String
 }
 
 fn fmt_bps(v: f64) -> String {
-    if v >= 1e9 {
-        format!("{:.2} Gbit/s", v / 1e9)
-    } else if v >= 1e6 {
-        format!("{:.2} Mbit/s", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.2} kbit/s", v / 1e3)
-    } else {
-        format!("{v:.0} bit/s")
-    }
+    wire::quantity::display_bit_rate(v)
 }
 
 fn fmt_value(x: &Metric) -> String {
@@ -472,19 +450,12 @@ fn summary(r: &RunResult, embedded: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::parse_rate;
 
     #[test]
-    fn rates_and_sizes_parse_with_suffixes() {
-        assert_eq!(parse_rate("100M"), Ok(Rate::BitsPerSec(100_000_000)));
-        assert_eq!(parse_rate("50kpps"), Ok(Rate::PacketsPerSec(50_000)));
-        assert_eq!(parse_rate("1.5G"), Ok(Rate::BitsPerSec(1_500_000_000)));
-        assert!(parse_rate("fast").is_err());
-        assert!(parse_rate("-5M").is_err());
-        assert_eq!(parse_bytes("64K"), Ok(65_536));
-        assert_eq!(parse_bytes("1408"), Ok(1408));
-        assert!(parse_bytes("8X").is_err());
+    fn tos_and_flow_label_take_hex() {
         assert_eq!(parse_u8("0x2e"), Ok(46));
+        assert_eq!(parse_u32("0xfffff"), Ok(0xfffff));
+        assert!(parse_u8("256").is_err());
     }
 
     #[test]

@@ -76,13 +76,9 @@ fn parse_max_rate(text: &str) -> anyhow::Result<Option<u64>> {
     if text.trim() == "0" {
         return Ok(None);
     }
-    match crate::args::parse_rate(text) {
-        Ok(wire::spec::Rate::BitsPerSec(b)) => Ok(Some(b)),
-        Ok(wire::spec::Rate::PacketsPerSec(_)) => {
-            anyhow::bail!("--max-rate takes bits per second (e.g. 10G), not packets")
-        }
-        Err(e) => anyhow::bail!("--max-rate: {e}"),
-    }
+    crate::args::parse_bit_rate(text)
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!("--max-rate: {e}"))
 }
 
 /// Parse `--bind` values: "1.2.3.4", "::1", "1.2.3.4:5301", "[::1]:5301".

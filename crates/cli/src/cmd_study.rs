@@ -98,7 +98,7 @@ pub struct StudyArgs {
     #[arg(long, value_name = "SIZES")]
     pub sizes: Option<String>,
     /// Length of each run in seconds.
-    #[arg(short, long, value_name = "S", conflicts_with = "count")]
+    #[arg(short, long, value_name = "S", value_parser = crate::args::parse_secs, conflicts_with = "count")]
     pub duration: Option<f64>,
     /// Packets (datagrams, writes or transactions) per run instead of a duration.
     #[arg(short = 'n', long, value_name = "N")]
@@ -117,22 +117,22 @@ pub struct StudyArgs {
     #[arg(short = 'b', long, value_parser = crate::args::parse_rate)]
     pub rate: Option<wire::spec::Rate>,
     /// Per-interval samples every SECS seconds, stored with each run (default 1; 0: none).
-    #[arg(short, long, value_name = "SECS")]
+    #[arg(short, long, value_name = "SECS", value_parser = crate::args::parse_secs)]
     pub interval: Option<f64>,
     /// UDP request/response: how long to wait for a response before counting it lost.
     #[arg(long, value_name = "MS")]
     pub rr_timeout_ms: Option<u64>,
     /// Socket send and receive buffer (TCP window), bytes (K, M suffixes).
-    #[arg(short, long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(short, long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
     pub window: Option<u64>,
     /// Socket send buffer, bytes.
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
     pub sndbuf: Option<u64>,
     /// Socket receive buffer, bytes.
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
     pub rcvbuf: Option<u64>,
     /// Socket buffers of UDP tests only (e.g. 8K as study 000).
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
     pub udp_buffer: Option<u64>,
     /// TCP_NODELAY.
     #[arg(long)]
@@ -197,34 +197,6 @@ pub struct StudyArgs {
     /// Connect timeout per run, seconds.
     #[arg(long, default_value_t = 5.0, value_name = "S")]
     pub connect_timeout: f64,
-}
-
-/// A byte count: `8192`, `8K`, `64K`, `1M` (K = 1024, as iperf's buffer sizes).
-fn parse_bytes(s: &str) -> Result<u64, String> {
-    parse_scaled(s, 1024.0)
-}
-
-fn parse_scaled(s: &str, k: f64) -> Result<u64, String> {
-    let t = s.trim();
-    let (num, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let m = match c.to_ascii_uppercase() {
-                'K' => k,
-                'M' => k * k,
-                'G' => k * k * k,
-                _ => return Err(format!("unknown suffix in '{s}' (use K, M or G)")),
-            };
-            (&t[..i], m)
-        }
-        _ => (t, 1.0),
-    };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a number (e.g. 64K, 10M)"))?;
-    if !(v >= 0.0 && v.is_finite() && v * mult < 1.8e19) {
-        return Err(format!("'{s}' is out of range"));
-    }
-    Ok((v * mult).round() as u64)
 }
 
 impl StudyArgs {
@@ -782,16 +754,6 @@ mod tests {
     }
 
     use super::*;
-
-    #[test]
-    fn byte_suffixes() {
-        assert_eq!(parse_bytes("64K"), Ok(65_536));
-        assert_eq!(parse_bytes("8k"), Ok(8_192));
-        assert_eq!(parse_bytes("1.5M"), Ok(1_572_864));
-        assert_eq!(parse_bytes("123"), Ok(123));
-        assert!(parse_bytes("12Q").is_err());
-        assert!(parse_bytes("x").is_err());
-    }
 
     #[test]
     fn flags_override_preset_and_file() {

@@ -8,8 +8,6 @@ pub mod special;
 pub mod summary;
 
 pub use compare::{cohens_d, hedges_g, holm, MannWhitney, Welch};
-pub use overhead::{
-    header_share_of_gap, parse_link_rate_bps, LinkModel, LinkRateError, OverheadModel, WireCost,
-};
+pub use overhead::{header_share_of_gap, LinkModel, OverheadModel, WireCost};
 pub use special::{normal_cdf, normal_quantile, student_t_cdf, student_t_quantile};
 pub use summary::Summary;

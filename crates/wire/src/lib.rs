@@ -8,5 +8,6 @@ pub mod auth;
 pub mod datagram;
 pub mod metrics;
 pub mod proto;
+pub mod quantity;
 pub mod session;
 pub mod spec;
