@@ -3,7 +3,7 @@
 //! each other.
 
 use clap::ValueEnum;
-use wire::spec::Rate;
+use wire::spec::{Family, Rate};
 
 /// What kind of server the study talks to.
 #[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -63,4 +63,56 @@ pub fn parse_topology(s: &str) -> Result<lab::Topology, String> {
 /// `--lab-rate` / `lab up --rate`: a tbf rate in bits per second.
 pub fn parse_lab_rate(s: &str) -> Result<u64, String> {
     lab::check_rate_bps(parse_bit_rate(s)?).map_err(|e| e.to_string())
+}
+
+/// The family of a host written as an IP literal (`192.0.2.7`, `::1`, `[::1]`); None
+/// for a name.
+pub fn literal_family(host: &str) -> Option<Family> {
+    let h = host.trim().trim_start_matches('[').trim_end_matches(']');
+    h.parse::<std::net::IpAddr>().ok().map(|ip| match ip {
+        std::net::IpAddr::V4(_) => Family::V4,
+        std::net::IpAddr::V6(_) => Family::V6,
+    })
+}
+
+/// `run -f`: an IP-literal HOST decides the family (`-f` is needed only for names, where
+/// it defaults to 4); an `-f` that contradicts the literal is refused with the fix.
+pub fn family_of(host: Option<&str>, flag: Option<Family>) -> anyhow::Result<Family> {
+    match (host.and_then(literal_family), flag) {
+        (Some(lit), Some(f)) if lit != f => anyhow::bail!(
+            "{} is an {lit} address but -f {} asks for {f}; drop -f (an address decides its \
+             family) or give a host name that has an {f} address",
+            host.unwrap_or_default(),
+            f.number()
+        ),
+        (Some(lit), _) => Ok(lit),
+        (None, Some(f)) => Ok(f),
+        (None, None) => Ok(Family::V4),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ip_literal_decides_the_family() {
+        assert_eq!(family_of(Some("fd00:231::2"), None).unwrap(), Family::V6);
+        assert_eq!(family_of(Some("[::1]"), None).unwrap(), Family::V6);
+        assert_eq!(family_of(Some("10.0.0.1"), None).unwrap(), Family::V4);
+        assert_eq!(
+            family_of(Some("10.0.0.1"), Some(Family::V4)).unwrap(),
+            Family::V4
+        );
+        assert_eq!(family_of(Some("example.org"), None).unwrap(), Family::V4);
+        assert_eq!(
+            family_of(Some("example.org"), Some(Family::V6)).unwrap(),
+            Family::V6
+        );
+        assert_eq!(family_of(None, None).unwrap(), Family::V4);
+        let e = family_of(Some("::1"), Some(Family::V4))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("drop -f"), "{e}");
+    }
 }

@@ -22,9 +22,10 @@ pub struct RunArgs {
     /// tcp-stream, udp-stream, tcp-rr or udp-rr.
     #[arg(short, long, default_value = "tcp-stream")]
     test: TestKind,
-    /// IP version: 4 or 6.
-    #[arg(short, long, default_value = "4")]
-    family: Family,
+    /// IP version, 4 or 6 [default: the family of an IP-address HOST, else 4]. Needed
+    /// only for host names (and the embedded server).
+    #[arg(short, long)]
+    family: Option<Family>,
     /// Payload bytes per send / datagram / request (Netperf's send size).
     #[arg(short, long, default_value = "1408", value_parser = crate::args::parse_bytes_u32)]
     size: u32,
@@ -134,7 +135,8 @@ fn secs_to_ns(what: &str, s: f64) -> anyhow::Result<u64> {
 }
 
 fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
-    let mut spec = TestSpec::new(a.test, a.family, a.size);
+    let family = crate::args::family_of(a.host.as_deref(), a.family)?;
+    let mut spec = TestSpec::new(a.test, family, a.size);
     spec.bound = match (a.count, a.duration) {
         (Some(n), _) => Bound::Count(n),
         (None, Some(d)) => Bound::DurationNs(secs_to_ns("--duration", d)?),
@@ -160,7 +162,7 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
         congestion: a.congestion.clone(),
         dont_fragment: a.dont_fragment,
     };
-    if a.flowlabel.is_some() && a.family != Family::V6 {
+    if a.flowlabel.is_some() && family != Family::V6 {
         bail!("--flowlabel needs --family 6");
     }
     spec.rr_timeout_ns = a.rr_timeout_ms.saturating_mul(1_000_000);
@@ -218,7 +220,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             let srv = EmbeddedServer::start()
                 .map_err(|e| anyhow::anyhow!("{e}"))
                 .context("cannot start the embedded loopback server")?;
-            let host = match args.family {
+            let host = match spec.family {
                 Family::V4 => "127.0.0.1",
                 Family::V6 => "::1",
             };

@@ -25,6 +25,8 @@ mod iperf3_peer;
 mod journal;
 #[path = "cmd_study/lab_target.rs"]
 mod lab_target;
+#[path = "cmd_study/preflight.rs"]
+mod preflight;
 
 pub use inspect::{export_main, import_main, show_main, ExportArgs, ImportArgs, ShowArgs};
 
@@ -341,6 +343,20 @@ impl StudyArgs {
             layer = layer.merge(&file);
         }
         layer = layer.merge(&self.as_layer()?);
+        // An IP-address host has one family: it decides the families unless they were
+        // given, and a family it cannot have is refused before anything starts.
+        if let Some(lit) = self.host.as_deref().and_then(crate::args::literal_family) {
+            let host = self.host.as_deref().unwrap_or_default();
+            match &layer.families {
+                None => layer.families = Some(vec![lit.number()]),
+                Some(fams) if fams.iter().any(|&f| f != lit.number()) => bail!(
+                    "{host} is an {lit} address, so it cannot be tested over the other family; \
+                     use --families {} or give a host name with both A and AAAA records",
+                    lit.number()
+                ),
+                Some(_) => {}
+            }
+        }
         if self.peer == Peer::Iperf3 && layer.tests.is_none() {
             // iperf3 has no request/response test: its default study is the stream tests.
             layer.tests = Some(vec!["tcp-stream".into(), "udp-stream".into()]);
@@ -413,6 +429,9 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
         print!("{}", dry_run_text(&spec, Some(&args.target_text())));
         return Ok(ExitCode::SUCCESS);
     }
+    // Nothing exists yet: no database file, no campaign, no lab.
+    preflight::check_target(&args, &spec)?;
+    preflight::check_db(&args.db)?;
     let mut store = journal::open_store(&args.db)?;
     let (version, revision) = version_and_revision();
     let created_unix_s = std::time::SystemTime::now()

@@ -354,3 +354,53 @@ fn dualperf_server_and_run_work_across_the_router_of_a_shaped_lab() {
     );
     assert!(namespaces_of(&n).is_empty());
 }
+
+/// The two hint lines `lab up` prints are run exactly as printed (through `sh -c`), with
+/// only a short `-d` added to the client: the server line starts a server in the lab, the
+/// client line (an IPv6 address, no `-f`) measures against it.
+#[test]
+fn the_hint_printed_by_lab_up_works_as_printed() {
+    if !root_or_skip() {
+        return;
+    }
+    let n = name("hint");
+    let up = dualperf(&["lab", "up", "--name", &n]);
+    assert!(up.status.success(), "lab up: {}", text(&up.stderr));
+    let out = text(&up.stdout);
+    let hint = |what: &str| {
+        out.lines()
+            .find_map(|l| l.trim().strip_prefix(what))
+            .map(|c| c.trim().to_string())
+            .unwrap_or_else(|| panic!("no '{what}' line in {out}"))
+    };
+    let (server_cmd, client_cmd) = (hint("run a server:"), hint("run a client:"));
+    let mut server = Command::new("sh")
+        .args(["-c", &format!("exec {server_cmd}")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("server from the hint");
+    let mut lines = BufReader::new(server.stdout.take().expect("stdout")).lines();
+    assert!(
+        lines
+            .by_ref()
+            .map_while(Result::ok)
+            .any(|l| l.contains("listening")),
+        "the hint's server never listened: {server_cmd}"
+    );
+    let client = Command::new("sh")
+        .args(["-c", &format!("{client_cmd} -d 0.3 --json")])
+        .output()
+        .expect("client from the hint");
+    let down = dualperf(&["lab", "down", &n]);
+    wait_exit(&mut server, Duration::from_secs(5));
+    assert!(
+        client.status.success(),
+        "{client_cmd}: {}",
+        text(&client.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&client.stdout).expect("run --json");
+    assert_eq!(json["spec"]["family"], "6", "{json}");
+    assert!(down.status.success(), "{}", text(&down.stderr));
+    assert!(namespaces_of(&n).is_empty());
+}
