@@ -91,6 +91,51 @@ pub fn family_of(host: Option<&str>, flag: Option<Family>) -> anyhow::Result<Fam
     }
 }
 
+/// What a file given as a results database is, when it is not one: "… is empty: not a
+/// dualperf database" or "… is not an SQLite database" (rather than SQLite's or the
+/// schema check's words). A missing file and a real SQLite file pass, and an empty one
+/// when it is about to be written (`study`, `import`: SQLite makes it a database).
+pub fn check_database_file(db: &std::path::Path, empty_ok: bool) -> anyhow::Result<()> {
+    use std::io::Read;
+    let Ok(mut f) = std::fs::File::open(db) else {
+        return Ok(());
+    };
+    if f.metadata().is_ok_and(|m| m.is_dir()) {
+        anyhow::bail!(
+            "{} is a directory, not a dualperf database; pass the database file with --db",
+            db.display()
+        );
+    }
+    let mut head = [0u8; 16];
+    let mut got = 0;
+    while got < head.len() {
+        match f.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) => anyhow::bail!("cannot read {}: {e}", db.display()),
+        }
+    }
+    if got == 0 && empty_ok {
+        return Ok(());
+    }
+    if got == 0 {
+        anyhow::bail!(
+            "{} is empty: not a dualperf database (a study writes one: dualperf study --db {}; \
+             or remove the empty file)",
+            db.display(),
+            db.display()
+        );
+    }
+    if &head[..got] != b"SQLite format 3\0" {
+        anyhow::bail!(
+            "{} is not an SQLite database, so not a dualperf results database; pass the file \
+             `dualperf study` wrote (default dualperf.db) with --db",
+            db.display()
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

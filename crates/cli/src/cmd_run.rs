@@ -44,10 +44,11 @@ pub struct RunArgs {
     /// Parallel connections / flows.
     #[arg(short = 'P', long, default_value_t = 1)]
     streams: u16,
-    /// UDP sending rate per stream: bits/s with k/M/G suffix (100M) or packets/s (50kpps).
+    /// UDP sending rate per stream: bits/s (100M, 100mbit) or packets/s (50kpps)
+    /// [default: as fast as possible].
     #[arg(short = 'b', long, value_parser = crate::args::parse_rate)]
     rate: Option<Rate>,
-    /// Control port of the server (default 5301; 5201 with --peer iperf3).
+    /// Control port of the server [default: 5301; 5201 with --peer iperf3].
     #[arg(short, long)]
     port: Option<u16>,
     /// The server is `dualperf` or an unmodified `iperf3` 3.x (`iperf3 -s`; tcp-stream
@@ -62,13 +63,14 @@ pub struct RunArgs {
     /// Shape each lab host's egress with tbf at this rate (100mbit, 1gbit, 500k).
     #[arg(long, value_name = "RATE", value_parser = crate::args::parse_lab_rate, requires = "lab")]
     lab_rate: Option<u64>,
-    /// MTU of the lab's veth links, bytes (default 1500).
+    /// MTU of the lab's veth links, bytes [default: 1500].
     #[arg(long, value_name = "BYTES", requires = "lab")]
     lab_mtu: Option<u32>,
-    /// SO_SNDBUF in bytes (K/M suffixes); the kernel's value is reported.
+    /// SO_SNDBUF in bytes (64K = 64KiB, 4M) [default: the kernel's]; the kernel's value
+    /// is reported.
     #[arg(long, value_parser = crate::args::parse_bytes_u32)]
     sndbuf: Option<u32>,
-    /// SO_RCVBUF in bytes (K/M suffixes).
+    /// SO_RCVBUF in bytes (64K = 64KiB, 4M) [default: the kernel's].
     #[arg(long, value_parser = crate::args::parse_bytes_u32)]
     rcvbuf: Option<u32>,
     /// TCP_NODELAY (always on for tcp-rr).
@@ -92,7 +94,7 @@ pub struct RunArgs {
     /// Per-transaction timeout of udp-rr, in milliseconds.
     #[arg(long, default_value_t = 200)]
     rr_timeout_ms: u64,
-    /// Print per-interval samples every SECS seconds (or 500ms, ...).
+    /// Print per-interval samples every SECS seconds (or 500ms, ...) [default: none].
     #[arg(short, long, value_name = "SECS", value_parser = crate::args::parse_secs)]
     interval: Option<f64>,
     /// Print the full result as JSON (schema in the README).
@@ -174,32 +176,86 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
 }
 
 /// Prints interval lines as they arrive (text mode) or keeps them (JSON mode).
+///
+/// The client's samples hold what the client itself knows: what it sent on a forward
+/// test, what it received on a reverse one, both for `--bidir`. Only those columns are
+/// printed, under a header; the receiver's totals for a forward test come from the
+/// server's result in the summary.
 struct CliRecorder {
     json: bool,
+    direction: Direction,
+    header_printed: bool,
     samples: Vec<IntervalSample>,
+}
+
+impl CliRecorder {
+    fn new(json: bool, direction: Direction) -> CliRecorder {
+        CliRecorder {
+            json,
+            direction,
+            header_printed: false,
+            samples: Vec::new(),
+        }
+    }
+
+    /// The header and one line per interval, as printed.
+    fn lines(&mut self, s: &IntervalSample) -> Vec<String> {
+        let mut out = Vec::new();
+        let (sent, received) = match self.direction {
+            Direction::Forward => (true, false),
+            Direction::Reverse => (false, true),
+            Direction::Bidir => (true, true),
+        };
+        if !self.header_printed {
+            self.header_printed = true;
+            let mut h = format!("{:<19}", "interval (s)");
+            if sent {
+                h.push_str(&format!("  {:>14}  {:>10}", "sent", "packets"));
+            }
+            if received {
+                h.push_str(&format!("  {:>14}  {:>10}", "received", "packets"));
+            }
+            out.push(h.trim_end().to_string());
+        }
+        let secs = (s.end_ns.saturating_sub(s.start_ns)) as f64 / 1e9;
+        let rate = |b: u64| {
+            if secs > 0.0 {
+                b as f64 * 8.0 / secs
+            } else {
+                0.0
+            }
+        };
+        let mut line = format!(
+            "{:>7.2} - {:>7.2}    ",
+            s.start_ns as f64 / 1e9,
+            s.end_ns as f64 / 1e9
+        );
+        if sent {
+            line.push_str(&format!(
+                "  {:>14}  {:>10}",
+                fmt_bps(rate(s.sent_bytes)),
+                s.sent_packets
+            ));
+        }
+        if received {
+            line.push_str(&format!(
+                "  {:>14}  {:>10}",
+                fmt_bps(rate(s.recv_bytes)),
+                s.recv_packets
+            ));
+        }
+        out.push(line);
+        out
+    }
 }
 
 impl Recorder for CliRecorder {
     fn on_interval(&mut self, s: &IntervalSample) {
         self.samples.push(*s);
         if !self.json {
-            let secs = (s.end_ns.saturating_sub(s.start_ns)) as f64 / 1e9;
-            let rate = |b: u64| {
-                if secs > 0.0 {
-                    b as f64 * 8.0 / secs
-                } else {
-                    0.0
-                }
-            };
-            say(&format!(
-                "[{:6.2}-{:6.2} s]  sent {:>12}  {:>10} pkts   received {:>12}  {:>10} pkts",
-                s.start_ns as f64 / 1e9,
-                s.end_ns as f64 / 1e9,
-                fmt_bps(rate(s.sent_bytes)),
-                s.sent_packets,
-                fmt_bps(rate(s.recv_bytes)),
-                s.recv_packets
-            ));
+            for line in self.lines(s) {
+                say(&line);
+            }
         }
     }
 }
@@ -229,16 +285,14 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             (host.to_string(), port)
         }
     };
+    let direction = spec.direction;
     let mut cfg = ClientConfig::new(&host, port, spec);
     cfg.connect_timeout = Duration::from_secs_f64(args.connect_timeout.max(0.01));
     if let Some(v) = args.protocol_version {
         cfg.protocol_version = v;
     }
     cfg.psk = crate::args::load_psk(args.psk_file.as_deref())?;
-    let mut rec = CliRecorder {
-        json: args.json,
-        samples: Vec::new(),
-    };
+    let mut rec = CliRecorder::new(args.json, direction);
     let result = engine::run_client(&cfg, &mut rec).map_err(|e| anyhow::anyhow!("{e}"))?;
     if args.json {
         say(&to_json(&result, &rec.samples)?);
@@ -452,6 +506,44 @@ fn summary(r: &RunResult, embedded: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interval_lines_have_a_header_and_only_the_figures_the_client_knows() {
+        let s = IntervalSample {
+            start_ns: 0,
+            end_ns: 1_000_000_000,
+            sent_bytes: 125_000_000,
+            sent_packets: 1000,
+            recv_bytes: 0,
+            recv_packets: 0,
+        };
+        let mut fwd = CliRecorder::new(false, Direction::Forward);
+        let first = fwd.lines(&s);
+        assert_eq!(first.len(), 2, "{first:?}");
+        assert!(first[0].starts_with("interval (s)") && first[0].contains("sent"));
+        assert!(!first[0].contains("received"), "{first:?}");
+        assert!(first[1].contains("1.00 Gbit/s") && first[1].contains("1000"));
+        assert!(!first[1].contains("0 bit/s"), "{first:?}");
+        assert_eq!(fwd.lines(&s).len(), 1, "the header is printed once");
+        let r = IntervalSample {
+            recv_bytes: 1_000_000,
+            recv_packets: 10,
+            sent_bytes: 0,
+            sent_packets: 0,
+            ..s
+        };
+        let rev = CliRecorder::new(false, Direction::Reverse).lines(&r);
+        assert!(
+            rev[0].contains("received") && !rev[0].contains("sent"),
+            "{rev:?}"
+        );
+        assert!(rev[1].contains("8.00 Mbit/s"), "{rev:?}");
+        let bi = CliRecorder::new(false, Direction::Bidir).lines(&s);
+        assert!(
+            bi[0].contains("sent") && bi[0].contains("received"),
+            "{bi:?}"
+        );
+    }
 
     #[test]
     fn tos_and_flow_label_take_hex() {

@@ -58,7 +58,7 @@ pub struct StudyArgs {
     /// Server to test (`dualperf server`, or `iperf3 -s` with --peer iperf3); none = an
     /// embedded server on 127.0.0.1 and ::1 in this process.
     pub host: Option<String>,
-    /// Server port (default 5301; 5201 with --peer iperf3).
+    /// Server port [default: 5301; 5201 with --peer iperf3].
     #[arg(short, long)]
     pub port: Option<u16>,
     /// The server is `dualperf` or an unmodified `iperf3` (tcp-stream and udp-stream
@@ -90,7 +90,7 @@ pub struct StudyArgs {
     /// Read the study from a TOML file (flags still override it).
     #[arg(long, value_name = "FILE")]
     pub spec: Option<PathBuf>,
-    /// IP families, e.g. 4,6.
+    /// IP families, e.g. 4,6 [default: 4,6; the family of an IP-address HOST].
     #[arg(long, value_delimiter = ',', value_name = "4,6")]
     pub families: Option<Vec<u8>>,
     /// Tests: tcp-stream, udp-stream, tcp-rr, udp-rr (comma-separated).
@@ -99,7 +99,7 @@ pub struct StudyArgs {
     /// Payload sizes in bytes: 128,384,640 or 128..1408/256 (inclusive, with step).
     #[arg(long, value_name = "SIZES")]
     pub sizes: Option<String>,
-    /// Length of each run in seconds.
+    /// Length of each run: seconds, or 500ms, 2min (the defaults: `study --dry-run`).
     #[arg(short, long, value_name = "S", value_parser = crate::args::parse_secs, conflicts_with = "count")]
     pub duration: Option<f64>,
     /// Packets (datagrams, writes or transactions) per run instead of a duration.
@@ -154,7 +154,7 @@ pub struct StudyArgs {
     /// Set the don't-fragment bit / IPV6_DONTFRAG.
     #[arg(long)]
     pub dont_fragment: bool,
-    /// Fixed measured runs per cell.
+    /// Fixed measured runs per cell (the defaults: `study --dry-run`).
     #[arg(long, conflicts_with_all = ["confidence", "ci_width"])]
     pub runs: Option<u32>,
     /// Repeat each cell until the CONFIDENCE % Student-t interval is narrow enough.

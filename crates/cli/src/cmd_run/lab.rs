@@ -57,15 +57,13 @@ fn run_in_lab(args: &RunArgs, spec: TestSpec) -> anyhow::Result<ExitCode> {
         "starting the lab's dualperf server",
     )?;
     let host = lab.server_addr(spec.family).to_string();
+    let direction = spec.direction;
     let mut cfg = ClientConfig::new(&host, port, spec);
     cfg.connect_timeout = Duration::from_secs_f64(args.connect_timeout.max(0.01));
     if let Some(v) = args.protocol_version {
         cfg.protocol_version = v;
     }
-    let mut rec = CliRecorder {
-        json: args.json,
-        samples: Vec::new(),
-    };
+    let mut rec = CliRecorder::new(args.json, direction);
     let client_ns = lab.client_ns().to_string();
     let result = std::thread::scope(|s| {
         s.spawn(|| {

@@ -19,6 +19,12 @@ use wire::spec::{Bound, Family, TestKind, TestSpec};
 /// Checks the remote target of a study (nothing to check for the embedded server or
 /// a lab, which the study builds itself).
 pub fn check_target(args: &StudyArgs, spec: &StudySpec) -> anyhow::Result<()> {
+    // A plan the peer cannot run is the first thing to say, whether or not it answers.
+    if args.peer == Peer::Iperf3 {
+        if let Some(why) = super::iperf3_peer::refuse_rr(spec) {
+            anyhow::bail!("{why}");
+        }
+    }
     let Some(host) = args.host.as_deref() else {
         return Ok(());
     };
