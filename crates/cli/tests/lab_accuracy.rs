@@ -7,6 +7,7 @@
 //! the first 0.3 s, so the 64 KiB initial burst of the bucket is not counted.
 //! Needs root (skips with a reason outside CI).
 
+mod support;
 use engine::{run_client, start_server, ClientConfig, NullRecorder, RunResult, ServerConfig};
 use lab::{Lab, LabSpec, Topology};
 use stats::OverheadModel;
@@ -14,6 +15,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::mpsc;
 use std::time::Duration;
+use support::labs_or_skip;
 use wire::spec::{Bound, Family, TestKind, TestSpec};
 
 const RATE_BPS: u64 = 50_000_000;
@@ -22,17 +24,6 @@ const INTERVAL: Duration = Duration::from_millis(100);
 /// Intervals skipped at the start (bucket burst, slow start) and at the end (partial).
 const SKIP_FIRST: usize = 3;
 const PORT: u16 = 5301;
-
-fn root_or_skip() -> bool {
-    match lab::check_privileges() {
-        Ok(()) => true,
-        Err(e @ lab::LabError::NotRoot) if std::env::var_os("CI").is_none() => {
-            eprintln!("SKIPPED: {e}");
-            false
-        }
-        Err(e) => panic!("labs cannot be built here: {e}"),
-    }
-}
 
 /// An engine server on the lab's server addresses, living on a thread in the server
 /// namespace (it must also be stopped from there: stopping connects to its listeners).
@@ -120,6 +111,13 @@ fn spec(kind: TestKind, family: Family, payload_bytes: u32) -> TestSpec {
     let mut s = TestSpec::new(kind, family, payload_bytes);
     s.bound = Bound::DurationNs(RUN.as_nanos() as u64);
     s.interval_ns = Some(INTERVAL.as_nanos() as u64);
+    if kind == TestKind::UdpStream {
+        // 4 MiB holds 0.6 s of this stream: a receiver descheduled on a loaded machine
+        // reads late instead of dropping (measured -2% to -7% at 1408 B with the default
+        // buffer, a busy loop on one core and load average 7), so the test measures the
+        // link, not the receiver's share of the CPU.
+        s.socket.rcvbuf_bytes = Some(4 << 20);
+    }
     s
 }
 
@@ -128,7 +126,7 @@ fn spec(kind: TestKind, family: Family, payload_bytes: u32) -> TestSpec {
 /// that each stop here can never fail the ratio check between them.
 const SETTLED: f64 = 0.005;
 
-/// Measures one case up to 3 times and returns the attempt closest to the model,
+/// Measures one case up to 5 times (2 s each) and returns the attempt closest to the model,
 /// stopping early once one is within [`SETTLED`]. Best-of-N, because a busy 2-core
 /// machine disturbs single runs both ways: a starved sender runs low, and a receiver
 /// descheduled for a while reads a backlog into the steady-state window and runs high
@@ -141,7 +139,7 @@ fn measure(lab: &Lab, kind: TestKind, family: Family, payload_bytes: u32) -> (f6
         .cost(family, kind, payload_bytes)
         .max_goodput_bps(RATE_BPS as f64);
     let mut best = f64::NAN;
-    for attempt in 0..3 {
+    for attempt in 0..5 {
         let r = run_in_client_ns(lab, spec(kind, family, payload_bytes));
         let measured = steady_goodput_bps(&r);
         let err = measured / model - 1.0;
@@ -164,7 +162,7 @@ fn measure(lab: &Lab, kind: TestKind, family: Family, payload_bytes: u32) -> (f6
 
 #[test]
 fn engine_goodput_on_a_shaped_lab_matches_the_overhead_model() {
-    if !root_or_skip() {
+    if !labs_or_skip() {
         return;
     }
     let spec_lab = LabSpec {

@@ -2,24 +2,13 @@
 //! twice, the non-root message, and SIGINT / SIGTERM to a `lab up --foreground` that
 //! leaves no namespace and no process behind. Needs root (skips with a reason outside CI).
 
+mod support;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use support::root_or_skip;
 
 const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
-
-fn root_or_skip() -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let uid_root = status
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
-    if !uid_root && std::env::var_os("CI").is_none() {
-        eprintln!("SKIPPED: dualperf lab tests need root");
-        return false;
-    }
-    assert!(uid_root, "CI must run the lab tests as root");
-    true
-}
 
 fn dualperf(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().expect("run dualperf")
@@ -63,7 +52,7 @@ fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
 
 #[test]
 fn up_list_exec_down_work_across_processes_and_a_name_is_not_reused() {
-    if !root_or_skip() {
+    if !root_or_skip("dualperf lab tests") {
         return;
     }
     let n = name("cli");
@@ -188,21 +177,21 @@ fn foreground_lab_is_removed_on(signal: &str) {
 
 #[test]
 fn sigint_to_a_foreground_lab_leaves_no_namespace_and_no_process() {
-    if root_or_skip() {
+    if root_or_skip("dualperf lab tests") {
         foreground_lab_is_removed_on("-INT");
     }
 }
 
 #[test]
 fn sigterm_to_a_foreground_lab_leaves_no_namespace_and_no_process() {
-    if root_or_skip() {
+    if root_or_skip("dualperf lab tests") {
         foreground_lab_is_removed_on("-TERM");
     }
 }
 
 #[test]
 fn without_privileges_lab_up_says_it_needs_root() {
-    if !root_or_skip() {
+    if !root_or_skip("dualperf lab tests") {
         return;
     }
     if Command::new("setpriv").arg("--version").output().is_err() {
@@ -215,18 +204,31 @@ fn without_privileges_lab_up_says_it_needs_root() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
     let n = name("nr");
-    let out = Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "--bounding-set=-all",
-        ])
-        .arg(&copy)
-        .args(["lab", "up", "--name", &n])
-        .output()
-        .expect("setpriv");
+    let run = || {
+        Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+            ])
+            .arg(&copy)
+            .args(["lab", "up", "--name", &n])
+            .output()
+            .expect("setpriv")
+    };
+    // 126 = the copy could not be executed: "Text file busy" while a child that
+    // another test thread forked still holds the copy's write descriptor (until it
+    // execs). Seen once in 5 loaded runs; it passes once that child has exec'd.
+    let mut out = run();
+    for _ in 0..10 {
+        if out.status.code() != Some(126) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        out = run();
+    }
     let _ = std::fs::remove_file(&copy);
     assert_eq!(out.status.code(), Some(1));
     assert!(
@@ -255,7 +257,7 @@ fn bad_rates_and_mtus_are_refused_before_anything_is_made() {
 
 #[test]
 fn dualperf_server_and_run_work_across_the_router_of_a_shaped_lab() {
-    if !root_or_skip() {
+    if !root_or_skip("dualperf lab tests") {
         return;
     }
     let n = name("e2e");
@@ -319,6 +321,9 @@ fn dualperf_server_and_run_work_across_the_router_of_a_shaped_lab() {
             "1408",
             "-d",
             "1",
+            // A receiver descheduled on a loaded machine reads late instead of dropping.
+            "--rcvbuf",
+            "4M",
             "--json",
         ]);
         assert!(
@@ -360,7 +365,7 @@ fn dualperf_server_and_run_work_across_the_router_of_a_shaped_lab() {
 /// client line (an IPv6 address, no `-f`) measures against it.
 #[test]
 fn the_hint_printed_by_lab_up_works_as_printed() {
-    if !root_or_skip() {
+    if !root_or_skip("dualperf lab tests") {
         return;
     }
     let n = name("hint");

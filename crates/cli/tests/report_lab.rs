@@ -5,18 +5,9 @@
 
 mod study_common;
 
+mod support;
 use study_common::*;
-
-fn root_or_skip() -> bool {
-    match lab::check_privileges() {
-        Ok(()) => true,
-        Err(e) if std::env::var_os("CI").is_none() => {
-            eprintln!("SKIPPED: {e}");
-            false
-        }
-        Err(e) => panic!("labs cannot be built here: {e}"),
-    }
-}
+use support::labs_or_skip;
 
 /// The numbers in the efficiency column(s) of the Markdown efficiency table.
 fn efficiencies(md: &str) -> Vec<f64> {
@@ -56,7 +47,7 @@ fn efficiencies(md: &str) -> Vec<f64> {
 
 #[test]
 fn a_lab_study_reports_efficiency_with_the_tbf_veth_model_from_its_metadata() {
-    if !root_or_skip() {
+    if !labs_or_skip() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
