@@ -5,7 +5,7 @@
 //!
 //! "Answers" means a whole handshake: against `dualperf server`, one 1-byte tcp-rr
 //! transaction (hello, key proof with `--psk-file`, request, result); a server busy with
-//! someone else's test has answered too (the study waits it out). Against an iperf3
+//! someone else's test, or refusing this one, has answered too. Against an iperf3
 //! server, a TCP connection to its port (iperf3 has no test-free handshake, and an
 //! empty connection is harmless to it).
 
@@ -90,8 +90,14 @@ fn hello(
     cfg.connect_timeout = timeout;
     cfg.client_info = Some(Default::default());
     cfg.psk = crate::args::load_psk(args.psk_file.as_deref())?;
+    // Busy and "rejected" are answers from a working server (the study waits out the
+    // one and records the other as each run's failure reason, e.g. a --max-duration
+    // shorter than the runs, or the handshake's own test outlasting it on a loaded
+    // machine); everything else means no run can succeed.
     match engine::run_client(&cfg, &mut engine::NullRecorder) {
-        Ok(_) | Err(engine::EngineError::ServerBusy { .. }) => Ok(()),
+        Ok(_)
+        | Err(engine::EngineError::ServerBusy { .. })
+        | Err(engine::EngineError::Rejected(_)) => Ok(()),
         Err(e) => Err(anyhow::Error::new(e)),
     }
 }
