@@ -5,14 +5,13 @@
 //!
 //! "Answers" means a whole handshake: against `dualperf server`, one 1-byte tcp-rr
 //! transaction (hello, key proof with `--psk-file`, request, result); a server busy with
-//! someone else's test, or refusing this one, has answered too. Against an iperf3
-//! server, a TCP connection to its port (iperf3 has no test-free handshake, and an
-//! empty connection is harmless to it).
+//! someone else's test, or refusing this one, has answered too. An iperf3 server is
+//! only resolved (see [`check_target`]).
 
 use super::{connect_timeout, StudyArgs};
 use crate::args::Peer;
 use anyhow::Context;
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, ToSocketAddrs};
 use study::StudySpec;
 use wire::spec::{Bound, Family, TestKind, TestSpec};
 
@@ -36,11 +35,10 @@ pub fn check_target(args: &StudyArgs, spec: &StudySpec) -> anyhow::Result<()> {
         let addr = resolve(host, args.port(), family)?;
         let answered = match args.peer {
             Peer::Dualperf => hello(args, host, family, timeout),
-            Peer::Iperf3 => TcpStream::connect_timeout(&addr, timeout)
-                .map(drop)
-                .with_context(|| {
-                    format!("cannot connect to {addr}: is `iperf3 -s` running there (or is the port another --port)?")
-                }),
+            // Resolution only: iperf3 has no test-free handshake, and a probe connection
+            // is a client to it whose error path raced the study's first run (one reset
+            // run in 9 loaded suite runs), so an iperf3 target is checked by its first run.
+            Peer::Iperf3 => Ok(()),
         };
         answered.with_context(|| {
             format!("the study cannot start, nothing was recorded: {addr} does not answer")
