@@ -31,7 +31,7 @@ struct UpArgs {
     #[arg(long, value_enum, default_value_t = TopologyArg::P2p)]
     topology: TopologyArg,
     /// Shape each host's egress with tbf at this rate (bits/s: 100mbit, 1gbit, 500k).
-    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    #[arg(long, value_name = "RATE", value_parser = crate::args::parse_lab_rate)]
     rate: Option<u64>,
     /// MTU of every veth link, in bytes (1280–65535; default 1500).
     #[arg(long, value_name = "BYTES")]
@@ -76,10 +76,6 @@ enum RoleArg {
     Client,
     Server,
     Router,
-}
-
-fn parse_rate(s: &str) -> Result<u64, String> {
-    lab::parse_rate_bps(s).map_err(|e| e.to_string())
 }
 
 pub fn main(args: LabArgs) -> anyhow::Result<ExitCode> {
@@ -157,15 +153,35 @@ fn print_lab(lab: &Lab) {
     if let Some(router) = lab.router_ns() {
         println!("  router  {router}");
     }
+    // Printed so that it works when pasted: this very binary (by name when that is what
+    // PATH finds, since `sudo` and `ip netns exec` ignore shell aliases), and the server's
+    // IPv6 address, whose family `run` takes from the address itself.
+    let exe = self_command();
     println!(
-        "  run a server:  ip netns exec {} dualperf server",
+        "  run a server:  ip netns exec {} {exe} server",
         lab.server_ns()
     );
     println!(
-        "  run a client:  ip netns exec {} dualperf run {}",
+        "  run a client:  ip netns exec {} {exe} run {}",
         lab.client_ns(),
         get("server_addr_v6")
     );
+}
+
+/// `dualperf` if PATH leads to this executable, else its full path.
+fn self_command() -> String {
+    let Ok(me) = std::env::current_exe().and_then(std::fs::canonicalize) else {
+        return "dualperf".into();
+    };
+    let on_path = std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path)
+            .any(|dir| std::fs::canonicalize(dir.join("dualperf")).is_ok_and(|p| p == me))
+    });
+    if on_path {
+        "dualperf".into()
+    } else {
+        me.display().to_string()
+    }
 }
 
 fn down(args: DownArgs) -> anyhow::Result<ExitCode> {

@@ -29,8 +29,8 @@ pub struct ReportArgs {
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<PrintFormat>,
     /// Link rate for efficiency = measured / highest possible goodput (e.g. 1gbit, 100mbit).
-    #[arg(long, value_name = "RATE")]
-    pub link_rate: Option<String>,
+    #[arg(long, value_name = "RATE", value_parser = crate::args::parse_bit_rate)]
+    pub link_rate: Option<u64>,
     /// Link model of the header-overhead comparison. Default: from the first campaign's
     /// client interface (loopback for `lo`, else Ethernet).
     #[arg(long, value_enum)]
@@ -39,9 +39,10 @@ pub struct ReportArgs {
     /// 1500 (65536 for loopback).
     #[arg(long, value_name = "BYTES")]
     pub mtu: Option<u32>,
-    /// Confidence level of intervals and error bars, percent.
-    #[arg(long, value_name = "PCT", default_value_t = 95.0)]
-    pub confidence: f64,
+    /// Confidence level of intervals and error bars, percent [default: the campaigns'
+    /// recorded `--confidence` level, else 95].
+    #[arg(long, value_name = "PCT")]
+    pub confidence: Option<f64>,
     /// Significance level applied to Holm-corrected p-values.
     #[arg(long, value_name = "P", default_value_t = 0.05)]
     pub alpha: f64,
@@ -68,10 +69,22 @@ pub enum LinkArg {
     Tbf,
 }
 
-pub fn main(args: ReportArgs) -> anyhow::Result<ExitCode> {
+pub fn main(mut args: ReportArgs) -> anyhow::Result<ExitCode> {
     let data = load_dataset(&args.db, &args.campaigns)?;
+    if let Some(why) = nothing_measured(&data) {
+        bail!("{why}");
+    }
+    if args.confidence.is_none() {
+        let ids: Vec<i64> = data.campaigns.iter().map(|c| c.id).collect();
+        let (level, note) = recorded_confidence_pct(&args.db, &ids)?;
+        args.confidence = Some(level);
+        if let Some(note) = note {
+            eprintln!("dualperf: {note}");
+        }
+    }
     let options = report_options(&args, &data)?;
     let report = report::build(&data, &options);
+    let nothing_compared = report.findings.is_empty();
 
     match args.format {
         // Labels and metadata come from the database: no escape sequences on a terminal.
@@ -99,7 +112,88 @@ pub fn main(args: ReportArgs) -> anyhow::Result<ExitCode> {
             report.findings.len()
         );
     }
+    if nothing_compared {
+        eprintln!(
+            "dualperf: error: nothing to compare: no packet size has both IPv4 and IPv6 (or two \
+             campaigns) with successful runs of the same test; the tables above describe each \
+             side alone. Measure both families (dualperf study --families 4,6 against a host \
+             name with both A and AAAA records, or without HOST) or pass two --campaign ids"
+        );
+        return Ok(ExitCode::from(2));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why a report cannot say anything: no chosen campaign has a successful measured run.
+fn nothing_measured(data: &Dataset) -> Option<String> {
+    let ok = |c: &CampaignData| {
+        c.runs
+            .iter()
+            .filter(|r| !r.warmup && r.outcome == RunOutcome::Ok)
+            .count()
+    };
+    if data.campaigns.iter().any(|c| ok(c) > 0) {
+        return None;
+    }
+    let parts: Vec<String> = data
+        .campaigns
+        .iter()
+        .map(|c| {
+            let first_failure = c.runs.iter().find_map(|r| match &r.outcome {
+                RunOutcome::Failed(why) => Some(why.clone()),
+                RunOutcome::Ok => None,
+            });
+            match first_failure {
+                Some(why) => format!(
+                    "campaign {} has no successful run ({} failed, e.g. \"{why}\")",
+                    c.id,
+                    c.runs.len()
+                ),
+                None => format!("campaign {} has no runs yet", c.id),
+            }
+        })
+        .collect();
+    let resume = match data.campaigns.as_slice() {
+        [one] => format!("`dualperf study --resume {}`", one.id),
+        _ => "`dualperf study --resume ID`".to_string(),
+    };
+    Some(format!(
+        "nothing to report: {}; fix the cause, then {resume} (or run a new study)",
+        parts.join("; ")
+    ))
+}
+
+/// The confidence level the chosen campaigns were repeated to (`study --confidence`),
+/// used for the report's intervals unless `--confidence` is given; 95 when they used a
+/// fixed number of runs or disagree (with a note saying so).
+fn recorded_confidence_pct(db: &Path, ids: &[i64]) -> anyhow::Result<(f64, Option<String>)> {
+    let store = Store::open_read_only(db)
+        .with_context(|| format!("cannot read results database {}", db.display()))?;
+    let mut levels = Vec::new();
+    for &id in ids {
+        let c = store.campaign(id)?;
+        if let Ok(spec) = study::StudySpec::from_json(&c.spec_json) {
+            if let study::spec::Repetition::Confidence { level_pct, .. } = spec.repetition {
+                levels.push(level_pct);
+            }
+        }
+    }
+    Ok(match levels.first() {
+        None => (95.0, None),
+        Some(&l) if levels.iter().all(|&x| x == l) => (
+            l,
+            Some(format!(
+                "intervals at {l}%, the confidence level the campaign was repeated to (--confidence to change)"
+            )),
+        ),
+        Some(_) => (
+            95.0,
+            Some(format!(
+                "the campaigns were repeated to different confidence levels ({}); intervals at 95% (--confidence to choose)",
+                levels.iter().map(|l| format!("{l}%")).collect::<Vec<_>>().join(", ")
+            )),
+        ),
+    })
 }
 
 /// The client host's recorded interface facts of the first campaign: (loopback, MTU).
@@ -179,8 +273,8 @@ fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOpt
         }
         link.mtu_bytes = mtu;
     }
-    let link_rate_bps = match &args.link_rate {
-        Some(text) => Some(stats::parse_link_rate_bps(text)?),
+    let link_rate_bps = match args.link_rate {
+        Some(bps) => Some(bps as f64),
         None => lab.as_ref().and_then(|l| l.rate_bps),
     };
     let link_source = lab.map(|l| {
@@ -198,11 +292,9 @@ fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOpt
             }
         )
     });
-    if !(args.confidence > 50.0 && args.confidence < 100.0) {
-        bail!(
-            "--confidence {} must be a percentage between 50 and 100, e.g. 95",
-            args.confidence
-        );
+    let confidence = args.confidence.unwrap_or(95.0);
+    if !(confidence > 50.0 && confidence < 100.0) {
+        bail!("--confidence {confidence} must be a percentage between 50 and 100, e.g. 95");
     }
     if !(args.alpha > 0.0 && args.alpha < 0.5) {
         bail!(
@@ -212,7 +304,7 @@ fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOpt
     }
     Ok(ReportOptions {
         analysis: report::AnalysisOptions {
-            confidence: args.confidence / 100.0,
+            confidence: confidence / 100.0,
             alpha: args.alpha,
         },
         link,
@@ -231,6 +323,7 @@ pub fn load_dataset(db: &Path, ids: &[i64]) -> anyhow::Result<Dataset> {
             db.display()
         );
     }
+    crate::args::check_database_file(db, false)?;
     let store = Store::open_read_only(db)
         .with_context(|| format!("cannot read results database {}", db.display()))?;
     let all = store.campaigns()?;

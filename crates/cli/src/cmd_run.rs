@@ -22,14 +22,15 @@ pub struct RunArgs {
     /// tcp-stream, udp-stream, tcp-rr or udp-rr.
     #[arg(short, long, default_value = "tcp-stream")]
     test: TestKind,
-    /// IP version: 4 or 6.
-    #[arg(short, long, default_value = "4")]
-    family: Family,
+    /// IP version, 4 or 6 [default: the family of an IP-address HOST, else 4]. Needed
+    /// only for host names (and the embedded server).
+    #[arg(short, long)]
+    family: Option<Family>,
     /// Payload bytes per send / datagram / request (Netperf's send size).
-    #[arg(short, long, default_value = "1408", value_parser = parse_bytes)]
+    #[arg(short, long, default_value = "1408", value_parser = crate::args::parse_bytes_u32)]
     size: u32,
-    /// Run length in seconds.
-    #[arg(short, long, conflicts_with = "count")]
+    /// Run length: seconds, or with a unit (500ms, 2min) [default: 10 s].
+    #[arg(short, long, value_parser = crate::args::parse_secs, conflicts_with = "count")]
     duration: Option<f64>,
     /// Send this many packets (datagrams, writes or transactions) per stream instead.
     #[arg(short = 'n', long)]
@@ -43,8 +44,9 @@ pub struct RunArgs {
     /// Parallel connections / flows.
     #[arg(short = 'P', long, default_value_t = 1)]
     streams: u16,
-    /// UDP sending rate per stream: bits/s with k/M/G suffix (100M) or packets/s (50kpps).
-    #[arg(short = 'b', long, value_parser = parse_rate)]
+    /// UDP sending rate per stream: bits/s (100M, 100mbit) or packets/s (50kpps)
+    /// [default: as fast as possible].
+    #[arg(short = 'b', long, value_parser = crate::args::parse_rate)]
     rate: Option<Rate>,
     /// udp-stream: measure the RFC 2544 throughput instead of one fixed rate: the
     /// highest rate whose loss stays within --loss-threshold, by binary search (one
@@ -57,29 +59,30 @@ pub struct RunArgs {
     /// With --rate-search: paced trials after the unpaced one (1..=20).
     #[arg(long, value_name = "N", default_value_t = wire::spec::RATE_SEARCH_STEPS, requires = "rate_search")]
     search_steps: u32,
-    /// Control port of the server (default 5301; 5201 with --peer iperf3).
+    /// Control port of the server [default: 5301; 5201 with --peer iperf3].
     #[arg(short, long)]
     port: Option<u16>,
     /// The server is `dualperf` or an unmodified `iperf3` 3.x (`iperf3 -s`; tcp-stream
     /// and udp-stream only).
-    #[arg(long, value_enum, default_value_t = crate::cmd_study::Peer::Dualperf)]
-    peer: crate::cmd_study::Peer,
+    #[arg(long, value_enum, default_value_t = crate::args::Peer::Dualperf)]
+    peer: crate::args::Peer,
     /// Run in a temporary network-namespace lab (needs root): p2p or client-server.
     /// A `dualperf server` runs in the server namespace, this client in the client one;
     /// the lab is removed afterwards, also on error and Ctrl-C.
-    #[arg(long, value_name = "TOPOLOGY", value_parser = lab_run::parse_topology, conflicts_with = "host")]
+    #[arg(long, value_name = "TOPOLOGY", value_parser = crate::args::parse_topology, conflicts_with = "host")]
     lab: Option<lab::Topology>,
     /// Shape each lab host's egress with tbf at this rate (100mbit, 1gbit, 500k).
-    #[arg(long, value_name = "RATE", value_parser = lab_run::parse_lab_rate, requires = "lab")]
+    #[arg(long, value_name = "RATE", value_parser = crate::args::parse_lab_rate, requires = "lab")]
     lab_rate: Option<u64>,
-    /// MTU of the lab's veth links, bytes (default 1500).
+    /// MTU of the lab's veth links, bytes [default: 1500].
     #[arg(long, value_name = "BYTES", requires = "lab")]
     lab_mtu: Option<u32>,
-    /// SO_SNDBUF in bytes (K/M suffixes); the kernel's value is reported.
-    #[arg(long, value_parser = parse_bytes)]
+    /// SO_SNDBUF in bytes (64K = 64KiB, 4M) [default: the kernel's]; the kernel's value
+    /// is reported.
+    #[arg(long, value_parser = crate::args::parse_bytes_u32)]
     sndbuf: Option<u32>,
-    /// SO_RCVBUF in bytes (K/M suffixes).
-    #[arg(long, value_parser = parse_bytes)]
+    /// SO_RCVBUF in bytes (64K = 64KiB, 4M) [default: the kernel's].
+    #[arg(long, value_parser = crate::args::parse_bytes_u32)]
     rcvbuf: Option<u32>,
     /// TCP_NODELAY (always on for tcp-rr).
     #[arg(long)]
@@ -102,8 +105,8 @@ pub struct RunArgs {
     /// Per-transaction timeout of udp-rr, in milliseconds.
     #[arg(long, default_value_t = 200)]
     rr_timeout_ms: u64,
-    /// Print per-interval samples every SECS seconds.
-    #[arg(short, long, value_name = "SECS")]
+    /// Print per-interval samples every SECS seconds (or 500ms, ...) [default: none].
+    #[arg(short, long, value_name = "SECS", value_parser = crate::args::parse_secs)]
     interval: Option<f64>,
     /// Print the full result as JSON (schema in the README).
     #[arg(long)]
@@ -117,20 +120,6 @@ pub struct RunArgs {
     /// Pre-shared key of a `dualperf server --psk-file` (the server must prove it too).
     #[arg(long, value_name = "FILE")]
     psk_file: Option<std::path::PathBuf>,
-}
-
-/// "1408", "64K", "8k", "1M" → bytes (binary multiples, as socket sizes are).
-pub fn parse_bytes(s: &str) -> Result<u32, String> {
-    let t = s.trim();
-    let (num, mult) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1024u64),
-        Some('m' | 'M') => (&t[..t.len() - 1], 1024 * 1024),
-        _ => (t, 1),
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a byte count (e.g. 1408, 64K)"))?;
-    u32::try_from(n * mult).map_err(|_| format!("'{s}' is too large"))
 }
 
 fn parse_u8(s: &str) -> Result<u8, String> {
@@ -149,37 +138,6 @@ fn parse_u32(s: &str) -> Result<u32, String> {
         None => t.parse(),
     };
     r.map_err(|_| format!("'{s}' is not a number (decimal or 0x..)"))
-}
-
-/// "100M" / "1.5G" / "800k" / "1000000" → bits/s (SI); "50kpps" / "1000pps" → packets/s.
-pub fn parse_rate(s: &str) -> Result<Rate, String> {
-    let t = s.trim().to_ascii_lowercase();
-    let bad = || format!("'{s}' is not a rate (e.g. 100M for bit/s, 50kpps for packets/s)");
-    let (body, pps) = match t.strip_suffix("pps") {
-        Some(b) => (b.to_string(), true),
-        None => (
-            t.trim_end_matches("bps")
-                .trim_end_matches("bit/s")
-                .to_string(),
-            false,
-        ),
-    };
-    let (num, mult) = match body.chars().last() {
-        Some('k') => (&body[..body.len() - 1], 1e3),
-        Some('m') => (&body[..body.len() - 1], 1e6),
-        Some('g') => (&body[..body.len() - 1], 1e9),
-        _ => (&body[..], 1.0),
-    };
-    let v: f64 = num.parse().map_err(|_| bad())?;
-    if !(v.is_finite() && v > 0.0) {
-        return Err(bad());
-    }
-    let v = (v * mult).round() as u64;
-    Ok(if pps {
-        Rate::PacketsPerSec(v)
-    } else {
-        Rate::BitsPerSec(v)
-    })
 }
 
 /// Shortest and longest `--connect-timeout` (also `study --connect-timeout`).
@@ -210,7 +168,8 @@ fn secs_to_ns(what: &str, s: f64) -> anyhow::Result<u64> {
 }
 
 fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
-    let mut spec = TestSpec::new(a.test, a.family, a.size);
+    let family = crate::args::family_of(a.host.as_deref(), a.family)?;
+    let mut spec = TestSpec::new(a.test, family, a.size);
     spec.bound = match (a.count, a.duration) {
         (Some(n), _) => Bound::Count(wire::bounds::in_range(
             "--count",
@@ -258,7 +217,7 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
         congestion: a.congestion.clone(),
         dont_fragment: a.dont_fragment,
     };
-    if a.flowlabel.is_some() && a.family != Family::V6 {
+    if a.flowlabel.is_some() && family != Family::V6 {
         bail!("--flowlabel needs --family 6");
     }
     let rr_timeout_ms = wire::bounds::in_range(
@@ -277,32 +236,86 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
 }
 
 /// Prints interval lines as they arrive (text mode) or keeps them (JSON mode).
+///
+/// The client's samples hold what the client itself knows: what it sent on a forward
+/// test, what it received on a reverse one, both for `--bidir`. Only those columns are
+/// printed, under a header; the receiver's totals for a forward test come from the
+/// server's result in the summary.
 struct CliRecorder {
     json: bool,
+    direction: Direction,
+    header_printed: bool,
     samples: Vec<IntervalSample>,
+}
+
+impl CliRecorder {
+    fn new(json: bool, direction: Direction) -> CliRecorder {
+        CliRecorder {
+            json,
+            direction,
+            header_printed: false,
+            samples: Vec::new(),
+        }
+    }
+
+    /// The header and one line per interval, as printed.
+    fn lines(&mut self, s: &IntervalSample) -> Vec<String> {
+        let mut out = Vec::new();
+        let (sent, received) = match self.direction {
+            Direction::Forward => (true, false),
+            Direction::Reverse => (false, true),
+            Direction::Bidir => (true, true),
+        };
+        if !self.header_printed {
+            self.header_printed = true;
+            let mut h = format!("{:<19}", "interval (s)");
+            if sent {
+                h.push_str(&format!("  {:>14}  {:>10}", "sent", "packets"));
+            }
+            if received {
+                h.push_str(&format!("  {:>14}  {:>10}", "received", "packets"));
+            }
+            out.push(h.trim_end().to_string());
+        }
+        let secs = (s.end_ns.saturating_sub(s.start_ns)) as f64 / 1e9;
+        let rate = |b: u64| {
+            if secs > 0.0 {
+                b as f64 * 8.0 / secs
+            } else {
+                0.0
+            }
+        };
+        let mut line = format!(
+            "{:>7.2} - {:>7.2}    ",
+            s.start_ns as f64 / 1e9,
+            s.end_ns as f64 / 1e9
+        );
+        if sent {
+            line.push_str(&format!(
+                "  {:>14}  {:>10}",
+                fmt_bps(rate(s.sent_bytes)),
+                s.sent_packets
+            ));
+        }
+        if received {
+            line.push_str(&format!(
+                "  {:>14}  {:>10}",
+                fmt_bps(rate(s.recv_bytes)),
+                s.recv_packets
+            ));
+        }
+        out.push(line);
+        out
+    }
 }
 
 impl Recorder for CliRecorder {
     fn on_interval(&mut self, s: &IntervalSample) {
         self.samples.push(*s);
         if !self.json {
-            let secs = (s.end_ns.saturating_sub(s.start_ns)) as f64 / 1e9;
-            let rate = |b: u64| {
-                if secs > 0.0 {
-                    b as f64 * 8.0 / secs
-                } else {
-                    0.0
-                }
-            };
-            say(&format!(
-                "[{:6.2}-{:6.2} s]  sent {:>12}  {:>10} pkts   received {:>12}  {:>10} pkts",
-                s.start_ns as f64 / 1e9,
-                s.end_ns as f64 / 1e9,
-                fmt_bps(rate(s.sent_bytes)),
-                s.sent_packets,
-                fmt_bps(rate(s.recv_bytes)),
-                s.recv_packets
-            ));
+            for line in self.lines(s) {
+                say(&line);
+            }
         }
     }
 }
@@ -311,7 +324,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     let spec = spec_of(&args)?;
     let connect_timeout = connect_timeout_of(args.connect_timeout)?;
     if args.rate_search {
-        if args.test != TestKind::UdpStream || args.peer != crate::cmd_study::Peer::Dualperf {
+        if args.test != TestKind::UdpStream || args.peer != crate::args::Peer::Dualperf {
             anyhow::bail!("--rate-search is for -t udp-stream against a dualperf server");
         }
         if args.lab.is_some() {
@@ -325,7 +338,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             .check()
             .map_err(|e| anyhow::anyhow!("--loss-threshold / --search-steps: {e}"))?;
     }
-    if args.peer == crate::cmd_study::Peer::Iperf3 {
+    if args.peer == crate::args::Peer::Iperf3 {
         return peer_iperf3::main(&args, &spec);
     }
     wire::proto::validate_spec(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -339,7 +352,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             let srv = EmbeddedServer::start()
                 .map_err(|e| anyhow::anyhow!("{e}"))
                 .context("cannot start the embedded loopback server")?;
-            let host = match args.family {
+            let host = match spec.family {
                 Family::V4 => "127.0.0.1",
                 Family::V6 => "::1",
             };
@@ -348,16 +361,14 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             (host.to_string(), port)
         }
     };
+    let direction = spec.direction;
     let mut cfg = ClientConfig::new(&host, port, spec);
     cfg.connect_timeout = connect_timeout;
     if let Some(v) = args.protocol_version {
         cfg.protocol_version = v;
     }
-    cfg.psk = crate::cmd_server::load_psk(args.psk_file.as_deref())?;
-    let mut rec = CliRecorder {
-        json: args.json,
-        samples: Vec::new(),
-    };
+    cfg.psk = crate::args::load_psk(args.psk_file.as_deref())?;
+    let mut rec = CliRecorder::new(args.json, direction);
     let result = if args.rate_search {
         let search = engine::RateSearch {
             loss_threshold_pct: args.loss_threshold,
@@ -403,15 +414,7 @@ fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String
 }
 
 fn fmt_bps(v: f64) -> String {
-    if v >= 1e9 {
-        format!("{:.2} Gbit/s", v / 1e9)
-    } else if v >= 1e6 {
-        format!("{:.2} Mbit/s", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.2} kbit/s", v / 1e3)
-    } else {
-        format!("{v:.0} bit/s")
-    }
+    wire::quantity::display_bit_rate(v)
 }
 
 fn fmt_value(x: &Metric) -> String {
@@ -633,16 +636,48 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rates_and_sizes_parse_with_suffixes() {
-        assert_eq!(parse_rate("100M"), Ok(Rate::BitsPerSec(100_000_000)));
-        assert_eq!(parse_rate("50kpps"), Ok(Rate::PacketsPerSec(50_000)));
-        assert_eq!(parse_rate("1.5G"), Ok(Rate::BitsPerSec(1_500_000_000)));
-        assert!(parse_rate("fast").is_err());
-        assert!(parse_rate("-5M").is_err());
-        assert_eq!(parse_bytes("64K"), Ok(65_536));
-        assert_eq!(parse_bytes("1408"), Ok(1408));
-        assert!(parse_bytes("8X").is_err());
+    fn interval_lines_have_a_header_and_only_the_figures_the_client_knows() {
+        let s = IntervalSample {
+            start_ns: 0,
+            end_ns: 1_000_000_000,
+            sent_bytes: 125_000_000,
+            sent_packets: 1000,
+            recv_bytes: 0,
+            recv_packets: 0,
+        };
+        let mut fwd = CliRecorder::new(false, Direction::Forward);
+        let first = fwd.lines(&s);
+        assert_eq!(first.len(), 2, "{first:?}");
+        assert!(first[0].starts_with("interval (s)") && first[0].contains("sent"));
+        assert!(!first[0].contains("received"), "{first:?}");
+        assert!(first[1].contains("1.00 Gbit/s") && first[1].contains("1000"));
+        assert!(!first[1].contains("0 bit/s"), "{first:?}");
+        assert_eq!(fwd.lines(&s).len(), 1, "the header is printed once");
+        let r = IntervalSample {
+            recv_bytes: 1_000_000,
+            recv_packets: 10,
+            sent_bytes: 0,
+            sent_packets: 0,
+            ..s
+        };
+        let rev = CliRecorder::new(false, Direction::Reverse).lines(&r);
+        assert!(
+            rev[0].contains("received") && !rev[0].contains("sent"),
+            "{rev:?}"
+        );
+        assert!(rev[1].contains("8.00 Mbit/s"), "{rev:?}");
+        let bi = CliRecorder::new(false, Direction::Bidir).lines(&s);
+        assert!(
+            bi[0].contains("sent") && bi[0].contains("received"),
+            "{bi:?}"
+        );
+    }
+
+    #[test]
+    fn tos_and_flow_label_take_hex() {
         assert_eq!(parse_u8("0x2e"), Ok(46));
+        assert_eq!(parse_u32("0xfffff"), Ok(0xfffff));
+        assert!(parse_u8("256").is_err());
     }
 
     #[test]

@@ -6,7 +6,7 @@ use clap::Args;
 use engine::{ServerConfig, TestLog};
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use wire::spec::Direction;
 
@@ -55,18 +55,6 @@ pub struct ServerArgs {
     psk_file: Option<std::path::PathBuf>,
 }
 
-/// Load `--psk-file` (if given), printing a warning on stderr when others can read it.
-pub fn load_psk(path: Option<&std::path::Path>) -> anyhow::Result<Option<wire::auth::Psk>> {
-    let Some(path) = path else {
-        return Ok(None);
-    };
-    let key = wire::auth::Psk::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
-    if let Some(w) = wire::auth::psk_file_warning(path) {
-        eprintln!("warning: {w}");
-    }
-    Ok(Some(key))
-}
-
 /// The warning for a server without a key on an address other hosts can reach.
 pub fn open_server_warning(listening: &[SocketAddr], keyed: bool) -> Option<String> {
     let exposed: Vec<String> = listening
@@ -88,19 +76,14 @@ fn parse_max_rate(text: &str) -> anyhow::Result<Option<u64>> {
     if text.trim() == "0" {
         return Ok(None);
     }
-    match crate::cmd_run::parse_rate(text) {
-        Ok(wire::spec::Rate::BitsPerSec(b)) => Ok(Some(wire::bounds::in_range(
-            "--max-rate",
-            b,
-            1,
-            study::spec::MAX_RATE_BPS,
-            "bit/s (or 0 for unlimited)",
-        )?)),
-        Ok(wire::spec::Rate::PacketsPerSec(_)) => {
-            anyhow::bail!("--max-rate takes bits per second (e.g. 10G), not packets")
-        }
-        Err(e) => anyhow::bail!("--max-rate: {e}"),
-    }
+    let bps = crate::args::parse_bit_rate(text).map_err(|e| anyhow::anyhow!("--max-rate: {e}"))?;
+    Ok(Some(wire::bounds::in_range(
+        "--max-rate",
+        bps,
+        1,
+        study::spec::MAX_RATE_BPS,
+        "bit/s (or 0 for unlimited)",
+    )?))
 }
 
 /// Parse `--bind` values: "1.2.3.4", "::1", "1.2.3.4:5301", "[::1]:5301".
@@ -215,16 +198,13 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
         max_send_rate_bps: parse_max_rate(&args.max_rate)?,
         max_payload_bytes: limits.max_payload_bytes,
         max_connections: limits.max_connections,
-        psk: load_psk(args.psk_file.as_deref())?,
+        psk: crate::args::load_psk(args.psk_file.as_deref())?,
         on_test: Some(Arc::new(|t: &TestLog| {
             println!("{}", wire::text::terminal_safe_line(&log_line(t)))
         })),
         ..ServerConfig::default()
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    let s = stop.clone();
-    ctrlc::set_handler(move || s.store(true, Ordering::SeqCst))
-        .context("cannot install the Ctrl-C handler")?;
+    let stop = crate::interrupt::stop_flag()?;
     let iperf3 = match args.iperf3_port {
         Some(p) => Some(iperf3_side::start(&iperf3_binds, p, stop.clone())?),
         None => None,

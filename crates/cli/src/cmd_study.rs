@@ -4,11 +4,12 @@
 //! namespace lab with its server), `iperf3_peer` (`--peer iperf3`), `journal` (store
 //! journal and progress bar), `inspect` (show, export, import).
 
+use crate::args::Peer;
 use anyhow::{bail, Context};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 use study::{Repetition, SpecFile, StudySpec};
@@ -24,6 +25,8 @@ mod iperf3_peer;
 mod journal;
 #[path = "cmd_study/lab_target.rs"]
 mod lab_target;
+#[path = "cmd_study/preflight.rs"]
+mod preflight;
 /// What the plan can show at best (`--dry-run`).
 #[path = "cmd_study/reach.rs"]
 mod reach;
@@ -60,23 +63,13 @@ minutes, stored in dualperf.db. `--runs N` repeats a fixed number of times inste
 `--list-presets` shows the published studies' methods; layering is preset, then --spec \
 file, then flags.";
 
-/// What kind of server the study talks to.
-#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Peer {
-    /// `dualperf server` (every test and metric).
-    #[default]
-    Dualperf,
-    /// An unmodified iperf3 3.x server (`iperf3 -s`): tcp-stream and udp-stream only.
-    Iperf3,
-}
-
 #[derive(Args, Debug, Default)]
 #[command(after_help = DEFAULT_STUDY_HELP)]
 pub struct StudyArgs {
     /// Server to test (`dualperf server`, or `iperf3 -s` with --peer iperf3); none = an
     /// embedded server on 127.0.0.1 and ::1 in this process.
     pub host: Option<String>,
-    /// Server port (default 5301; 5201 with --peer iperf3).
+    /// Server port [default: 5301; 5201 with --peer iperf3].
     #[arg(short, long)]
     pub port: Option<u16>,
     /// The server is `dualperf` or an unmodified `iperf3` (tcp-stream and udp-stream
@@ -88,10 +81,10 @@ pub struct StudyArgs {
     /// A `dualperf server` (`iperf3 -s` with --peer iperf3) runs in the server namespace,
     /// the client in the client one; the lab is removed afterwards, also on error and
     /// Ctrl-C. `--resume` builds the same lab again.
-    #[arg(long, value_name = "TOPOLOGY", value_parser = parse_topology, conflicts_with = "host")]
+    #[arg(long, value_name = "TOPOLOGY", value_parser = crate::args::parse_topology, conflicts_with = "host")]
     pub lab: Option<lab::Topology>,
     /// Shape each lab host's egress with tbf at this rate (100mbit, 1gbit, 500k).
-    #[arg(long, value_name = "RATE", value_parser = parse_lab_rate, requires = "lab")]
+    #[arg(long, value_name = "RATE", value_parser = crate::args::parse_lab_rate, requires = "lab")]
     pub lab_rate: Option<u64>,
     /// MTU of the lab's veth links, bytes (1280–65535; default 1500).
     #[arg(long, value_name = "BYTES", requires = "lab")]
@@ -108,7 +101,7 @@ pub struct StudyArgs {
     /// Read the study from a TOML file (flags still override it).
     #[arg(long, value_name = "FILE")]
     pub spec: Option<PathBuf>,
-    /// IP families, e.g. 4,6.
+    /// IP families, e.g. 4,6 [default: 4,6; the family of an IP-address HOST].
     #[arg(long, value_delimiter = ',', value_name = "4,6")]
     pub families: Option<Vec<u8>>,
     /// Tests: tcp-stream, udp-stream, tcp-rr, udp-rr (comma-separated).
@@ -117,8 +110,8 @@ pub struct StudyArgs {
     /// Payload sizes in bytes: 128,384,640 or 128..1408/256 (inclusive, with step).
     #[arg(long, value_name = "SIZES")]
     pub sizes: Option<String>,
-    /// Length of each run in seconds (default 0.5).
-    #[arg(short, long, value_name = "S", conflicts_with = "count")]
+    /// Length of each run: seconds, or 500ms, 2min (the defaults: `study --dry-run`).
+    #[arg(short, long, value_name = "S", value_parser = crate::args::parse_secs, conflicts_with = "count")]
     pub duration: Option<f64>,
     /// Packets (datagrams, writes or transactions) per run instead of a duration.
     #[arg(short = 'n', long, value_name = "N")]
@@ -134,7 +127,7 @@ pub struct StudyArgs {
     pub streams: Option<u16>,
     /// UDP stream sending rate per stream: bits/s with k/M/G suffix (100M) or
     /// packets/s (50kpps); default as fast as possible.
-    #[arg(short = 'b', long, value_parser = crate::cmd_run::parse_rate)]
+    #[arg(short = 'b', long, value_parser = crate::args::parse_rate)]
     pub rate: Option<wire::spec::Rate>,
     /// How udp-stream measures: rfc2544 (default without -b) = per run, the highest
     /// offered rate whose loss stays within --loss-threshold, by binary search (1
@@ -150,22 +143,22 @@ pub struct StudyArgs {
     #[arg(long, value_name = "N")]
     pub search_steps: Option<u32>,
     /// Per-interval samples every SECS seconds, stored with each run (default 1; 0: none).
-    #[arg(short, long, value_name = "SECS")]
+    #[arg(short, long, value_name = "SECS", value_parser = crate::args::parse_secs)]
     pub interval: Option<f64>,
     /// UDP request/response: how long to wait for a response before counting it lost.
     #[arg(long, value_name = "MS")]
     pub rr_timeout_ms: Option<u64>,
     /// Socket send and receive buffer (TCP window), bytes (K, M suffixes).
-    #[arg(short, long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(short, long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
     pub window: Option<u64>,
     /// Socket send buffer, bytes.
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
     pub sndbuf: Option<u64>,
     /// Socket receive buffer, bytes.
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
     pub rcvbuf: Option<u64>,
     /// Socket buffers of UDP tests only (e.g. 8K as study 000).
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
     pub udp_buffer: Option<u64>,
     /// TCP_NODELAY.
     #[arg(long)]
@@ -230,42 +223,6 @@ pub struct StudyArgs {
     /// Connect timeout per run, seconds.
     #[arg(long, default_value_t = 5.0, value_name = "S")]
     pub connect_timeout: f64,
-}
-
-fn parse_topology(s: &str) -> Result<lab::Topology, String> {
-    s.parse().map_err(|e: lab::LabError| e.to_string())
-}
-
-fn parse_lab_rate(s: &str) -> Result<u64, String> {
-    lab::parse_rate_bps(s).map_err(|e| e.to_string())
-}
-
-/// A byte count: `8192`, `8K`, `64K`, `1M` (K = 1024, as iperf's buffer sizes).
-fn parse_bytes(s: &str) -> Result<u64, String> {
-    parse_scaled(s, 1024.0)
-}
-
-fn parse_scaled(s: &str, k: f64) -> Result<u64, String> {
-    let t = s.trim();
-    let (num, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let m = match c.to_ascii_uppercase() {
-                'K' => k,
-                'M' => k * k,
-                'G' => k * k * k,
-                _ => return Err(format!("unknown suffix in '{s}' (use K, M or G)")),
-            };
-            (&t[..i], m)
-        }
-        _ => (t, 1.0),
-    };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a number (e.g. 64K, 10M)"))?;
-    if !(v >= 0.0 && v.is_finite() && v * mult < 1.8e19) {
-        return Err(format!("'{s}' is out of range"));
-    }
-    Ok((v * mult).round() as u64)
 }
 
 impl StudyArgs {
@@ -413,6 +370,20 @@ impl StudyArgs {
             layer = layer.merge(&file);
         }
         layer = layer.merge(&self.as_layer()?);
+        // An IP-address host has one family: it decides the families unless they were
+        // given, and a family it cannot have is refused before anything starts.
+        if let Some(lit) = self.host.as_deref().and_then(crate::args::literal_family) {
+            let host = self.host.as_deref().unwrap_or_default();
+            match &layer.families {
+                None => layer.families = Some(vec![lit.number()]),
+                Some(fams) if fams.iter().any(|&f| f != lit.number()) => bail!(
+                    "{host} is an {lit} address, so it cannot be tested over the other family; \
+                     use --families {} or give a host name with both A and AAAA records",
+                    lit.number()
+                ),
+                Some(_) => {}
+            }
+        }
         if self.peer == Peer::Iperf3 && layer.tests.is_none() {
             // iperf3 has no request/response test: its default study is the stream tests.
             layer.tests = Some(vec!["tcp-stream".into(), "udp-stream".into()]);
@@ -504,7 +475,7 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     }
     args.check_target()?;
     if let Some(id) = args.resume {
-        return resume(args, id, install_stop_handler());
+        return resume(args, id, crate::interrupt::study_stop_flag());
     }
     // Checked and planned before the handler is installed: until then a signal ends
     // the process at once (the spec's range checks keep this short anyway).
@@ -514,8 +485,11 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
         print!("{}", dry_run_text(&spec, Some(&args.target_text())));
         return Ok(ExitCode::SUCCESS);
     }
+    // Nothing exists yet: no database file, no campaign, no lab.
+    preflight::check_target(&args, &spec)?;
+    preflight::check_db(&args.db)?;
     // Before any lab exists: the lab crate then leaves Ctrl-C to this handler.
-    let stop = install_stop_handler();
+    let stop = crate::interrupt::study_stop_flag();
     let mut store = journal::open_store(&args.db)?;
     let (version, revision) = version_and_revision();
     let created_unix_s = std::time::SystemTime::now()
@@ -563,29 +537,6 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     )?;
     exec.close()?;
     Ok(code)
-}
-
-/// Installs the study's Ctrl-C / SIGTERM handler: the first stops the study after the
-/// current run (the lab, if any, is then removed on the way out); a second aborts at
-/// once, removing this process's labs first.
-fn install_stop_handler() -> Arc<AtomicBool> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    // Fails only if a handler exists already (then that one decides).
-    let _ = ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            let removed = lab::teardown_all_live();
-            if !removed.is_empty() {
-                eprintln!(
-                    "\ndualperf: aborted; removed {} lab namespace(s)",
-                    removed.len()
-                );
-            }
-            std::process::exit(130);
-        }
-        eprintln!("\ndualperf: stopping after the current run (Ctrl-C again to abort now)");
-    });
-    stop
 }
 
 fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
@@ -884,16 +835,6 @@ mod tests {
     }
 
     use super::*;
-
-    #[test]
-    fn byte_suffixes() {
-        assert_eq!(parse_bytes("64K"), Ok(65_536));
-        assert_eq!(parse_bytes("8k"), Ok(8_192));
-        assert_eq!(parse_bytes("1.5M"), Ok(1_572_864));
-        assert_eq!(parse_bytes("123"), Ok(123));
-        assert!(parse_bytes("12Q").is_err());
-        assert!(parse_bytes("x").is_err());
-    }
 
     #[test]
     fn flags_override_preset_and_file() {

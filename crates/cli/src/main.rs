@@ -5,11 +5,13 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod args;
 mod cmd_lab;
 mod cmd_report;
 mod cmd_run;
 mod cmd_server;
 mod cmd_study;
+mod interrupt;
 mod lab_server;
 
 /// IPv4-vs-IPv6 network performance studies: traffic generation, measurement,

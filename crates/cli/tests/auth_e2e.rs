@@ -329,7 +329,7 @@ fn datagrams_without_the_session_tag_are_not_counted() {
 }
 
 #[test]
-fn study_passes_the_key_and_a_keyless_study_records_why_it_failed() {
+fn study_passes_the_key_and_a_keyless_study_is_refused_before_recording_anything() {
     let dir = tempfile::tempdir().unwrap();
     let a = key_file(dir.path(), "a.key", KEY_A);
     let server = Server::start("127.0.0.1", &["--psk-file", a.to_str().unwrap()]);
@@ -359,8 +359,15 @@ fn study_passes_the_key_and_a_keyless_study_records_why_it_failed() {
         String::from_utf8_lossy(&keyless.stdout),
         stderr(&keyless)
     );
-    assert!(!keyless.status.success(), "{out}");
-    assert!(out.contains("0 measured runs"), "{out}");
+    // The study's preflight handshake meets the key requirement before any campaign
+    // exists: exit 1 with the fix, and no database file.
+    assert_eq!(keyless.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("requires a pre-shared key: use --psk-file")
+            && out.contains("nothing was recorded"),
+        "{out}"
+    );
+    assert!(!dir.path().join("b.db").exists(), "{out}");
     thread::sleep(Duration::from_millis(200));
     let log = server.log.lock().unwrap().join("\n");
     assert!(

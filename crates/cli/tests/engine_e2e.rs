@@ -146,15 +146,26 @@ fn udp_rr_counts_lost_requests_and_does_not_hang() {
 #[test]
 fn udp_pacing_holds_the_rate_within_one_percent_at_128_bytes() {
     let _turn = serial();
-    // Best of two: on a shared 2-core box another process can keep the sender off the
-    // CPU for the last few ms of a run; pacing itself is schedule-based.
+    // Best of three: on a shared 2-core box another process can keep the sender off the
+    // CPU for the last few ms of a run (load only ever lowers the rate; pacing itself is
+    // schedule-based, so one unstarved run of three shows the pacer's accuracy). What
+    // holds under any load is checked on every attempt: the pacer never sends ahead of
+    // its schedule (sent packets ≤ rate × send time, plus one batch of 64).
     let best = |args: &[&str], name: &str, want: f64| {
-        let err = |v: &serde_json::Value| (metric(v, name) - want).abs() / want;
-        let first = err(&run_json(args, &[]));
-        if first < 0.01 {
-            return first;
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            let v = run_json(args, &[]);
+            let sent_s = metric(&v, "sent_packets") / metric(&v, "sent_pps");
+            assert!(
+                metric(&v, "sent_packets") <= want * sent_s + 64.0,
+                "sent ahead of the schedule: {v}"
+            );
+            best = best.min((metric(&v, name) - want).abs() / want);
+            if best < 0.01 {
+                break;
+            }
         }
-        first.min(err(&run_json(args, &[])))
+        best
     };
     let e = best(
         &["-t", "udp-stream", "-s", "128", "-d", "0.5", "-b", "20kpps"],
@@ -352,9 +363,14 @@ fn udp_pacing_is_smooth_within_each_interval() {
         "20kpps",
     ];
     let ok = |r: &[f64]| r.len() >= 3 && r.iter().all(|x| (x - 20_000.0).abs() < 1_000.0);
-    // Best of two: a shared 2-core box can stall the sender for part of one interval.
+    // Best of three: a shared 2-core box can stall the sender for part of one interval
+    // (a stall only ever makes an interval short of packets; a bursty pacer fails every
+    // attempt).
     let mut r = rates(&run_json(&args, &[]));
-    if !ok(&r) {
+    for _ in 0..2 {
+        if ok(&r) {
+            break;
+        }
         r = rates(&run_json(&args, &[]));
     }
     assert!(ok(&r), "per-interval packets/s {r:?}");

@@ -4,23 +4,12 @@
 //! (integrity check ok, the runs recorded before the fault readable, the campaign
 //! resumable once space is freed). Needs root for the tmpfs mounts (skips outside CI).
 
+mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use support::root_or_skip;
 
 const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
-
-fn root_or_skip() -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let uid_root = status
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
-    if !uid_root && std::env::var_os("CI").is_none() {
-        eprintln!("SKIPPED: disk fault tests need root (tmpfs mounts)");
-        return false;
-    }
-    assert!(uid_root, "CI must run the disk fault tests as root");
-    true
-}
 
 /// A tmpfs of a given size, unmounted on drop (also when the test panics).
 struct Tmpfs {
@@ -109,7 +98,7 @@ const STUDY_RUNS: usize = 240;
 
 #[test]
 fn full_disk_mid_study_is_a_clear_error_and_the_database_stays_intact() {
-    if !root_or_skip() {
+    if !root_or_skip("disk fault tests (tmpfs mounts)") {
         return;
     }
     let fs = Tmpfs::mount("256k");
@@ -162,7 +151,7 @@ fn full_disk_mid_study_is_a_clear_error_and_the_database_stays_intact() {
 
 #[test]
 fn read_only_database_is_a_clear_error_and_stays_intact() {
-    if !root_or_skip() {
+    if !root_or_skip("disk fault tests (tmpfs mounts)") {
         return;
     }
     let fs = Tmpfs::mount("4m");
@@ -224,7 +213,7 @@ fn read_only_database_is_a_clear_error_and_stays_intact() {
 
 #[test]
 fn show_and_export_read_a_database_on_a_read_only_file_system() {
-    if !root_or_skip() {
+    if !root_or_skip("disk fault tests (tmpfs mounts)") {
         return;
     }
     let fs = Tmpfs::mount("4m");

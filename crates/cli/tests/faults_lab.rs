@@ -2,27 +2,16 @@
 //! must end with a non-zero exit and an error message within a bounded time, not
 //! hang; for tcp-stream and udp-stream. Needs root (skips with a reason outside CI).
 
+mod support;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use support::root_or_skip;
 
 const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
 const SERVER_V4: &str = "10.231.0.2";
 const SERVER_V6: &str = "fd00:231::2";
 /// Longest acceptable time from start to exit of a run whose link went down.
 const LIMIT: Duration = Duration::from_secs(25);
-
-fn root_or_skip() -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let uid_root = status
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
-    if !uid_root && std::env::var_os("CI").is_none() {
-        eprintln!("SKIPPED: lab fault tests need root");
-        return false;
-    }
-    assert!(uid_root, "CI must run the lab tests as root");
-    true
-}
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -162,7 +151,7 @@ fn link_down_mid_run(tag: &str, test: &str) -> Duration {
 
 #[test]
 fn tcp_stream_run_ends_with_an_error_when_its_link_goes_down() {
-    if !root_or_skip() {
+    if !root_or_skip("lab fault tests") {
         return;
     }
     link_down_mid_run("t", "tcp-stream");
@@ -170,7 +159,7 @@ fn tcp_stream_run_ends_with_an_error_when_its_link_goes_down() {
 
 #[test]
 fn udp_stream_run_ends_with_an_error_when_its_link_goes_down() {
-    if !root_or_skip() {
+    if !root_or_skip("lab fault tests") {
         return;
     }
     link_down_mid_run("u", "udp-stream");

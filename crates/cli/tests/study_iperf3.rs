@@ -4,70 +4,27 @@
 //! RR tests are refused with the reason. Skips when /usr/bin/iperf3 is missing outside CI.
 
 mod study_common;
+mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use study_common::*;
+use support::{free_port, iperf3_or_skip, spawn_iperf3_server, IPERF3};
 use wire::metrics as m;
 use wire::spec::{Family, TestKind};
-
-const IPERF3: &str = "/usr/bin/iperf3";
-
-fn iperf3_or_skip() -> bool {
-    if Path::new(IPERF3).exists() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{IPERF3} is missing (.ci/run installs it)"
-    );
-    eprintln!("SKIPPED: {IPERF3} is not installed");
-    false
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("[::]:0")
-        .or_else(|_| std::net::TcpListener::bind("127.0.0.1:0"))
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
 
 /// `iperf3 -s -p PORT`, killed on drop.
 struct Iperf3Server(Child);
 
 impl Iperf3Server {
     fn start(port: u16) -> Iperf3Server {
-        let child = Command::new(IPERF3)
-            .args(["-s", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("iperf3 -s starts");
-        // Wait for the listening socket without connecting (a probe connection would
-        // be a client to iperf3, with its own error path).
-        let t0 = Instant::now();
-        while !listening(port) {
-            assert!(t0.elapsed() < Duration::from_secs(5), "iperf3 -s not up");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        // Listening when spawned: checked without a probe connection, which iperf3
+        // would take for a client.
+        let child = spawn_iperf3_server(port, &[], false);
         Iperf3Server(child)
     }
-}
-
-/// Whether a TCP socket listens on `port` (IPv4 or IPv6), from /proc/net.
-fn listening(port: u16) -> bool {
-    let local = format!(":{port:04X}");
-    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
-        let table = std::fs::read_to_string(f).unwrap_or_default();
-        table.lines().skip(1).any(|l| {
-            let cols: Vec<&str> = l.split_whitespace().collect();
-            // local_address rem_address st: state 0A is LISTEN.
-            cols.len() > 3 && cols[1].ends_with(&local) && cols[3] == "0A"
-        })
-    })
 }
 
 impl Drop for Iperf3Server {

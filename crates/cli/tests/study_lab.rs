@@ -15,19 +15,9 @@ use study_common::*;
 use wire::metrics as m;
 use wire::spec::{Family, TestKind};
 
-mod lab_common;
-use lab_common::{assert_nothing_left, leftovers};
-
-fn root_or_skip() -> bool {
-    match lab::check_privileges() {
-        Ok(()) => true,
-        Err(e) if std::env::var_os("CI").is_none() => {
-            eprintln!("SKIPPED: {e}");
-            false
-        }
-        Err(e) => panic!("labs cannot be built here: {e}"),
-    }
-}
+mod support;
+use support::lab::{assert_nothing_left, leftovers};
+use support::labs_or_skip;
 
 fn spawn_study(args: &[&str], env: &[(&str, &str)]) -> Child {
     let mut c = Command::new(BIN);
@@ -98,7 +88,7 @@ const STREAMS_2X2: [&str; 8] = [
 
 #[test]
 fn p2p_lab_study_records_runs_and_lab_metadata_and_leaves_nothing() {
-    if !root_or_skip() {
+    if !labs_or_skip() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -163,7 +153,7 @@ fn p2p_lab_study_records_runs_and_lab_metadata_and_leaves_nothing() {
 
 #[test]
 fn client_server_lab_study_runs_through_the_router_and_leaves_nothing() {
-    if !root_or_skip() {
+    if !labs_or_skip() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -194,7 +184,7 @@ fn client_server_lab_study_runs_through_the_router_and_leaves_nothing() {
 
 #[test]
 fn ctrl_c_finishes_the_run_removes_the_lab_and_resume_recreates_it() {
-    if !root_or_skip() {
+    if !labs_or_skip() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -262,7 +252,7 @@ fn ctrl_c_finishes_the_run_removes_the_lab_and_resume_recreates_it() {
 
 #[test]
 fn second_ctrl_c_aborts_at_once_and_still_removes_the_lab() {
-    if !root_or_skip() {
+    if !labs_or_skip() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -318,7 +308,7 @@ fn second_ctrl_c_aborts_at_once_and_still_removes_the_lab() {
 
 #[test]
 fn a_lab_server_that_does_not_start_is_an_error_and_the_lab_is_removed() {
-    if !root_or_skip() {
+    if !labs_or_skip() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -379,7 +369,7 @@ fn lab_flags_are_checked_before_anything_is_built() {
 
 #[test]
 fn a_lab_left_by_a_killed_study_is_removed_by_the_resume() {
-    if !root_or_skip() {
+    if !labs_or_skip() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -421,7 +411,7 @@ fn a_lab_left_by_a_killed_study_is_removed_by_the_resume() {
 
 #[test]
 fn lab_study_with_an_iperf3_peer_runs_debian_iperf3_in_the_server_namespace() {
-    if !root_or_skip() {
+    if !labs_or_skip() {
         return;
     }
     if !Path::new("/usr/bin/iperf3").exists() {

@@ -426,12 +426,29 @@ fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr, EngineEr
             family,
             detail: format!(" ({e})"),
         })?;
-    let found = addrs.filter(want).collect::<Vec<_>>();
-    found.first().copied().ok_or_else(|| EngineError::Resolve {
-        host: host.to_string(),
-        family,
-        detail: " (it has no address of that family)".into(),
-    })
+    let all = addrs.collect::<Vec<_>>();
+    all.iter()
+        .copied()
+        .find(want)
+        .ok_or_else(|| EngineError::Resolve {
+            host: host.to_string(),
+            family,
+            detail: no_family_detail(host, family, !all.is_empty()),
+        })
+}
+
+/// Why a name gave no address of `family`, and what to do: "host X has no IPv6 address
+/// (AAAA); use -f 4" when it has addresses of the other family only.
+fn no_family_detail(host: &str, family: Family, has_other: bool) -> String {
+    let (record, other) = match family {
+        Family::V4 => ("A", 6),
+        Family::V6 => ("AAAA", 4),
+    };
+    if has_other {
+        format!(": host {host} has no {family} address ({record}); use -f {other}")
+    } else {
+        format!(": host {host} resolved to no address")
+    }
 }
 
 /// Fail early, with the reason, when this host cannot use IPv6 at all.
@@ -504,5 +521,36 @@ fn map_session_error(e: SessionError, cfg: &ClientConfig) -> EngineError {
         )),
         SessionError::Auth(why) => EngineError::AuthFailed(why),
         other => EngineError::Protocol(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod resolve_tests {
+    use super::*;
+
+    #[test]
+    fn a_name_of_one_family_says_which_record_is_missing_and_the_fix() {
+        let e = EngineError::Resolve {
+            host: "h.example".into(),
+            family: Family::V6,
+            detail: no_family_detail("h.example", Family::V6, true),
+        };
+        assert!(
+            e.to_string()
+                .contains("host h.example has no IPv6 address (AAAA); use -f 4"),
+            "{e}"
+        );
+        assert!(no_family_detail("h", Family::V4, true).contains("(A); use -f 6"));
+        assert!(no_family_detail("h", Family::V4, false).contains("no address"));
+    }
+
+    #[test]
+    fn a_literal_of_the_other_family_is_refused_with_the_fix() {
+        let e = resolve("::1", 5301, Family::V4).unwrap_err().to_string();
+        assert!(e.contains("use --family 6"), "{e}");
+        assert_eq!(
+            resolve("127.0.0.1", 5301, Family::V4).unwrap(),
+            "127.0.0.1:5301".parse().unwrap()
+        );
     }
 }

@@ -160,14 +160,21 @@ fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr, Iperf3Er
     let addrs = (host, port)
         .to_socket_addrs()
         .map_err(|e| Iperf3Error::io(format!("resolving {host}"), e))?;
-    let mut addrs = addrs.filter(|a| match family {
+    let all: Vec<SocketAddr> = addrs.collect();
+    let found = all.iter().copied().find(|a| match family {
         Family::V4 => a.is_ipv4(),
         Family::V6 => a.is_ipv6(),
     });
-    addrs.next().ok_or_else(|| {
-        Iperf3Error::Unsupported(format!(
-            "{host} has no {family} address (try the other family)"
-        ))
+    found.ok_or_else(|| {
+        let (record, other) = match family {
+            Family::V4 => ("A", 6),
+            Family::V6 => ("AAAA", 4),
+        };
+        Iperf3Error::Unsupported(if all.is_empty() {
+            format!("host {host} resolved to no address")
+        } else {
+            format!("host {host} has no {family} address ({record}); use -f {other}")
+        })
     })
 }
 

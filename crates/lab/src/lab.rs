@@ -6,9 +6,10 @@ use crate::exec::{is_qdisc_unavailable, run};
 use crate::guard::{add_ns_registered, delete_ns};
 use crate::ns::{write_sysctl, NETNS_DIR};
 use crate::plan::{ns_name, parse_ns_name, plan, Plan, Role, Step, TBF_LATENCY_MS};
-use crate::{format_rate, LabError, LabSpec, Topology};
+use crate::{LabError, LabSpec, Topology};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
+use wire::quantity::format_bit_rate as format_rate;
 use wire::spec::Family;
 
 /// A running lab. Dropping it removes its namespaces (and the veths and processes in

@@ -159,66 +159,22 @@ pub fn validate_name(name: &str) -> Result<(), LabError> {
     Ok(())
 }
 
-/// Parses a link rate in bits per second: `100mbit`, `100M`, `1.5gbit`, `500kbit/s`,
-/// `2000000` (SI prefixes: k = 1000). `mbps`-style suffixes are refused because tc reads
-/// them as bytes per second.
-pub fn parse_rate_bps(input: &str) -> Result<u64, LabError> {
+/// Checks that a shaping rate (parsed by `wire::quantity::parse_bit_rate`, the one
+/// grammar for rates) is one tc can apply: at least 1 kbit/s, at most 4 Tbit/s.
+pub fn check_rate_bps(rate_bps: u64) -> Result<u64, LabError> {
     let bad = |reason| {
         Err(LabError::InvalidRate {
-            input: input.to_string(),
+            input: wire::quantity::format_bit_rate(rate_bps),
             reason,
         })
     };
-    let s = input.trim().to_ascii_lowercase();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let Ok(value) = num.parse::<f64>() else {
-        return bad("expected a number followed by an optional unit, e.g. 100mbit");
-    };
-    let unit = unit.trim();
-    if unit.ends_with("bps")
-        || unit.ends_with("byte")
-        || unit.ends_with("b/s") && !unit.ends_with("bit/s")
-    {
-        return bad(
-            "ambiguous unit (tc reads 'bps' as bytes per second); write bits, e.g. 100mbit",
-        );
-    }
-    let prefix = unit.trim_end_matches("/s").trim_end_matches("bit");
-    let multiplier = match prefix {
-        "" => 1.0,
-        "k" => 1e3,
-        "m" => 1e6,
-        "g" => 1e9,
-        "t" => 1e12,
-        _ => return bad("unknown unit; use bit, kbit, mbit or gbit (k/M/G)"),
-    };
-    let bps = value * multiplier;
-    if !bps.is_finite() || bps < 1000.0 {
+    if rate_bps < 1000 {
         return bad("a shaped link needs at least 1kbit");
     }
-    if bps > 4e12 {
+    if rate_bps > 4_000_000_000_000 {
         return bad("larger than tc can shape (4 Tbit/s)");
     }
-    Ok(bps.round() as u64)
-}
-
-/// Formats bits per second the way tc and users read it (`100Mbit`, `1.5Gbit`).
-pub fn format_rate(rate_bps: u64) -> String {
-    for (div, unit) in [(1e9, "Gbit"), (1e6, "Mbit"), (1e3, "Kbit")] {
-        let v = rate_bps as f64 / div;
-        if v >= 1.0 {
-            return format!("{}{unit}", trim_float(v));
-        }
-    }
-    format!("{rate_bps}bit")
-}
-
-fn trim_float(v: f64) -> String {
-    let s = format!("{v:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
+    Ok(rate_bps)
 }
 
 #[cfg(test)]
@@ -226,31 +182,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rates_parse_as_bits_per_second() {
-        assert_eq!(parse_rate_bps("100mbit").unwrap(), 100_000_000);
-        assert_eq!(parse_rate_bps("100M").unwrap(), 100_000_000);
-        assert_eq!(parse_rate_bps("1.5gbit/s").unwrap(), 1_500_000_000);
-        assert_eq!(parse_rate_bps("500kbit").unwrap(), 500_000);
-        assert_eq!(parse_rate_bps("2000000").unwrap(), 2_000_000);
-        assert_eq!(parse_rate_bps("50 Mbit").unwrap(), 50_000_000);
-    }
-
-    #[test]
-    fn byte_rates_and_nonsense_are_refused() {
-        for bad in ["100mbps", "10MB/s", "", "fast", "10q", "0", "-5m", "1e20"] {
-            assert!(parse_rate_bps(bad).is_err(), "{bad:?} should be refused");
-        }
-    }
-
-    #[test]
-    fn rates_format_back() {
-        assert_eq!(format_rate(100_000_000), "100Mbit");
-        assert_eq!(format_rate(1_500_000_000), "1.5Gbit");
-        assert_eq!(format_rate(64_000), "64Kbit");
-        assert_eq!(
-            parse_rate_bps(&format_rate(12_345_000)).unwrap(),
-            12_345_000
-        );
+    fn shaping_rates_outside_what_tc_can_apply_are_refused() {
+        assert_eq!(check_rate_bps(100_000_000).unwrap(), 100_000_000);
+        assert_eq!(check_rate_bps(1000).unwrap(), 1000);
+        let e = check_rate_bps(999).unwrap_err().to_string();
+        assert!(e.contains("at least 1kbit"), "{e}");
+        assert!(check_rate_bps(5_000_000_000_000).is_err());
     }
 
     #[test]

@@ -244,7 +244,9 @@ fn receive_timeout_and_non_blocking_return_zero() {
         let mut batch = rx.recv_buffers();
         let t0 = Instant::now();
         assert_eq!(rx.recv_batch(&mut batch, Wait::NonBlocking).unwrap(), 0);
-        assert!(t0.elapsed() < Duration::from_millis(20));
+        // Non-blocking means "no wait for data"; the bound only has to tell that apart
+        // from blocking, with room for a test thread descheduled on a loaded machine.
+        assert!(t0.elapsed() < Duration::from_millis(500));
         let t0 = Instant::now();
         let n = rx
             .recv_batch(&mut batch, Wait::Timeout(Duration::from_millis(50)))

@@ -10,9 +10,7 @@ pub mod special;
 pub mod summary;
 
 pub use compare::{cohens_d, exact_is_computable, hedges_g, holm, MannWhitney, Welch};
-pub use overhead::{
-    header_share_of_gap, parse_link_rate_bps, LinkModel, LinkRateError, OverheadModel, WireCost,
-};
+pub use overhead::{header_share_of_gap, LinkModel, OverheadModel, WireCost};
 pub use reach::{smallest_corrected_p, smallest_p, PrimaryTest, Reach};
 pub use special::{normal_cdf, normal_quantile, student_t_cdf, student_t_quantile};
 pub use summary::Summary;

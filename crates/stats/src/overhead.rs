@@ -233,38 +233,6 @@ pub fn header_share_of_gap(expected_v6_v4_ratio: f64, measured_v6_v4_ratio: f64)
     Some(expected_gap / measured_gap)
 }
 
-/// Error from [`parse_link_rate_bps`].
-#[derive(Debug, thiserror::Error, PartialEq)]
-#[error("cannot read link rate '{0}': use a number with bit, kbit, mbit, gbit or tbit (e.g. 1gbit, 100mbit)")]
-pub struct LinkRateError(pub String);
-
-/// Parse a link rate as `tc` writes it: `1gbit`, `100mbit`, `10kbit`, `1500000bit`, or
-/// a bare number of bits per second; `k`/`m`/`g`/`t` alone also mean bits (SI, powers
-/// of 1000). Byte units such as `mbps` (tc: megabytes/s) are refused as ambiguous.
-pub fn parse_link_rate_bps(text: &str) -> Result<f64, LinkRateError> {
-    let lower = text.trim().to_ascii_lowercase();
-    let split = lower
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(lower.len());
-    let (number, unit) = lower.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| LinkRateError(text.to_string()))?;
-    let scale = match unit.trim() {
-        "" | "bit" | "bit/s" => 1.0,
-        "k" | "kbit" | "kbit/s" => 1e3,
-        "m" | "mbit" | "mbit/s" => 1e6,
-        "g" | "gbit" | "gbit/s" => 1e9,
-        "t" | "tbit" | "tbit/s" => 1e12,
-        _ => return Err(LinkRateError(text.to_string())),
-    };
-    let bps = value * scale;
-    if !(bps.is_finite() && bps > 0.0) {
-        return Err(LinkRateError(text.to_string()));
-    }
-    Ok(bps)
-}
-
 #[cfg(test)]
 #[path = "overhead_tests.rs"]
 mod tests;

@@ -103,15 +103,3 @@ fn expected_ratio_and_share_of_gap() {
     );
     assert_eq!(header_share_of_gap(0.9, 1.02), None);
 }
-
-#[test]
-fn link_rates_parse_like_tc() {
-    assert_eq!(parse_link_rate_bps("1gbit"), Ok(1e9));
-    assert_eq!(parse_link_rate_bps("100Mbit"), Ok(1e8));
-    assert_eq!(parse_link_rate_bps("12.5m"), Ok(12.5e6));
-    assert_eq!(parse_link_rate_bps(" 1500000 "), Ok(1.5e6));
-    assert!(parse_link_rate_bps("100mbps").is_err());
-    assert!(parse_link_rate_bps("").is_err());
-    assert!(parse_link_rate_bps("0gbit").is_err());
-    assert!(parse_link_rate_bps("fast").is_err());
-}

@@ -10,6 +10,7 @@ pub mod datagram;
 pub mod metrics;
 pub mod plausible;
 pub mod proto;
+pub mod quantity;
 pub mod session;
 pub mod spec;
 pub mod text;

@@ -11,43 +11,15 @@ use anyhow::{anyhow, bail, Context};
 use engine::ClientConfig;
 use lab::{Lab, LabSpec};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use wire::spec::TestSpec;
 
-pub fn parse_topology(s: &str) -> Result<lab::Topology, String> {
-    s.parse().map_err(|e: lab::LabError| e.to_string())
-}
-
-pub fn parse_lab_rate(s: &str) -> Result<u64, String> {
-    lab::parse_rate_bps(s).map_err(|e| e.to_string())
-}
-
-/// Set by the signal handler before it removes the lab.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// Our own handler instead of the `lab` guard, so that a test failing *because* the
-/// lab is being removed (its server gets SIGTERM) cannot exit with 1 before the
-/// handler has finished: see [`main`].
-fn install_signal_handler() -> anyhow::Result<()> {
-    lab::disable_signal_guard();
-    ctrlc::set_handler(|| {
-        INTERRUPTED.store(true, Ordering::SeqCst);
-        let removed = lab::teardown_all_live();
-        eprintln!(
-            "dualperf: interrupted; removed the lab ({} namespace(s))",
-            removed.len()
-        );
-        std::process::exit(130);
-    })
-    .context("cannot install the Ctrl-C handler")
-}
-
 pub fn main(args: &RunArgs, spec: TestSpec) -> anyhow::Result<ExitCode> {
-    install_signal_handler()?;
+    crate::interrupt::remove_labs_and_exit()?;
     let out = run_in_lab(args, spec);
     // Interrupted: the handler is removing the lab and will exit(130); wait for it.
-    while INTERRUPTED.load(Ordering::SeqCst) {
+    while crate::interrupt::INTERRUPTED.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(100));
     }
     out
@@ -85,15 +57,13 @@ fn run_in_lab(args: &RunArgs, spec: TestSpec) -> anyhow::Result<ExitCode> {
         "starting the lab's dualperf server",
     )?;
     let host = lab.server_addr(spec.family).to_string();
+    let direction = spec.direction;
     let mut cfg = ClientConfig::new(&host, port, spec);
     cfg.connect_timeout = super::connect_timeout_of(args.connect_timeout)?;
     if let Some(v) = args.protocol_version {
         cfg.protocol_version = v;
     }
-    let mut rec = CliRecorder {
-        json: args.json,
-        samples: Vec::new(),
-    };
+    let mut rec = CliRecorder::new(args.json, direction);
     let client_ns = lab.client_ns().to_string();
     let result = std::thread::scope(|s| {
         s.spawn(|| {

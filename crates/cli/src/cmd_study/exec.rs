@@ -7,7 +7,8 @@
 
 use super::iperf3_peer::{self, Iperf3Exec};
 use super::lab_target::{in_ns, LabRequest, LabServer, LabTarget};
-use super::{connect_timeout, journal::TARGET_KEY, version_and_revision, Peer, StudyArgs};
+use super::{connect_timeout, journal::TARGET_KEY, version_and_revision, StudyArgs};
+use crate::args::Peer;
 use anyhow::bail;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -119,7 +120,7 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
         _server: server,
         lab: None,
         client_info: BTreeMap::new(),
-        psk: crate::cmd_server::load_psk(args.psk_file.as_deref())?,
+        psk: crate::args::load_psk(args.psk_file.as_deref())?,
         stop: stop.clone(),
         udp_method: spec.udp_method,
     })))

@@ -62,6 +62,7 @@ fn open_existing(db: &std::path::Path) -> anyhow::Result<Store> {
             db.display()
         );
     }
+    crate::args::check_database_file(db, false)?;
     Ok(Store::open_read_only(db)?)
 }
 
@@ -400,6 +401,8 @@ pub fn import_main(args: ImportArgs) -> anyhow::Result<ExitCode> {
     if !args.other.exists() {
         bail!("no database at {}", args.other.display());
     }
+    crate::args::check_database_file(&args.other, false)?;
+    crate::args::check_database_file(&args.db, true)?;
     let mut store = Store::open(&args.db)?;
     let sum = store
         .import_from(&args.other)

@@ -15,6 +15,7 @@ use wire::spec::Family;
 /// Open the study's database for writing; an error from a read-only file or file
 /// system says so (SQLite only says "unable to open database file").
 pub fn open_store(db: &Path) -> anyhow::Result<Store> {
+    crate::args::check_database_file(db, true)?;
     match Store::open(db) {
         Ok(s) => Ok(s),
         Err(e) => {

@@ -60,7 +60,7 @@ impl LabRequest {
             self.topology,
             self.rate_bps.map_or("unshaped".to_string(), |r| format!(
                 "tbf {}",
-                lab::format_rate(r)
+                wire::quantity::format_bit_rate(r)
             )),
             self.mtu_bytes.unwrap_or(1500)
         )

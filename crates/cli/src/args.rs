@@ -1,0 +1,163 @@
+//! What several subcommands accept alike: the kind of peer, the pre-shared key file and
+//! the value parsers of shared flags. Subcommand modules import from here, never from
+//! each other.
+
+use clap::ValueEnum;
+use wire::spec::{Family, Rate};
+
+/// What kind of server the study talks to.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Peer {
+    /// `dualperf server` (every test and metric).
+    #[default]
+    Dualperf,
+    /// An unmodified iperf3 3.x server (`iperf3 -s`): tcp-stream and udp-stream only.
+    Iperf3,
+}
+
+/// Load `--psk-file` (if given), printing a warning on stderr when others can read it.
+pub fn load_psk(path: Option<&std::path::Path>) -> anyhow::Result<Option<wire::auth::Psk>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let key = wire::auth::Psk::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(w) = wire::auth::psk_file_warning(path) {
+        eprintln!("warning: {w}");
+    }
+    Ok(Some(key))
+}
+
+// Every quantity flag reads through `wire::quantity`, the one grammar for bytes, rates
+// and durations (README "Quantities"); these adapt it to clap's `value_parser`.
+
+/// `-b/--rate`: bits/s (100M, 100mbit) or packets/s (50kpps).
+pub fn parse_rate(s: &str) -> Result<Rate, String> {
+    wire::quantity::parse_rate(s).map_err(|e| e.to_string())
+}
+
+/// A rate that must be bits per second (`--link-rate`, `--max-rate`).
+pub fn parse_bit_rate(s: &str) -> Result<u64, String> {
+    wire::quantity::parse_bit_rate(s).map_err(|e| e.to_string())
+}
+
+/// Socket buffer and payload sizes: 1408, 64K / 64KiB, 4M.
+pub fn parse_bytes_u32(s: &str) -> Result<u32, String> {
+    wire::quantity::parse_bytes_u32(s).map_err(|e| e.to_string())
+}
+
+/// Byte counts kept as 64 bits (study socket options before their range check).
+pub fn parse_bytes_u64(s: &str) -> Result<u64, String> {
+    wire::quantity::parse_bytes(s).map_err(|e| e.to_string())
+}
+
+/// Durations kept as seconds: 10, 10s, 500ms, 2min.
+pub fn parse_secs(s: &str) -> Result<f64, String> {
+    wire::quantity::parse_duration_s(s).map_err(|e| e.to_string())
+}
+
+/// `--lab` / `--topology`: p2p or client-server.
+pub fn parse_topology(s: &str) -> Result<lab::Topology, String> {
+    s.parse().map_err(|e: lab::LabError| e.to_string())
+}
+
+/// `--lab-rate` / `lab up --rate`: a tbf rate in bits per second.
+pub fn parse_lab_rate(s: &str) -> Result<u64, String> {
+    lab::check_rate_bps(parse_bit_rate(s)?).map_err(|e| e.to_string())
+}
+
+/// The family of a host written as an IP literal (`192.0.2.7`, `::1`, `[::1]`); None
+/// for a name.
+pub fn literal_family(host: &str) -> Option<Family> {
+    let h = host.trim().trim_start_matches('[').trim_end_matches(']');
+    h.parse::<std::net::IpAddr>().ok().map(|ip| match ip {
+        std::net::IpAddr::V4(_) => Family::V4,
+        std::net::IpAddr::V6(_) => Family::V6,
+    })
+}
+
+/// `run -f`: an IP-literal HOST decides the family (`-f` is needed only for names, where
+/// it defaults to 4); an `-f` that contradicts the literal is refused with the fix.
+pub fn family_of(host: Option<&str>, flag: Option<Family>) -> anyhow::Result<Family> {
+    match (host.and_then(literal_family), flag) {
+        (Some(lit), Some(f)) if lit != f => anyhow::bail!(
+            "{} is an {lit} address but -f {} asks for {f}; drop -f (an address decides its \
+             family) or give a host name that has an {f} address",
+            host.unwrap_or_default(),
+            f.number()
+        ),
+        (Some(lit), _) => Ok(lit),
+        (None, Some(f)) => Ok(f),
+        (None, None) => Ok(Family::V4),
+    }
+}
+
+/// What a file given as a results database is, when it is not one: "… is empty: not a
+/// dualperf database" or "… is not an SQLite database" (rather than SQLite's or the
+/// schema check's words). A missing file and a real SQLite file pass, and an empty one
+/// when it is about to be written (`study`, `import`: SQLite makes it a database).
+pub fn check_database_file(db: &std::path::Path, empty_ok: bool) -> anyhow::Result<()> {
+    use std::io::Read;
+    let Ok(mut f) = std::fs::File::open(db) else {
+        return Ok(());
+    };
+    if f.metadata().is_ok_and(|m| m.is_dir()) {
+        anyhow::bail!(
+            "{} is a directory, not a dualperf database; pass the database file with --db",
+            db.display()
+        );
+    }
+    let mut head = [0u8; 16];
+    let mut got = 0;
+    while got < head.len() {
+        match f.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) => anyhow::bail!("cannot read {}: {e}", db.display()),
+        }
+    }
+    if got == 0 && empty_ok {
+        return Ok(());
+    }
+    if got == 0 {
+        anyhow::bail!(
+            "{} is empty: not a dualperf database (a study writes one: dualperf study --db {}; \
+             or remove the empty file)",
+            db.display(),
+            db.display()
+        );
+    }
+    if &head[..got] != b"SQLite format 3\0" {
+        anyhow::bail!(
+            "{} is not an SQLite database, so not a dualperf results database; pass the file \
+             `dualperf study` wrote (default dualperf.db) with --db",
+            db.display()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ip_literal_decides_the_family() {
+        assert_eq!(family_of(Some("fd00:231::2"), None).unwrap(), Family::V6);
+        assert_eq!(family_of(Some("[::1]"), None).unwrap(), Family::V6);
+        assert_eq!(family_of(Some("10.0.0.1"), None).unwrap(), Family::V4);
+        assert_eq!(
+            family_of(Some("10.0.0.1"), Some(Family::V4)).unwrap(),
+            Family::V4
+        );
+        assert_eq!(family_of(Some("example.org"), None).unwrap(), Family::V4);
+        assert_eq!(
+            family_of(Some("example.org"), Some(Family::V6)).unwrap(),
+            Family::V6
+        );
+        assert_eq!(family_of(None, None).unwrap(), Family::V4);
+        let e = family_of(Some("::1"), Some(Family::V4))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("drop -f"), "{e}");
+    }
+}

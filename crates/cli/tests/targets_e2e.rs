@@ -1,0 +1,171 @@
+//! What `run` and `study` make of the target they are given, through the binary: an IP
+//! address decides the family, and a study whose target cannot answer fails at once with
+//! the cause and leaves nothing behind (no database file, no campaign).
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
+
+fn dualperf(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("the dualperf binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A port on 127.0.0.1 where nothing listens (bound, then released).
+fn closed_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .expect("read the temporary directory")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn a_study_against_a_closed_port_fails_at_once_with_the_cause_and_records_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let port = closed_port().to_string();
+    let o = dualperf(tmp.path(), &["study", "127.0.0.1", "--port", &port]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    // The IPv4 address decides the family: the real cause, not an IPv6 resolution error.
+    assert!(err.contains("connection refused"), "{err}");
+    assert!(err.contains("nothing was recorded"), "{err}");
+    assert!(!err.contains("IPv6") && !err.contains("--resume"), "{err}");
+    assert!(
+        files_in(tmp.path()).is_empty(),
+        "{:?}",
+        files_in(tmp.path())
+    );
+}
+
+#[test]
+fn a_study_against_an_unresolvable_name_records_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let o = dualperf(tmp.path(), &["study", "no-such-host.invalid"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot resolve host no-such-host.invalid"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        files_in(tmp.path()).is_empty(),
+        "{:?}",
+        files_in(tmp.path())
+    );
+}
+
+#[test]
+fn a_study_whose_database_cannot_be_made_says_so_before_anything_runs() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("missing-dir").join("x.db");
+    let o = dualperf(
+        tmp.path(),
+        &["study", "--runs", "1", "--db", &db.to_string_lossy()],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("mkdir -p"), "{}", stderr(&o));
+    assert!(
+        files_in(tmp.path()).is_empty(),
+        "{:?}",
+        files_in(tmp.path())
+    );
+}
+
+#[test]
+fn an_ip_address_decides_the_study_families() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let o = dualperf(tmp.path(), &["study", "127.0.0.1", "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert!(plan.contains("cells: 24"), "{plan}");
+    assert!(
+        plan.contains("IPv4 tcp-stream") && !plan.contains("IPv6 tcp-stream"),
+        "{plan}"
+    );
+    let o = dualperf(
+        tmp.path(),
+        &["study", "::1", "--families", "4,6", "--dry-run"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("use --families 6"), "{}", stderr(&o));
+}
+
+/// `dualperf server` on 127.0.0.1 and ::1 at a free port; killed on drop.
+struct Server(Child, u16);
+
+impl Server {
+    fn start() -> Server {
+        let port = closed_port();
+        let child = Command::new(BIN)
+            .args(["server", "--port", &port.to_string()])
+            .args(["--bind", "127.0.0.1", "--bind", "::1"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dualperf server starts");
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let t0 = Instant::now();
+        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+            assert!(t0.elapsed() < Duration::from_secs(10), "server not up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Server(child, port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn run_takes_the_family_from_an_ipv6_address_and_refuses_a_contradicting_flag() {
+    let srv = Server::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let port = srv.1.to_string();
+    let o = dualperf(
+        tmp.path(),
+        &[
+            "run", "::1", "-p", &port, "-t", "tcp-rr", "-n", "10", "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["spec"]["family"], "6", "{v}");
+    let o = dualperf(tmp.path(), &["run", "::1", "-p", &port, "-f", "4"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("drop -f"), "{}", stderr(&o));
+    // A study against the same server passes the check (one handshake per family of
+    // the plan, here IPv6 only) and records its runs.
+    let o = dualperf(
+        tmp.path(),
+        &[
+            "study", "::1", "--port", &port, "--runs", "1", "--sizes", "128", "--tests", "tcp-rr",
+            "-d", "0.1", "--quiet",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = store::Store::open_read_only(&tmp.path().join("dualperf.db")).expect("database");
+    let runs = s.runs(1).expect("runs of campaign 1");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+}
