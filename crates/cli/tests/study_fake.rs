@@ -269,7 +269,7 @@ fn dry_run_prints_the_plan_and_writes_nothing() {
     assert!(t.contains("cells: 48"), "{t}");
     assert!(
         t.contains(
-            "until the 95% interval is within 10% of the mean, 5..10 runs per cell (240..480 runs)"
+            "until the 95% interval is within 20% of the mean, 5..12 runs per cell (240..576 runs)"
         ),
         "{t}"
     );

@@ -389,10 +389,6 @@ impl Sampler {
         if now_ns < self.next_end_ns && !force {
             return None;
         }
-        // A final partial interval shorter than 1 % of an interval says nothing.
-        if force && now_ns <= self.last_end_ns + self.every_ns / 100 {
-            return None;
-        }
         let l = &shared.live;
         let cur = [
             l.sent_bytes.load(Relaxed),
@@ -400,6 +396,11 @@ impl Sampler {
             l.recv_bytes.load(Relaxed),
             l.recv_packets.load(Relaxed),
         ];
+        // A final partial interval shorter than 1 % of an interval says nothing — unless
+        // it counted something: the samples must add up to the run's totals.
+        if force && now_ns <= self.last_end_ns + self.every_ns / 100 && cur == self.last {
+            return None;
+        }
         let s = IntervalSample {
             start_ns: self.last_end_ns,
             end_ns: now_ns,

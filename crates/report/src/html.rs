@@ -154,6 +154,7 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         lvl = report.analysis.options.confidence * 100.0,
         alpha = report.analysis.options.alpha,
     );
+    out.push_str("<p>UDP: each campaign's UDP method is in its metadata table (\"UDP method\"). Under RFC 2544 (the default study) a run's UDP throughput is the highest offered rate whose loss stayed within the loss threshold, found by binary search over paced trials within the run, so the sender does not make its own loss; with a fixed rate it is what was received at that rate. Jitter (RFC 3550) and IPDV (RFC 5481) come only from a send stamp per datagram and a kernel arrival time per datagram; where the datapath shared one stamp among several datagrams (unpaced or fast paced sending) the run reports them as unavailable and they are left out. Runs whose receiving socket dropped datagrams are receiver-limited: their loss describes the receiving host, and they are left out of every loss comparison.</p>\n");
     let reach = crate::caveats::reach_lines(&report.analysis);
     if !reach.is_empty() {
         out.push_str("<p>With the runs each comparison had, the smallest p it could reach after Holm's correction (exact Mann-Whitney: 2 / C(n₁ + n₂, n₁) at complete separation, times the sizes corrected over; Welch's t-test: any p with at least 2 runs per side and some spread):</p>\n<ul>\n");

@@ -27,13 +27,13 @@ pub const DEFAULT_INTERVAL_MS: u64 = 1000;
 /// Student-t interval at this level …
 pub const DEFAULT_CONFIDENCE_PCT: f64 = 95.0;
 /// … is at most this % of the mean (full width) …
-pub const DEFAULT_CI_WIDTH_PCT: f64 = 10.0;
+pub const DEFAULT_CI_WIDTH_PCT: f64 = 20.0;
 /// … with at least this many runs per cell: with 5 runs per side a complete separation
 /// gives the exact two-sided Mann-Whitney p = 2/252 = 0.0079, below 0.05/6 (Holm over
 /// six sizes); 4 runs give 0.029, 3 runs 0.1, which no correction lets through.
 pub const DEFAULT_MIN_RUNS: u32 = 5;
 /// … and at most this many (bounds the default study's time).
-pub const DEFAULT_MAX_RUNS: u32 = 10;
+pub const DEFAULT_MAX_RUNS: u32 = 12;
 /// Most packet sizes one study may list (each is one cell per family and test).
 pub const MAX_SIZES: usize = 1000;
 /// Most measured runs per cell (`runs`, `max_runs`).

@@ -146,9 +146,19 @@ pub fn show_text(store: &Store, id: i64) -> anyhow::Result<String> {
     match StudySpec::from_json(&c.spec_json) {
         Ok(spec) => {
             out.push_str("\nplan:\n");
+            // Indented lines belong to the line above: kept under "smallest corrected
+            // p", skipped under the cell list and order (progress lists the cells).
+            let mut keep_indented = false;
             for line in super::dry_run_text(&spec, None).lines() {
-                if line.starts_with("target:") || line.starts_with("  ") {
-                    continue; // the cell list and order are long; progress lists cells
+                if line.starts_with("  ") {
+                    if keep_indented {
+                        out.push_str(&format!("    {}\n", line.trim_start()));
+                    }
+                    continue;
+                }
+                keep_indented = line.starts_with("smallest corrected p");
+                if line.starts_with("target:") {
+                    continue;
                 }
                 if line.starts_with("order:") {
                     out.push_str(&match spec.order {
