@@ -9,20 +9,23 @@ use std::thread;
 use study_common::*;
 use wire::proto::{encode_frame, FrameDecoder, Msg, PROTOCOL_VERSION};
 
-/// Forward every control connection to `server_port`, claiming 2^64−1 bytes received.
-fn lying_proxy(server_port: u16) -> u16 {
+/// Forward every control connection to `server_port`; from connection number `honest`
+/// on (0-based), claim 2^64−1 bytes received. The study's preflight probe is the first
+/// connection, so `honest = 1` lets a study start and then lies to every run.
+fn lying_proxy(server_port: u16, honest: usize) -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     thread::spawn(move || {
-        for client in l.incoming() {
+        for (i, client) in l.incoming().enumerate() {
             let Ok(client) = client else { return };
-            thread::spawn(move || relay(client, server_port));
+            let lie = i >= honest;
+            thread::spawn(move || relay(client, server_port, lie));
         }
     });
     port
 }
 
-fn relay(client: TcpStream, server_port: u16) {
+fn relay(client: TcpStream, server_port: u16, lie: bool) {
     let Ok(server) = TcpStream::connect(("127.0.0.1", server_port)) else {
         return;
     };
@@ -47,7 +50,9 @@ fn relay(client: TcpStream, server_port: u16) {
         dec.push(&buf[..n]);
         while let Ok(Some(mut msg)) = dec.next_msg() {
             if let Msg::Result { stats } = &mut msg {
-                stats.recv_bytes = u64::MAX;
+                if lie {
+                    stats.recv_bytes = u64::MAX;
+                }
             }
             if c_wr
                 .write_all(&encode_frame(&msg, PROTOCOL_VERSION))
@@ -62,7 +67,7 @@ fn relay(client: TcpStream, server_port: u16) {
 #[test]
 fn a_study_against_a_lying_server_records_failed_attempts_not_data() {
     let srv = engine::EmbeddedServer::start().unwrap();
-    let port = lying_proxy(srv.port());
+    let port = lying_proxy(srv.port(), 1);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("lie.db");
     let o = run(
@@ -105,4 +110,33 @@ fn a_study_against_a_lying_server_records_failed_attempts_not_data() {
         }
         assert!(r.metrics.is_empty(), "numbers stored: {:?}", r.metrics);
     }
+}
+
+#[test]
+fn a_server_lying_from_the_start_is_refused_before_anything_is_recorded() {
+    let srv = engine::EmbeddedServer::start().unwrap();
+    let port = lying_proxy(srv.port(), 0);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("lie.db");
+    let o = run(
+        &[
+            "study",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--tests",
+            "tcp-stream",
+            "--sizes",
+            "1000",
+            "--runs",
+            "1",
+            "--db",
+            &db.display().to_string(),
+        ],
+        false,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("implausible result from the server"), "{e}");
+    assert!(!db.exists(), "the preflight leaves no database behind");
 }

@@ -275,7 +275,7 @@ fn dry_run_prints_the_plan_and_writes_nothing() {
     );
     assert!(t.contains("udp-stream method: RFC 2544 throughput"), "{t}");
     assert!(t.contains("order: random, seed 7"), "{t}");
-    assert!(t.contains("estimated duration: 2m48s to 5m36s"), "{t}");
+    assert!(t.contains("estimated duration: 2m48s to 6m43s"), "{t}");
     assert!(!std::path::Path::new(&db).exists());
 }
 

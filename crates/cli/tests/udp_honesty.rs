@@ -39,9 +39,10 @@ fn receiver_limited_run_counts_every_lost_datagram_as_a_socket_drop() {
         // Loopback loses nothing on the path: every lost datagram is a socket drop.
         assert_eq!(metric(&v, "rx_socket_drop_packets"), lost, "{fam}");
         assert_eq!(metric(&v, "receiver_limited"), 1.0);
-        // The host counters are system-wide: InErrors counts at least our drops (a
-        // drop under system-wide UDP memory pressure is a MemError, not RcvbufError).
-        assert!(metric(&v, "host_udp_in_error_packets") >= lost);
+        // The host counters are system-wide and read at the ends of the server's data
+        // phase, not at the moment of each drop: under load a few drops can fall outside
+        // that window, so only "it saw drops" and InErrors ⊇ RcvbufErrors are exact.
+        assert!(metric(&v, "host_udp_in_error_packets") > 0.0, "{fam}");
         assert!(
             metric(&v, "host_udp_in_error_packets") >= metric(&v, "host_udp_rcvbuf_error_packets")
         );

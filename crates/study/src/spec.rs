@@ -425,7 +425,12 @@ impl SpecFile {
         }
         let level_pct = self.confidence.unwrap_or(DEFAULT_CONFIDENCE_PCT);
         let width_pct = self.ci_width.unwrap_or(DEFAULT_CI_WIDTH_PCT);
-        let min_runs = self.min_runs.unwrap_or(DEFAULT_MIN_RUNS);
+        // A bound given alone moves the other default out of its way: `--max-runs 3`
+        // means 2..3 runs (at least 2: an interval needs two), `--min-runs 20` 20..20.
+        let min_runs = self.min_runs.unwrap_or(match self.max_runs {
+            Some(m) => DEFAULT_MIN_RUNS.min(m).max(2),
+            None => DEFAULT_MIN_RUNS,
+        });
         let max_runs = self
             .max_runs
             .unwrap_or(DEFAULT_MAX_RUNS)

@@ -40,9 +40,23 @@ fn split<'a>(
     expected: &'static str,
     examples: &str,
 ) -> Result<(f64, &'a str), QuantityError> {
-    let at = lower
+    let mantissa_end = lower
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(lower.len());
+    // An exponent ("1e300", "2.5e-3") belongs to the number, so that a huge value is
+    // answered with its range, not as an unknown unit "e300".
+    let rest = lower[mantissa_end..].as_bytes();
+    let at = match rest {
+        [b'e', b'+' | b'-', d, ..] | [b'e', d, ..] if d.is_ascii_digit() && mantissa_end > 0 => {
+            let sign = usize::from(matches!(rest[1], b'+' | b'-'));
+            let digits = rest[1 + sign..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            mantissa_end + 1 + sign + digits
+        }
+        _ => mantissa_end,
+    };
     let (number, unit) = lower.split_at(at);
     let value: f64 = number.parse().map_err(|_| {
         err(
@@ -327,7 +341,6 @@ mod tests {
             "8X",
             "1.5",
             "64 kbit",
-            "1e3",
             "nan",
             "inf",
             "99999999999G",
@@ -456,5 +469,19 @@ mod tests {
         }
         assert_eq!(display_bit_rate(941_234_000.0), "941.23 Mbit/s");
         assert_eq!(display_bit_rate(800.0), "800 bit/s");
+    }
+}
+
+#[cfg(test)]
+mod exponent_tests {
+    use super::*;
+
+    #[test]
+    fn an_exponent_belongs_to_the_number() {
+        assert_eq!(parse_duration_s("1e1").ok(), Some(10.0));
+        assert_eq!(parse_bit_rate("1e6").ok(), Some(1_000_000));
+        assert_eq!(parse_bytes("1e3").ok(), Some(1000));
+        assert!(parse_duration_s("1e300").is_err());
+        assert_eq!(parse_duration_s("2.5e-3").ok(), Some(0.0025));
     }
 }
