@@ -45,7 +45,7 @@ fn split<'a>(
         .unwrap_or(lower.len());
     // An exponent ("1e300", "2.5e-3") belongs to the number, so that a huge value is
     // answered with its range, not as an unknown unit "e300".
-    let rest = lower[mantissa_end..].as_bytes();
+    let rest = &lower.as_bytes()[mantissa_end..];
     let at = match rest {
         [b'e', b'+' | b'-', d, ..] | [b'e', d, ..] if d.is_ascii_digit() && mantissa_end > 0 => {
             let sign = usize::from(matches!(rest[1], b'+' | b'-'));
