@@ -26,7 +26,7 @@ fn significant_views(tables: &Path) -> BTreeMap<String, bool> {
         let title = md
             .lines()
             .next()
-            .and_then(|l| l.split(": ").nth(1))
+            .and_then(|l| l.split_once(": ").map(|(_, title)| title))
             .unwrap_or_default()
             .to_string();
         let any_yes = md
