@@ -3,19 +3,23 @@
 //! a keyed client against a keyless server is refused with words saying why; a refused
 //! peer does not stop the server; datagrams without the session's tag are not counted.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::io::{Read, Write};
+use std::net::{TcpStream, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use wire::auth::{Handshake, Nonce, Psk, Role};
 use wire::proto::{encode_frame, FrameDecoder, Msg, PROTOCOL_VERSION};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
 
+#[path = "support/server.rs"]
+mod server_proc;
+use server_proc::ServerProc;
+
 struct Server {
-    child: Child,
+    proc_: ServerProc,
     port: u16,
     /// The server's stdout (its log lines).
     log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
@@ -23,34 +27,11 @@ struct Server {
 
 impl Server {
     fn start(bind: &str, extra: &[&str]) -> Server {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("ephemeral port")
-            .port();
-        let mut child = Command::new(BIN)
-            .args(["server", "--bind", bind, "--port", &port.to_string()])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn dualperf server");
-        let out = child.stdout.take().expect("piped stdout");
-        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let lines = log.clone();
-        thread::spawn(move || {
-            for l in BufReader::new(out).lines().map_while(Result::ok) {
-                lines.lock().unwrap().push(l);
-            }
-        });
-        let ip: std::net::IpAddr = bind.parse().expect("bind is an IP");
-        let addr = SocketAddr::new(ip, port);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-            assert!(Instant::now() < deadline, "server did not start listening");
-            thread::sleep(Duration::from_millis(50));
-        }
-        Server { child, port, log }
+        let mut args = vec!["--bind", bind];
+        args.extend_from_slice(extra);
+        let proc_ = ServerProc::start(BIN, &args);
+        let (port, log) = (proc_.port(), proc_.log.clone());
+        Server { proc_, port, log }
     }
 
     fn run(&self, host: &str, args: &[&str]) -> Output {
@@ -64,17 +45,7 @@ impl Server {
     }
 
     fn assert_alive(&mut self) {
-        assert!(
-            self.child.try_wait().expect("try_wait").is_none(),
-            "server exited"
-        );
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        assert!(self.proc_.alive(), "server exited");
     }
 }
 

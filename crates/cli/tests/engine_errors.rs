@@ -107,22 +107,30 @@ fn protocol_version_mismatch_is_named() {
 fn a_second_client_is_told_the_server_is_busy() {
     let srv = Server::start();
     let port = srv.port.to_string();
-    let first = bin()
-        .args(["run", "127.0.0.1", "-p", &port, "-d", "0.8", "--json"])
+    // The first client runs 3 s and prints a line each 0.2 s: once it has printed one,
+    // its test holds the server's slot, however slow this machine is.
+    let mut first = bin()
+        .args(["run", "127.0.0.1", "-p", &port, "-d", "3", "-i", "0.2"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("first client");
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let out = first.stdout.take().expect("piped stdout");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(out));
+    let running = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|l| l.contains("bit/s"));
+    assert!(running, "the first client printed no interval");
     let o = run(&["run", "127.0.0.1", "-p", &port, "-d", "0.1"]);
     fails_with(&o, &["server busy", &format!("127.0.0.1:{port}")]);
+    let _rest: Vec<String> = lines.map_while(Result::ok).collect();
     let first = first.wait_with_output().expect("first client output");
     assert!(first.status.success(), "{}", stderr(&first));
     // Once the first test is over, the server takes the next one.
     let o = run(&["run", "127.0.0.1", "-p", &port, "-d", "0.1"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    std::thread::sleep(std::time::Duration::from_millis(100));
-    let log = srv.stop();
+    let log = srv.wait_log(" ok: ", 2);
     assert!(
         log.lines().filter(|l| l.contains(" ok: ")).count() >= 2,
         "{log}"

@@ -4,54 +4,27 @@
 //! back.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "support/server.rs"]
+mod server_proc;
+use server_proc::ServerProc;
 
 const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
 
-/// Kills the server it holds on drop (also when the test panics).
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
-}
-
-/// Start `dualperf server` on 127.0.0.1:port and wait until it accepts connections.
-fn start_server(port: u16) -> Server {
-    let child = Command::new(BIN)
-        .args(["server", "--bind", "127.0.0.1", "--port", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("dualperf server starts");
-    let server = Server(child);
-    let t0 = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(5),
-            "server did not listen"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    server
+/// Start `dualperf server` on 127.0.0.1 (port 0: the kernel's choice) and wait until it
+/// listens.
+fn start_server(port: u16) -> ServerProc {
+    ServerProc::start_on(BIN, port, &["--bind", "127.0.0.1"])
 }
 
 #[test]
 fn server_killed_mid_study_is_recorded_and_the_study_continues_after_it_returns() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
-    let port = free_port();
-    let mut server = start_server(port);
+    let server = start_server(0);
+    let port = server.port();
     let t0 = Instant::now();
     let study = Command::new(BIN)
         .args([
@@ -81,9 +54,11 @@ fn server_killed_mid_study_is_recorded_and_the_study_continues_after_it_returns(
         .stderr(Stdio::piped())
         .spawn()
         .expect("study starts");
-    std::thread::sleep(Duration::from_millis(1000));
-    server.0.kill().expect("SIGKILL the server");
-    server.0.wait().expect("reap the server");
+    // Killed once a run has been served (not before the study's preflight, not after
+    // its last run, however slow this machine is).
+    let log = server.wait_log(" ok: ", 1, Duration::from_secs(30));
+    assert!(log.contains(" ok: "), "no run served in 30 s: {log}");
+    drop(server); // SIGKILL, reaped
     std::thread::sleep(Duration::from_millis(1000));
     let _server = start_server(port);
     let out = study.wait_with_output().expect("study ends");

@@ -3,8 +3,7 @@
 //! to compare; and the confidence level a campaign was repeated to.
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
 
@@ -120,42 +119,16 @@ fn a_campaign_with_one_family_has_nothing_to_compare_and_exits_2() {
     );
 }
 
-/// `dualperf server` allowing 0.1 s tests on 127.0.0.1 at a free port; killed on drop.
-struct ShortServer(Child, u16);
+#[path = "support/server.rs"]
+mod server_proc;
 
-impl Drop for ShortServer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+/// `dualperf server` allowing 0.1 s tests on 127.0.0.1 (port `.1`); killed on drop.
+struct ShortServer(#[allow(dead_code)] server_proc::ServerProc, u16);
 
 fn short_server() -> ShortServer {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port");
-    let child = Command::new(BIN)
-        .args([
-            "server",
-            "--bind",
-            "127.0.0.1",
-            "--max-duration",
-            "0.1",
-            "--port",
-        ])
-        .arg(port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("server starts");
-    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-    let t0 = Instant::now();
-    while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-        assert!(t0.elapsed() < Duration::from_secs(10), "server not up");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    ShortServer(child, port)
+    let p = server_proc::ServerProc::start(BIN, &["--bind", "127.0.0.1", "--max-duration", "0.1"]);
+    let port = p.port();
+    ShortServer(p, port)
 }
 
 #[test]

@@ -3,41 +3,28 @@
 //! limits still runs.
 
 use std::io::{BufRead, BufReader};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
 
+#[path = "support/server.rs"]
+mod server_proc;
+
 struct Server {
-    child: Child,
+    _proc: server_proc::ServerProc,
     port: u16,
 }
 
 impl Server {
     fn start(extra: &[&str]) -> Server {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("ephemeral port")
-            .port();
-        let mut child = Command::new(BIN)
-            .args(["server", "--bind", "127.0.0.1", "--port", &port.to_string()])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn dualperf server");
-        let out = child.stdout.take().expect("piped stdout");
-        thread::spawn(move || BufReader::new(out).lines().map_while(Result::ok).count());
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-            assert!(Instant::now() < deadline, "server did not start listening");
-            thread::sleep(Duration::from_millis(50));
-        }
-        Server { child, port }
+        let mut args = vec!["--bind", "127.0.0.1"];
+        args.extend_from_slice(extra);
+        let p = server_proc::ServerProc::start(BIN, &args);
+        let port = p.port();
+        Server { _proc: p, port }
     }
 
     fn run(&self, args: &[&str]) -> Output {
@@ -51,13 +38,6 @@ impl Server {
             .spawn()
             .expect("spawn dualperf run");
         child.wait_with_output().expect("wait for dualperf run")
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -174,10 +154,25 @@ fn max_tests_sets_how_many_tests_run_at_once() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
     let one = Server::start(&["--max-tests", "1"]);
-    let first = spawn_run(one.port, "0.8");
-    thread::sleep(Duration::from_millis(300));
+    // The first test runs 3 s, printing a line each 0.2 s: once one is out, it holds
+    // the only slot, however slow this machine is.
+    let mut first = Command::new(BIN)
+        .args(["run", "127.0.0.1", "--port", &one.port.to_string()])
+        .args(["--duration", "3", "-i", "0.2", "--size", "1000"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn dualperf run");
+    let mut lines = BufReader::new(first.stdout.take().expect("stdout")).lines();
+    let running = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|l| l.contains("bit/s"));
+    assert!(running, "the first client printed no interval");
     let second = one.run(&["--duration", "0.2", "--size", "1000"]);
     assert_refused(&second, "server busy");
+    let _rest: Vec<String> = lines.map_while(Result::ok).collect();
     let first = first.wait_with_output().expect("wait");
     assert!(
         first.status.success(),
@@ -191,7 +186,7 @@ fn max_connections_tells_the_next_peer_it_is_busy() {
     let server = Server::start(&["--max-connections", "1"]);
     let addr = SocketAddr::from(([127, 0, 0, 1], server.port));
     // A silent peer takes the only connection slot (until the 5 s handshake timeout);
-    // retried while the server still serves the start-up probe's connection.
+    // retried until the server has seen it (a peer over the cap is answered at once).
     let deadline = Instant::now() + Duration::from_secs(3);
     let silent = loop {
         let mut s = TcpStream::connect(addr).expect("connect");

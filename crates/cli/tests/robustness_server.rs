@@ -7,8 +7,8 @@
 //! (`cargo test -p dualperf --test robustness_server -- --nocapture`); they are recorded
 //! in docs/robustness.md.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -22,47 +22,25 @@ const MAX_PEAK_RSS_KIB: u64 = 200 * 1024;
 /// slack for a loaded 2-core machine: the longest a silent or half-sent peer may be held.
 const MAX_SILENT_HOLD: Duration = Duration::from_secs(4);
 
-fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
-    l.local_addr().expect("local addr").port()
-}
+#[path = "support/server.rs"]
+mod server_proc;
 
 /// A `dualperf server` child process, killed on drop.
 struct Server {
-    child: Child,
+    proc_: server_proc::ServerProc,
     port: u16,
     stdout: Arc<Mutex<Vec<String>>>,
 }
 
 impl Server {
     fn start() -> Server {
-        let port = free_port();
-        let mut child = Command::new(BIN)
-            .args(["server", "--bind", "127.0.0.1", "--port", &port.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn dualperf server");
-        let stdout = Arc::new(Mutex::new(Vec::new()));
-        let lines = stdout.clone();
-        let out = child.stdout.take().expect("piped stdout");
-        thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                lines.lock().unwrap().push(line);
-            }
-        });
-        let server = Server {
-            child,
+        let proc_ = server_proc::ServerProc::start(BIN, &["--bind", "127.0.0.1"]);
+        let (port, stdout) = (proc_.port(), proc_.log.clone());
+        Server {
+            proc_,
             port,
             stdout,
-        };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect_timeout(&server.addr(), Duration::from_millis(200)).is_err() {
-            assert!(Instant::now() < deadline, "server did not start listening");
-            thread::sleep(Duration::from_millis(50));
         }
-        server
     }
 
     fn addr(&self) -> SocketAddr {
@@ -70,11 +48,11 @@ impl Server {
     }
 
     fn pid(&self) -> u32 {
-        self.child.id()
+        self.proc_.pid()
     }
 
     fn assert_alive(&mut self) {
-        let status = self.child.try_wait().expect("try_wait");
+        let status = self.proc_.exited();
         assert!(
             status.is_none(),
             "server exited ({status:?}); stdout: {:?}",
@@ -101,13 +79,6 @@ impl Server {
         std::fs::read_dir(format!("/proc/{}/task", self.pid()))
             .map(|d| d.count())
             .unwrap_or(0)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

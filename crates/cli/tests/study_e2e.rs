@@ -112,38 +112,16 @@ fn sigkill_mid_study_then_resume_completes_with_the_right_run_count() {
 /// allows 0.05 s tests, the study asks for 0.1 s): each failure is recorded with its
 /// reason, and ten in a row stop the study. (A port where nothing listens is refused
 /// before any campaign exists: `targets_e2e.rs`.)
+#[path = "support/server.rs"]
+mod server_proc;
+
 #[test]
 fn failed_runs_are_recorded_with_reason_and_ten_failures_in_a_row_stop_the_study() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("dead.db").display().to_string();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-        .to_string();
-    let mut server = std::process::Command::new(BIN)
-        .args([
-            "server",
-            "--bind",
-            "127.0.0.1",
-            "--max-duration",
-            "0.05",
-            "--port",
-            &port,
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("server starts");
-    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let t0 = std::time::Instant::now();
-    while std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_millis(200))
-        .is_err()
-    {
-        assert!(t0.elapsed().as_secs() < 10, "server not up");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let server =
+        server_proc::ServerProc::start(BIN, &["--bind", "127.0.0.1", "--max-duration", "0.05"]);
+    let port = server.port().to_string();
     let o = run(
         &[
             "study",
@@ -167,8 +145,7 @@ fn failed_runs_are_recorded_with_reason_and_ten_failures_in_a_row_stop_the_study
         ],
         false,
     );
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     assert!(!o.status.success(), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(

@@ -2,10 +2,9 @@
 //! address decides the family, and a study whose target cannot answer fails at once with
 //! the cause and leaves nothing behind (no database file, no campaign).
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
 
@@ -108,33 +107,17 @@ fn an_ip_address_decides_the_study_families() {
     assert!(stderr(&o).contains("use --families 6"), "{}", stderr(&o));
 }
 
-/// `dualperf server` on 127.0.0.1 and ::1 at a free port; killed on drop.
-struct Server(Child, u16);
+#[path = "support/server.rs"]
+mod server_proc;
+
+/// `dualperf server` on ::1 (port `.1`); killed on drop.
+struct Server(#[allow(dead_code)] server_proc::ServerProc, u16);
 
 impl Server {
     fn start() -> Server {
-        let port = closed_port();
-        let child = Command::new(BIN)
-            .args(["server", "--port", &port.to_string()])
-            .args(["--bind", "127.0.0.1", "--bind", "::1"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("dualperf server starts");
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let t0 = Instant::now();
-        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-            assert!(t0.elapsed() < Duration::from_secs(10), "server not up");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Server(child, port)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let p = server_proc::ServerProc::start(BIN, &["--bind", "::1"]);
+        let port = p.port_for("::1");
+        Server(p, port)
     }
 }
 

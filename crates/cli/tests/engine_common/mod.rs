@@ -3,8 +3,7 @@
 #![allow(dead_code)]
 
 use std::net::TcpListener;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_dualperf"))
@@ -79,48 +78,33 @@ pub fn free_port() -> u16 {
     l.local_addr().expect("local address").port()
 }
 
-/// A `dualperf server` on 127.0.0.1:PORT, killed on drop.
+#[path = "../support/server.rs"]
+mod server_proc;
+
+/// A `dualperf server` on 127.0.0.1 at a port the kernel chose, killed on drop.
 pub struct Server {
-    child: Option<Child>,
+    proc_: server_proc::ServerProc,
     pub port: u16,
 }
 
 impl Server {
     pub fn start() -> Server {
-        let port = free_port();
-        let child = bin()
-            .args(["server", "--bind", "127.0.0.1", "--port", &port.to_string()])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start dualperf server");
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "server did not start");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        Server {
-            child: Some(child),
-            port,
-        }
+        let proc_ = server_proc::ServerProc::start(
+            env!("CARGO_BIN_EXE_dualperf"),
+            &["--bind", "127.0.0.1"],
+        );
+        let port = proc_.port();
+        Server { proc_, port }
+    }
+
+    /// Its stdout once it holds `n` lines containing `needle` (or after 20 s).
+    pub fn wait_log(&self, needle: &str, n: usize) -> String {
+        self.proc_
+            .wait_log(needle, n, std::time::Duration::from_secs(20))
     }
 
     /// Stop it and return what it printed on stdout.
-    pub fn stop(mut self) -> String {
-        let Some(mut child) = self.child.take() else {
-            return String::new();
-        };
-        let _ = child.kill();
-        let out = child.wait_with_output().expect("server output");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(c) = self.child.as_mut() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
+    pub fn stop(self) -> String {
+        self.proc_.stop()
     }
 }

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod lab;
+pub mod server;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
