@@ -251,11 +251,14 @@ pub struct Tally {
 }
 
 impl Tally {
-    /// A significantly better somewhere and B nowhere (or the reverse).
+    /// The side that won the comparison as a whole: significantly better at more than
+    /// half of the sizes compared, and significantly worse at none. (One significant
+    /// size out of six is a finding about that size, not about the whole range.)
     pub fn winner(&self) -> Option<Side> {
-        match (self.sig_a.is_empty(), self.sig_b.is_empty()) {
-            (false, true) => Some(Side::A),
-            (true, false) => Some(Side::B),
+        let most = |k: usize| 2 * k > self.n;
+        match (self.sig_a.len(), self.sig_b.len()) {
+            (a, 0) if most(a) => Some(Side::A),
+            (0, b) if most(b) => Some(Side::B),
             _ => None,
         }
     }

@@ -252,7 +252,7 @@ pub fn comparison_table(
 type Who = (usize, Family);
 
 /// "better" relations that survived the correction: `x` beats `y` when their comparison
-/// found `x` significantly better at some size and `y` at none.
+/// found `x` significantly better at more than half the sizes and `y` at none.
 fn beats(analysis: &Analysis, vd: &ViewData) -> Vec<(Who, Who)> {
     let alpha = analysis.options.alpha;
     let hib = vd.view.higher_is_better;
@@ -374,8 +374,9 @@ pub fn summary_table(analysis: &Analysis) -> Table {
             "better at k of n sizes = significantly better (Holm-corrected p < {alpha}) at k of the n \
              sizes compared; no difference = IPv4 and IPv6 did not differ significantly at any size \
              (equal means included); best = significantly better than every other system and IP \
-             version, directly or through a chain of significant comparisons (never from means \
-             alone); no significant best = no such candidate."
+             version at more than half the sizes and worse at none, directly or through a chain \
+             of such comparisons (never from means alone); no significant best = no such \
+             candidate."
         )),
     }
 }

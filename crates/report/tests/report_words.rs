@@ -106,6 +106,31 @@ fn a_one_sided_difference_is_named_with_its_sizes_and_ties_are_not_credited() {
 }
 
 #[test]
+fn one_significant_size_of_three_is_reported_but_names_no_best() {
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &B5),
+            (0, V4, TcpStream, 640, THROUGHPUT_BPS, &TIE),
+            (0, V6, TcpStream, 640, THROUGHPUT_BPS, &TIE),
+            (0, V4, TcpStream, 1408, THROUGHPUT_BPS, &TIE),
+            (0, V6, TcpStream, 1408, THROUGHPUT_BPS, &TIE),
+        ],
+    );
+    let r = report(&d);
+    assert_eq!(
+        summary_row(&r, "TCP throughput"),
+        [
+            "TCP throughput",
+            "better at 1 of 3 sizes",
+            "",
+            "no significant best"
+        ]
+    );
+}
+
+#[test]
 fn opposite_directions_are_both_reported_and_no_winner_is_named() {
     let d = crafted(
         &["S"],
