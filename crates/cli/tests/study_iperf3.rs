@@ -15,15 +15,24 @@ use support::{free_port, iperf3_or_skip, spawn_iperf3_server, IPERF3};
 use wire::metrics as m;
 use wire::spec::{Family, TestKind};
 
-/// `iperf3 -s -p PORT`, killed on drop.
-struct Iperf3Server(Child);
+/// `iperf3 -s -p PORT --logfile LOG`, killed on drop.
+struct Iperf3Server(Child, tempfile::NamedTempFile);
 
 impl Iperf3Server {
     fn start(port: u16) -> Iperf3Server {
+        let log = tempfile::NamedTempFile::new().expect("a log file");
+        let path = log.path().display().to_string();
         // Listening when spawned: checked without a probe connection, which iperf3
         // would take for a client.
-        let child = spawn_iperf3_server(port, &[], false);
-        Iperf3Server(child)
+        let child = spawn_iperf3_server(port, &["--logfile", &path], false);
+        Iperf3Server(child, log)
+    }
+
+    /// What it said so far (and whether it is still running), for a failure message.
+    fn said(&mut self) -> String {
+        let running = matches!(self.0.try_wait(), Ok(None));
+        let log = std::fs::read_to_string(self.1.path()).unwrap_or_default();
+        format!("iperf3 -s running: {running}; its log:\n{log}")
     }
 }
 
@@ -51,7 +60,7 @@ fn study_against_iperf3_on_both_loopbacks_fills_the_database() {
         return;
     }
     let port = free_port();
-    let _server = Iperf3Server::start(port);
+    let mut server = Iperf3Server::start(port);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("iperf3.db");
     let dbs = db.display().to_string();
@@ -79,7 +88,12 @@ fn study_against_iperf3_on_both_loopbacks_fills_the_database() {
             ],
             false,
         );
-        assert!(o.status.success(), "{host}: {}", text(&o));
+        assert!(
+            o.status.success(),
+            "{host}: {}\n{}",
+            text(&o),
+            server.said()
+        );
         let s = store::Store::open_read_only(&db).unwrap();
         assert!(s.campaign(campaign).unwrap().finished);
         assert_eq!(s.cells(campaign).unwrap().len(), 4, "2 tests x 2 sizes");

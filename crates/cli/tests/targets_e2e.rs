@@ -2,7 +2,6 @@
 //! address decides the family, and a study whose target cannot answer fails at once with
 //! the cause and leaves nothing behind (no database file, no campaign).
 
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -20,12 +19,13 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// A port on 127.0.0.1 where nothing listens (bound, then released).
+#[path = "support/port.rs"]
+mod port;
+
+/// A port on 127.0.0.1 where nothing listens (outside the ephemeral range, so no
+/// parallel test's client socket takes it meanwhile).
 fn closed_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    port::free_port()
 }
 
 fn files_in(dir: &Path) -> Vec<String> {

@@ -236,7 +236,11 @@ impl Executor for Exec {
                 e.wait_before(attempt);
                 e.execute(cell)
             }
-            Exec::Iperf3(i) => i.execute(cell),
+            Exec::Iperf3(i) => {
+                // A retry waits as with dualperf servers (ending early on Ctrl-C).
+                let _ = i.sleep_unless_stopped(retry_backoff(attempt));
+                i.execute(cell)
+            }
             Exec::Fake(f) => {
                 let a = f.execute(cell, slot, attempt);
                 let ns = u64::try_from(a.duration_ns).unwrap_or(0).min(2_000_000_000);

@@ -17,6 +17,10 @@ pub const BUSY_FIRST_STEP: Duration = Duration::from_millis(200);
 pub const BUSY_MAX_STEP: Duration = Duration::from_secs(5);
 /// Longest a single run waits for a busy server before the attempt fails.
 pub const BUSY_LIMIT: Duration = Duration::from_secs(120);
+/// An iperf3 server closes its listening socket when a test ends and opens a new one
+/// for the next: a connection in between is refused (or reset). The next run retries
+/// for this long, in steps from 10 ms, before its attempt counts as failed.
+pub const REOPEN_GRACE: Duration = Duration::from_secs(1);
 
 /// Client metadata keys holding the busy counts of a campaign (summed over resumes).
 pub const BUSY_WAITS_KEY: &str = "study.iperf3_busy_answers";
@@ -92,6 +96,8 @@ impl Iperf3Exec {
     pub fn execute(&mut self, cell: &Cell) -> Attempt {
         let mut step = BUSY_FIRST_STEP;
         let mut waited_here = Duration::ZERO;
+        let mut reopen_step = Duration::from_millis(10);
+        let mut reopen_waited = Duration::ZERO;
         loop {
             let started_unix_ns = super::exec::now_unix_ns();
             let t0 = Instant::now();
@@ -116,6 +122,15 @@ impl Iperf3Exec {
                         Err("stopped while waiting for a busy iperf3 server".to_string())
                     }
                 }
+                Err(iperf3::Iperf3Error::Io { source, .. })
+                    if between_tests(&source)
+                        && reopen_waited < REOPEN_GRACE
+                        && self.sleep_unless_stopped(reopen_step) =>
+                {
+                    reopen_waited += reopen_step;
+                    reopen_step = (reopen_step * 2).min(Duration::from_millis(200));
+                    continue;
+                }
                 Err(e) => Err(e.to_string()),
                 Ok(r) => Ok(to_output(&r)),
             };
@@ -128,7 +143,7 @@ impl Iperf3Exec {
     }
 
     /// Sleeps `d` in small steps; false if the study was asked to stop meanwhile.
-    fn sleep_unless_stopped(&self, d: Duration) -> bool {
+    pub(super) fn sleep_unless_stopped(&self, d: Duration) -> bool {
         let end = Instant::now() + d;
         while Instant::now() < end {
             if self.stop.load(Ordering::SeqCst) {
@@ -138,6 +153,15 @@ impl Iperf3Exec {
         }
         !self.stop.load(Ordering::SeqCst)
     }
+}
+
+/// Whether an I/O error is what a client meets while an iperf3 server re-opens its
+/// listening socket between two tests.
+fn between_tests(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::ConnectionReset
+    )
 }
 
 /// An iperf3 result as a study run: its metrics, and what the peer is (there are no

@@ -2,7 +2,6 @@
 //! JSON result, find a free port, start and stop `dualperf server`.
 #![allow(dead_code)]
 
-use std::net::TcpListener;
 use std::process::{Command, Output};
 
 pub fn bin() -> Command {
@@ -72,11 +71,10 @@ pub fn families() -> Vec<(&'static str, &'static str)> {
     v
 }
 
-/// A TCP port nothing listens on right now.
-pub fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
-    l.local_addr().expect("local address").port()
-}
+#[path = "../support/port.rs"]
+mod port;
+#[allow(unused_imports)]
+pub use port::free_port;
 
 #[path = "../support/server.rs"]
 mod server_proc;

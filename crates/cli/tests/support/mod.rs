@@ -5,7 +5,11 @@
 #![allow(dead_code)]
 
 pub mod lab;
+mod port;
 pub mod server;
+
+#[allow(unused_imports)]
+pub use port::free_port;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -54,15 +58,6 @@ pub fn iperf3_or_skip() -> bool {
     );
     eprintln!("SKIPPED: {IPERF3} is not installed");
     false
-}
-
-/// A TCP port free on both families (bound, then released).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("[::]:0")
-        .or_else(|_| std::net::TcpListener::bind("127.0.0.1:0"))
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
 }
 
 /// Whether a TCP socket listens on `port` (IPv4 or IPv6), from /proc/net: no probe

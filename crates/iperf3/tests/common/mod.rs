@@ -5,7 +5,7 @@
 use dualperf_iperf3::server::{Server, ServerOptions, SessionReport};
 use serde_json::Value;
 use std::io::Read;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,14 +24,10 @@ pub fn require_iperf3() {
     );
 }
 
-/// A port that was free for TCP a moment ago (and so very likely for UDP too).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+#[path = "../../../cli/tests/support/port.rs"]
+mod port;
+#[allow(unused_imports)]
+pub use port::free_port;
 
 /// A running iperf3 process, killed on drop.
 pub struct Iperf3 {
