@@ -579,7 +579,7 @@ impl UdpMethod {
         match (self, rate) {
             (UdpMethod::Rfc2544(s), _) => format!(
                 "RFC 2544 throughput: per run, the highest offered rate with loss ≤ {}% \
-                 (binary search: 1 unpaced + {} paced trials sharing the run length; \
+                 (search: 1 unpaced + {} paced trials, each half the run length; \
                  figures from the best passing trial)",
                 s.loss_threshold_pct, s.steps
             ),
