@@ -130,9 +130,9 @@ pub struct StudyArgs {
     #[arg(short = 'b', long, value_parser = crate::args::parse_rate)]
     pub rate: Option<wire::spec::Rate>,
     /// How udp-stream measures: rfc2544 (default without -b) = per run, the highest
-    /// offered rate whose loss stays within --loss-threshold, by a search of 1 unpaced
-    /// + --search-steps paced trials of half the run length each (0.5 s runs: 6 trials
-    /// of 0.25 s, 1.5 s per udp-stream run); fixed = one
+    /// offered rate whose loss stays within --loss-threshold, by a search of one
+    /// unpaced and --search-steps paced trials of half the run length each (0.5 s runs:
+    /// 6 trials of 0.25 s, 1.5 s per udp-stream run); fixed = one
     /// offered rate (-b), or unpaced without -b (loss then includes the receiver's own
     /// drops and jitter is unavailable). Recorded with the campaign.
     #[arg(long, value_parser = ["rfc2544", "fixed"])]
