@@ -108,6 +108,57 @@ fn study_fills_the_database_and_exports_tidy_csv_and_json() {
     );
     let v: serde_json::Value = serde_json::from_slice(&with_warm.stdout).unwrap();
     assert!(v.as_array().unwrap().len() > metric_rows);
+
+    // Issue 15: every row carries the settings its cell asked for (the study gave
+    // -d 0.01, one stream, OS-default buffers: empty) and the hosts' OS.
+    for r in arr {
+        assert_eq!(r["run_duration_s"], 0.01, "{r}");
+        assert_eq!(r["streams"], 1, "{r}");
+        assert!(
+            r["sndbuf_bytes"].is_null() && r["rate_bps"].is_null(),
+            "{r}"
+        );
+        assert_eq!(
+            r["nodelay"], false,
+            "as asked (tcp-rr turns it on itself): {r}"
+        );
+    }
+    assert!(header.contains(&"run_duration_s") && header.contains(&"client_os"));
+
+    // `--intervals`: one row per run, interval and metric, exactly the stored samples.
+    let iv = run(
+        &["export", "--db", &db, "--format", "json", "--intervals"],
+        false,
+    );
+    assert!(iv.status.success(), "{}", text(&iv));
+    let iv: serde_json::Value = serde_json::from_slice(&iv.stdout).unwrap();
+    let iv = iv.as_array().unwrap();
+    let stored: usize = runs
+        .iter()
+        .filter(|r| !r.warmup)
+        .map(|r| {
+            s.samples(r.id)
+                .unwrap()
+                .iter()
+                .map(|x| x.metrics.len())
+                .sum::<usize>()
+        })
+        .sum();
+    assert!(stored > 0, "the fake executor stores samples");
+    assert_eq!(iv.len(), stored);
+    assert!(iv
+        .iter()
+        .all(|r| r["end_ns"].as_i64() > r["start_ns"].as_i64() && r["metric"] != ""));
+    let csv = run(
+        &["export", "--db", &db, "--format", "csv", "--intervals"],
+        false,
+    );
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    assert_eq!(csv.lines().count(), stored + 1, "header + rows");
+    assert!(
+        csv.starts_with("campaign_id,campaign_label,run_id,"),
+        "{csv}"
+    );
 }
 
 #[test]
@@ -275,7 +326,8 @@ fn dry_run_prints_the_plan_and_writes_nothing() {
     );
     assert!(t.contains("udp-stream method: RFC 2544 throughput"), "{t}");
     assert!(t.contains("order: random, seed 7"), "{t}");
-    assert!(t.contains("estimated duration: 2m48s to 6m43s"), "{t}");
+    // RFC 2544 udp-stream runs are six trials of 0.25 s: 1.5 s each.
+    assert!(t.contains("estimated duration: 3m48s to 9m07s"), "{t}");
     assert!(!std::path::Path::new(&db).exists());
 }
 

@@ -42,6 +42,10 @@ pub struct ExportArgs {
     /// Include failed attempts (one row each, metric empty, with the reason).
     #[arg(long)]
     pub include_failed: bool,
+    /// Export the per-interval samples instead: one row per run, interval and metric
+    /// (interval_index, start_ns, end_ns from the run's start), for time series.
+    #[arg(long)]
+    pub intervals: bool,
 }
 
 /// Merge the campaigns of another results database into this one, with their hosts'
@@ -247,8 +251,10 @@ fn progress_text(store: &Store, id: i64, finished: bool) -> anyhow::Result<Strin
     Ok(out)
 }
 
-/// One tidy row: a run's metric with its cell's axes.
-#[derive(serde::Serialize)]
+/// One tidy row: a run's metric with its cell's axes, the settings the cell asked for
+/// (empty where the study left the OS default) and the campaign's hosts, so that
+/// `df.groupby([...])` needs no join. Column order is the field order.
+#[derive(serde::Serialize, Clone)]
 struct Row<'a> {
     campaign_id: i64,
     campaign_label: &'a str,
@@ -266,39 +272,192 @@ struct Row<'a> {
     metric: &'a str,
     value: Option<f64>,
     unit: &'static str,
+    // The cell's settings, flat (the csv crate writes no nested or flattened fields).
+    client_os: &'a str,
+    server_os: &'a str,
+    run_duration_s: Option<f64>,
+    run_count: Option<u64>,
+    streams: Option<u16>,
+    rate_bps: Option<u64>,
+    rate_pps: Option<u64>,
+    sndbuf_bytes: Option<u32>,
+    rcvbuf_bytes: Option<u32>,
+    nodelay: Option<bool>,
+    mss_bytes: Option<u32>,
+    tos: Option<u8>,
+    flowlabel: Option<u32>,
+    congestion: Option<&'a str>,
+    dont_fragment: Option<bool>,
 }
 
-const CSV_HEADER: &str = "campaign_id,campaign_label,run_id,family,test,transport,payload_bytes,direction,repetition,warmup,status,failure_reason,started_unix_ns,metric,value,unit";
+/// What a cell asked for and where it ran (export columns after `unit`).
+#[derive(Default, Clone)]
+struct Settings {
+    client_os: String,
+    server_os: String,
+    run_duration_s: Option<f64>,
+    run_count: Option<u64>,
+    streams: Option<u16>,
+    rate_bps: Option<u64>,
+    rate_pps: Option<u64>,
+    sndbuf_bytes: Option<u32>,
+    rcvbuf_bytes: Option<u32>,
+    nodelay: Option<bool>,
+    mss_bytes: Option<u32>,
+    tos: Option<u8>,
+    flowlabel: Option<u32>,
+    congestion: Option<String>,
+    dont_fragment: Option<bool>,
+}
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+impl Settings {
+    fn of(spec: Option<&wire::spec::TestSpec>, client_os: &str, server_os: &str) -> Settings {
+        use wire::spec::{Bound, Rate};
+        let mut s = Settings {
+            client_os: client_os.to_string(),
+            server_os: server_os.to_string(),
+            ..Settings::default()
+        };
+        let Some(t) = spec else { return s };
+        match t.bound {
+            Bound::DurationNs(ns) => s.run_duration_s = Some(ns as f64 / 1e9),
+            Bound::Count(n) => s.run_count = Some(n),
+        }
+        s.streams = Some(t.streams);
+        match t.rate {
+            Some(Rate::BitsPerSec(b)) => s.rate_bps = Some(b),
+            Some(Rate::PacketsPerSec(p)) => s.rate_pps = Some(p),
+            None => {}
+        }
+        let o = &t.socket;
+        s.sndbuf_bytes = o.sndbuf_bytes;
+        s.rcvbuf_bytes = o.rcvbuf_bytes;
+        s.nodelay = Some(o.nodelay);
+        s.mss_bytes = o.mss_bytes;
+        s.tos = o.tos;
+        s.flowlabel = o.flowlabel;
+        s.congestion = o.congestion.clone();
+        s.dont_fragment = Some(o.dont_fragment);
+        s
     }
 }
 
-impl Row<'_> {
-    fn csv(&self) -> String {
-        [
-            self.campaign_id.to_string(),
-            csv_field(self.campaign_label),
-            self.run_id.to_string(),
-            self.family.to_string(),
-            self.test.to_string(),
-            self.transport.clone(),
-            self.payload_bytes.to_string(),
-            self.direction.to_string(),
-            self.repetition.to_string(),
-            self.warmup.to_string(),
-            self.status.to_string(),
-            csv_field(self.failure_reason),
-            self.started_unix_ns.to_string(),
-            csv_field(self.metric),
-            self.value.map(|v| format!("{v}")).unwrap_or_default(),
-            csv_field(self.unit),
-        ]
-        .join(",")
+/// One row of `export --intervals`: a run's interval sample of one metric.
+#[derive(serde::Serialize)]
+struct IntervalRow<'a> {
+    campaign_id: i64,
+    campaign_label: &'a str,
+    run_id: i64,
+    family: u8,
+    test: &'static str,
+    payload_bytes: u32,
+    direction: &'static str,
+    repetition: u32,
+    warmup: bool,
+    interval_index: usize,
+    start_ns: i64,
+    end_ns: i64,
+    metric: &'a str,
+    value: Option<f64>,
+    unit: &'static str,
+}
+
+/// CSV columns of the run export, in order (the header is written even with no rows).
+const CSV_COLUMNS: &[&str] = &[
+    "campaign_id",
+    "campaign_label",
+    "run_id",
+    "family",
+    "test",
+    "transport",
+    "payload_bytes",
+    "direction",
+    "repetition",
+    "warmup",
+    "status",
+    "failure_reason",
+    "started_unix_ns",
+    "metric",
+    "value",
+    "unit",
+    "client_os",
+    "server_os",
+    "run_duration_s",
+    "run_count",
+    "streams",
+    "rate_bps",
+    "rate_pps",
+    "sndbuf_bytes",
+    "rcvbuf_bytes",
+    "nodelay",
+    "mss_bytes",
+    "tos",
+    "flowlabel",
+    "congestion",
+    "dont_fragment",
+];
+
+/// CSV columns of `export --intervals`.
+const INTERVAL_COLUMNS: &[&str] = &[
+    "campaign_id",
+    "campaign_label",
+    "run_id",
+    "family",
+    "test",
+    "payload_bytes",
+    "direction",
+    "repetition",
+    "warmup",
+    "interval_index",
+    "start_ns",
+    "end_ns",
+    "metric",
+    "value",
+    "unit",
+];
+
+/// Writes rows as a JSON array or as CSV (the `csv` crate: quoting, no header of its
+/// own — ours is written first, so an empty export still has one).
+enum Sink<W: Write> {
+    Json { out: W, first: bool },
+    Csv(Box<csv::Writer<W>>),
+}
+
+impl<W: Write> Sink<W> {
+    fn new(json: bool, mut out: W, columns: &[&str]) -> anyhow::Result<Sink<W>> {
+        if json {
+            out.write_all(b"[")?;
+            return Ok(Sink::Json { out, first: true });
+        }
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(out);
+        w.write_record(columns)?;
+        Ok(Sink::Csv(Box::new(w)))
+    }
+    fn row(&mut self, row: &impl serde::Serialize) -> anyhow::Result<()> {
+        match self {
+            Sink::Json { out, first } => {
+                if !*first {
+                    out.write_all(b",")?;
+                }
+                out.write_all(b"\n")?;
+                serde_json::to_writer(&mut *out, row)?;
+                *first = false;
+            }
+            Sink::Csv(w) => w.serialize(row)?,
+        }
+        Ok(())
+    }
+    fn finish(self) -> anyhow::Result<()> {
+        match self {
+            Sink::Json { mut out, .. } => {
+                out.write_all(b"\n]\n")?;
+                out.flush()?;
+            }
+            Sink::Csv(mut w) => w.flush()?,
+        }
+        Ok(())
     }
 }
 
@@ -326,33 +485,77 @@ fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let mut sink: Box<dyn Write> = match &args.output {
+    let out: Box<dyn Write> = match &args.output {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
         )),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
-    let json = args.format == "json";
-    if json {
-        sink.write_all(b"[")?;
+    let columns = if args.intervals {
+        INTERVAL_COLUMNS
     } else {
-        writeln!(sink, "{CSV_HEADER}")?;
-    }
-    let mut first = true;
+        CSV_COLUMNS
+    };
+    let mut sink = Sink::new(args.format == "json", out, columns)?;
     let mut rows = 0usize;
     for c in camps
         .iter()
         .filter(|c| args.campaigns.is_empty() || args.campaigns.contains(&c.id))
     {
+        let os_of = |role: &str| {
+            c.hosts
+                .iter()
+                .find(|h| h.role == role)
+                .and_then(|h| h.metadata.get("os.pretty_name"))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let (client_os, server_os) = (os_of("client"), os_of("server"));
+        // The settings each cell asked for, by its axes (unique within a campaign).
+        let mut by_axes = std::collections::HashMap::new();
+        for cell in store.cells(c.id)? {
+            let spec = serde_json::from_str::<wire::spec::TestSpec>(&cell.spec_json).ok();
+            let key = (cell.family, cell.kind, cell.payload_bytes, cell.direction);
+            by_axes.insert(key, Settings::of(spec.as_ref(), &client_os, &server_os));
+        }
+        let unknown = Settings::of(None, &client_os, &server_os);
         for r in store.runs(c.id)? {
             if (r.warmup && !args.include_warmup) || (!r.status.is_ok() && !args.include_failed) {
+                continue;
+            }
+            if args.intervals {
+                for (i, sample) in store.samples(r.id)?.iter().enumerate() {
+                    for (name, value) in &sample.metrics {
+                        sink.row(&IntervalRow {
+                            campaign_id: c.id,
+                            campaign_label: &c.label,
+                            run_id: r.id,
+                            family: r.family.number(),
+                            test: r.kind.name(),
+                            payload_bytes: r.payload_bytes,
+                            direction: store::direction_text(r.direction),
+                            repetition: r.repetition,
+                            warmup: r.warmup,
+                            interval_index: i,
+                            start_ns: sample.start_ns,
+                            end_ns: sample.end_ns,
+                            metric: name,
+                            value: value.is_finite().then_some(*value),
+                            unit: wire::metrics::unit_of(name),
+                        })?;
+                        rows += 1;
+                    }
+                }
                 continue;
             }
             let (status, reason) = match &r.status {
                 RunStatus::Ok => ("ok", ""),
                 RunStatus::Failed { reason } => ("failed", reason.as_str()),
             };
-            let base = |metric: &'static str| Row {
+            let settings = by_axes
+                .get(&(r.family, r.kind, r.payload_bytes, r.direction))
+                .unwrap_or(&unknown);
+            let base = Row {
                 campaign_id: c.id,
                 campaign_label: &c.label,
                 run_id: r.id,
@@ -366,41 +569,41 @@ fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 status,
                 failure_reason: reason,
                 started_unix_ns: r.started_unix_ns,
-                metric,
+                metric: "",
                 value: None,
                 unit: "",
-            };
-            let mut emit = |row: Row<'_>| -> anyhow::Result<()> {
-                if json {
-                    if !first {
-                        sink.write_all(b",")?;
-                    }
-                    sink.write_all(b"\n")?;
-                    serde_json::to_writer(&mut sink, &row)?;
-                } else {
-                    writeln!(sink, "{}", row.csv())?;
-                }
-                first = false;
-                rows += 1;
-                Ok(())
+                client_os: &settings.client_os,
+                server_os: &settings.server_os,
+                run_duration_s: settings.run_duration_s,
+                run_count: settings.run_count,
+                streams: settings.streams,
+                rate_bps: settings.rate_bps,
+                rate_pps: settings.rate_pps,
+                sndbuf_bytes: settings.sndbuf_bytes,
+                rcvbuf_bytes: settings.rcvbuf_bytes,
+                nodelay: settings.nodelay,
+                mss_bytes: settings.mss_bytes,
+                tos: settings.tos,
+                flowlabel: settings.flowlabel,
+                congestion: settings.congestion.as_deref(),
+                dont_fragment: settings.dont_fragment,
             };
             if r.metrics.is_empty() {
-                emit(base(""))?;
+                sink.row(&base)?;
+                rows += 1;
             }
             for (name, value) in &r.metrics {
-                emit(Row {
+                sink.row(&Row {
                     metric: name,
                     value: value.is_finite().then_some(*value),
                     unit: wire::metrics::unit_of(name),
-                    ..base("")
+                    ..base.clone()
                 })?;
+                rows += 1;
             }
         }
     }
-    if json {
-        sink.write_all(b"\n]\n")?;
-    }
-    sink.flush()?;
+    sink.finish()?;
     if let Some(p) = &args.output {
         eprintln!("dualperf: wrote {rows} rows to {}", p.display());
     }
@@ -446,10 +649,79 @@ mod tests {
         assert_eq!(when(951_782_400), "2000-02-29 00:00:00 UTC");
     }
 
+    /// The CSV header written first is the one the csv crate derives from each row
+    /// type, column for column.
     #[test]
-    fn csv_quotes_only_when_needed() {
-        assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(csv_field("a, b"), "\"a, b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    fn csv_columns_are_the_row_fields_in_order() {
+        let s = Settings::of(None, "A", "B");
+        let row = Row {
+            campaign_id: 1,
+            campaign_label: "x",
+            run_id: 1,
+            family: 4,
+            test: "tcp-rr",
+            transport: "TCP".into(),
+            payload_bytes: 1,
+            direction: "forward",
+            repetition: 0,
+            warmup: false,
+            status: "ok",
+            failure_reason: "",
+            started_unix_ns: 0,
+            metric: "m",
+            value: Some(1.0),
+            unit: "",
+            client_os: &s.client_os,
+            server_os: &s.server_os,
+            run_duration_s: None,
+            run_count: None,
+            streams: None,
+            rate_bps: None,
+            rate_pps: None,
+            sndbuf_bytes: None,
+            rcvbuf_bytes: None,
+            nodelay: None,
+            mss_bytes: None,
+            tos: None,
+            flowlabel: None,
+            congestion: None,
+            dont_fragment: None,
+        };
+        let header = |r: &dyn erased::Ser| {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            r.ser(&mut w);
+            let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+            text.lines().next().unwrap().to_string()
+        };
+        assert_eq!(header(&row), CSV_COLUMNS.join(","));
+        let iv = IntervalRow {
+            campaign_id: 1,
+            campaign_label: "x",
+            run_id: 1,
+            family: 6,
+            test: "tcp-stream",
+            payload_bytes: 1,
+            direction: "forward",
+            repetition: 0,
+            warmup: false,
+            interval_index: 0,
+            start_ns: 0,
+            end_ns: 1,
+            metric: "m",
+            value: None,
+            unit: "",
+        };
+        assert_eq!(header(&iv), INTERVAL_COLUMNS.join(","));
+    }
+
+    mod erased {
+        pub trait Ser {
+            fn ser(&self, w: &mut csv::Writer<Vec<u8>>);
+        }
+        impl<T: serde::Serialize> Ser for T {
+            fn ser(&self, w: &mut csv::Writer<Vec<u8>>) {
+                w.serialize(self).expect("serialize a row");
+            }
+        }
     }
 }
