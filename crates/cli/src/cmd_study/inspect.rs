@@ -416,6 +416,15 @@ const INTERVAL_COLUMNS: &[&str] = &[
     "unit",
 ];
 
+/// A csv error, with an I/O error kept as `std::io::Error` (so `export | head` is not
+/// an error).
+fn csv_error(e: csv::Error) -> anyhow::Error {
+    match e.into_kind() {
+        csv::ErrorKind::Io(io) => io.into(),
+        other => anyhow::anyhow!("writing CSV: {other:?}"),
+    }
+}
+
 /// Writes rows as a JSON array or as CSV (the `csv` crate: quoting, no header of its
 /// own — ours is written first, so an empty export still has one).
 enum Sink<W: Write> {
@@ -442,10 +451,14 @@ impl<W: Write> Sink<W> {
                     out.write_all(b",")?;
                 }
                 out.write_all(b"\n")?;
-                serde_json::to_writer(&mut *out, row)?;
+                serde_json::to_writer(&mut *out, row).map_err(|e| match e.io_error_kind() {
+                    // An I/O error stays one, so a closed pipe is recognised.
+                    Some(kind) => anyhow::Error::from(std::io::Error::from(kind)),
+                    None => e.into(),
+                })?;
                 *first = false;
             }
-            Sink::Csv(w) => w.serialize(row)?,
+            Sink::Csv(w) => w.serialize(row).map_err(csv_error)?,
         }
         Ok(())
     }
