@@ -479,3 +479,55 @@ fn ctrl_c_finishes_the_current_run_records_it_and_resume_completes() {
     assert_eq!(measured_slots(db.as_ref(), 1).len(), 16);
     assert_eq!(recorded_runs(db.as_ref()), 16);
 }
+
+#[test]
+fn export_into_a_pipe_closed_early_is_no_error() {
+    // `export | head -1`: a reader that leaves early is no error. The whole export is
+    // larger than a pipe's buffer, so the writer does meet the closed pipe.
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir, "big.db");
+    let o = run(
+        &[
+            "study",
+            "--tests",
+            "tcp-stream,udp-rr",
+            "--sizes",
+            "100..1400/20",
+            "--runs",
+            "1",
+            "--duration",
+            "0.001",
+            "--db",
+            &db,
+            "--quiet",
+        ],
+        true,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let full = run(&["export", "--db", &db, "--include-warmup"], false);
+    assert!(full.stdout.len() > 1 << 17, "{} bytes", full.stdout.len());
+    let mut child = std::process::Command::new(BIN)
+        .args(["export", "--db", &db, "--include-warmup"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("export starts");
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert!(first.starts_with("campaign_id,"), "{first}");
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
