@@ -93,6 +93,13 @@ pub struct StudyArgs {
     /// Pre-shared key of the `dualperf server --psk-file` at HOST.
     #[arg(long, value_name = "FILE", requires = "host")]
     pub psk_file: Option<std::path::PathBuf>,
+    /// With the embedded loopback server (no HOST), leave threads where the scheduler
+    /// puts them. By default, on 2 or more CPUs, the client's threads run on CPU 0 and
+    /// the embedded server's on CPU 1 (as the peer baselines pin iperf3 and netperf):
+    /// on 2 cores that halves the run-to-run spread of UDP throughput. Recorded in the
+    /// client metadata as study.cpu_pinning.
+    #[arg(long)]
+    pub no_pin: bool,
     /// Start from a preset (name or seed number 000..004); see --list-presets.
     #[arg(long)]
     pub preset: Option<String>,

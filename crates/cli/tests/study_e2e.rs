@@ -71,6 +71,17 @@ fn small_real_study_records_every_cell_run_and_metric() {
         .hosts
         .iter()
         .any(|h| h.role == "server" && !h.metadata.is_empty()));
+    // The default loopback study places client and embedded server on separate CPUs.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let want = if cpus >= 2 {
+        "client threads on CPU 0, embedded server threads on CPU 1"
+    } else {
+        "none (one CPU)"
+    };
+    assert_eq!(
+        client.metadata.get("study.cpu_pinning").map(String::as_str),
+        Some(want)
+    );
 }
 
 #[test]

@@ -61,6 +61,9 @@ pub struct ServerConfig {
     /// Metadata sent to clients; `None` = `net::sysinfo::capture` per test.
     pub server_info: Option<BTreeMap<String, String>>,
     pub protocol_version: u16,
+    /// Run every server thread on this CPU (the acceptor binds itself; session and data
+    /// threads inherit it). `None`: wherever the scheduler puts them.
+    pub pin_cpu: Option<usize>,
 }
 
 impl Default for ServerConfig {
@@ -79,6 +82,7 @@ impl Default for ServerConfig {
             on_test: None,
             server_info: None,
             protocol_version: PROTOCOL_VERSION,
+            pin_cpu: None,
         }
     }
 }
@@ -371,6 +375,11 @@ fn refuse_busy(
 }
 
 fn accept_loop(listener: TcpListener, ctx: Arc<ServerCtx>) {
+    if let Some(cpu) = ctx.cfg.pin_cpu {
+        // Checked by whoever asked (the study pins its own thread first); a refusal
+        // here leaves the server unpinned, which its caller records.
+        let _ = net::pin_current_thread(cpu);
+    }
     let mut lingering = VecDeque::new();
     loop {
         let accepted = listener.accept();

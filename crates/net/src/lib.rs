@@ -37,7 +37,9 @@ pub mod udp;
 
 pub use clock::{now_ns, sleep_until_ns, wall_ns};
 pub use error::NetError;
-pub use readings::{check_ipv6, process_cpu_times, read_proc_stat, udp_error_counters};
+pub use readings::{
+    check_ipv6, pin_current_thread, process_cpu_times, read_proc_stat, udp_error_counters,
+};
 pub use socket::{tcp_connect, tcp_listen, udp_bind, udp_connect};
 pub use sockopt::{
     apply_socket_opts, available_congestion_controls, read_applied, register_flowlabel, AppliedOpts,

@@ -142,3 +142,62 @@ mod tests {
         }
     }
 }
+
+/// Bind the calling thread to one CPU (threads it creates later inherit the binding):
+/// the default loopback study keeps the client on one core and the embedded server on
+/// another. `Err` where the OS offers no thread affinity or refuses it.
+#[cfg(target_os = "linux")]
+pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("CPU {cpu} is beyond the affinity mask"),
+        ));
+    }
+    // SAFETY: cpu_set_t is plain data; all-zero is the empty set, and CPU_SET writes
+    // within it (cpu < CPU_SETSIZE, checked above).
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: pid 0 = the calling thread; the pointer and size describe `set`.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Thread affinity is not offered on this OS.
+#[cfg(not(target_os = "linux"))]
+pub fn pin_current_thread(_cpu: usize) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "thread CPU affinity is implemented for Linux only",
+    ))
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod pin_tests {
+    /// A pinned thread runs on that CPU only (read back from /proc), and the CPU
+    /// number past the mask is refused.
+    #[test]
+    fn a_pinned_thread_reports_one_allowed_cpu() {
+        let allowed = std::thread::spawn(|| {
+            super::pin_current_thread(0).expect("pin to CPU 0");
+            let tid = unsafe { libc::gettid() };
+            std::fs::read_to_string(format!("/proc/self/task/{tid}/status"))
+                .unwrap()
+                .lines()
+                .find(|l| l.starts_with("Cpus_allowed_list:"))
+                .unwrap()
+                .split_whitespace()
+                .nth(1)
+                .unwrap()
+                .to_string()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(allowed, "0");
+        assert!(super::pin_current_thread(1 << 20).is_err());
+    }
+}

@@ -35,6 +35,9 @@ pub struct EngineExec {
     port: u16,
     connect_timeout: Duration,
     _server: Option<engine::EmbeddedServer>,
+    /// How client and embedded server threads are placed (client metadata
+    /// `study.cpu_pinning`); `None` with a remote host or a lab.
+    pinning: Option<String>,
     /// The lab the study runs in (`--lab`); the client runs in its client namespace.
     lab: Option<LabTarget>,
     /// Client metadata per family, captured once (the engine would otherwise capture
@@ -92,6 +95,7 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
             port: lab.port(),
             connect_timeout: timeout,
             _server: None,
+            pinning: None,
             lab: Some(lab),
             client_info: BTreeMap::new(),
             psk: None,
@@ -99,10 +103,26 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
             udp_method: spec.udp_method,
         })));
     }
+    let mut pinning = None;
     let (server, port) = match &args.host {
         Some(_) => (None, args.port()),
         None => {
-            let server = engine::EmbeddedServer::start()?;
+            let mut cfg = engine::ServerConfig::private();
+            pinning = Some(if args.no_pin {
+                "none (--no-pin)".to_string()
+            } else if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+                "none (one CPU)".to_string()
+            } else {
+                // This thread runs the client and starts its data threads.
+                match net::pin_current_thread(0) {
+                    Ok(()) => {
+                        cfg.pin_cpu = Some(1);
+                        "client threads on CPU 0, embedded server threads on CPU 1".to_string()
+                    }
+                    Err(e) => format!("none (cannot pin threads: {e})"),
+                }
+            });
+            let server = engine::EmbeddedServer::start_with(cfg)?;
             if spec.families.contains(&Family::V6) && !server.has_ipv6() {
                 bail!(
                     "IPv6 is not available on loopback here (cannot listen on ::1); \
@@ -118,6 +138,7 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
         port,
         connect_timeout: timeout,
         _server: server,
+        pinning,
         lab: None,
         client_info: BTreeMap::new(),
         psk: crate::args::load_psk(args.psk_file.as_deref())?,
@@ -140,6 +161,11 @@ impl Exec {
             (None, None) => "embedded".to_string(),
         };
         md.insert(TARGET_KEY.into(), target);
+        if let Exec::Engine(e) = self {
+            if let Some(p) = &e.pinning {
+                md.insert("study.cpu_pinning".into(), p.clone());
+            }
+        }
         md.insert(
             PEER_KEY.into(),
             match self {
