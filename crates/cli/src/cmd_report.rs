@@ -15,7 +15,7 @@ use store::{RunStatus, Store};
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// Results database to read.
-    #[arg(long, value_name = "FILE", default_value = "dualperf.db")]
+    #[arg(long, env = store::DB_ENV, hide_env_values = true, value_name = "FILE", default_value = "dualperf.db")]
     pub db: PathBuf,
     /// Campaign to report (repeat, or list several, to compare systems by their labels).
     /// Default: the latest campaign.

@@ -218,7 +218,7 @@ pub struct StudyArgs {
     #[arg(long)]
     pub label: Option<String>,
     /// Results database (SQLite).
-    #[arg(long, default_value = "dualperf.db")]
+    #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db")]
     pub db: PathBuf,
     /// Continue an interrupted campaign (its stored spec is used).
     #[arg(long, value_name = "CAMPAIGN")]
@@ -461,8 +461,9 @@ pub fn version_and_revision() -> (String, String) {
 }
 
 /// The command line as typed, quoted where a word needs it.
+/// A password in a database URL is replaced by `***` (see `store::redact_password`).
 fn command_line() -> String {
-    std::env::args()
+    let line = std::env::args()
         .map(|a| {
             if !a.is_empty()
                 && a.chars()
@@ -474,7 +475,8 @@ fn command_line() -> String {
             }
         })
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    store::redact_password(&line)
 }
 
 pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {

@@ -54,16 +54,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Server(a) => cmd_server::main(a),
-        Command::Run(a) => cmd_run::main(*a),
-        Command::Study(a) => cmd_study::study_main(*a),
-        Command::Show(a) => cmd_study::show_main(a),
-        Command::Export(a) => cmd_study::export_main(a),
-        Command::Import(a) => cmd_study::import_main(a),
-        Command::Report(a) => cmd_report::main(a),
-        Command::Lab(a) => cmd_lab::main(a),
-    };
+    let result = check_db_backend(&cli.command).and_then(|()| dispatch(cli.command));
     match result {
         Ok(code) => code,
         Err(err) => {
@@ -72,5 +63,35 @@ fn main() -> ExitCode {
             eprintln!("dualperf: error: {}", wire::text::terminal_safe(&text));
             ExitCode::from(1)
         }
+    }
+}
+
+/// `--db` (or `DUALPERF_DB`) and import's source: a PostgreSQL URL is refused with a
+/// clear error (no backend in this build) rather than taken for a file name.
+fn check_db_backend(command: &Command) -> anyhow::Result<()> {
+    let dbs: Vec<&std::path::Path> = match command {
+        Command::Study(a) => vec![&a.db],
+        Command::Show(a) => vec![&a.db],
+        Command::Export(a) => vec![&a.db],
+        Command::Import(a) => vec![&a.db, &a.other],
+        Command::Report(a) => vec![&a.db],
+        Command::Server(_) | Command::Run(_) | Command::Lab(_) => Vec::new(),
+    };
+    for db in dbs {
+        store::DbTarget::parse(db.as_os_str()).sqlite_path()?;
+    }
+    Ok(())
+}
+
+fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Server(a) => cmd_server::main(a),
+        Command::Run(a) => cmd_run::main(*a),
+        Command::Study(a) => cmd_study::study_main(*a),
+        Command::Show(a) => cmd_study::show_main(a),
+        Command::Export(a) => cmd_study::export_main(a),
+        Command::Import(a) => cmd_study::import_main(a),
+        Command::Report(a) => cmd_report::main(a),
+        Command::Lab(a) => cmd_lab::main(a),
     }
 }

@@ -20,10 +20,12 @@ mod import;
 mod lock;
 mod read;
 pub mod schema;
+pub mod target;
 mod write;
 
 pub use import::ImportSummary;
 pub use lock::{CampaignLock, LockTaken};
+pub use target::{is_postgres_url, redact_password, DbTarget, DB_ENV};
 
 /// Everything that can go wrong with the store. Messages say what to do.
 #[derive(Debug, thiserror::Error)]
@@ -62,6 +64,8 @@ pub enum StoreError {
     Duplicate(String),
     #[error("results database error: {0}")]
     Sql(rusqlite::Error),
+    #[error("--db {0} names a PostgreSQL database, but this dualperf has no PostgreSQL backend yet (issue 16); use an SQLite file (the default, dualperf.db) and `dualperf import` to merge files")]
+    BackendUnavailable(String),
 }
 
 /// What to do about a value dualperf cannot read back.

@@ -16,7 +16,7 @@ pub struct ShowArgs {
     /// Campaign id; none lists every campaign.
     pub campaign: Option<i64>,
     /// Results database.
-    #[arg(long, default_value = "dualperf.db")]
+    #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db")]
     pub db: PathBuf,
 }
 
@@ -28,7 +28,7 @@ pub struct ExportArgs {
     #[arg(long, default_value = "csv", value_parser = ["csv", "json"])]
     pub format: String,
     /// Results database.
-    #[arg(long, default_value = "dualperf.db")]
+    #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db")]
     pub db: PathBuf,
     /// Only these campaigns (repeatable); default all.
     #[arg(long = "campaign", value_name = "ID")]
@@ -55,7 +55,7 @@ pub struct ImportArgs {
     /// The database to import from.
     pub other: PathBuf,
     /// The database to import into.
-    #[arg(long, default_value = "dualperf.db")]
+    #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db")]
     pub db: PathBuf,
 }
 

@@ -1,0 +1,2 @@
+//! Test support shared by the store's integration tests.
+pub mod pg;
