@@ -250,12 +250,7 @@ fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let status = lab::spawn_in_ns(&ns, &mut cmd)?
         .wait()
         .context("waiting for the command")?;
-    use std::os::unix::process::ExitStatusExt;
-    Ok(match (status.code(), status.signal()) {
-        (Some(code), _) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
-        (None, Some(sig)) => ExitCode::from(u8::try_from(128 + sig).unwrap_or(1)),
-        (None, None) => ExitCode::from(1),
-    })
+    Ok(ExitCode::from(lab::shell_exit_code(status)))
 }
 
 fn flush_stdout() {

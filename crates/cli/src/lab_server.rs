@@ -7,7 +7,6 @@
 use anyhow::{bail, Context};
 use lab::Lab;
 use std::io::{BufRead, BufReader, Read};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
@@ -65,8 +64,8 @@ impl ServerProcess {
         cmd.env(LAB_ENV, lab.name())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
+            .stderr(Stdio::piped());
+        lab::own_process_group(&mut cmd);
         let ns = lab.server_ns().to_string();
         let mut child = lab::spawn_in_ns(&ns, &mut cmd).context(spawn_context.to_string())?;
         let (ready_tx, ready_rx) = mpsc::channel::<bool>();

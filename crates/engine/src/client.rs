@@ -453,20 +453,13 @@ fn no_family_detail(host: &str, family: Family, has_other: bool) -> String {
 
 /// Fail early, with the reason, when this host cannot use IPv6 at all.
 fn ipv6_available() -> Result<(), EngineError> {
-    let disabled = std::fs::read_to_string("/proc/sys/net/ipv6/conf/all/disable_ipv6")
-        .map(|t| t.trim() == "1")
-        .unwrap_or(false);
-    if disabled {
-        return Err(EngineError::Ipv6Unavailable {
-            detail: "net.ipv6.conf.all.disable_ipv6=1".into(),
-        });
-    }
-    match UdpSocket::bind((std::net::Ipv6Addr::LOCALHOST, 0)) {
-        Ok(_) => Ok(()),
-        Err(e) => Err(EngineError::Ipv6Unavailable {
-            detail: format!("cannot bind ::1: {e}"),
-        }),
-    }
+    net::check_ipv6().map_err(|e| EngineError::Ipv6Unavailable {
+        detail: match e {
+            net::NetError::Ipv6Disabled => "net.ipv6.conf.all.disable_ipv6=1".into(),
+            net::NetError::Ipv6Unavailable { reason } => reason,
+            other => other.to_string(),
+        },
+    })
 }
 
 fn connect(addr: SocketAddr, cfg: &ClientConfig) -> Result<TcpStream, EngineError> {
@@ -480,19 +473,15 @@ fn connect(addr: SocketAddr, cfg: &ClientConfig) -> Result<TcpStream, EngineErro
                 port,
                 detail: format!("no answer within {:?}", cfg.connect_timeout),
             },
-            _ => match e.raw_os_error() {
-                Some(libc::EAFNOSUPPORT) => EngineError::Ipv6Unavailable {
-                    detail: e.to_string(),
-                },
-                Some(libc::EHOSTUNREACH) | Some(libc::ENETUNREACH) | Some(libc::EADDRNOTAVAIL) => {
-                    EngineError::HostUnreachable {
-                        host,
-                        port,
-                        detail: e.to_string(),
-                    }
-                }
-                _ => EngineError::io(format!("cannot connect to {addr}"), e),
+            _ if net::is_af_unsupported(&e) => EngineError::Ipv6Unavailable {
+                detail: e.to_string(),
             },
+            _ if net::is_unreachable(&e) => EngineError::HostUnreachable {
+                host,
+                port,
+                detail: e.to_string(),
+            },
+            _ => EngineError::io(format!("cannot connect to {addr}"), e),
         }
     })
 }

@@ -1,4 +1,4 @@
-//! CPU accounting over one side's data phase: a snapshot of system-wide /proc/stat and
+//! CPU accounting over one side's data phase: a snapshot of system-wide CPU times (net) and
 //! of this process's CPU time at the start, another at the end, turned into
 //! [`wire::proto::CpuStats`] with the `measure` crate's delta maths. [`CpuWindow`] ends
 //! the window at the last tick that saw traffic, so it covers the data phase only.
@@ -24,7 +24,7 @@ impl CpuMark {
         }
     }
 
-    /// CPU use from `self` to `later`; `None` when /proc/stat could not be read.
+    /// CPU use from `self` to `later`; `None` when the system CPU times could not be read.
     pub(crate) fn until(&self, later: &CpuMark) -> Option<CpuStats> {
         let elapsed_ns = later.at.saturating_duration_since(self.at).as_nanos() as u64;
         let (a, b) = (self.system.as_ref()?, later.system.as_ref()?);
@@ -122,7 +122,9 @@ mod tests {
             }
         }
         std::hint::black_box(x);
-        let stats = start.until(&CpuMark::now()).expect("/proc/stat readable");
+        let stats = start
+            .until(&CpuMark::now())
+            .expect("system CPU times readable");
         assert!(stats.proc_cpu_ns >= 50_000_000, "{stats:?}");
         assert!(stats.proc_pct > 0.0, "{stats:?}");
         assert!(stats.system_busy_pct > 0.0 && stats.system_busy_pct <= 100.0);

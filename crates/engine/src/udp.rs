@@ -42,7 +42,7 @@ fn transient(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
-    ) || e.raw_os_error() == Some(libc::ENOBUFS)
+    ) || net::is_no_buffer_space(e)
 }
 
 /// Paced sender on a connected socket. `pps = None` sends as fast as possible, in
@@ -58,13 +58,10 @@ pub(crate) fn send(
 ) -> Outcome {
     let _ = sock.set_write_timeout(Some(POLL));
     if pps.is_some() {
-        // A paced sender sleeps between datagrams; the default 50 µs timer slack lets
-        // those sleeps overshoot by a whole datagram gap at 20 kpps, so datagrams
-        // bunch up. 1 ns slack applies to this thread only.
-        // SAFETY: PR_SET_TIMERSLACK takes an integer argument and touches no memory.
-        unsafe {
-            libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
-        }
+        // A paced sender sleeps between datagrams; Linux's default 50 µs timer slack
+        // lets those sleeps overshoot by a whole datagram gap at 20 kpps, so datagrams
+        // bunch up. This thread only.
+        net::fine_timer_slack();
     }
     let per_datagram = RxTiming::of(pps) == RxTiming::PerDatagram;
     let mut tx = UdpBatch::new(
@@ -437,6 +434,7 @@ fn note_datapath(b: &UdpBatch, o: &mut Outcome) {
         net::Datapath::PerCall => "per-call",
     };
     o.io.insert("udp_datapath".into(), path.into());
+    o.io.insert("udp_datapath_calls".into(), b.datapath_calls());
     if b.gso_enabled() {
         o.io.insert("udp_gso".into(), "true".into());
     }

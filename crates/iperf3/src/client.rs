@@ -14,10 +14,9 @@ use crate::streams::{
     self, mono_now, DataSocket, RecvCfg, SendCfg, Shared, StopGuard, StreamOutcome,
 };
 use crate::udp::{is_connect_reply, CONNECT_MAGIC};
-use socket2::{Domain, SockAddr, Socket, Type};
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -413,36 +412,29 @@ impl Test<'_> {
     }
 
     fn open_stream(&mut self) -> Result<DataSocket, Iperf3Error> {
-        let domain = Domain::for_address(self.server);
-        let addr = SockAddr::from(self.server);
+        let net_err = |what: &'static str| {
+            move |e: net::NetError| {
+                let kind = e.io_kind().unwrap_or(ErrorKind::Other);
+                Iperf3Error::io(
+                    format!("data stream: {what}"),
+                    std::io::Error::new(kind, e.to_string()),
+                )
+            }
+        };
         let ctx = |what: &'static str| move |e| Iperf3Error::io(format!("data stream: {what}"), e);
         let so = &self.spec.socket;
-        let ty = if self.params.protocol == Protocol::Udp {
-            Type::DGRAM
-        } else {
-            Type::STREAM
-        };
-        let sock = Socket::new(domain, ty, None).map_err(ctx("socket"))?;
-        if let Some(b) = so.sndbuf_bytes {
-            sock.set_send_buffer_size(b as usize)
-                .map_err(ctx("SO_SNDBUF"))?;
-        }
-        if let Some(b) = so.rcvbuf_bytes {
-            sock.set_recv_buffer_size(b as usize)
-                .map_err(ctx("SO_RCVBUF"))?;
-        }
-        if let Some(tos) = so.tos {
-            match self.spec.family {
-                Family::V4 => sock.set_tos_v4(u32::from(tos)).map_err(ctx("IP_TOS"))?,
-                Family::V6 => sock
-                    .set_tclass_v6(u32::from(tos))
-                    .map_err(ctx("IPV6_TCLASS"))?,
-            }
-        }
         if self.params.protocol == Protocol::Udp {
-            let _ = sock.set_recv_buffer_size(4 << 20);
-            sock.connect(&addr).map_err(ctx("connect"))?;
-            let udp: UdpSocket = sock.into();
+            let any: SocketAddr = match self.server {
+                SocketAddr::V4(_) => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
+                SocketAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+            };
+            // iperf3 asks for a large receive buffer on its UDP sockets unless told.
+            let opts = wire::spec::SocketOpts {
+                rcvbuf_bytes: so.rcvbuf_bytes.or(Some(4 << 20)),
+                ..so.clone()
+            };
+            let (udp, _) = net::udp_bind(any, &opts).map_err(net_err("socket"))?;
+            net::udp_connect(&udp, self.server, &opts).map_err(net_err("connect"))?;
             udp.send(&CONNECT_MAGIC)
                 .map_err(ctx("sending the connect datagram"))?;
             udp.set_read_timeout(Some(POLL)).map_err(ctx("timeout"))?;
@@ -466,19 +458,8 @@ impl Test<'_> {
                 }
             }
         }
-        if so.nodelay {
-            sock.set_tcp_nodelay(true).map_err(ctx("TCP_NODELAY"))?;
-        }
-        if let Some(mss) = so.mss_bytes {
-            sock.set_tcp_mss(mss).map_err(ctx("TCP_MAXSEG"))?;
-        }
-        if let Some(cc) = &so.congestion {
-            sock.set_tcp_congestion(cc.as_bytes())
-                .map_err(ctx("TCP_CONGESTION"))?;
-        }
-        sock.connect_timeout(&addr, self.opts.connect_timeout)
-            .map_err(ctx("connect"))?;
-        let mut tcp: TcpStream = sock.into();
+        let (mut tcp, _) = net::tcp_connect(self.server, so, self.opts.connect_timeout)
+            .map_err(net_err("connect"))?;
         tcp.set_write_timeout(Some(self.opts.control_timeout))
             .map_err(ctx("timeout"))?;
         tcp.write_all(&self.cookie)
@@ -522,7 +503,7 @@ fn our_stream_result(s: &OurStream, duration_s: f64) -> StreamResult {
         id: s.id,
         bytes: s.outcome.bytes,
         retransmits: -1,
-        jitter_s: udp.map_or(0.0, |u| u.jitter_s),
+        jitter_s: udp.map_or(0.0, |u| u.jitter_s()),
         errors: udp.map_or(0, |u| u.errors),
         packets: match udp {
             Some(u) => i64::try_from(u.max_seq).unwrap_or(i64::MAX),

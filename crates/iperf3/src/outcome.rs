@@ -93,7 +93,7 @@ fn direction(
                 *d.highest_seq.get_or_insert(0) += u.max_seq;
                 *d.lost_packets.get_or_insert(0) += u.errors.max(0);
                 *d.reordered_packets.get_or_insert(0) += u.out_of_order;
-                jitters.push(u.jitter_s);
+                jitters.push(u.jitter_s());
             }
         }
     }
@@ -412,7 +412,6 @@ mod tests {
             max_seq: 976,
             errors: 46,
             out_of_order: 2,
-            jitter_s: 1e-5,
             ..Default::default()
         };
         let ours = [OurStream {

@@ -518,29 +518,39 @@ impl Server {
 /// data socket, best effort: on an accepted socket some settings may not take, and the
 /// results report the congestion control actually used.
 fn apply_socket_params(sock: &DataSocket, params: &Params) {
-    let s = sock.sock_ref();
-    if let Some(w) = params.window_bytes {
-        let _ = s.set_send_buffer_size(w as usize);
-        let _ = s.set_recv_buffer_size(w as usize);
-    }
-    if let Some(tos) = params.tos.and_then(|t| u32::try_from(t).ok()) {
-        let v6 = s
-            .local_addr()
-            .ok()
-            .and_then(|a| a.as_socket())
-            .is_some_and(|a| a.is_ipv6());
-        let _ = if v6 {
-            s.set_tclass_v6(tos)
-        } else {
-            s.set_tos_v4(tos)
+    // One setting at a time, through the OS layer, so one refusal skips only itself.
+    let one = |opts: wire::spec::SocketOpts| {
+        let _ = match sock {
+            DataSocket::Tcp(s) => net::apply_socket_opts(s, &opts),
+            DataSocket::Udp(s) => net::apply_socket_opts(s, &opts),
         };
+    };
+    let none = wire::spec::SocketOpts::default;
+    if let Some(w) = params.window_bytes {
+        one(wire::spec::SocketOpts {
+            sndbuf_bytes: Some(w),
+            rcvbuf_bytes: Some(w),
+            ..none()
+        });
+    }
+    if let Some(tos) = params.tos.and_then(|t| u8::try_from(t).ok()) {
+        one(wire::spec::SocketOpts {
+            tos: Some(tos),
+            ..none()
+        });
     }
     if let DataSocket::Tcp(_) = sock {
         if params.nodelay {
-            let _ = s.set_tcp_nodelay(true);
+            one(wire::spec::SocketOpts {
+                nodelay: true,
+                ..none()
+            });
         }
         if let Some(cc) = &params.congestion {
-            let _ = s.set_tcp_congestion(cc.as_bytes());
+            one(wire::spec::SocketOpts {
+                congestion: Some(cc.clone()),
+                ..none()
+            });
         }
     }
 }
@@ -548,11 +558,7 @@ fn apply_socket_params(sock: &DataSocket, params: &Params) {
 /// The TCP congestion control of the first TCP data socket, as iperf3 reports it.
 fn congestion_used(sockets: &[DataSocket]) -> Option<String> {
     sockets.iter().find_map(|sock| match sock {
-        DataSocket::Tcp(t) => socket2::SockRef::from(t).tcp_congestion().ok().map(|name| {
-            String::from_utf8_lossy(&name)
-                .trim_end_matches('\0')
-                .to_string()
-        }),
+        DataSocket::Tcp(t) => net::read_applied(t).ok().and_then(|a| a.congestion),
         DataSocket::Udp(_) => None,
     })
 }
@@ -588,7 +594,7 @@ fn stream_result(s: &ServedStream, elapsed_s: f64) -> StreamResult {
         id: s.id,
         bytes: s.outcome.bytes.saturating_sub(s.outcome.omitted_bytes),
         retransmits: -1,
-        jitter_s: udp.map_or(0.0, |u| u.jitter_s),
+        jitter_s: udp.map_or(0.0, |u| u.jitter_s()),
         errors: udp.map_or(0, |u| u.errors),
         packets: match udp {
             Some(u) => i64::try_from(u.max_seq).unwrap_or(i64::MAX),

@@ -143,15 +143,6 @@ pub(crate) enum DataSocket {
     Udp(UdpSocket),
 }
 
-impl DataSocket {
-    pub(crate) fn sock_ref(&self) -> socket2::SockRef<'_> {
-        match self {
-            DataSocket::Tcp(s) => socket2::SockRef::from(s),
-            DataSocket::Udp(s) => socket2::SockRef::from(s),
-        }
-    }
-}
-
 /// Starts the sending or receiving loop of one data connection on a clone of its
 /// socket (the caller keeps the original to close it).
 pub(crate) fn spawn(
@@ -328,7 +319,7 @@ pub fn spawn_udp_send(
                             | ErrorKind::Interrupted
                             | ErrorKind::ConnectionRefused
                     ) => {}
-                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {}
+                Err(e) if net::is_no_buffer_space(&e) => {}
                 Err(e) => {
                     out.error = Some(format!("sending UDP datagram: {e}"));
                     break;
@@ -372,7 +363,7 @@ pub fn spawn_udp_recv(
                     }
                     if omit_over(&mut omit_end) {
                         stats.bytes = 0;
-                        stats.jitter_s = 0.0;
+                        stats.jitter.restart();
                     }
                     let before = stats.max_seq;
                     stats.on_datagram(n, &hdr, mono_now().as_secs_f64());
@@ -462,7 +453,7 @@ mod tests {
         // Datagram 1000 is the 100th dropped: the highest seen is 999.
         assert_eq!(udp.max_seq, 999);
         assert_eq!(udp.errors, 99);
-        assert!(udp.jitter_s < 0.01);
+        assert!(udp.jitter_s() < 0.01);
     }
 
     #[test]

@@ -101,25 +101,25 @@ pub struct UdpRecvStats {
     pub errors: i64,
     /// Datagrams that arrived with a sequence number not above the highest seen.
     pub out_of_order: u64,
-    /// RFC 3550 interarrival jitter, seconds.
-    pub jitter_s: f64,
-    /// Transit time of the previous datagram (jitter state), seconds.
-    pub prev_transit_s: Option<f64>,
+    /// RFC 3550 interarrival jitter (the one estimator, `measure`'s), over the senders'
+    /// stamps and this receiver's arrival times.
+    pub jitter: measure::Rfc3550Jitter,
 }
 
 impl UdpRecvStats {
+    /// RFC 3550 interarrival jitter in seconds, as iperf3 reports it.
+    pub fn jitter_s(&self) -> f64 {
+        self.jitter.jitter_ns() / 1e9
+    }
+
     /// Counts one datagram of `len_bytes` with header `hdr` that arrived at `arrival_s`
     /// (receiver clock, seconds).
     pub fn on_datagram(&mut self, len_bytes: usize, hdr: &DatagramHeader, arrival_s: f64) {
         self.bytes += len_bytes as u64;
         self.received += 1;
-        // RFC 3550 §6.4.1: J += (|D| - J) / 16, D = difference of successive transits.
-        let transit = arrival_s - hdr.time_s();
-        if let Some(prev) = self.prev_transit_s {
-            let d = (transit - prev).abs();
-            self.jitter_s += (d - self.jitter_s) / 16.0;
-        }
-        self.prev_transit_s = Some(transit);
+        let send_ns = u64::from(hdr.sec) * 1_000_000_000 + u64::from(hdr.usec) * 1000;
+        self.jitter
+            .record(send_ns, (arrival_s.max(0.0) * 1e9).round() as u64);
         if hdr.seq > self.max_seq {
             if hdr.seq > self.max_seq + 1 {
                 let gap = hdr.seq - self.max_seq - 1;
@@ -218,7 +218,11 @@ mod tests {
             let hdr = DatagramHeader::stamped(Duration::from_secs_f64(sent_s), i + 1);
             st.on_datagram(64, &hdr, hdr.time_s() + transit);
         }
-        assert!((st.jitter_s - 0.001).abs() < 1e-5, "jitter {}", st.jitter_s);
+        assert!(
+            (st.jitter_s() - 0.001).abs() < 1e-5,
+            "jitter {}",
+            st.jitter_s()
+        );
         let mut one = UdpRecvStats::default();
         one.on_datagram(
             64,
@@ -229,7 +233,7 @@ mod tests {
             },
             5.0,
         );
-        assert_eq!(one.jitter_s, 0.0, "a single datagram has no jitter");
+        assert_eq!(one.jitter_s(), 0.0, "a single datagram has no jitter");
     }
 
     #[test]

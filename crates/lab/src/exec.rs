@@ -13,6 +13,9 @@ const CAP_SYS_ADMIN: u32 = 21;
 /// CAP_SYS_ADMIN (both are needed to create and mount network namespaces), and with
 /// [`LabError::ToolMissing`] when `ip` is not installed.
 pub fn check_privileges() -> Result<(), LabError> {
+    if !cfg!(target_os = "linux") {
+        return Err(LabError::unsupported());
+    }
     if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
         if let Some(caps) = cap_eff(&status) {
             let has = |cap: u32| caps & (1u64 << cap) != 0;

@@ -20,7 +20,7 @@ mod plan;
 pub use exec::check_privileges;
 pub use guard::{cleanup_stale, disable_signal_guard, install_signal_guard, teardown_all_live};
 pub use lab::{destroy, list_labs, Lab, LabInfo};
-pub use ns::{enter_ns, spawn_in_ns};
+pub use ns::{enter_ns, own_process_group, shell_exit_code, spawn_in_ns};
 pub use plan::{ns_name, Role, NS_PREFIX};
 
 use std::fmt;
@@ -29,6 +29,8 @@ use std::str::FromStr;
 /// Everything that can go wrong while building, using or removing a lab.
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
+    #[error("dualperf labs need Linux network namespaces; this is {0} (run `dualperf lab` and --lab on a Linux host)")]
+    Unsupported(&'static str),
     #[error("dualperf lab needs root (CAP_NET_ADMIN) to create network namespaces; run it as root or with sudo")]
     NotRoot,
     #[error("the `{0}` command was not found; install iproute2 (e.g. `apt-get install iproute2`)")]
@@ -91,6 +93,18 @@ impl Topology {
             Topology::P2p => "p2p",
             Topology::ClientServer => "client-server",
         }
+    }
+}
+
+impl LabError {
+    /// Labs on a system without Linux network namespaces.
+    pub fn unsupported() -> LabError {
+        LabError::Unsupported(match std::env::consts::OS {
+            "windows" => "Windows",
+            "macos" => "macOS",
+            "freebsd" => "FreeBSD",
+            other => other,
+        })
     }
 }
 

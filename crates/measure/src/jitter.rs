@@ -20,7 +20,7 @@ fn transit_ns(send_ns: u64, recv_ns: u64) -> i64 {
 }
 
 /// RFC 3550 §6.4.1 interarrival jitter estimator. Feed packets in arrival order.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Rfc3550Jitter {
     last_transit_ns: Option<i64>,
     jitter_ns: f64,
@@ -47,6 +47,13 @@ impl Rfc3550Jitter {
     /// Current jitter estimate in ns (0 before the second packet).
     pub fn jitter_ns(&self) -> f64 {
         self.jitter_ns
+    }
+
+    /// Start the estimate again from 0, keeping the last transit time, so the next
+    /// packet still yields a difference (iperf3 does this when its omit period ends).
+    pub fn restart(&mut self) {
+        self.jitter_ns = 0.0;
+        self.samples = 0;
     }
 
     /// How many differences D went into the estimate (packets − 1).

@@ -1,6 +1,9 @@
-//! dualperf-net: the OS layer. The only crate with `unsafe` and libc (Linux): socket
-//! setup with read-back of what the kernel applied, batched UDP I/O with a portable
-//! fallback, clocks, and CPU / IPv6 readings. Every `unsafe` block says why it is sound.
+//! dualperf-net: the OS layer, the only door to the operating system. With `lab`, the
+//! only crate with `unsafe` and OS bindings (`libc` on Unix, `windows-sys` on Windows):
+//! socket setup with read-back of what the kernel applied, batched UDP I/O with a
+//! portable fallback, clocks, CPU / IPv6 readings and host metadata. The portable API
+//! is in the top-level modules; each OS's calls are in `sys` (one module per platform,
+//! chosen by `cfg`). Every `unsafe` block says why it is sound.
 //!
 //! A UDP sender and receiver on loopback, as the engine uses them:
 //!
@@ -32,16 +35,19 @@ pub mod error;
 pub mod readings;
 pub mod socket;
 pub mod sockopt;
+mod sys;
 pub mod sysinfo;
 pub mod udp;
 
-pub use clock::{now_ns, sleep_until_ns, wall_ns};
-pub use error::NetError;
+pub use clock::{fine_timer_slack, now_ns, sleep_until_ns, wall_ns};
+pub use error::{is_af_unsupported, is_no_buffer_space, is_unreachable, NetError};
 pub use readings::{
-    check_ipv6, pin_current_thread, process_cpu_times, read_proc_stat, udp_error_counters,
+    check_ipv6, cpu_snapshot, cpu_source, pin_current_thread, process_cpu_times, read_proc_stat,
+    udp_error_counters,
 };
 pub use socket::{tcp_connect, tcp_listen, udp_bind, udp_connect};
 pub use sockopt::{
     apply_socket_opts, available_congestion_controls, read_applied, register_flowlabel, AppliedOpts,
 };
+pub use sys::{os_name, AsOsSocket};
 pub use udp::{BatchConfig, Datagram, Datapath, IoStats, RecvBatch, UdpBatch, Wait};

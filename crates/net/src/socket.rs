@@ -16,9 +16,9 @@ pub const LISTEN_BACKLOG: i32 = 128;
 fn new_socket(addr: SocketAddr, ty: Type, proto: Protocol) -> Result<Socket, NetError> {
     let domain = Domain::for_address(addr);
     let sock = Socket::new(domain, ty, Some(proto)).map_err(|e| {
-        if addr.is_ipv6() && e.raw_os_error() == Some(libc::EAFNOSUPPORT) {
+        if addr.is_ipv6() && crate::sys::errors::is_af_unsupported(&e) {
             NetError::Ipv6Unavailable {
-                reason: "the kernel has no IPv6 support (socket(AF_INET6) failed)".into(),
+                reason: "the system has no IPv6 support (socket(AF_INET6) failed)".into(),
             }
         } else {
             NetError::io(format!("socket() for {addr}"), e)

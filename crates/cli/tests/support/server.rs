@@ -29,7 +29,13 @@ impl ServerProc {
 
     /// The same on a given port (to restart a server where its clients expect it).
     pub fn start_on(bin: &str, port: u16, args: &[&str]) -> ServerProc {
-        let mut child = Command::new(bin)
+        Self::start_command(Command::new(bin), port, args)
+    }
+
+    /// `CMD server --port PORT ARGS…` for a command that runs dualperf some other way
+    /// (e.g. `wine64 dualperf.exe`).
+    pub fn start_command(mut cmd: Command, port: u16, args: &[&str]) -> ServerProc {
+        let mut child = cmd
             .args(["server", "--port", &port.to_string()])
             .args(args)
             .stdin(Stdio::null())

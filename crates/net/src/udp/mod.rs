@@ -5,26 +5,22 @@
 //!   out as one UDP GSO send (UDP_SEGMENT) when the kernel allows; receive can ask for
 //!   UDP GRO (coalesced datagrams are split again here). An offload the kernel refuses is
 //!   switched off once and remembered, with a note for the report.
-//! - [`Datapath::PerCall`]: one datagram per `sendmsg`/`recvmsg`, the shape every OS
-//!   offers. Chosen by `DUALPERF_NO_BATCH=1`, by [`BatchConfig::datapath`], or when the
-//!   batched calls fail with ENOSYS/EOPNOTSUPP.
+//! - [`Datapath::PerCall`]: one datagram per `send`/`recvmsg` (Linux) or `send`/
+//!   `recv_from` (every other OS, std only), the shape every OS offers. Chosen by
+//!   `DUALPERF_NO_BATCH=1`, by [`BatchConfig::datapath`], when the batched calls fail
+//!   with ENOSYS/EOPNOTSUPP, or where the OS has no batched path (macOS, FreeBSD, and
+//!   Windows, whose WSASendMsg/USO path is not built yet).
 //!
-//! Both paths report the kernel receive time (SO_TIMESTAMPNS, CLOCK_REALTIME ns) per
+//! On Linux both paths report the kernel receive time (SO_TIMESTAMPNS, CLOCK_REALTIME ns) per
 //! datagram when enabled; datagrams coalesced by GRO share one timestamp (and so do the
 //! segments of one GSO send, which the receiving socket splits again), so a receiver
 //! that needs one arrival time per datagram turns GRO off and its sender GSO off.
 //! [`UdpBatch::socket_drops`] counts the datagrams the kernel dropped on this socket
 //! (full receive buffer): SO_RXQ_OVFL and SO_MEMINFO, Linux only.
 
-mod cmsg;
-mod drops;
-mod mmsg;
-mod single;
-
-use crate::sockopt::get_int;
+use crate::sys;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 /// Env variable that forces [`Datapath::PerCall`] when set to `1`.
@@ -103,12 +99,12 @@ pub enum Wait {
 /// Where one received datagram lies in a [`RecvBatch`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Meta {
-    buf: usize,
-    offset: usize,
-    len: usize,
-    src: SocketAddr,
-    rx_ns: Option<u64>,
-    truncated: bool,
+    pub(crate) buf: usize,
+    pub(crate) offset: usize,
+    pub(crate) len: usize,
+    pub(crate) src: SocketAddr,
+    pub(crate) rx_ns: Option<u64>,
+    pub(crate) truncated: bool,
 }
 
 /// System calls and datagrams a [`UdpBatch`] has moved: shows which path did the work
@@ -141,10 +137,10 @@ pub struct Datagram<'a> {
 /// Receive buffers and the datagrams of the last [`UdpBatch::recv_batch`] call.
 #[derive(Debug)]
 pub struct RecvBatch {
-    bufs: Vec<Vec<u8>>,
-    metas: Vec<Meta>,
+    pub(crate) bufs: Vec<Vec<u8>>,
+    pub(crate) metas: Vec<Meta>,
     /// Highest SO_RXQ_OVFL count in the last call's control messages.
-    drops_seen: Option<u32>,
+    pub(crate) drops_seen: Option<u32>,
 }
 
 impl RecvBatch {
@@ -181,78 +177,55 @@ impl RecvBatch {
 /// A UDP socket that sends and receives datagrams in batches.
 #[derive(Debug)]
 pub struct UdpBatch {
-    sock: UdpSocket,
-    path: Datapath,
-    max_batch: usize,
-    max_datagram_bytes: usize,
+    pub(crate) sock: UdpSocket,
+    pub(crate) path: Datapath,
+    pub(crate) max_batch: usize,
+    pub(crate) max_datagram_bytes: usize,
     /// 0 = GSO off.
-    gso_segments: usize,
+    pub(crate) gso_segments: usize,
     /// Smallest segment size the kernel refused with EINVAL (e.g. above the path MTU).
-    gso_refused_bytes: Option<usize>,
-    gro: bool,
-    timestamps: bool,
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub(crate) gso_refused_bytes: Option<usize>,
+    pub(crate) gro: bool,
+    pub(crate) timestamps: bool,
     /// SO_RXQ_OVFL is on.
-    count_drops: bool,
+    pub(crate) count_drops: bool,
     /// Highest SO_RXQ_OVFL count seen so far.
-    drops_seen: Option<u64>,
-    notes: Vec<String>,
-    stats: IoStats,
+    pub(crate) drops_seen: Option<u64>,
+    pub(crate) notes: Vec<String>,
+    pub(crate) stats: IoStats,
+}
+
+/// What the OS layer switched on for a socket ([`sys`]'s `udp::setup`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Caps {
+    /// The batched path exists on this OS (else [`Datapath::PerCall`] is used).
+    pub batched: bool,
+    pub gso_segments: usize,
+    pub gro: bool,
+    pub timestamps: bool,
+    pub count_drops: bool,
 }
 
 impl UdpBatch {
     /// Wrap `sock` (bound, and connected if [`UdpBatch::send_batch`] will be used).
     pub fn new(sock: UdpSocket, cfg: BatchConfig) -> UdpBatch {
-        let fd = sock.as_raw_fd();
-        let path = cfg.datapath.unwrap_or_else(Datapath::from_env);
+        let mut path = cfg.datapath.unwrap_or_else(Datapath::from_env);
         let mut notes = Vec::new();
-        let batched = path == Datapath::Batched;
-        let gso_segments = if batched && cfg.gso {
-            // getsockopt(UDP_SEGMENT) succeeds on kernels with UDP GSO (4.18+).
-            match get_int(fd, libc::SOL_UDP, libc::UDP_SEGMENT) {
-                Ok(_) => MAX_GSO_SEGMENTS,
-                Err(e) => {
-                    notes.push(format!("UDP GSO unavailable ({e}); sending without it"));
-                    0
-                }
-            }
-        } else {
-            0
-        };
-        let gro = batched
-            && cfg.gro
-            && match crate::sockopt::set_int(fd, libc::SOL_UDP, libc::UDP_GRO, 1) {
-                Ok(()) => true,
-                Err(e) => {
-                    notes.push(format!("UDP GRO unavailable ({e}); receiving without it"));
-                    false
-                }
-            };
-        let timestamps = cfg.kernel_timestamps
-            && match crate::sockopt::set_int(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1) {
-                Ok(()) => true,
-                Err(e) => {
-                    notes.push(format!("kernel receive timestamps unavailable ({e})"));
-                    false
-                }
-            };
-        let count_drops = cfg.count_drops
-            && match drops::enable(fd) {
-                Ok(()) => true,
-                Err(e) => {
-                    notes.push(format!("receive drop counts unavailable ({e})"));
-                    false
-                }
-            };
+        let caps = sys::udp::setup(&sock, &cfg, path, &mut notes);
+        if path == Datapath::Batched && !caps.batched {
+            path = Datapath::PerCall;
+        }
         UdpBatch {
             sock,
             path,
             max_batch: cfg.max_batch.max(1),
             max_datagram_bytes: cfg.max_datagram_bytes.clamp(1, MAX_DATAGRAM_BYTES),
-            gso_segments,
+            gso_segments: caps.gso_segments,
             gso_refused_bytes: None,
-            gro,
-            timestamps,
-            count_drops,
+            gro: caps.gro,
+            timestamps: caps.timestamps,
+            count_drops: caps.count_drops,
             drops_seen: None,
             notes,
             stats: IoStats::default(),
@@ -272,6 +245,11 @@ impl UdpBatch {
     pub fn datapath(&self) -> Datapath {
         self.path
     }
+    /// The OS calls that ran, compact (`applied.udp_datapath_calls`): `OS:calls+offloads`,
+    /// e.g. `linux:sendmmsg/recvmmsg+gso`, `linux:send/recvmsg`, `windows:send/recvfrom`.
+    pub fn datapath_calls(&self) -> String {
+        sys::udp::describe(self.path, self.gso_segments > 0, self.gro)
+    }
     pub fn gso_enabled(&self) -> bool {
         self.gso_segments > 0
     }
@@ -289,7 +267,7 @@ impl UdpBatch {
         if !self.count_drops {
             return None;
         }
-        let now = drops::socket_drops(self.sock.as_raw_fd());
+        let now = sys::udp::socket_drops(&self.sock);
         match (now, self.drops_seen) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b).or(Some(0)),
@@ -335,14 +313,14 @@ impl UdpBatch {
             return Ok(0);
         }
         if self.path == Datapath::Batched {
-            match mmsg::send(self, datagrams, dst) {
-                Err(e) if is_unsupported(&e) => {
+            match sys::udp::send(self, datagrams, dst) {
+                Err(e) if sys::errors::is_unsupported(&e) => {
                     self.degrade(format!("sendmmsg unavailable ({e}); one datagram per call"))
                 }
                 other => return other,
             }
         }
-        let sent = single::send(&self.sock, datagrams, dst)?;
+        let sent = send_each(&self.sock, datagrams, dst)?;
         self.stats.send_calls += sent as u64;
         self.stats.sent_datagrams += sent as u64;
         Ok(sent)
@@ -363,18 +341,18 @@ impl UdpBatch {
     fn recv_inner(&mut self, batch: &mut RecvBatch, wait: Wait) -> io::Result<usize> {
         batch.metas.clear();
         batch.drops_seen = None;
-        if !poll_readable(self.sock.as_raw_fd(), wait)? {
+        if !sys::udp::poll_readable(&self.sock, wait)? {
             return Ok(0);
         }
         if self.path == Datapath::Batched {
-            match mmsg::recv(self, batch) {
-                Err(e) if is_unsupported(&e) => {
+            match sys::udp::recv(self, batch) {
+                Err(e) if sys::errors::is_unsupported(&e) => {
                     self.degrade(format!("recvmmsg unavailable ({e}); one datagram per call"))
                 }
                 other => return other,
             }
         }
-        let n = single::recv(&self.sock, batch)?;
+        let n = sys::udp::recv_single(&self.sock, batch)?;
         self.stats.recv_calls += n as u64;
         self.stats.recv_datagrams += n as u64;
         Ok(n)
@@ -387,42 +365,21 @@ impl UdpBatch {
     }
 }
 
-fn is_unsupported(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP)
-    )
-}
-
-/// Wait until `fd` is readable. `Ok(false)` on timeout or signal.
-fn poll_readable(fd: i32, wait: Wait) -> io::Result<bool> {
-    let ts;
-    let ts_ptr: *const libc::timespec = match wait {
-        Wait::NonBlocking => return Ok(true), // the receive call itself does not block
-        Wait::Forever => std::ptr::null(),
-        Wait::Timeout(d) => {
-            ts = libc::timespec {
-                tv_sec: libc::time_t::try_from(d.as_secs()).unwrap_or(libc::time_t::MAX),
-                tv_nsec: d.subsec_nanos() as libc::c_long,
-            };
-            &ts
-        }
-    };
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: `pfd` is one valid pollfd (nfds 1); `ts_ptr` is null or points to `ts`,
-    // which outlives the call; a null sigmask leaves the signal mask alone.
-    let rc = unsafe { libc::ppoll(&mut pfd, 1, ts_ptr, std::ptr::null()) };
-    if rc < 0 {
-        let e = io::Error::last_os_error();
-        return if e.kind() == io::ErrorKind::Interrupted {
-            Ok(false)
-        } else {
-            Err(e)
+/// Send each datagram with its own call (`send` on a connected socket, else
+/// `send_to`); returns how many went out. Portable: std's calls on every OS.
+fn send_each<B: AsRef<[u8]>>(
+    sock: &UdpSocket,
+    datagrams: &[B],
+    dst: Option<SocketAddr>,
+) -> io::Result<usize> {
+    for (i, d) in datagrams.iter().enumerate() {
+        let r = match dst {
+            Some(addr) => sock.send_to(d.as_ref(), addr),
+            None => sock.send(d.as_ref()),
         };
+        if let Err(e) = r {
+            return if i == 0 { Err(e) } else { Ok(i) };
+        }
     }
-    Ok(rc > 0)
+    Ok(datagrams.len())
 }

@@ -2,7 +2,7 @@
 //! `recvmmsg` with optional UDP GRO, kernel timestamps read from control messages.
 
 use super::cmsg::{self, CmsgBuf};
-use super::{Meta, RecvBatch, UdpBatch, MAX_GSO_BYTES};
+use crate::udp::{Meta, RecvBatch, UdpBatch, MAX_GSO_BYTES};
 use socket2::SockAddr;
 use std::io;
 use std::net::SocketAddr;
@@ -49,7 +49,7 @@ fn plan<B: AsRef<[u8]>>(b: &UdpBatch, datagrams: &[B]) -> Vec<Plan> {
 }
 
 /// Send with sendmmsg (+ GSO); returns datagrams sent.
-pub(super) fn send<B: AsRef<[u8]>>(
+pub(crate) fn send<B: AsRef<[u8]>>(
     b: &mut UdpBatch,
     datagrams: &[B],
     dst: Option<SocketAddr>,
@@ -153,7 +153,7 @@ fn send_plans<B: AsRef<[u8]>>(
 }
 
 /// Receive with recvmmsg (non-blocking); GRO buffers are split into datagrams.
-pub(super) fn recv(b: &mut UdpBatch, batch: &mut RecvBatch) -> io::Result<usize> {
+pub(crate) fn recv(b: &mut UdpBatch, batch: &mut RecvBatch) -> io::Result<usize> {
     let n = batch.bufs.len().min(MAX_MMSG);
     let mut iovecs: Vec<libc::iovec> = batch.bufs[..n]
         .iter_mut()

@@ -1,33 +1,16 @@
-//! The portable datapath: one datagram per system call (`send`/`send_to`, `recvmsg`).
-//! Used when `DUALPERF_NO_BATCH=1`, when asked for, or when the batched calls fail.
+//! Linux's one-datagram-per-call receive (`recvmsg`, with the control messages the
+//! batched path reads). Used when `DUALPERF_NO_BATCH=1`, when asked for, or when the
+//! batched calls fail.
 
 use super::cmsg::{self, CmsgBuf};
-use super::{Meta, RecvBatch};
+use crate::udp::{Meta, RecvBatch};
 use std::io;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
-
-/// Send each datagram with its own call; returns how many went out.
-pub(super) fn send<B: AsRef<[u8]>>(
-    sock: &UdpSocket,
-    datagrams: &[B],
-    dst: Option<SocketAddr>,
-) -> io::Result<usize> {
-    for (i, d) in datagrams.iter().enumerate() {
-        let r = match dst {
-            Some(addr) => sock.send_to(d.as_ref(), addr),
-            None => sock.send(d.as_ref()),
-        };
-        if let Err(e) = r {
-            return if i == 0 { Err(e) } else { Ok(i) };
-        }
-    }
-    Ok(datagrams.len())
-}
 
 /// Receive one datagram per `recvmsg` call (non-blocking) until the batch is full or
 /// the queue is empty.
-pub(super) fn recv(sock: &UdpSocket, batch: &mut RecvBatch) -> io::Result<usize> {
+pub(crate) fn recv(sock: &UdpSocket, batch: &mut RecvBatch) -> io::Result<usize> {
     for i in 0..batch.bufs.len() {
         let buf = &mut batch.bufs[i];
         let mut iov = libc::iovec {

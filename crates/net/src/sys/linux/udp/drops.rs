@@ -6,31 +6,18 @@
 
 /// SO_RXQ_OVFL and SO_MEMINFO in asm-generic/socket.h (x86, arm, riscv, mips; not in
 /// every libc release for glibc targets).
-#[cfg(target_os = "linux")]
 pub(crate) const SO_RXQ_OVFL: libc::c_int = 40;
-#[cfg(target_os = "linux")]
 const SO_MEMINFO: libc::c_int = 55;
 /// Entries of the SO_MEMINFO array (SK_MEMINFO_VARS in linux/sock_diag.h).
-#[cfg(target_os = "linux")]
 const SK_MEMINFO_VARS: usize = 9;
 
 /// Ask for SO_RXQ_OVFL control messages; `Err` says why the kernel refused.
-#[cfg(target_os = "linux")]
 pub(crate) fn enable(fd: i32) -> std::io::Result<()> {
-    crate::sockopt::set_int(fd, libc::SOL_SOCKET, SO_RXQ_OVFL, 1)
-}
-
-#[cfg(not(target_os = "linux"))]
-pub(crate) fn enable(_fd: i32) -> std::io::Result<()> {
-    Err(std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        "per-socket drop counts need Linux (SO_RXQ_OVFL)",
-    ))
+    crate::sys::linux::sockopt::set_int(fd, libc::SOL_SOCKET, SO_RXQ_OVFL, 1)
 }
 
 /// The socket's cumulative count of datagrams the kernel dropped on receive (full
 /// receive buffer, bad checksum, filter), from SO_MEMINFO; `None` if unreadable.
-#[cfg(target_os = "linux")]
 pub(crate) fn socket_drops(fd: i32) -> Option<u64> {
     let mut info = [0u32; SK_MEMINFO_VARS];
     let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
@@ -50,12 +37,7 @@ pub(crate) fn socket_drops(fd: i32) -> Option<u64> {
     (rc == 0 && filled > drops_index).then(|| u64::from(info[drops_index]))
 }
 
-#[cfg(not(target_os = "linux"))]
-pub(crate) fn socket_drops(_fd: i32) -> Option<u64> {
-    None
-}
-
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
 mod tests {
     use crate::{udp_bind, udp_connect, BatchConfig, UdpBatch, Wait};
     use std::time::Duration;

@@ -1,0 +1,8 @@
+//! Linux: the full datapath and readings. Everything here is `libc` and procfs.
+
+pub(crate) mod clock;
+pub(crate) mod errors;
+pub(crate) mod readings;
+pub(crate) mod sockopt;
+pub(crate) mod sysinfo;
+pub(crate) mod udp;

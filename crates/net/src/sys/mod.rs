@@ -1,0 +1,57 @@
+//! The one door to the operating system: every system call, `/proc` read and OS
+//! constant of dualperf goes through here. One module per platform, chosen at compile
+//! time, each offering the same items to the portable code above it:
+//!
+//! - [`linux`]: the full datapath (sendmmsg/recvmmsg with GSO/GRO, kernel timestamps,
+//!   per-socket drop counts) and readings from /proc, /sys and ethtool;
+//! - `windows`: Winsock through `windows-sys` (per-processor performance information
+//!   for CPU, GetAdaptersAddresses for the interface, the registry for the OS edition);
+//! - `unix`: macOS and FreeBSD (sysctl / host processor info, getifaddrs), with the
+//!   portable one-datagram-per-call UDP path.
+//!
+//! [`portable`] holds the std-only pieces the platforms share (a monotonic clock from
+//! `Instant`, the one-datagram-per-call UDP path).
+//!
+//! Each platform module provides: `clock::{now_ns, wall_ns, sleep_until_ns}`;
+//! `readings::{cpu_snapshot, process_cpu_times, udp_error_counters, ipv6_check,
+//! pin_current_thread, fine_timer_slack}`; `errors::{is_no_buffer_space,
+//! is_af_unsupported, is_unreachable, is_invalid_argument}`; `sockopt::{…}` (buffers,
+//! MSS, congestion control, TOS, don't-fragment, flow labels); `sysinfo::{host_fields,
+//! iface_fields, host_name, process_alive}`; `udp::{setup, send, recv, recv_single,
+//! poll_readable, socket_drops}`. A name missing on one platform is a compile error
+//! there, which `cargo check --target …` in CI catches.
+
+pub(crate) mod portable;
+
+#[cfg(target_os = "linux")]
+pub(crate) mod linux;
+#[cfg(target_os = "linux")]
+pub(crate) use linux::*;
+
+#[cfg(windows)]
+pub(crate) mod windows;
+#[cfg(windows)]
+pub(crate) use self::windows::*;
+
+#[cfg(all(unix, not(target_os = "linux")))]
+pub(crate) mod unix;
+#[cfg(all(unix, not(target_os = "linux")))]
+pub(crate) use self::unix::*;
+
+/// The trait a socket type must implement for the socket-option functions: `AsFd` on
+/// Unix, `AsSocket` on Windows (both are what `socket2::SockRef` borrows from).
+#[cfg(unix)]
+pub use std::os::fd::AsFd as AsOsSocket;
+#[cfg(windows)]
+pub use std::os::windows::io::AsSocket as AsOsSocket;
+
+/// The name of the OS this build runs on, for error messages ("… on Windows").
+pub fn os_name() -> &'static str {
+    match std::env::consts::OS {
+        "linux" => "Linux",
+        "windows" => "Windows",
+        "macos" => "macOS",
+        "freebsd" => "FreeBSD",
+        other => other,
+    }
+}
