@@ -1,6 +1,7 @@
 //! The `dualperf` binary: argument parsing, subcommands, progress, exit codes and
 //! friendly errors. No measurement logic lives here: each subcommand module turns what
 //! the user typed into calls on the library crates.
+#![forbid(unsafe_code)]
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -1,6 +1,7 @@
 //! `dualperf lab` end to end: up / list / exec / down across processes, a name used
 //! twice, the non-root message, and SIGINT / SIGTERM to a `lab up --foreground` that
 //! leaves no namespace and no process behind. Needs root (skips with a reason outside CI).
+#![cfg(target_os = "linux")]
 
 mod support;
 use std::io::{BufRead, BufReader};

@@ -78,12 +78,20 @@ fn metric(v: &serde_json::Value, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("metric {name} missing in {}", v["metrics"]))
 }
 
-fn applied(v: &serde_json::Value, key: &str) -> String {
-    let a = &v["applied"];
-    a.get(key)
-        .or_else(|| a["client"].get(key))
-        .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+/// One side's applied setting (`side` = "client" or "server").
+fn applied(v: &serde_json::Value, side: &str, key: &str) -> String {
+    v[side]["applied"][key]
+        .as_str()
         .unwrap_or_default()
+        .to_string()
+}
+
+/// The OS family a side recorded (`side` = "client_info" or "server_info").
+fn os_of(v: &serde_json::Value, side: &str) -> String {
+    v[side]["os.family"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// TCP: every byte sent arrives. UDP: exactly `n` datagrams sent and received.
@@ -133,8 +141,15 @@ fn the_windows_build_runs_every_test_over_both_families_with_the_embedded_server
             args.extend(["-f", fam]);
             let v = run_json(windows(), &args);
             check_exact(&v, test, 400, &format!("windows embedded {test} -f {fam}"));
+            assert_eq!(os_of(&v, "client_info"), "windows");
             if test == "udp-stream" {
-                assert_eq!(applied(&v, "udp_datapath_calls"), "windows:send/recvfrom");
+                for side in ["client", "server"] {
+                    assert_eq!(applied(&v, side, "udp_datapath"), "per-call");
+                    assert_eq!(
+                        applied(&v, side, "udp_datapath_calls"),
+                        "windows:send/recvfrom"
+                    );
+                }
             }
         }
     }
@@ -156,6 +171,8 @@ fn a_windows_client_and_a_linux_server_interoperate_both_ways() {
                 args.extend_from_slice(dir);
                 let v = run_json(windows(), &args);
                 check_exact(&v, test, 500, &format!("windows → linux {args:?}"));
+                assert_eq!(os_of(&v, "client_info"), "windows");
+                assert_eq!(os_of(&v, "server_info"), "linux");
             }
         }
     }
@@ -177,14 +194,8 @@ fn a_linux_client_and_a_windows_server_interoperate_both_ways() {
                 args.extend_from_slice(dir);
                 let v = run_json(linux(), &args);
                 check_exact(&v, test, 500, &format!("linux → windows {args:?}"));
-                // The server side's OS is recorded with the run.
-                let server_os = v["server_system"]["os.family"]
-                    .as_str()
-                    .or_else(|| v["metadata"]["server.os.family"].as_str())
-                    .map(str::to_string);
-                if let Some(os) = server_os {
-                    assert_eq!(os, "windows", "{args:?}");
-                }
+                assert_eq!(os_of(&v, "client_info"), "linux");
+                assert_eq!(os_of(&v, "server_info"), "windows", "{args:?}");
             }
         }
     }
@@ -254,8 +265,8 @@ fn a_short_study_and_its_report_under_wine() {
             .expect("spawn"),
         "report under wine",
     );
-    let html = std::fs::read_to_string(dir.path().join("report").join("index.html"))
-        .expect("the report wrote index.html");
+    let html = std::fs::read_to_string(dir.path().join("report").join("report.html"))
+        .expect("the report wrote report.html");
     assert!(html.contains("IPv6") && html.contains("IPv4"));
     // The Linux build reads the database the Windows build wrote.
     let o = ok(
@@ -267,15 +278,20 @@ fn a_short_study_and_its_report_under_wine() {
             .expect("spawn"),
         "export on linux",
     );
-    let csv = String::from_utf8_lossy(&o.stdout);
-    let rows = csv.lines().count();
-    assert_eq!(
-        rows,
-        1 + 2 * 2 * 2,
-        "header + 2 families x 2 tests x 2 runs: {csv}"
+    let mut r = csv::Reader::from_reader(o.stdout.as_slice());
+    let h = r.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let (run, os, status) = (col("run_id"), col("client_os"), col("status"));
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    let runs: std::collections::BTreeSet<&str> = rows.iter().map(|x| &x[run]).collect();
+    assert_eq!(runs.len(), 2 * 2 * 2, "2 families x 2 tests x 2 runs");
+    assert!(
+        rows.iter().all(|x| &x[status] == "ok"),
+        "every run measured"
     );
     assert!(
-        csv.contains("windows") || csv.contains("Windows"),
-        "client OS recorded"
+        rows.iter().all(|x| x[os].contains("Windows")),
+        "the client OS recorded is Windows: {:?}",
+        rows.first().map(|x| x[os].to_string())
     );
 }

@@ -8,6 +8,7 @@
 //!   server on loopback for runs with no remote host.
 //! - Results leave only through the [`Recorder`] trait and return values: the engine
 //!   never prints.
+#![forbid(unsafe_code)]
 
 mod client;
 mod control;

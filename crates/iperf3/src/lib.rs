@@ -7,6 +7,7 @@
 //! it). The socket layer is [`client`] and [`server`], with the data loops in [`streams`].
 //!
 //! Entry points: [`client::run`] and [`server::Server`].
+#![forbid(unsafe_code)]
 
 pub mod client;
 pub mod cpu;

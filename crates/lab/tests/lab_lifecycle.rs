@@ -1,6 +1,7 @@
 //! Real namespaces: each topology is built, reached over IPv4 and IPv6, and removed
 //! without a trace — after drop, after a failure in the middle of setup, and with
 //! processes still running inside. Needs root (skips with a reason outside CI).
+#![cfg(target_os = "linux")]
 
 mod common;
 

@@ -7,6 +7,7 @@
 //! 14-byte Ethernet header, so a wrong framing term fails at every size. The shaper is an
 //! upper bound (the burst is excluded), so a shortfall can only come from a starved
 //! sender or receiver on a busy machine: each case keeps the best of up to 3 attempts.
+#![cfg(target_os = "linux")]
 
 mod common;
 

@@ -8,6 +8,7 @@
 //! - [`cpu`]: /proc/stat parsing, CPU deltas, process CPU and netperf service demand.
 //! - [`snmp`]: UDP error counters of /proc/net/snmp and snmp6 (receive-buffer drops).
 //! - [`units`]: small unit newtypes (`Nanos`, `Bytes`, `BitsPerSec`, `PacketsPerSec`).
+#![forbid(unsafe_code)]
 
 pub mod cpu;
 pub mod interval;

@@ -1,6 +1,7 @@
 //! `check_ipv6` in a private network namespace (root only; skipped otherwise): with
 //! net.ipv6.conf.all.disable_ipv6=1 it says so and what to do; with loopback down it
 //! says IPv6 is unusable. The namespace lives only in a thread of this test.
+#![cfg(target_os = "linux")]
 
 use dualperf_net::{check_ipv6, NetError};
 

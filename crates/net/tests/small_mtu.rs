@@ -2,6 +2,7 @@
 //! set to MTU 1280 (root only; skipped otherwise): `dont_fragment` turns an oversized
 //! datagram into EMSGSIZE instead of local fragmentation, and UDP GSO refused for a
 //! segment size above the MTU is switched off for that size only.
+#![cfg(target_os = "linux")]
 
 use dualperf_net::udp::{BatchConfig, Datapath, UdpBatch, Wait};
 use dualperf_net::{udp_bind, udp_connect};

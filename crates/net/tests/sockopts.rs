@@ -1,5 +1,6 @@
 //! Socket options set through the helpers are read back as the kernel applied them, on
 //! 127.0.0.1 and ::1; bad options give typed errors that say what to do.
+#![cfg(target_os = "linux")]
 
 use dualperf_net::{
     available_congestion_controls, check_ipv6, tcp_connect, tcp_listen, udp_bind, udp_connect,

@@ -1,5 +1,6 @@
 //! Batched and per-call UDP datapaths on loopback: every datagram sent arrives once and
 //! intact, GSO/GRO split correctly, timeouts return, both paths forced explicitly.
+#![cfg(target_os = "linux")]
 
 use dualperf_net::udp::{BatchConfig, Datapath, RecvBatch, UdpBatch, Wait, NO_BATCH_ENV};
 use dualperf_net::{check_ipv6, udp_bind, udp_connect, wall_ns};

@@ -4,6 +4,7 @@
 //! (Linux sets DF on unfragmented packets by default too; what `dont_fragment` adds is
 //! that a datagram above the path MTU fails with EMSGSIZE instead of being fragmented
 //! locally, which loopback's 64 KiB MTU cannot show.)
+#![cfg(target_os = "linux")]
 
 use dualperf_net::{check_ipv6, tcp_connect, tcp_listen};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

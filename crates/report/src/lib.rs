@@ -8,6 +8,7 @@
 //!
 //! Modules: [`dataset`] (input), [`analysis`] (numbers), [`tables`], [`headers`],
 //! [`context`] (tables), [`findings`], [`svg`] (figures), [`html`] (the page), `png`.
+#![forbid(unsafe_code)]
 
 pub mod analysis;
 pub mod caveats;

@@ -2,6 +2,7 @@
 //! confidence intervals, two-group comparisons (Welch's t-test, Mann-Whitney U, effect
 //! sizes, Holm correction), the smallest corrected p a plan can reach ([`reach`]) and the
 //! header/framing overhead model. No I/O, no clock.
+#![forbid(unsafe_code)]
 
 pub mod compare;
 pub mod overhead;

@@ -10,6 +10,7 @@
 //! Submodules: [`schema`] (migrations), `write` (campaign/run inserts), `read`
 //! (queries), `import` (merging another database), `lock` (campaign locks). Write
 //! transactions begin IMMEDIATE, so several processes can write one file at once.
+#![forbid(unsafe_code)]
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::collections::BTreeMap;

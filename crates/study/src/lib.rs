@@ -3,6 +3,7 @@
 //! random), the confidence stopping rule, and the [`Runner`] over an [`Executor`]
 //! trait (the engine in the binary, [`fake::FakeExecutor`] in tests). This crate does
 //! no I/O itself: results go to a [`Journal`] (the binary's is the SQLite store).
+#![forbid(unsafe_code)]
 
 pub mod confidence;
 pub mod fake;

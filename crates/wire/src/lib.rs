@@ -3,6 +3,7 @@
 //! and the sans-I/O client/server session state machines ([`session`]).
 //!
 //! This crate does no I/O, spawns no threads and reads no clock: callers pass `now`.
+#![forbid(unsafe_code)]
 
 pub mod auth;
 pub mod bounds;
