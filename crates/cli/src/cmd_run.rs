@@ -444,7 +444,7 @@ const GROUPS: &[&str] = &[
     "delivery and jitter",
     "latency",
     "CPU",
-    "framing",
+    "framing (Ethernet, MTU 1500)",
     "other",
 ];
 
@@ -491,7 +491,7 @@ fn group(name: &str) -> &'static str {
         | m::PROC_REMOTE_PCT
         | m::SERVICE_DEMAND_LOCAL_US
         | m::SERVICE_DEMAND_REMOTE_US => "CPU",
-        m::IP_PACKET_BYTES | m::ETH_FRAME_BYTES => "framing",
+        m::IP_PACKET_BYTES | m::ETH_FRAME_BYTES => "framing (Ethernet, MTU 1500)",
         _ => "other",
     }
 }

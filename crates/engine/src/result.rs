@@ -8,16 +8,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use wire::metrics::{self as m, Metric};
 use wire::proto::{CpuStats, SideStats};
-use wire::spec::{Direction, TestSpec, Transport};
+use wire::spec::{Direction, TestSpec};
 
 /// Version of the `--json` result schema (bump on any incompatible change).
 pub const RESULT_SCHEMA_VERSION: u32 = 1;
-
-/// TCP timestamp option Linux adds to every segment (RFC 7323; 10 bytes padded to 12).
-const TCP_TIMESTAMP_OPTION_BYTES: u32 = 12;
-/// Ethernet header (14) + FCS (4); frames are at least 64 bytes.
-const ETH_OVERHEAD_BYTES: u32 = 18;
-const ETH_MIN_FRAME_BYTES: u32 = 64;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
@@ -43,21 +37,15 @@ pub struct RunResult {
     pub rate_search: Option<crate::search::SearchOutcome>,
 }
 
-/// Packet and frame size one payload implies (see the metric docs).
+/// The largest IP packet and its Ethernet frame that one payload of this run puts on an
+/// Ethernet link of MTU 1500: the header-overhead model's own figures
+/// ([`stats::overhead::OverheadModel::ethernet`]), so `run` and `report` agree. Bulk TCP
+/// sends full-MSS segments whatever the write size; UDP payloads above the MTU become
+/// IP fragments (the first, full-size fragment is the packet given).
 pub fn framing_bytes(spec: &TestSpec) -> (u32, u32) {
-    let transport = spec.kind.transport();
-    let options = match transport {
-        Transport::Tcp => TCP_TIMESTAMP_OPTION_BYTES,
-        Transport::Udp => 0,
-    };
-    let ip = spec
-        .payload_bytes
-        .saturating_add(transport.header_bytes() + options + spec.family.ip_header_bytes());
-    (
-        ip,
-        ip.saturating_add(ETH_OVERHEAD_BYTES)
-            .max(ETH_MIN_FRAME_BYTES),
-    )
+    let c =
+        stats::overhead::OverheadModel::ethernet().cost(spec.family, spec.kind, spec.payload_bytes);
+    (c.ip_packet_bytes, c.frame_bytes)
 }
 
 fn per_s(count: f64, ns: u64) -> Option<f64> {
@@ -412,11 +400,21 @@ mod tests {
         assert_eq!(framing_bytes(&s), (156, 174));
         s.family = Family::V6;
         assert_eq!(framing_bytes(&s), (176, 194));
-        s.kind = TestKind::TcpStream;
+        s.kind = TestKind::TcpRr;
         assert_eq!(
             framing_bytes(&s),
             (128 + 20 + 12 + 40, 128 + 20 + 12 + 40 + 18)
         );
+        // Bulk TCP coalesces writes into full-MSS segments: 1500-byte packets.
+        s.kind = TestKind::TcpStream;
+        assert_eq!(framing_bytes(&s), (1500, 1518));
+        // UDP above the MTU: 1500-byte fragments, as the report's overhead model says.
+        s.kind = TestKind::UdpStream;
+        s.payload_bytes = 4000;
+        let c =
+            stats::overhead::OverheadModel::ethernet().cost(Family::V6, TestKind::UdpStream, 4000);
+        assert_eq!(framing_bytes(&s), (c.ip_packet_bytes, c.frame_bytes));
+        assert!(c.ip_packet_bytes <= 1500);
         s.kind = TestKind::UdpRr;
         s.payload_bytes = 1;
         s.family = Family::V4;

@@ -92,8 +92,9 @@ pub const SERVICE_DEMAND_LOCAL_US: &str = "service_demand_local_us";
 pub const SERVICE_DEMAND_REMOTE_US: &str = "service_demand_remote_us";
 
 // --- framing implied by the payload size, family and transport (added by the engine) ---
-/// IP packet size one payload implies: payload + transport header (+ TCP timestamp
-/// option) + IP header, unfragmented.
+/// The largest IP packet one payload puts on an Ethernet link of MTU 1500 (the report's
+/// header-overhead model): payload + transport header (+ TCP timestamp option) + IP
+/// header; bulk TCP sends full-MSS segments, UDP above the MTU full-size fragments.
 pub const IP_PACKET_BYTES: &str = "ip_packet_bytes";
 /// Ethernet frame size of that packet: + 14-byte header + 4-byte FCS (min 64).
 pub const ETH_FRAME_BYTES: &str = "eth_frame_bytes";
