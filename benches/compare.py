@@ -10,6 +10,10 @@ value to a CSV file.
     sudo apt-get install iperf3 sockperf
     cargo build --release -p dualperf
     python3 benches/compare.py --reps 5 --duration 3 --csv /tmp/compare.csv
+
+--baseline PATH adds an older dualperf binary as the tool `dualperf_baseline` (its own
+server on another port), interleaved with the rest, and a column dualperf / baseline:
+a same-run check that a change left the datapath no slower. --tools limits the tools.
 """
 import argparse
 import csv
@@ -21,7 +25,9 @@ import sys
 import time
 
 DUALPERF = "target/release/dualperf"
+BASELINE = None
 PORT_DP, PORT_IPERF3, PORT_SP_UDP, PORT_SP_TCP = 5301, 5211, 11211, 11212
+PORT_BASELINE = 5302
 
 
 def pin(cpu, args):
@@ -46,9 +52,10 @@ def addr(fam):
 UDP_RATE = "800kpps"
 
 
-def case_dualperf(case, fam, dur, cpu, rate=None):
+def case_dualperf(case, fam, dur, cpu, rate=None, exe=None, port=None):
     a = addr(fam)
-    base = [DUALPERF, "run", a, "-p", str(PORT_DP), "-f", str(fam), "-d", str(dur), "--json"]
+    exe, port = exe or DUALPERF, port or PORT_DP
+    base = [exe, "run", a, "-p", str(port), "-f", str(fam), "-d", str(dur), "--json"]
     kind, size = case
     if kind == "udp":
         extra = ["-b", rate] if rate else []
@@ -95,6 +102,10 @@ def case_dualperf_paced(case, fam, dur, cpu):
     return case_dualperf(case, fam, dur, cpu, rate=UDP_RATE)
 
 
+def case_dualperf_baseline(case, fam, dur, cpu):
+    return case_dualperf(case, fam, dur, cpu, exe=BASELINE, port=PORT_BASELINE)
+
+
 TOOLS = {
     "dualperf": case_dualperf,
     "dualperf_paced": case_dualperf_paced,
@@ -112,11 +123,23 @@ def main():
     ap.add_argument("--csv", default="/tmp/dualperf-compare.csv")
     ap.add_argument("--families", default="4,6")
     ap.add_argument("--udp-rate", default=UDP_RATE, help="rate of the dualperf_paced UDP runs")
+    ap.add_argument("--baseline", help="an older dualperf binary to compare with, same run")
+    ap.add_argument("--tools", help="comma-separated subset of the tools (default: all)")
     a = ap.parse_args()
     globals()["UDP_RATE"] = a.udp_rate
+    if a.baseline:
+        globals()["BASELINE"] = a.baseline
+        TOOLS["dualperf_baseline"] = case_dualperf_baseline
+    if a.tools:
+        keep = a.tools.split(",")
+        for t in list(TOOLS):
+            if t not in keep:
+                del TOOLS[t]
     srv_cpu, cli_cpu = {"split": (1, 0), "same": (0, 0), "none": (None, None)}[a.pin]
     servers = [
         subprocess.Popen(pin(srv_cpu, [DUALPERF, "server", "-p", str(PORT_DP)]), stdout=subprocess.DEVNULL),
+        *([subprocess.Popen(pin(srv_cpu, [BASELINE, "server", "-p", str(PORT_BASELINE)]), stdout=subprocess.DEVNULL)]
+          if BASELINE else []),
         subprocess.Popen(pin(srv_cpu, ["iperf3", "-s", "-p", str(PORT_IPERF3)]), stdout=subprocess.DEVNULL),
         subprocess.Popen(pin(srv_cpu, ["sockperf", "server", "-i", "127.0.0.1", "-p", str(PORT_SP_UDP)]), stdout=subprocess.DEVNULL),
         subprocess.Popen(pin(srv_cpu, ["sockperf", "server", "--tcp", "-i", "127.0.0.1", "-p", str(PORT_SP_TCP)]), stdout=subprocess.DEVNULL),
@@ -151,8 +174,9 @@ def main():
     groups = {}
     for rep, case, fam, tool, k, v in rows:
         groups.setdefault((case, fam, k), {}).setdefault(tool, []).append(v)
-    print(f"| case | fam | metric | " + " | ".join(TOOLS) + " | dualperf / best peer |")
-    print("|---|---|---|" + "---|" * len(TOOLS) + "---|")
+    extra = " dualperf / baseline |" if BASELINE else ""
+    print(f"| case | fam | metric | " + " | ".join(TOOLS) + " | dualperf / best peer |" + extra)
+    print("|---|---|---|" + "---|" * len(TOOLS) + "---|" + ("---|" if BASELINE else ""))
     for (case, fam, k), per_tool in groups.items():
         cells, med = [], {}
         for t in TOOLS:
@@ -167,7 +191,11 @@ def main():
         if "dualperf" in med and peers:
             best = min(peers) if k in ("rtt_us", "loss_pct") else max(peers)
             ratio = f"{med['dualperf'] / best:.2f}" if best else "–"
-        print(f"| {case} | v{fam} | {k} | " + " | ".join(cells) + f" | {ratio} |")
+        tail = ""
+        if BASELINE:
+            b = med.get("dualperf_baseline")
+            tail = f" {med['dualperf'] / b:.2f} |" if b and "dualperf" in med else " – |"
+        print(f"| {case} | v{fam} | {k} | " + " | ".join(cells) + f" | {ratio} |" + tail)
 
 
 if __name__ == "__main__":
