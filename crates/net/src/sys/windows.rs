@@ -46,9 +46,7 @@ pub(crate) mod readings {
         NtQuerySystemInformation, SystemProcessorPerformanceInformation,
     };
     use windows_sys::Win32::Foundation::FILETIME;
-    use windows_sys::Win32::System::Threading::{
-        GetCurrentProcess, GetCurrentThread, GetProcessTimes, SetThreadAffinityMask,
-    };
+    use windows_sys::Win32::System::Threading::{GetCurrentProcess, GetProcessTimes};
     use windows_sys::Win32::System::WindowsProgramming::SYSTEM_PROCESSOR_PERFORMANCE_INFORMATION;
 
     pub(crate) const CPU_SOURCE: &str =
@@ -166,20 +164,14 @@ pub(crate) mod readings {
         }
     }
 
-    pub(crate) fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
-        if cpu >= usize::BITS as usize {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("CPU {cpu} is beyond the affinity mask of one processor group"),
-            ));
-        }
-        // SAFETY: the pseudo-handle of the current thread is always valid.
-        let previous = unsafe { SetThreadAffinityMask(GetCurrentThread(), 1usize << cpu) };
-        if previous == 0 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            Ok(())
-        }
+    /// Refused: on Windows the threads a thread starts take the process's affinity,
+    /// not the starting thread's, so pinning one thread would leave the client's and the
+    /// embedded server's data threads unpinned while the metadata claimed otherwise.
+    pub(crate) fn pin_current_thread(_cpu: usize) -> std::io::Result<()> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "on Windows a thread's CPU affinity is not inherited by the threads it starts",
+        ))
     }
 
     /// Windows has no per-thread timer slack; std's sleep already uses a
