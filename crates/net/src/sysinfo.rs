@@ -215,4 +215,30 @@ mod tests {
         let h = capture(None);
         assert!(!h.contains_key("iface.name"));
     }
+
+    /// Windows: the OS from the registry, memory, CPU count and the loopback adapter
+    /// (name and MTU from GetAdaptersAddresses); what is not read is listed.
+    #[cfg(windows)]
+    #[test]
+    fn capture_on_windows_reads_the_registry_memory_and_the_adapter() {
+        for addr in ["127.0.0.1", "::1"] {
+            let m = capture(Some(addr.parse().unwrap()));
+            assert_eq!(m.get("os.family").map(String::as_str), Some("windows"));
+            assert!(m
+                .get("os.pretty_name")
+                .is_some_and(|n| n.contains("Windows")));
+            assert!(m
+                .get("mem.total_bytes")
+                .is_some_and(|b| b.parse::<u64>().unwrap() > 0));
+            assert!(m
+                .get("cpu.cores")
+                .is_some_and(|c| c.parse::<u32>().unwrap() >= 1));
+            assert!(m.contains_key("iface.name"), "{addr}: {m:?}");
+            assert!(m
+                .get("iface.mtu_ipv4")
+                .is_some_and(|b| b.parse::<u32>().unwrap() >= 1280));
+            assert!(m["sysinfo.unreadable"].contains("iface.offload"));
+        }
+        assert!(!capture(None).contains_key("iface.name"));
+    }
 }
