@@ -372,6 +372,12 @@ pub fn load_dataset(db: &Path, ids: &[i64]) -> anyhow::Result<Dataset> {
                     spec.udp_method.describe(spec.rate),
                 );
             }
+            if spec.tests.iter().any(|t| t.is_udp()) {
+                facts.insert(
+                    "UDP datapath".to_string(),
+                    spec.udp_datapath.describe().to_string(),
+                );
+            }
         }
         if let Ok(extra) = store.campaign_extra(c.id) {
             facts.insert("dualperf version".to_string(), extra.dualperf_version);

@@ -105,6 +105,12 @@ pub struct RunArgs {
     /// Per-transaction timeout of udp-rr, in milliseconds.
     #[arg(long, default_value_t = 200)]
     rr_timeout_ms: u64,
+    /// UDP datapath: auto (batched, with GSO for unpaced senders: the default),
+    /// per-datagram (one datagram per system call, as Netperf, iperf3, nuttcp and qperf
+    /// send: the studies' method), batched (no segmentation offload) or gso (offload
+    /// even when paced). Recorded with every run as applied.udp_datapath_calls.
+    #[arg(long, value_name = "PATH", default_value = "auto")]
+    udp_datapath: wire::spec::UdpDatapath,
     /// Print per-interval samples every SECS seconds (or 500ms, ...) [default: none].
     #[arg(short, long, value_name = "SECS", value_parser = crate::args::parse_secs)]
     interval: Option<f64>,
@@ -228,6 +234,7 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
         "ms",
     )?;
     spec.rr_timeout_ns = rr_timeout_ms * 1_000_000;
+    spec.udp_datapath = a.udp_datapath;
     spec.interval_ns = a
         .interval
         .map(|i| secs_to_ns("--interval", i))

@@ -32,6 +32,12 @@ pub struct ServerArgs {
     /// Parallel streams one test may ask for.
     #[arg(long, value_name = "N", default_value_t = 16)]
     max_streams: u16,
+    /// UDP datapath of this server's sockets when the client asks for auto: auto (batched, with GSO for unpaced senders: the default),
+    /// per-datagram (one datagram per system call, as Netperf, iperf3, nuttcp and qperf
+    /// send: the studies' method), batched (no segmentation offload) or gso (offload
+    /// even when paced). Recorded with every run as applied.udp_datapath_calls.
+    #[arg(long, value_name = "PATH", default_value = "auto")]
+    udp_datapath: wire::spec::UdpDatapath,
     /// Longest test, seconds; count-bound tests are ended after this long too.
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     max_duration: f64,
@@ -194,6 +200,7 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
         port: args.port,
         max_tests: limits.max_tests,
         max_streams: limits.max_streams,
+        udp_datapath: args.udp_datapath,
         max_duration: limits.max_duration,
         max_send_rate_bps: parse_max_rate(&args.max_rate)?,
         max_payload_bytes: limits.max_payload_bytes,

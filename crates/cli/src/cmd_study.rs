@@ -157,6 +157,12 @@ pub struct StudyArgs {
     /// UDP request/response: how long to wait for a response before counting it lost.
     #[arg(long, value_name = "MS")]
     pub rr_timeout_ms: Option<u64>,
+    /// UDP datapath: auto (batched, with GSO for unpaced senders: the default; the presets of the published studies use per-datagram),
+    /// per-datagram (one datagram per system call, as Netperf, iperf3, nuttcp and qperf
+    /// send: the studies' method), batched (no segmentation offload) or gso (offload
+    /// even when paced). Recorded with every run as applied.udp_datapath_calls.
+    #[arg(long, value_name = "PATH")]
+    pub udp_datapath: Option<wire::spec::UdpDatapath>,
     /// Socket send and receive buffer (TCP window), bytes (K, M suffixes).
     #[arg(short, long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
     pub window: Option<u64>,
@@ -346,6 +352,7 @@ impl StudyArgs {
                 Some(s) => bail!("--interval {s} must be between 0 and 3600 seconds"),
             },
             rr_timeout_ms: self.rr_timeout_ms,
+            udp_datapath: self.udp_datapath.map(|d| d.name().to_string()),
             runs: self.runs,
             confidence: self.confidence,
             ci_width: self.ci_width,
@@ -400,6 +407,18 @@ impl StudyArgs {
         if self.peer == Peer::Iperf3 && layer.udp_method.is_none() {
             // An iperf3 server runs one offered rate per test: no search.
             layer.udp_method = Some("fixed".into());
+        }
+        if self.peer == Peer::Iperf3 {
+            // The iperf3 datapath sends and receives one datagram per call, like iperf3.
+            match layer.udp_datapath.as_deref() {
+                None | Some("auto") | Some("per-datagram") => {
+                    layer.udp_datapath = Some("per-datagram".into())
+                }
+                Some(other) => bail!(
+                    "--udp-datapath {other} is not available with --peer iperf3: \
+                     its streams go one datagram per system call (per-datagram)"
+                ),
+            }
         }
         let clock_seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -763,6 +782,9 @@ pub fn dry_run_text(spec: &StudySpec, host: Option<&str>) -> String {
             "udp-stream method: {}\n",
             spec.udp_method.describe(spec.rate)
         ));
+    }
+    if spec.tests.iter().any(|t| t.is_udp()) {
+        out.push_str(&format!("UDP datapath: {}\n", spec.udp_datapath.describe()));
     }
     match spec.repetition {
         Repetition::Fixed { runs } => out.push_str(&format!(

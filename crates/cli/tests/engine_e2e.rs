@@ -402,3 +402,52 @@ fn drop_hook_loss_is_exact_over_two_streams() {
     assert_eq!(metric(&v, "lost_packets"), 100.0);
     assert_eq!(metric(&v, "loss_pct"), 10.0);
 }
+
+/// `--udp-datapath` reaches both ends and is recorded: per-datagram runs one datagram
+/// per call on both sockets, batched runs sendmmsg/recvmmsg without GSO; the counts stay
+/// exact either way.
+#[test]
+fn the_udp_datapath_option_is_applied_on_both_ends_and_recorded() {
+    let _turn = serial();
+    for (path, applied, calls) in [
+        ("per-datagram", "per-call", "linux:send/recvmsg"),
+        ("batched", "batched", "linux:sendmmsg/recvmmsg"),
+    ] {
+        let v = run_json(
+            &[
+                "-t",
+                "udp-stream",
+                "-s",
+                "256",
+                "-n",
+                "300",
+                "-b",
+                "5kpps",
+                "--rcvbuf",
+                "4M",
+                "--udp-datapath",
+                path,
+            ],
+            &[],
+        );
+        assert_eq!(metric(&v, "recv_packets"), 300.0, "{path}");
+        for side in ["client", "server"] {
+            assert_eq!(v[side]["applied"]["udp_datapath"], applied, "{path} {side}");
+            assert_eq!(
+                v[side]["applied"]["udp_datapath_calls"], calls,
+                "{path} {side}"
+            );
+        }
+    }
+    let o = run(&[
+        "run",
+        "-t",
+        "udp-stream",
+        "-n",
+        "10",
+        "--udp-datapath",
+        "fast",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("per-datagram"), "{}", stderr(&o));
+}

@@ -90,11 +90,12 @@ pub(crate) fn start_udp_senders(
     let payload = spec.payload_bytes as usize;
     let bound = SendBound::of(spec, shared.data_start());
     let pps = pps_of(spec);
+    let datapath = spec.udp_datapath;
     for (i, s) in socks.into_iter().enumerate() {
         let sh = shared.clone();
         workers
             .spawn(Role::Send, "dp-udp-send", move || {
-                udp::send(s, i as u16, payload, pps, bound, sh)
+                udp::send(s, i as u16, payload, pps, bound, datapath, sh)
             })
             .ctx("cannot start a data thread")?;
     }
@@ -114,9 +115,10 @@ pub(crate) fn start_udp_receiver(
     };
     let (streams, payload, sh) = (spec.streams, spec.payload_bytes as usize, shared.clone());
     let timing = udp::RxTiming::of(pps_of(spec));
+    let datapath = spec.udp_datapath;
     workers
         .spawn(Role::Recv, "dp-udp-recv", move || {
-            udp::recv(sock, streams, payload, expected, timing, sh)
+            udp::recv(sock, streams, payload, expected, timing, datapath, sh)
         })
         .ctx("cannot start a data thread")
 }

@@ -45,6 +45,8 @@ pub struct ServerConfig {
     pub max_tests: usize,
     /// Parallel streams one test may ask for.
     pub max_streams: u16,
+    /// UDP datapath of this server's sockets when the client asks for `auto`.
+    pub udp_datapath: wire::spec::UdpDatapath,
     /// Longest duration-bound test; count-bound tests end (failed) after this long too.
     pub max_duration: Duration,
     /// Total UDP rate the server may be asked to send (reverse / bidir), bit/s, payload
@@ -75,6 +77,7 @@ impl Default for ServerConfig {
             max_connections: 32,
             max_tests: 1,
             max_streams: 16,
+            udp_datapath: wire::spec::UdpDatapath::Auto,
             max_duration: Duration::from_secs(60),
             max_send_rate_bps: Some(10_000_000_000),
             max_payload_bytes: None,

@@ -84,7 +84,7 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
                 }
             }
             match ev {
-                ServerEvent::TestRequested { spec, .. } => match ctx.try_busy() {
+                ServerEvent::TestRequested { mut spec, .. } => match ctx.try_busy() {
                     None => sess.reject(
                         ErrorCode::Busy,
                         "server busy: another test is running; try again when it has finished",
@@ -98,6 +98,10 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
                                 None => (crate::DataBinding::keyless(token), token),
                             };
                             sess.accept(Instant::now(), port, sent);
+                            // The client's choice wins; `auto` takes the server's default.
+                            if spec.udp_datapath.is_auto() {
+                                spec.udp_datapath = ctx.cfg.udp_datapath;
+                            }
                             test = Some(Test::new(spec, binding, data, guard));
                         }
                         Err(e) => sess.reject(ErrorCode::Internal, &e.to_string()),

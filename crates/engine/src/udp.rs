@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wire::datagram::{DatagramHeader, DatagramView, FLAG_RESPONSE};
 use wire::proto::StreamStats;
+use wire::spec::UdpDatapath;
 
 /// Datagrams per sendmmsg / recvmmsg call.
 pub(crate) const BATCH: usize = 32;
@@ -48,12 +49,26 @@ fn transient(e: &io::Error) -> bool {
 /// Paced sender on a connected socket. `pps = None` sends as fast as possible, in
 /// batches (sendmmsg + GSO) stamped once per batch; a paced sender stamps and sends
 /// each datagram on its own, so the receiver can measure jitter.
+/// The socket-layer choice for a user's `--udp-datapath`: (datapath, GSO allowed).
+/// `auto` leaves the datapath to `net` (batched, or `DUALPERF_NO_BATCH=1`) with GSO as
+/// the caller's default.
+pub(crate) fn datapath_choice(d: UdpDatapath, gso_default: bool) -> (Option<net::Datapath>, bool) {
+    match d {
+        UdpDatapath::Auto => (None, gso_default),
+        UdpDatapath::PerDatagram => (Some(net::Datapath::PerCall), false),
+        UdpDatapath::Batched => (Some(net::Datapath::Batched), false),
+        UdpDatapath::Gso => (Some(net::Datapath::Batched), true),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn send(
     sock: UdpSocket,
     stream_id: u16,
     payload_bytes: usize,
     pps: Option<f64>,
     bound: SendBound,
+    datapath: UdpDatapath,
     shared: Arc<Shared>,
 ) -> Outcome {
     let _ = sock.set_write_timeout(Some(POLL));
@@ -64,12 +79,15 @@ pub(crate) fn send(
         net::fine_timer_slack();
     }
     let per_datagram = RxTiming::of(pps) == RxTiming::PerDatagram;
+    // GSO segments reach the receiver with one shared arrival time: off by default for
+    // a per-datagram paced sender.
+    let (path, gso) = datapath_choice(datapath, !per_datagram);
     let mut tx = UdpBatch::new(
         sock,
         BatchConfig {
+            datapath: path,
             max_batch: BATCH,
-            // GSO segments reach the receiver with one shared arrival time.
-            gso: !per_datagram,
+            gso,
             gro: false,
             kernel_timestamps: false,
             count_drops: false,
@@ -305,12 +323,14 @@ pub(crate) fn recv(
     payload_bytes: usize,
     expected_per_stream: Option<u64>,
     timing: RxTiming,
+    datapath: UdpDatapath,
     shared: Arc<Shared>,
 ) -> Outcome {
     let host_before = net::udp_error_counters();
     let mut sock = UdpBatch::new(
         sock,
         BatchConfig {
+            datapath: datapath_choice(datapath, false).0,
             max_batch: BATCH,
             max_datagram_bytes: payload_bytes.max(wire::datagram::HEADER_BYTES),
             gso: false,
@@ -319,7 +339,6 @@ pub(crate) fn recv(
             gro: false,
             kernel_timestamps: true,
             count_drops: true,
-            ..BatchConfig::default()
         },
     );
     // Datagrams counted without a kernel receive time of their own.
@@ -735,7 +754,15 @@ mod tests {
         let sock = UdpSocket::bind("127.0.0.1:0").expect("bind loopback");
         let sh = Arc::new(shared(None));
         sh.abort.store(true, Relaxed);
-        let o = recv(sock, 2, 128, Some(u64::MAX), RxTiming::PerDatagram, sh);
+        let o = recv(
+            sock,
+            2,
+            128,
+            Some(u64::MAX),
+            RxTiming::PerDatagram,
+            UdpDatapath::Auto,
+            sh,
+        );
         assert_eq!(o.recv_packets, 0);
         assert_eq!(o.streams.len(), 2);
     }

@@ -64,6 +64,7 @@ pub fn cells(spec: &StudySpec) -> Vec<Cell> {
                 };
                 test.interval_ns = spec.interval_ns;
                 test.rr_timeout_ns = spec.rr_timeout_ns;
+                test.udp_datapath = spec.udp_datapath;
                 test.socket = match (&spec.udp_socket, kind.is_udp()) {
                     (Some(udp), true) => udp.clone(),
                     _ => spec.socket.clone(),

@@ -22,6 +22,12 @@ fn six_sizes() -> Option<SizesField> {
     Some(SizesField::List(vec![128, 384, 640, 896, 1152, 1408]))
 }
 
+/// The published studies sent one datagram per system call (Netperf UDP_STREAM, Iperf,
+/// IP Traffic, D-ITG): their presets do too.
+fn per_datagram() -> Option<String> {
+    Some("per-datagram".to_string())
+}
+
 fn strings(v: &[&str]) -> Option<Vec<String>> {
     Some(v.iter().map(|s| s.to_string()).collect())
 }
@@ -64,6 +70,7 @@ pub fn all() -> Vec<Preset> {
                     rcvbuf_bytes: Some(8_192),
                     ..SocketOpts::default()
                 }),
+                udp_datapath: per_datagram(),
                 ..SpecFile::default()
             },
         },
@@ -87,6 +94,7 @@ pub fn all() -> Vec<Preset> {
                 ci_width: Some(5.0),
                 min_runs: Some(5),
                 max_runs: Some(40),
+                udp_datapath: per_datagram(),
                 ..SpecFile::default()
             },
         },
@@ -106,6 +114,7 @@ pub fn all() -> Vec<Preset> {
                 tests: all_tests.clone(),
                 duration_s: Some(60.0),
                 runs: Some(10),
+                udp_datapath: per_datagram(),
                 ..SpecFile::default()
             },
         },
@@ -123,6 +132,7 @@ pub fn all() -> Vec<Preset> {
                 tests: strings(&["tcp-stream", "udp-stream"]),
                 count: Some(1_000_000),
                 runs: Some(40),
+                udp_datapath: per_datagram(),
                 ..SpecFile::default()
             },
         },
@@ -141,6 +151,7 @@ pub fn all() -> Vec<Preset> {
                 tests: strings(&["udp-stream", "udp-rr"]),
                 count: Some(1_000_000),
                 runs: Some(10),
+                udp_datapath: per_datagram(),
                 ..SpecFile::default()
             },
         },
@@ -172,6 +183,13 @@ mod tests {
                 .resolve(1)
                 .unwrap_or_else(|e| panic!("{}: {e}", p.name));
             assert!(!spec.sizes_bytes.is_empty(), "{}", p.name);
+            // The published studies sent one datagram per call; the default does not.
+            let want = if p.source.is_some() {
+                wire::spec::UdpDatapath::PerDatagram
+            } else {
+                wire::spec::UdpDatapath::Auto
+            };
+            assert_eq!(spec.udp_datapath, want, "{}", p.name);
         }
         let s = find("001").unwrap().spec.resolve(1).unwrap();
         assert_eq!(s.sizes_bytes, vec![128, 384, 640, 896, 1152, 1408]);

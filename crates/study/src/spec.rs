@@ -3,7 +3,7 @@
 //! (validated, defaults applied), and is what a campaign stores as JSON.
 
 use serde::{Deserialize, Serialize};
-use wire::spec::{Bound, Direction, Family, Rate, RateSearch, SocketOpts, TestKind};
+use wire::spec::{Bound, Direction, Family, Rate, RateSearch, SocketOpts, TestKind, UdpDatapath};
 
 /// Errors in a study spec, worded for the user.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -104,6 +104,8 @@ pub struct SpecFile {
     /// Per-interval samples every this many milliseconds (0: none; default 1000).
     pub interval_ms: Option<u64>,
     pub rr_timeout_ms: Option<u64>,
+    /// UDP datapath: `auto` (default), `per-datagram` (Netperf's method), `batched`, `gso`.
+    pub udp_datapath: Option<String>,
     /// Fixed repetitions per cell (exclusive with `confidence`).
     pub runs: Option<u32>,
     /// Confidence level in percent (e.g. 95): repeat until the interval is narrow enough.
@@ -157,6 +159,7 @@ impl SpecFile {
             search_steps,
             interval_ms,
             rr_timeout_ms,
+            udp_datapath,
             runs,
             confidence,
             ci_width,
@@ -295,6 +298,12 @@ impl SpecFile {
             "",
         )?;
         let interval_ns = self.interval_ns(bound)?;
+        let udp_datapath = match &self.udp_datapath {
+            None => UdpDatapath::Auto,
+            Some(s) => s
+                .parse::<UdpDatapath>()
+                .map_err(|e| SpecError::Invalid(format!("udp_datapath (--udp-datapath): {e}")))?,
+        };
         let rr_timeout_ms = check(
             "rr_timeout_ms (--rr-timeout-ms)",
             self.rr_timeout_ms.unwrap_or(200),
@@ -345,6 +354,7 @@ impl SpecFile {
             udp_method,
             interval_ns,
             rr_timeout_ns: rr_timeout_ms * 1_000_000,
+            udp_datapath,
             socket: self.socket.clone().unwrap_or_default(),
             udp_socket: self.udp_socket.clone(),
             repetition,
@@ -624,6 +634,9 @@ pub struct StudySpec {
     pub udp_method: UdpMethod,
     pub interval_ns: Option<u64>,
     pub rr_timeout_ns: u64,
+    /// UDP datapath of every UDP run (absent in campaigns stored before it was recorded).
+    #[serde(default)]
+    pub udp_datapath: UdpDatapath,
     pub socket: SocketOpts,
     pub udp_socket: Option<SocketOpts>,
     pub repetition: Repetition,
@@ -778,6 +791,26 @@ mod tests {
             let r = SpecFile::from_toml(text).and_then(|f| f.resolve(0));
             assert!(r.is_err(), "accepted: {text}");
         }
+    }
+
+    #[test]
+    fn udp_datapath_resolves_from_toml_and_refuses_unknown_paths() {
+        let s = SpecFile::from_toml("udp_datapath = 'per-datagram'\n")
+            .unwrap()
+            .resolve(1)
+            .unwrap();
+        assert_eq!(s.udp_datapath, UdpDatapath::PerDatagram);
+        let s = SpecFile::default().resolve(1).unwrap();
+        assert_eq!(s.udp_datapath, UdpDatapath::Auto);
+        let e = SpecFile::from_toml("udp_datapath = 'fast'\n")
+            .unwrap()
+            .resolve(1)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--udp-datapath") && e.contains("per-datagram"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -159,6 +159,79 @@ pub enum Direction {
     Bidir,
 }
 
+/// How UDP datagrams cross the system-call boundary, as the user chose (`--udp-datapath`).
+/// Both ends of a run use it for their UDP sockets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UdpDatapath {
+    /// The default: batched calls (sendmmsg/recvmmsg on Linux), with segmentation
+    /// offload (GSO/USO) for unpaced senders; per-datagram where the OS has no batching.
+    #[default]
+    Auto,
+    /// One datagram per system call, as Netperf's UDP_STREAM, iperf3, nuttcp and qperf
+    /// send: the studies' method.
+    PerDatagram,
+    /// Batched calls without segmentation offload.
+    Batched,
+    /// Batched calls with segmentation offload (GSO on Linux, USO on Windows) even for
+    /// paced senders.
+    Gso,
+}
+
+impl UdpDatapath {
+    pub const ALL: [UdpDatapath; 4] = [
+        UdpDatapath::Auto,
+        UdpDatapath::PerDatagram,
+        UdpDatapath::Batched,
+        UdpDatapath::Gso,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            UdpDatapath::Auto => "auto",
+            UdpDatapath::PerDatagram => "per-datagram",
+            UdpDatapath::Batched => "batched",
+            UdpDatapath::Gso => "gso",
+        }
+    }
+
+    pub fn is_auto(&self) -> bool {
+        *self == UdpDatapath::Auto
+    }
+
+    /// In words, for reports and the dry run.
+    pub fn describe(self) -> &'static str {
+        match self {
+            UdpDatapath::Auto => {
+                "auto: batched system calls (sendmmsg/recvmmsg on Linux), segmentation offload for unpaced senders"
+            }
+            UdpDatapath::PerDatagram => {
+                "per-datagram: one datagram per system call at both ends, as Netperf's UDP_STREAM"
+            }
+            UdpDatapath::Batched => "batched system calls, no segmentation offload",
+            UdpDatapath::Gso => "batched system calls with segmentation offload, paced or not",
+        }
+    }
+}
+
+impl std::str::FromStr for UdpDatapath {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        UdpDatapath::ALL
+            .into_iter()
+            .find(|d| d.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                format!("unknown UDP datapath '{s}': use auto, per-datagram, batched or gso")
+            })
+    }
+}
+
+impl fmt::Display for UdpDatapath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// When a run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -262,6 +335,10 @@ pub struct TestSpec {
     /// RR over UDP: how long to wait for one response before counting it lost.
     #[serde(default = "default_rr_timeout_ns")]
     pub rr_timeout_ns: u64,
+    /// UDP datapath both ends use (absent on the wire when auto, so older peers
+    /// accept the spec).
+    #[serde(default, skip_serializing_if = "UdpDatapath::is_auto")]
+    pub udp_datapath: UdpDatapath,
 }
 
 fn default_rr_timeout_ns() -> u64 {
@@ -282,6 +359,7 @@ impl TestSpec {
             socket: SocketOpts::default(),
             interval_ns: None,
             rr_timeout_ns: default_rr_timeout_ns(),
+            udp_datapath: UdpDatapath::Auto,
         }
     }
 }
