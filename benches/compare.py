@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Side-by-side loopback comparison of dualperf with iperf3 and sockperf.
+"""Side-by-side loopback comparison of dualperf with iperf3, nuttcp, qperf and sockperf.
 
 Every case is run REPS times; the repetition is the outer loop and the tool order
 rotates each repetition, so drift does not land on one tool. Servers are pinned to one
@@ -7,7 +7,7 @@ CPU and clients to the other (split placement) unless --pin same|none is given.
 Prints a Markdown table (median (min-max) over the repetitions) and writes every raw
 value to a CSV file.
 
-    sudo apt-get install iperf3 sockperf
+    sudo apt-get install iperf3 sockperf nuttcp qperf
     cargo build --release -p dualperf
     python3 benches/compare.py --reps 5 --duration 3 --csv /tmp/compare.csv
 
@@ -28,6 +28,7 @@ DUALPERF = "target/release/dualperf"
 BASELINE = None
 PORT_DP, PORT_IPERF3, PORT_SP_UDP, PORT_SP_TCP = 5301, 5211, 11211, 11212
 PORT_BASELINE = 5302
+PORT_NUTTCP, PORT_NUTTCP6, PORT_QPERF = 5400, 5410, 19800
 
 
 def pin(cpu, args):
@@ -102,6 +103,62 @@ def case_dualperf_paced(case, fam, dur, cpu):
     return case_dualperf(case, fam, dur, cpu, rate=UDP_RATE)
 
 
+def case_dualperf_perdgram(case, fam, dur, cpu):
+    """dualperf with --udp-datapath per-datagram: one datagram per system call, the same
+    work per packet as the peers (UDP only; TCP has no such choice)."""
+    if case[0] != "udp":
+        return None
+    a = addr(fam)
+    base = [DUALPERF, "run", a, "-p", str(PORT_DP), "-f", str(fam), "-d", str(dur), "--json",
+            "--udp-datapath", "per-datagram", "-t", "udp-stream", "-s", str(case[1])]
+    m = dp_metrics(run(pin(cpu, base), dur + 20))
+    return {"rx_kpps": m["recv_pps"] / 1e3, "loss_pct": m["loss_pct"]}
+
+
+def nuttcp_fields(out):
+    return {k: v for k, v in re.findall(r"(\w+)=([0-9.]+)", out)}
+
+
+def case_nuttcp(case, fam, dur, cpu):
+    kind, size = case
+    port = ["-6", "-P", str(PORT_NUTTCP6)] if fam == 6 else ["-P", str(PORT_NUTTCP)]
+    cmd = ["nuttcp", "-fparse", f"-T{dur}"] + port
+    if kind == "udp":
+        f = nuttcp_fields(run(pin(cpu, cmd + ["-u", "-R", "50g", f"-l{size}", addr(fam)]), dur + 20))
+        pkt, drop, secs = float(f["pkt"]), float(f["drop"]), float(f["real_seconds"])
+        return {"rx_kpps": (pkt - drop) / secs / 1e3, "loss_pct": 100 * drop / pkt if pkt else 0.0}
+    if kind == "tcp":
+        f = nuttcp_fields(run(pin(cpu, cmd + [f"-l{size}", addr(fam)]), dur + 20))
+        return {"gbps": float(f["rate_Mbps"]) / 1e3}
+    return None
+
+
+def qperf_value(out, key):
+    mo = re.search(rf"{key}\s*=\s*([0-9.,]+)\s*(\S*)", out)
+    if not mo:
+        raise RuntimeError(f"cannot find {key} in qperf output")
+    v = float(mo.group(1).replace(",", ""))
+    unit = mo.group(2)
+    scale = {"K/sec": 1e3, "M/sec": 1e6, "KB/sec": 1e3, "MB/sec": 1e6, "GB/sec": 1e9,
+             "us": 1.0, "ms": 1e3, "ns": 1e-3}.get(unit, 1.0)
+    return v * scale
+
+
+def case_qperf(case, fam, dur, cpu):
+    kind, size = case
+    cmd = ["qperf", "-lp", str(PORT_QPERF), "-t", str(int(max(1, dur))), "-vv", "-m", str(size), addr(fam)]
+    if kind == "udp":
+        out = run(pin(cpu, cmd + ["udp_bw"]), dur + 20)
+        sent = qperf_value(out, "send_msgs")
+        recv = qperf_value(out, "recv_msgs")
+        secs = qperf_value(out, "recv_real_time")
+        return {"rx_kpps": recv / secs / 1e3, "loss_pct": 100 * (sent - recv) / sent if sent else 0.0}
+    if kind == "tcp":
+        return {"gbps": qperf_value(run(pin(cpu, cmd + ["tcp_bw"]), dur + 20), "bw") * 8 / 1e9}
+    lat = qperf_value(run(pin(cpu, cmd + [kind.replace("-rr", "_lat")]), dur + 20), "latency")
+    return {"rtt_us": 2 * lat}  # qperf prints half the round trip
+
+
 def case_dualperf_baseline(case, fam, dur, cpu):
     return case_dualperf(case, fam, dur, cpu, exe=BASELINE, port=PORT_BASELINE)
 
@@ -109,10 +166,13 @@ def case_dualperf_baseline(case, fam, dur, cpu):
 TOOLS = {
     "dualperf": case_dualperf,
     "dualperf_paced": case_dualperf_paced,
+    "dualperf_perdgram": case_dualperf_perdgram,
     "iperf3": case_iperf3,
+    "nuttcp": case_nuttcp,
+    "qperf": case_qperf,
     "sockperf": case_sockperf,
 }
-CASES = [("udp", 128), ("udp", 1408), ("tcp", 131072), ("tcp", 1408), ("tcp-rr", 128), ("udp-rr", 128)]
+CASES = [("udp", 128), ("udp", 1408), ("tcp", 131072), ("tcp", 1408), ("tcp", 128), ("tcp-rr", 128), ("udp-rr", 128)]
 
 
 def main():
@@ -125,11 +185,15 @@ def main():
     ap.add_argument("--udp-rate", default=UDP_RATE, help="rate of the dualperf_paced UDP runs")
     ap.add_argument("--baseline", help="an older dualperf binary to compare with, same run")
     ap.add_argument("--tools", help="comma-separated subset of the tools (default: all)")
+    ap.add_argument("--cases", help="comma-separated subset of the cases, e.g. 'udp 128,tcp 1408'")
     a = ap.parse_args()
     globals()["UDP_RATE"] = a.udp_rate
     if a.baseline:
         globals()["BASELINE"] = a.baseline
         TOOLS["dualperf_baseline"] = case_dualperf_baseline
+    if a.cases:
+        keep_cases = [c.strip() for c in a.cases.split(",")]
+        CASES[:] = [c for c in CASES if f"{c[0]} {c[1]}" in keep_cases]
     if a.tools:
         keep = a.tools.split(",")
         for t in list(TOOLS):
@@ -141,6 +205,9 @@ def main():
         *([subprocess.Popen(pin(srv_cpu, [BASELINE, "server", "-p", str(PORT_BASELINE)]), stdout=subprocess.DEVNULL)]
           if BASELINE else []),
         subprocess.Popen(pin(srv_cpu, ["iperf3", "-s", "-p", str(PORT_IPERF3)]), stdout=subprocess.DEVNULL),
+        subprocess.Popen(pin(srv_cpu, ["nuttcp", "-S", "--nofork", "-P", str(PORT_NUTTCP)]), stdout=subprocess.DEVNULL),
+        subprocess.Popen(pin(srv_cpu, ["nuttcp", "-S", "--nofork", "-6", "-P", str(PORT_NUTTCP6)]), stdout=subprocess.DEVNULL),
+        subprocess.Popen(pin(srv_cpu, ["qperf", "-lp", str(PORT_QPERF)]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
         subprocess.Popen(pin(srv_cpu, ["sockperf", "server", "-i", "127.0.0.1", "-p", str(PORT_SP_UDP)]), stdout=subprocess.DEVNULL),
         subprocess.Popen(pin(srv_cpu, ["sockperf", "server", "--tcp", "-i", "127.0.0.1", "-p", str(PORT_SP_TCP)]), stdout=subprocess.DEVNULL),
     ]
@@ -191,6 +258,8 @@ def main():
         if "dualperf" in med and peers:
             best = min(peers) if k in ("rtt_us", "loss_pct") else max(peers)
             ratio = f"{med['dualperf'] / best:.2f}" if best else "–"
+            if "dualperf_perdgram" in med and best:
+                ratio += f" (per-datagram {med['dualperf_perdgram'] / best:.2f})"
         tail = ""
         if BASELINE:
             b = med.get("dualperf_baseline")
