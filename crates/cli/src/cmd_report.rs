@@ -57,6 +57,8 @@ pub enum PrintFormat {
     Markdown,
     /// Aligned plain-text tables.
     Text,
+    /// LaTeX tables (booktabs, siunitx) ready to \input; also written to tables/*.tex.
+    Latex,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -90,6 +92,7 @@ pub fn main(mut args: ReportArgs) -> anyhow::Result<ExitCode> {
         // Labels and metadata come from the database: no escape sequences on a terminal.
         Some(PrintFormat::Markdown) => print!("{}", wire::text::terminal_safe(&report.markdown())),
         Some(PrintFormat::Text) => print!("{}", wire::text::terminal_safe(&report.text())),
+        Some(PrintFormat::Latex) => print!("{}", wire::text::terminal_safe(&report.latex())),
         None => {}
     }
     let out_dir = match (&args.out, args.format) {

@@ -19,6 +19,7 @@ pub mod fixture;
 pub mod format;
 pub mod headers;
 pub mod html;
+pub mod latex;
 #[cfg(feature = "png")]
 pub mod png;
 pub mod svg;
@@ -196,6 +197,24 @@ impl Report {
         out
     }
 
+    /// Every table as a LaTeX `table` environment (booktabs, siunitx), captioned with
+    /// the campaigns; the preamble lines they need come first, as a comment.
+    pub fn latex(&self) -> String {
+        let context = self.analysis.systems.join(" vs ");
+        let mut out = format!(
+            "% Needs in the preamble:\n{}",
+            latex::PREAMBLE
+                .lines()
+                .map(|l| format!("% {l}\n"))
+                .collect::<String>()
+        );
+        for t in &self.tables {
+            out.push('\n');
+            out.push_str(&latex::table(t, &context));
+        }
+        out
+    }
+
     /// Every table as aligned text, then the findings.
     pub fn text(&self) -> String {
         let mut out = String::new();
@@ -233,11 +252,13 @@ impl Report {
                 bytes: self.findings_markdown().into_bytes(),
             },
         ];
+        let context = self.analysis.systems.join(" vs ");
         for t in &self.tables {
             for (ext, body) in [
                 ("md", t.to_markdown()),
                 ("csv", t.to_csv()),
                 ("html", t.to_html()),
+                ("tex", latex::table(t, &context)),
             ] {
                 out.push(OutputFile {
                     name: format!("tables/{}.{ext}", t.id),
@@ -245,6 +266,11 @@ impl Report {
                 });
             }
         }
+        out.push(OutputFile {
+            name: "tables/tables.tex".into(),
+            bytes: latex::document(&self.tables, &format!("dualperf report: {context}"))
+                .into_bytes(),
+        });
         for f in &self.figures {
             out.push(OutputFile {
                 name: format!("figures/{}.svg", f.id),

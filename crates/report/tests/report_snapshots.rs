@@ -58,3 +58,17 @@ fn text_rendering_matches_its_snapshot() {
     let t = report.tables.iter().find(|t| t.id == "summary");
     insta::assert_snapshot!("text-summary", t.map(|t| t.to_text()).unwrap_or_default());
 }
+
+#[test]
+fn latex_of_the_means_table_matches_its_snapshot() {
+    let report = build(&fixture::dataset(), &options());
+    let t = report
+        .tables
+        .iter()
+        .find(|t| t.id == "udp-throughput-means")
+        .expect("udp-throughput-means");
+    insta::assert_snapshot!(
+        "latex-udp-throughput-means",
+        dualperf_report::latex::table(t, &report.analysis.systems.join(" vs "))
+    );
+}
