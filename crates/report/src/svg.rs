@@ -140,6 +140,9 @@ struct Series {
     square: bool,
     /// (size, mean, low, high, low clipped, high clipped).
     points: Vec<(u32, f64, f64, f64, bool, bool)>,
+    /// Each run's value per size, drawn as dots beside the mean (a strip plot), so a
+    /// reader sees the spread behind each point.
+    runs: Vec<(u32, Vec<f64>)>,
 }
 
 /// `<text>` with one `<tspan>` per line.
@@ -169,6 +172,20 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
     let mut series = Vec::new();
     for s in 0..vd.systems.len() {
         for (fi, f) in [Family::V4, Family::V6].into_iter().enumerate() {
+            let runs: Vec<(u32, Vec<f64>)> = vd
+                .sizes
+                .iter()
+                .filter_map(|&size| {
+                    let cell = vd.cell(s, f, size)?;
+                    let vals = cell
+                        .values
+                        .iter()
+                        .filter(|v| v.is_finite())
+                        .map(|&v| cap.map_or(v, |c| v.min(c)).max(0.0))
+                        .collect();
+                    Some((size, vals))
+                })
+                .collect();
             let points: Vec<_> = vd
                 .sizes
                 .iter()
@@ -203,12 +220,18 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
                 dashed: fi == 1,
                 square: fi == 1,
                 points,
+                runs,
             });
         }
     }
     let y_hi = series
         .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.3))
+        .flat_map(|s| {
+            s.points
+                .iter()
+                .map(|p| p.3)
+                .chain(s.runs.iter().flat_map(|(_, v)| v.iter().copied()))
+        })
         .fold(0.0_f64, f64::max);
     let y_hi = if y_hi > 0.0 && y_hi.is_finite() {
         y_hi
@@ -273,7 +296,7 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
     let legend_bottom = y + row_h;
     let any_clip = series.iter().any(|s| s.points.iter().any(|p| p.4 || p.5));
     let note = format!(
-        "Error bars: {:.0}% confidence interval of the mean (Student t).{}",
+        "Lines: means. Error bars: {:.0}% confidence interval of the mean (Student t). Small dots: each run's value.{}",
         level * 100.0,
         if any_clip {
             " A chevron marks an interval cut at the axis (the metric cannot go below 0)."
@@ -402,6 +425,22 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
             html_escape(&s.label),
             s.colour
         );
+        // The runs behind each mean, as faint dots beside it (IPv4 to the left, IPv6 to
+        // the right), spread a little so equal values stay countable.
+        let side = if s.square { 10.0 } else { -10.0 };
+        for (size, vals) in &s.runs {
+            for (k, &v) in vals.iter().enumerate() {
+                let spread = ((k * 7) % 5) as f64 - 2.0;
+                let _ = write!(
+                    svg,
+                    "<circle class=\"run\" cx=\"{}\" cy=\"{}\" r=\"2.2\" fill=\"{}\" fill-opacity=\"0.55\"/>",
+                    c(px(*size as f64) + dx + side + spread * 1.4),
+                    c(py(v)),
+                    s.colour
+                );
+            }
+        }
+        svg.push('\n');
         for &(size, _, lo, hi, lo_clip, hi_clip) in &s.points {
             let x = px(size as f64) + dx;
             if hi > lo {
@@ -581,7 +620,31 @@ mod figure_tests {
         assert_eq!(y.first().map(String::as_str), Some("0"), "{y:?}");
         assert!(y.iter().all(|t| !t.starts_with('-')), "{y:?}");
         assert!(svg.contains("class=\"clipped\""), "no clip mark");
-        assert!(svg.contains("A chevron marks"), "no note on the mark");
+        // The note may wrap anywhere: look for its words.
+        assert!(
+            svg.contains("chevron") && svg.contains("cut at the axis"),
+            "no note on the mark"
+        );
+    }
+
+    /// Every run's value is drawn as a dot (strip plot) at its own height: a cell of
+    /// runs 10, 20, 30 has three dots, and the axis reaches the highest run.
+    #[test]
+    fn each_run_is_a_dot_and_the_axis_covers_the_highest_run() {
+        let d = crafted(
+            &["S"],
+            &[
+                (0, V4, UdpStream, 128, LOSS_PCT, &[10.0, 20.0, 30.0]),
+                (0, V6, UdpStream, 128, LOSS_PCT, &[1.0, 1.0, 90.0]),
+            ],
+        );
+        let a = analyse(&d, AnalysisOptions::default());
+        let vd = a.views.iter().find(|v| v.view.metric == LOSS_PCT).unwrap();
+        let svg = figure(vd, 0.95).svg;
+        assert_eq!(svg.matches("class=\"run\"").count(), 6);
+        let top: f64 = ticks(&svg, "ytick").last().unwrap().parse().unwrap();
+        assert!(top >= 90.0 && top <= 100.0, "{top}");
+        assert!(svg.contains("each run"));
     }
 
     #[test]
