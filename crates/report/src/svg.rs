@@ -643,7 +643,7 @@ mod figure_tests {
         let svg = figure(vd, 0.95).svg;
         assert_eq!(svg.matches("class=\"run\"").count(), 6);
         let top: f64 = ticks(&svg, "ytick").last().unwrap().parse().unwrap();
-        assert!(top >= 90.0 && top <= 100.0, "{top}");
+        assert!((90.0..=100.0).contains(&top), "{top}");
         assert!(svg.contains("each run"));
     }
 
