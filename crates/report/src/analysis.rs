@@ -400,6 +400,49 @@ fn receiver_limited(run: &RunRow) -> bool {
         .is_some_and(|v| *v > 0.0)
 }
 
+/// The RTT percentiles stored with every request/response run, as (label, metric).
+pub const RTT_PERCENTILES: [(&str, &str); 4] = [
+    ("p50", metrics::RTT_P50_NS),
+    ("p90", metrics::RTT_P90_NS),
+    ("p99", metrics::RTT_P99_NS),
+    ("p99.9", metrics::RTT_P999_NS),
+];
+
+/// Each run's stored RTT percentiles for the cells of an RTT view (same runs, same
+/// system index, the view's display unit): (label, cell → one value per run). Empty
+/// for a view that is not RTT or whose runs stored no percentiles.
+#[allow(clippy::type_complexity)]
+pub fn rtt_percentiles(
+    data: &Dataset,
+    vd: &ViewData,
+) -> Vec<(&'static str, BTreeMap<(usize, Family, u32), Vec<f64>>)> {
+    let view = &vd.view;
+    if view.metric != metrics::RTT_MEAN_NS {
+        return Vec::new();
+    }
+    // The view's scale turns ns into its unit (ms or µs).
+    RTT_PERCENTILES
+        .iter()
+        .filter_map(|&(label, metric)| {
+            let mut cells: BTreeMap<(usize, Family, u32), Vec<f64>> = BTreeMap::new();
+            for (sys, campaign) in data.campaigns.iter().enumerate() {
+                for run in &campaign.runs {
+                    if !has_metric(run, view.kind, view.direction, view.metric) {
+                        continue;
+                    }
+                    if let Some(v) = run.metrics.get(metric).filter(|v| v.is_finite()) {
+                        cells
+                            .entry((sys, run.family, run.payload_bytes))
+                            .or_default()
+                            .push(v * view.scale);
+                    }
+                }
+            }
+            (!cells.is_empty()).then_some((label, cells))
+        })
+        .collect()
+}
+
 /// Analyse a dataset.
 pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
     let systems = system_labels(data);

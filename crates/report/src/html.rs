@@ -108,8 +108,11 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
     }
     out.push_str("</section>\n");
 
-    for (vd, fig) in report.analysis.views.iter().zip(&report.figures) {
+    for vd in &report.analysis.views {
         let id = &vd.view.id;
+        let Some(fig) = report.figures.iter().find(|f| f.id == *id) else {
+            continue;
+        };
         let _ = write!(
             out,
             "<section id=\"v-{}\">\n<h2>{}</h2>\n<figure>\n{}<figcaption>{} against packet size; one line per system and IP version, each in its own colour (IPv4 solid with dots, IPv6 dashed with squares); error bars are {:.0}% confidence intervals of the mean.</figcaption>\n</figure>\n",
@@ -119,6 +122,18 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
             html_escape(&vd.view.title()),
             report.analysis.options.confidence * 100.0
         );
+        if let Some(pf) = report
+            .figures
+            .iter()
+            .find(|f| f.id == format!("{id}-percentiles"))
+        {
+            let _ = write!(
+                out,
+                "<figure>\n{}<figcaption>{}: the median over runs of each run's p50 (solid) and p99 / p99.9 (dashed) RTT against packet size, per system and IP version; dots are the runs. Descriptive only: the tests compare the mean.</figcaption>\n</figure>\n",
+                pf.svg,
+                html_escape(&vd.view.title())
+            );
+        }
         let main: Vec<&Table> = [format!("{id}-means"), format!("{id}-sd")]
             .iter()
             .filter_map(|i| find(i))

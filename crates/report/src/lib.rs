@@ -144,10 +144,14 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
     for (i, (c, label)) in data.campaigns.iter().zip(&analysis.systems).enumerate() {
         tables.push(context::metadata_table(c, label, i));
     }
+    // Each view's figure; an RTT view is followed by its percentile figure.
     let figures = analysis
         .views
         .iter()
-        .map(|vd| svg::figure(vd, level))
+        .flat_map(|vd| {
+            let pct = analysis::rtt_percentiles(data, vd);
+            std::iter::once(svg::figure(vd, level)).chain(svg::percentile_figure(vd, &pct))
+        })
         .collect();
     let findings = findings::findings(&analysis, &options.link, options.link_rate_bps);
     let mut warnings = caveats::warnings(data, &analysis);

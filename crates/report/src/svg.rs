@@ -4,6 +4,7 @@
 
 use crate::analysis::ViewData;
 use crate::table::html_escape;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use wire::spec::Family;
 
@@ -136,7 +137,8 @@ fn c(v: f64) -> String {
 struct Series {
     label: String,
     colour: &'static str,
-    dashed: bool,
+    /// SVG stroke-dasharray; empty = solid.
+    dash: &'static str,
     square: bool,
     /// (size, mean, low, high, low clipped, high clipped).
     points: Vec<(u32, f64, f64, f64, bool, bool)>,
@@ -217,13 +219,121 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
             series.push(Series {
                 label,
                 colour: if fi == 0 { pair.0 } else { pair.1 },
-                dashed: fi == 1,
+                dash: if fi == 1 { "7 4" } else { "" },
                 square: fi == 1,
                 points,
                 runs,
             });
         }
     }
+    render(
+        &view.id,
+        title,
+        view.quantity,
+        view.unit,
+        &vd.sizes,
+        &series,
+        cap,
+        None,
+        &format!(
+            "Lines: means. Error bars: {:.0}% confidence interval of the mean (Student t). Small dots: each run's value.",
+            level * 100.0
+        ),
+    )
+}
+
+/// The distribution of RTT behind an RTT view: for each system and IP version, the
+/// median over runs of each run's p50 and p99 (p99.9 where stored) against packet size,
+/// with each run's value as dots. Descriptive: no test is made on it.
+pub fn percentile_figure(
+    vd: &ViewData,
+    percentiles: &[(&'static str, BTreeMap<(usize, Family, u32), Vec<f64>>)],
+) -> Option<Figure> {
+    let view = &vd.view;
+    let wanted = ["p50", "p99", "p99.9"];
+    let mut series = Vec::new();
+    for s in 0..vd.systems.len() {
+        for (fi, f) in [Family::V4, Family::V6].into_iter().enumerate() {
+            for (li, (label, cells)) in percentiles
+                .iter()
+                .filter(|(l, _)| wanted.contains(l))
+                .enumerate()
+            {
+                let mut points = Vec::new();
+                let mut runs = Vec::new();
+                for &size in &vd.sizes {
+                    let Some(vals) = cells.get(&(s, f, size)).filter(|v| !v.is_empty()) else {
+                        continue;
+                    };
+                    let mut sorted = vals.clone();
+                    sorted.sort_by(f64::total_cmp);
+                    let n = sorted.len();
+                    let median = if n % 2 == 1 {
+                        sorted[n / 2]
+                    } else {
+                        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+                    };
+                    let m = median.max(0.0);
+                    points.push((size, m, m, m, false, false));
+                    runs.push((size, vals.iter().map(|v| v.max(0.0)).collect()));
+                }
+                if points.is_empty() {
+                    continue;
+                }
+                let who = if vd.systems.len() > 1 {
+                    format!("{} {f}", vd.systems[s])
+                } else {
+                    f.to_string()
+                };
+                let pair = PALETTE[s % PALETTE.len()];
+                series.push(Series {
+                    label: format!("{who} {label}"),
+                    colour: if fi == 0 { pair.0 } else { pair.1 },
+                    // p50 solid, p99 dashed, p99.9 dotted; IPv6 squares.
+                    dash: ["", "7 4", "2 3"][li.min(2)],
+                    square: fi == 1,
+                    points,
+                    runs,
+                });
+            }
+        }
+    }
+    if series.is_empty() {
+        return None;
+    }
+    // One slow run must not flatten every line: the axis ends at 1.5 × the highest
+    // median, and runs beyond it are marked at the top edge.
+    let top = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(0.0_f64, f64::max);
+    Some(render(
+        &format!("{}-percentiles", view.id),
+        format!("{} percentiles against packet size", view.title()),
+        view.quantity,
+        view.unit,
+        &vd.sizes,
+        &series,
+        None,
+        Some(top * 1.5),
+        "Each run stores its RTT percentiles; lines join the median over runs of each run's p50 (solid), p99 (dashed) and p99.9 (dotted), small dots are the runs (a triangle at the top: a run beyond the axis). Descriptive: the tests compare the mean RTT.",
+    ))
+}
+
+/// Draw `series` against packet size: the frame, ticks, error bars (where a series has
+/// an interval), run dots, lines, markers, a legend that wraps, and `note` under it.
+#[allow(clippy::too_many_arguments)]
+fn render(
+    id: &str,
+    title: String,
+    quantity: &str,
+    unit: &str,
+    sizes: &[u32],
+    series: &[Series],
+    cap: Option<f64>,
+    y_limit: Option<f64>,
+    note: &str,
+) -> Figure {
     let y_hi = series
         .iter()
         .flat_map(|s| {
@@ -233,6 +343,7 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
                 .chain(s.runs.iter().flat_map(|(_, v)| v.iter().copied()))
         })
         .fold(0.0_f64, f64::max);
+    let y_hi = y_limit.map_or(y_hi, |l| y_hi.min(l));
     let y_hi = if y_hi > 0.0 && y_hi.is_finite() {
         y_hi
     } else {
@@ -262,8 +373,8 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
     let top = 14.0 + title_lines.len() as f64 * (TITLE_FONT + 4.0) + 14.0;
     let plot_bottom = top + PLOT_HEIGHT;
 
-    let x_lo = vd.sizes.first().copied().unwrap_or(0) as f64;
-    let x_hi = vd.sizes.last().copied().unwrap_or(1) as f64;
+    let x_lo = sizes.first().copied().unwrap_or(0) as f64;
+    let x_hi = sizes.last().copied().unwrap_or(1) as f64;
     let x_pad = ((x_hi - x_lo) * 0.06).max(16.0);
     let (x_min, x_max) = (x_lo - x_pad, x_hi + x_pad);
     let px = |x: f64| left + (x - x_min) / (x_max - x_min) * (WIDTH - left - RIGHT);
@@ -276,7 +387,7 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
     let sample_w = 38.0;
     let mut legend: Vec<(f64, f64, Vec<String>)> = Vec::new();
     let (mut x, mut y, mut row_h) = (10.0, legend_top, 0.0_f64);
-    for s in &series {
+    for s in series {
         let lines = wrap(&s.label, AXIS_FONT, row_w - sample_w - 8.0);
         let w = sample_w
             + 8.0
@@ -296,8 +407,7 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
     let legend_bottom = y + row_h;
     let any_clip = series.iter().any(|s| s.points.iter().any(|p| p.4 || p.5));
     let note = format!(
-        "Lines: means. Error bars: {:.0}% confidence interval of the mean (Student t). Small dots: each run's value.{}",
-        level * 100.0,
+        "{note}{}",
         if any_clip {
             " A chevron marks an interval cut at the axis (the metric cannot go below 0)."
         } else {
@@ -320,7 +430,7 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
     let _ = write!(
         svg,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"figure\" id=\"fig-{id}\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{t}\" font-family=\"{FONT}\" font-size=\"{AXIS_FONT}\">\n<title>{t}</title>\n<rect x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/>\n",
-        id = html_escape(&view.id),
+        id = html_escape(id),
         w = WIDTH,
         h = height,
         t = html_escape(&title),
@@ -351,8 +461,8 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
     }
     // x ticks at the measured sizes (or round numbers when there are many); labels
     // that would touch are thinned to every second (third, …) one.
-    let x_ticks: Vec<f64> = if vd.sizes.len() <= 12 {
-        vd.sizes.iter().map(|&s| s as f64).collect()
+    let x_ticks: Vec<f64> = if sizes.len() <= 12 {
+        sizes.iter().map(|&s| s as f64).collect()
     } else {
         nice_ticks(x_lo, x_hi, 6)
             .into_iter()
@@ -411,8 +521,8 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
     let _ = writeln!(
         svg,
         "<text x=\"20\" y=\"{y}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {y})\">{} ({})</text>",
-        html_escape(&capitalise_first(view.quantity)),
-        html_escape(view.unit),
+        html_escape(&capitalise_first(quantity)),
+        html_escape(unit),
         y = c(y_mid)
     );
     // Series: error bars, line, markers. Offsets keep overlapping bars apart.
@@ -431,10 +541,22 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
         for (size, vals) in &s.runs {
             for (k, &v) in vals.iter().enumerate() {
                 let spread = ((k * 7) % 5) as f64 - 2.0;
+                let x = px(*size as f64) + dx + side + spread * 1.4;
+                if v > y_max {
+                    // Beyond the axis: a small triangle at the top edge.
+                    let y = py(y_max);
+                    let _ = write!(
+                        svg,
+                        "<path class=\"run above\" d=\"M{} {} L{} {} L{} {} Z\" fill=\"{}\" fill-opacity=\"0.7\"/>",
+                        c(x - 3.0), c(y + 2.0), c(x), c(y - 4.0), c(x + 3.0), c(y + 2.0),
+                        s.colour
+                    );
+                    continue;
+                }
                 let _ = write!(
                     svg,
                     "<circle class=\"run\" cx=\"{}\" cy=\"{}\" r=\"2.2\" fill=\"{}\" fill-opacity=\"0.55\"/>",
-                    c(px(*size as f64) + dx + side + spread * 1.4),
+                    c(x),
                     c(py(v)),
                     s.colour
                 );
@@ -488,10 +610,10 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
                 )
             })
             .collect();
-        let dash = if s.dashed {
-            " stroke-dasharray=\"7 4\""
+        let dash = if s.dash.is_empty() {
+            String::new()
         } else {
-            ""
+            format!(" stroke-dasharray=\"{}\"", s.dash)
         };
         let _ = writeln!(
             svg,
@@ -509,10 +631,10 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
         svg.push_str("</g>\n");
     }
     for (s, (x, y, lines)) in series.iter().zip(&legend) {
-        let dash = if s.dashed {
-            " stroke-dasharray=\"7 4\""
+        let dash = if s.dash.is_empty() {
+            String::new()
         } else {
-            ""
+            format!(" stroke-dasharray=\"{}\"", s.dash)
         };
         let _ = writeln!(
             svg,
@@ -538,7 +660,7 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
     );
     svg.push_str("</svg>\n");
     Figure {
-        id: view.id.clone(),
+        id: id.to_string(),
         title,
         svg,
     }
@@ -645,6 +767,67 @@ mod figure_tests {
         let top: f64 = ticks(&svg, "ytick").last().unwrap().parse().unwrap();
         assert!((90.0..=100.0).contains(&top), "{top}");
         assert!(svg.contains("each run"));
+    }
+
+    /// The percentile figure: p50, p99 and p99.9 lines per IP version (solid, dashed,
+    /// dotted), one dot per run, and a run far beyond the medians marked at the top
+    /// instead of flattening the lines.
+    #[test]
+    fn rtt_percentiles_draw_three_lines_per_version_and_mark_an_outlier() {
+        use wire::metrics::{RTT_MEAN_NS, RTT_P50_NS, RTT_P999_NS, RTT_P99_NS};
+        let mut d = crafted(
+            &["S"],
+            &[
+                (
+                    0,
+                    V4,
+                    wire::spec::TestKind::UdpRr,
+                    128,
+                    RTT_MEAN_NS,
+                    &[50e3, 52e3, 54e3],
+                ),
+                (
+                    0,
+                    V6,
+                    wire::spec::TestKind::UdpRr,
+                    128,
+                    RTT_MEAN_NS,
+                    &[60e3, 61e3, 62e3],
+                ),
+            ],
+        );
+        for (i, run) in d.campaigns[0].runs.iter_mut().enumerate() {
+            let mean = run.metrics[RTT_MEAN_NS];
+            run.metrics.insert(RTT_P50_NS.into(), mean * 0.9);
+            run.metrics.insert(RTT_P99_NS.into(), mean * 2.0);
+            let p999 = if i == 0 { mean * 100.0 } else { mean * 3.0 };
+            run.metrics.insert(RTT_P999_NS.into(), p999);
+        }
+        let a = analyse(&d, AnalysisOptions::default());
+        let vd = a
+            .views
+            .iter()
+            .find(|v| v.view.metric == RTT_MEAN_NS)
+            .unwrap();
+        let pct = crate::analysis::rtt_percentiles(&d, vd);
+        assert_eq!(pct.len(), 3, "p50, p99, p99.9 (no p90 stored)");
+        let fig = percentile_figure(vd, &pct).unwrap();
+        assert_eq!(fig.svg.matches("<g class=\"series\"").count(), 6);
+        assert_eq!(
+            fig.svg.matches("class=\"run above\"").count(),
+            1,
+            "the outlier"
+        );
+        assert_eq!(
+            fig.svg.matches("class=\"run\"").count(),
+            17,
+            "18 runs, 1 above"
+        );
+        assert!(fig.svg.contains("stroke-dasharray=\"2 3\""), "p99.9 dotted");
+        let top: f64 = ticks(&fig.svg, "ytick").last().unwrap().parse().unwrap();
+        // Medians are in µs: the highest is 3 × 61 = 183 µs; the axis ends at the round
+        // tick above 1.5 × that (274.5 → 300), not at the 5 ms outlier.
+        assert!((274.5..=300.0).contains(&top), "{top}");
     }
 
     #[test]
