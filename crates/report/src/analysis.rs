@@ -408,14 +408,14 @@ pub const RTT_PERCENTILES: [(&str, &str); 4] = [
     ("p99.9", metrics::RTT_P999_NS),
 ];
 
+/// One percentile of an RTT view: its label ("p99") and, per cell (system, IP version,
+/// size), each run's value.
+pub type PercentileCells = (&'static str, BTreeMap<(usize, Family, u32), Vec<f64>>);
+
 /// Each run's stored RTT percentiles for the cells of an RTT view (same runs, same
-/// system index, the view's display unit): (label, cell → one value per run). Empty
-/// for a view that is not RTT or whose runs stored no percentiles.
-#[allow(clippy::type_complexity)]
-pub fn rtt_percentiles(
-    data: &Dataset,
-    vd: &ViewData,
-) -> Vec<(&'static str, BTreeMap<(usize, Family, u32), Vec<f64>>)> {
+/// system index, the view's display unit). Empty for a view that is not RTT or whose
+/// runs stored no percentiles.
+pub fn rtt_percentiles(data: &Dataset, vd: &ViewData) -> Vec<PercentileCells> {
     let view = &vd.view;
     if view.metric != metrics::RTT_MEAN_NS {
         return Vec::new();

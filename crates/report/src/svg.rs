@@ -4,7 +4,6 @@
 
 use crate::analysis::ViewData;
 use crate::table::html_escape;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use wire::spec::Family;
 
@@ -247,7 +246,7 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
 /// with each run's value as dots. Descriptive: no test is made on it.
 pub fn percentile_figure(
     vd: &ViewData,
-    percentiles: &[(&'static str, BTreeMap<(usize, Family, u32), Vec<f64>>)],
+    percentiles: &[crate::analysis::PercentileCells],
 ) -> Option<Figure> {
     let view = &vd.view;
     let wanted = ["p50", "p99", "p99.9"];
