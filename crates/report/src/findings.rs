@@ -123,8 +123,23 @@ fn sentence(
         }
     };
     let (a, b) = (&cmp.a, &cmp.b);
-    let mut text = if t.ties == n {
-        start(format!("{a} and {b} {what} were equal at all {n} sizes"))
+    let at_sizes = if n == 1 {
+        "the one size compared".to_string()
+    } else {
+        format!("all {n} sizes")
+    };
+    // Runs per side: with fewer than 2 on a side no test can tell a difference.
+    let fewest = pts.iter().map(|p| p.a.n.min(p.b.n)).min().unwrap_or(0);
+    let mut text = if t.ties == n && fewest < 2 {
+        start(format!(
+            "{a} and {b} {what}: too few runs to compare (as few as {fewest} run(s) on a side); the means were equal at {at_sizes}"
+        ))
+    } else if t.ties == n {
+        start(format!("{a} and {b} {what} were equal at {at_sizes}"))
+    } else if fewest < 2 && t.sig_a.is_empty() && t.sig_b.is_empty() {
+        start(format!(
+            "{a} and {b} {what}: too few runs to compare (as few as {fewest} run(s) on a side at some size), so no difference can be shown"
+        ))
     } else if t.sig_a.is_empty() && t.sig_b.is_empty() {
         let min_p = pts.iter().map(|p| p.p_holm).fold(f64::INFINITY, f64::min);
         start(format!(

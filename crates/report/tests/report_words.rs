@@ -338,3 +338,51 @@ fn cpu_with_both_ends_on_one_host_is_labelled_so() {
         4
     );
 }
+
+/// One run on a side (e.g. the rest were receiver-limited and left out): equal means
+/// are no evidence of equality, and no "did not differ" is claimed either.
+#[test]
+fn a_single_run_on_a_side_is_too_few_to_compare_not_equal() {
+    let one = [50e6];
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &one),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &one),
+        ],
+    );
+    let r = report(&d);
+    let f = &r.findings[0].text;
+    assert!(
+        f.contains("too few runs to compare (as few as 1 run(s) on a side)")
+            && f.contains("the means were equal at the one size compared"),
+        "{f}"
+    );
+    assert!(!f.contains("were equal at all"), "{f}");
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &[50e6]),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &A5),
+        ],
+    );
+    let f = &report(&d).findings[0].text;
+    assert!(
+        f.contains("too few runs to compare") && !f.contains("did not differ"),
+        "{f}"
+    );
+}
+
+/// A tie at one size reads "at the one size compared", never "all 1 sizes".
+#[test]
+fn a_tie_at_one_size_is_worded_for_one_size() {
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &TIE),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &TIE),
+        ],
+    );
+    let f = &report(&d).findings[0].text;
+    assert!(f.contains("were equal at the one size compared"), "{f}");
+}
