@@ -16,6 +16,7 @@ pub mod jitter;
 pub mod latency;
 pub mod seq;
 pub mod snmp;
+pub mod traffic;
 pub mod units;
 
 pub use cpu::{

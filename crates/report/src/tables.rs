@@ -336,7 +336,9 @@ pub fn summary_table(analysis: &Analysis) -> Table {
                 .map(|c| c.tally(hib, alpha));
             for f in FAMILIES {
                 let mut mark = match &tally {
-                    None => String::new(),
+                    // No size where both IP versions have runs (e.g. every loss run of
+                    // one version was receiver-limited and left out).
+                    None => "not compared".to_string(),
                     Some(t) => {
                         let own = if f == Family::V4 { &t.sig_a } else { &t.sig_b };
                         if t.sig_a.is_empty() && t.sig_b.is_empty() {
@@ -373,7 +375,8 @@ pub fn summary_table(analysis: &Analysis) -> Table {
         note: Some(format!(
             "better at k of n sizes = significantly better (Holm-corrected p < {alpha}) at k of the n \
              sizes compared; no difference = IPv4 and IPv6 did not differ significantly at any size \
-             (equal means included); best = significantly better than every other system and IP \
+             (equal means included); not compared = no size where both IP versions have usable \
+             runs (e.g. receiver-limited loss runs left out); best = significantly better than every other system and IP \
              version at more than half the sizes and worse at none, directly or through a chain \
              of such comparisons (never from means alone); no significant best = no such \
              candidate."

@@ -386,3 +386,19 @@ fn a_tie_at_one_size_is_worded_for_one_size() {
     let f = &report(&d).findings[0].text;
     assert!(f.contains("were equal at the one size compared"), "{f}");
 }
+
+/// No size where both IP versions have runs: the summary says "not compared", never a
+/// blank that reads like a missing value or "no difference".
+#[test]
+fn versions_without_a_common_size_are_not_compared() {
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (0, V6, TcpStream, 1408, THROUGHPUT_BPS, &B5),
+        ],
+    );
+    let row = summary_row(&report(&d), "TCP throughput");
+    assert_eq!(row[1], "not compared");
+    assert_eq!(row[2], "not compared");
+}

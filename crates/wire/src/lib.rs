@@ -15,3 +15,4 @@ pub mod quantity;
 pub mod session;
 pub mod spec;
 pub mod text;
+pub mod traffic;

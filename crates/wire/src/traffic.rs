@@ -1,0 +1,400 @@
+//! Traffic models in the manner of D-ITG: the gap between datagrams (inter-departure
+//! time, IDT) and the datagram size each drawn from a distribution, with a seed so a
+//! run's sequence can be reproduced. This module describes and parses models; sampling
+//! is in `measure::traffic`.
+//!
+//! Text form, `NAME:PARAMS`, values with units (durations for `--idt`, byte counts for
+//! `--size-dist`, through the one quantity parser):
+//!
+//! | distribution | text | mean |
+//! |---|---|---|
+//! | constant | `constant:1ms` | the value |
+//! | uniform | `uniform:64..1400` | (a + b) / 2 |
+//! | exponential | `exp:1ms` | the value |
+//! | Pareto (type I) | `pareto:shape=1.5,mean=1ms` or `pareto:shape=1.5,scale=…` | shape·scale/(shape−1) |
+//! | Cauchy (positive part) | `cauchy:loc=1ms,scale=100us` | none (heavy tail) |
+//! | normal (positive part) | `normal:mean=1ms,sd=100us` | ≈ mean when sd ≪ mean |
+//! | Poisson (counts of units) | `poisson:1ms` | the value |
+//! | gamma | `gamma:shape=2,scale=500us` | shape·scale |
+//! | Weibull | `weibull:shape=1.5,scale=1ms` | scale·Γ(1 + 1/shape) |
+//!
+//! Cauchy and normal draws below zero are drawn again (the distribution of positive
+//! values; D-ITG does the same for times). Poisson with a duration counts whole µs,
+//! with a size whole bytes.
+
+use crate::quantity::{parse_bytes, parse_duration_ns, QuantityError};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A distribution of non-negative values, in base units (ns for gaps, bytes for sizes).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "dist")]
+pub enum Dist {
+    Constant {
+        value: f64,
+    },
+    Uniform {
+        low: f64,
+        high: f64,
+    },
+    Exponential {
+        mean: f64,
+    },
+    Pareto {
+        shape: f64,
+        scale: f64,
+    },
+    Cauchy {
+        location: f64,
+        scale: f64,
+    },
+    Normal {
+        mean: f64,
+        sd: f64,
+    },
+    /// Counts of `unit` (1000 ns or 1 byte) with this mean, in base units.
+    Poisson {
+        mean: f64,
+        unit: f64,
+    },
+    Gamma {
+        shape: f64,
+        scale: f64,
+    },
+    Weibull {
+        shape: f64,
+        scale: f64,
+    },
+}
+
+/// What a distribution's values are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantity {
+    /// Inter-departure times, ns.
+    Gap,
+    /// Datagram payload sizes, bytes.
+    Size,
+}
+
+impl Quantity {
+    fn parse(self, text: &str) -> Result<f64, String> {
+        let r: Result<f64, QuantityError> = match self {
+            Quantity::Gap => parse_duration_ns(text).map(|v| v as f64),
+            Quantity::Size => parse_bytes(text).map(|v| v as f64),
+        };
+        r.map_err(|e| e.to_string())
+    }
+    fn format(self, v: f64) -> String {
+        match self {
+            Quantity::Gap if v >= 1e6 && (v / 1e6).fract() == 0.0 => format!("{}ms", v / 1e6),
+            Quantity::Gap if v >= 1e3 && (v / 1e3).fract() == 0.0 => format!("{}us", v / 1e3),
+            Quantity::Gap => format!("{v}ns"),
+            Quantity::Size => format!("{v}"),
+        }
+    }
+    fn poisson_unit(self) -> f64 {
+        match self {
+            Quantity::Gap => 1e3,
+            Quantity::Size => 1.0,
+        }
+    }
+}
+
+impl Dist {
+    /// The mean, where it exists (`None` for Cauchy).
+    pub fn mean(&self) -> Option<f64> {
+        match *self {
+            Dist::Constant { value } => Some(value),
+            Dist::Uniform { low, high } => Some((low + high) / 2.0),
+            Dist::Exponential { mean } | Dist::Poisson { mean, .. } => Some(mean),
+            Dist::Pareto { shape, scale } => (shape > 1.0).then(|| shape * scale / (shape - 1.0)),
+            Dist::Cauchy { .. } => None,
+            Dist::Normal { mean, .. } => Some(mean),
+            Dist::Gamma { shape, scale } => Some(shape * scale),
+            Dist::Weibull { shape, scale } => Some(scale * gamma_fn(1.0 + 1.0 / shape)),
+        }
+    }
+
+    /// The largest value a draw can take, where bounded (sizes need a buffer).
+    pub fn max(&self) -> Option<f64> {
+        match *self {
+            Dist::Constant { value } => Some(value),
+            Dist::Uniform { high, .. } => Some(high),
+            _ => None,
+        }
+    }
+
+    /// Parse `NAME:PARAMS` for a gap (durations) or a size (bytes).
+    pub fn parse(text: &str, q: Quantity) -> Result<Dist, String> {
+        let text = text.trim();
+        let (name, params) = text.split_once(':').ok_or_else(|| {
+            format!("'{text}': write NAME:PARAMS, e.g. exp:1ms, uniform:64..1400, pareto:shape=1.5,mean=1ms")
+        })?;
+        let kv = |key: &str| -> Result<f64, String> {
+            params
+                .split(',')
+                .filter_map(|p| p.split_once('='))
+                .find(|(k, _)| k.trim() == key)
+                .map(|(_, v)| v.trim())
+                .ok_or_else(|| format!("'{text}': {name} needs {key}=…"))
+                .and_then(|v| {
+                    if key == "shape" {
+                        v.parse::<f64>()
+                            .map_err(|_| format!("'{text}': shape '{v}' is not a number"))
+                    } else {
+                        q.parse(v)
+                    }
+                })
+        };
+        let positive = |what: &str, v: f64| -> Result<f64, String> {
+            if v.is_finite() && v > 0.0 {
+                Ok(v)
+            } else {
+                Err(format!("'{text}': {what} must be above 0"))
+            }
+        };
+        let d = match name.trim().to_ascii_lowercase().as_str() {
+            "constant" | "const" => Dist::Constant {
+                value: positive("the value", q.parse(params)?)?,
+            },
+            "uniform" => {
+                let (a, b) = params
+                    .split_once("..")
+                    .ok_or_else(|| format!("'{text}': write uniform:LOW..HIGH"))?;
+                let (low, high) = (q.parse(a)?, q.parse(b)?);
+                if !(low.is_finite() && high.is_finite() && low >= 0.0 && high > low) {
+                    return Err(format!("'{text}': uniform needs 0 <= LOW < HIGH"));
+                }
+                Dist::Uniform { low, high }
+            }
+            "exp" | "exponential" => Dist::Exponential {
+                mean: positive("the mean", q.parse(params)?)?,
+            },
+            "poisson" => Dist::Poisson {
+                mean: positive("the mean", q.parse(params)?)?,
+                unit: q.poisson_unit(),
+            },
+            "pareto" => {
+                let shape = positive("shape", kv("shape")?)?;
+                let scale = match kv("scale") {
+                    Ok(s) => positive("scale", s)?,
+                    Err(_) => {
+                        if shape <= 1.0 {
+                            return Err(format!(
+                                "'{text}': a Pareto mean exists only for shape > 1; give scale= instead"
+                            ));
+                        }
+                        // Whole ns (bytes), as every parsed value is: prints back exactly.
+                        (positive("mean", kv("mean")?)? * (shape - 1.0) / shape).round()
+                    }
+                };
+                Dist::Pareto { shape, scale }
+            }
+            "cauchy" => Dist::Cauchy {
+                location: kv("loc")?,
+                scale: positive("scale", kv("scale")?)?,
+            },
+            "normal" => Dist::Normal {
+                mean: positive("mean", kv("mean")?)?,
+                sd: positive("sd", kv("sd")?)?,
+            },
+            "gamma" => Dist::Gamma {
+                shape: positive("shape", kv("shape")?)?,
+                scale: positive("scale", kv("scale")?)?,
+            },
+            "weibull" => Dist::Weibull {
+                shape: positive("shape", kv("shape")?)?,
+                scale: positive("scale", kv("scale")?)?,
+            },
+            other => {
+                return Err(format!(
+                    "'{text}': unknown distribution '{other}' (constant, uniform, exp, pareto, cauchy, normal, poisson, gamma, weibull)"
+                ))
+            }
+        };
+        Ok(d)
+    }
+
+    /// The text form (parses back to the same model).
+    pub fn display(&self, q: Quantity) -> String {
+        let f = |v: f64| q.format(v);
+        match *self {
+            Dist::Constant { value } => format!("constant:{}", f(value)),
+            Dist::Uniform { low, high } => format!("uniform:{}..{}", f(low), f(high)),
+            Dist::Exponential { mean } => format!("exp:{}", f(mean)),
+            Dist::Poisson { mean, .. } => format!("poisson:{}", f(mean)),
+            Dist::Pareto { shape, scale } => format!("pareto:shape={shape},scale={}", f(scale)),
+            Dist::Cauchy { location, scale } => {
+                format!("cauchy:loc={},scale={}", f(location), f(scale))
+            }
+            Dist::Normal { mean, sd } => format!("normal:mean={},sd={}", f(mean), f(sd)),
+            Dist::Gamma { shape, scale } => format!("gamma:shape={shape},scale={}", f(scale)),
+            Dist::Weibull { shape, scale } => format!("weibull:shape={shape},scale={}", f(scale)),
+        }
+    }
+}
+
+/// Γ(x) for x > 0 (Lanczos approximation, g = 7, 9 terms; relative error < 1e-13).
+pub fn gamma_fn(x: f64) -> f64 {
+    const G: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        return std::f64::consts::PI / ((std::f64::consts::PI * x).sin() * gamma_fn(1.0 - x));
+    }
+    let x = x - 1.0;
+    let mut a = G[0];
+    let t = x + 7.5;
+    for (i, g) in G.iter().enumerate().skip(1) {
+        a += g / (x + i as f64);
+    }
+    (2.0 * std::f64::consts::PI).sqrt() * t.powf(x + 0.5) * (-t).exp() * a
+}
+
+/// A traffic model for a UDP stream: gaps, sizes and the seed that fixes the sequence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrafficModel {
+    /// Inter-departure time, ns; `None` = the stream's rate (or unpaced).
+    #[serde(default)]
+    pub idt: Option<Dist>,
+    /// Payload size, bytes; `None` = the test's payload size.
+    #[serde(default)]
+    pub size: Option<Dist>,
+    /// Seed of the draws (recorded, so a run can be repeated exactly).
+    pub seed: u64,
+    /// The application profile this came from, if any (e.g. `voip-g711`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+}
+
+/// An application profile: what it sets and where its numbers come from.
+pub struct Profile {
+    pub name: &'static str,
+    pub idt: &'static str,
+    pub size: &'static str,
+    pub source: &'static str,
+}
+
+/// The application profiles (`--profile`).
+pub const PROFILES: &[Profile] = &[
+    Profile {
+        name: "voip-g711",
+        idt: "constant:20ms",
+        size: "constant:172",
+        source: "ITU-T G.711 (64 kbit/s) in 20 ms frames: 160 bytes of voice + 12-byte RTP header (RFC 3550), 50 packets/s; D-ITG's VoIP G.711 model without voice activity detection",
+    },
+    Profile {
+        name: "voip-g729",
+        idt: "constant:20ms",
+        size: "constant:32",
+        source: "ITU-T G.729 (8 kbit/s) in 20 ms frames (2 × 10 ms): 20 bytes of voice + 12-byte RTP header (RFC 3550), 50 packets/s",
+    },
+    Profile {
+        name: "voip-g723",
+        idt: "constant:30ms",
+        size: "constant:36",
+        source: "ITU-T G.723.1 (6.3 kbit/s) in 30 ms frames: 24 bytes of voice + 12-byte RTP header (RFC 3550), 33.3 packets/s",
+    },
+    Profile {
+        name: "dns",
+        idt: "exp:100ms",
+        size: "uniform:20..100",
+        source: "DNS queries as Poisson arrivals (exponential gaps, 10/s) of 20-100-byte messages (RFC 1035 questions without EDNS); a light request stream, not a measured resolver trace",
+    },
+];
+
+/// The profile of this name.
+pub fn profile(name: &str) -> Option<&'static Profile> {
+    PROFILES
+        .iter()
+        .find(|p| p.name.eq_ignore_ascii_case(name.trim()))
+}
+
+impl fmt::Display for TrafficModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if let Some(p) = &self.profile {
+            parts.push(format!("profile {p}"));
+        }
+        if let Some(d) = &self.idt {
+            parts.push(format!("idt {}", d.display(Quantity::Gap)));
+        }
+        if let Some(d) = &self.size {
+            parts.push(format!("size {}", d.display(Quantity::Size)));
+        }
+        parts.push(format!("seed {}", self.seed));
+        f.write_str(&parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_distribution_parses_and_prints_back() {
+        for (text, q) in [
+            ("constant:1ms", Quantity::Gap),
+            ("uniform:64..1400", Quantity::Size),
+            ("exp:1ms", Quantity::Gap),
+            ("pareto:shape=1.5,mean=1ms", Quantity::Gap),
+            ("cauchy:loc=1ms,scale=100us", Quantity::Gap),
+            ("normal:mean=1ms,sd=100us", Quantity::Gap),
+            ("poisson:500us", Quantity::Gap),
+            ("gamma:shape=2,scale=500us", Quantity::Gap),
+            ("weibull:shape=1.5,scale=1ms", Quantity::Gap),
+        ] {
+            let d = Dist::parse(text, q).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let again = Dist::parse(&d.display(q), q).unwrap();
+            assert_eq!(d, again, "{text} → {}", d.display(q));
+        }
+        let p = Dist::parse("pareto:shape=1.5,mean=1ms", Quantity::Gap).unwrap();
+        // scale rounded to whole ns: the mean is 1 ms within 1 ns.
+        assert!((p.mean().unwrap() - 1e6).abs() <= 1.0);
+        let w = Dist::parse("weibull:shape=1,scale=1ms", Quantity::Gap).unwrap();
+        assert!(
+            (w.mean().unwrap() - 1e6).abs() < 1e-3,
+            "Weibull shape 1 = exponential"
+        );
+    }
+
+    #[test]
+    fn bad_models_are_refused_with_the_reason() {
+        for (text, why) in [
+            ("exp", "NAME:PARAMS"),
+            ("exp:-1ms", "duration"),
+            ("uniform:1400..64", "LOW < HIGH"),
+            ("pareto:shape=1,mean=1ms", "shape > 1"),
+            ("zipf:1", "unknown distribution"),
+            ("gamma:shape=2", "needs scale"),
+            ("normal:mean=1ms,sd=0ms", "sd must be above 0"),
+        ] {
+            let e = Dist::parse(text, Quantity::Gap).unwrap_err();
+            assert!(e.contains(why), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn gamma_function_matches_known_values() {
+        assert!((gamma_fn(5.0) - 24.0).abs() < 1e-9);
+        assert!((gamma_fn(0.5) - std::f64::consts::PI.sqrt()).abs() < 1e-12);
+        assert!((gamma_fn(1.5) - 0.886_226_925_452_758).abs() < 1e-12);
+    }
+
+    #[test]
+    fn profiles_parse() {
+        for p in PROFILES {
+            Dist::parse(p.idt, Quantity::Gap).unwrap();
+            Dist::parse(p.size, Quantity::Size).unwrap();
+        }
+        assert!(profile("VOIP-G711").is_some());
+    }
+}
