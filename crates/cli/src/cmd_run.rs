@@ -111,6 +111,25 @@ pub struct RunArgs {
     /// even when paced). Recorded with every run as applied.udp_datapath_calls.
     #[arg(long, value_name = "PATH", default_value = "auto")]
     udp_datapath: wire::spec::UdpDatapath,
+    /// udp-stream: gaps between datagrams drawn from a distribution (D-ITG style):
+    /// constant:1ms, uniform:100us..2ms, exp:1ms (Poisson arrivals), pareto:shape=1.5,mean=1ms,
+    /// cauchy:loc=1ms,scale=100us, normal:mean=1ms,sd=100us, poisson:1ms,
+    /// gamma:shape=2,scale=500us, weibull:shape=1.5,scale=1ms. Sent one datagram per call
+    /// on an absolute schedule; how late each left is reported (schedule_late_*).
+    #[arg(long, value_name = "DIST", conflicts_with = "rate")]
+    idt: Option<String>,
+    /// udp-stream: datagram payload sizes drawn from a distribution, in bytes (e.g.
+    /// uniform:64..1400, normal:mean=512,sd=64); the same names as --idt.
+    #[arg(long, value_name = "DIST")]
+    size_dist: Option<String>,
+    /// udp-stream: an application model setting --idt and --size-dist (explicit flags
+    /// win): voip-g711, voip-g729, voip-g723, dns. `--profile list` shows their sources.
+    #[arg(long, value_name = "NAME")]
+    profile: Option<String>,
+    /// Seed of the --idt / --size-dist draws (default: from the clock; always recorded,
+    /// so a run can be repeated exactly).
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
     /// Print per-interval samples every SECS seconds (or 500ms, ...) [default: none].
     #[arg(short, long, value_name = "SECS", value_parser = crate::args::parse_secs)]
     interval: Option<f64>,
@@ -235,6 +254,10 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
     )?;
     spec.rr_timeout_ns = rr_timeout_ms * 1_000_000;
     spec.udp_datapath = a.udp_datapath;
+    spec.traffic = traffic_model(a)?;
+    if spec.traffic.is_some() && a.test != wire::spec::TestKind::UdpStream {
+        bail!("--idt, --size-dist and --profile shape a udp-stream; use -t udp-stream");
+    }
     spec.interval_ns = a
         .interval
         .map(|i| secs_to_ns("--interval", i))
@@ -710,4 +733,52 @@ mod tests {
         assert_eq!(group("not_a_metric"), "other");
         assert_eq!(label("not_a_metric"), "not a metric");
     }
+}
+
+/// The traffic model of `--idt`, `--size-dist`, `--profile` and `--seed`, checked.
+fn traffic_model(a: &RunArgs) -> anyhow::Result<Option<wire::traffic::TrafficModel>> {
+    use wire::traffic::{profile, TrafficModel, PROFILES};
+    let prof = match a.profile.as_deref() {
+        None => None,
+        Some("list") => {
+            for p in PROFILES {
+                println!(
+                    "{:<10} idt {:<14} size {:<16} {}",
+                    p.name, p.idt, p.size, p.source
+                );
+            }
+            std::process::exit(0);
+        }
+        Some(name) => Some(profile(name).ok_or_else(|| {
+            anyhow::anyhow!(
+                "unknown profile '{name}': {}",
+                PROFILES
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?),
+    };
+    let idt = a.idt.clone().or(prof.map(|p| p.idt.to_string()));
+    let size = a.size_dist.clone().or(prof.map(|p| p.size.to_string()));
+    if idt.is_none() && size.is_none() {
+        if a.seed.is_some() {
+            bail!("--seed fixes the draws of --idt / --size-dist / --profile; give one of them");
+        }
+        return Ok(None);
+    }
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+    });
+    let m = TrafficModel {
+        idt,
+        size,
+        seed,
+        profile: prof.map(|p| p.name.to_string()),
+    };
+    m.check().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Some(m))
 }

@@ -93,9 +93,11 @@ pub(crate) fn start_udp_senders(
     let datapath = spec.udp_datapath;
     for (i, s) in socks.into_iter().enumerate() {
         let sh = shared.clone();
+        let model = spec.traffic.clone();
         workers
-            .spawn(Role::Send, "dp-udp-send", move || {
-                udp::send(s, i as u16, payload, pps, bound, datapath, sh)
+            .spawn(Role::Send, "dp-udp-send", move || match &model {
+                Some(m) => udp::send_model(s, i as u16, payload, m, pps, bound, datapath, sh),
+                None => udp::send(s, i as u16, payload, pps, bound, datapath, sh),
             })
             .ctx("cannot start a data thread")?;
     }
@@ -114,7 +116,17 @@ pub(crate) fn start_udp_receiver(
         Bound::DurationNs(_) => None,
     };
     let (streams, payload, sh) = (spec.streams, spec.payload_bytes as usize, shared.clone());
-    let timing = udp::RxTiming::of(pps_of(spec));
+    // A size distribution may draw datagrams larger than the test's payload size.
+    let payload = match spec.traffic.as_ref().and_then(|m| m.size.as_ref()) {
+        Some(_) => udp::MAX_MODEL_PAYLOAD,
+        None => payload,
+    };
+    // A traffic model's sender stamps every datagram as it leaves: per-datagram timing.
+    let timing = if spec.traffic.as_ref().is_some_and(|m| m.idt.is_some()) {
+        udp::RxTiming::PerDatagram
+    } else {
+        udp::RxTiming::of(pps_of(spec))
+    };
     let datapath = spec.udp_datapath;
     workers
         .spawn(Role::Recv, "dp-udp-recv", move || {

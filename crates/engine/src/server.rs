@@ -266,6 +266,12 @@ pub fn start_server(mut cfg: ServerConfig) -> Result<ServerHandle, EngineError> 
 /// Why `spec` is over one of the server's limits, in words naming the flag; `peer` is
 /// the client's address (unpaced sending is allowed to a loopback peer only).
 pub fn check_limits(cfg: &ServerConfig, spec: &TestSpec, peer: IpAddr) -> Result<(), String> {
+    if let Some(m) = &spec.traffic {
+        if spec.kind != wire::spec::TestKind::UdpStream {
+            return Err("a traffic model (--idt, --size-dist, --profile) needs udp-stream".into());
+        }
+        m.check().map_err(|e| format!("traffic model: {e}"))?;
+    }
     if spec.streams > cfg.max_streams {
         return Err(format!(
             "the server allows at most {} streams per test (--max-streams); {} asked for",

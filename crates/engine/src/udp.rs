@@ -201,6 +201,142 @@ pub(crate) fn send(
     o
 }
 
+/// Largest UDP payload a model may draw (IPv4's limit; IPv6 allows 20 bytes more).
+pub(crate) const MAX_MODEL_PAYLOAD: usize = 65_507;
+
+/// Sender of a D-ITG-style traffic model: each gap and each size drawn from the model's
+/// distributions (seeded; stream `i` draws its own sequences), one datagram per system
+/// call, stamped as it leaves. The schedule is absolute (the sum of the drawn gaps from
+/// the data phase's start), so a late wake-up never shifts what follows; how late each
+/// datagram left against its schedule is recorded (`schedule_late_*_us` in applied).
+/// Without an IDT the gaps are the stream's rate (or none: as fast as possible); without
+/// a size distribution every datagram has the test's payload size.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn send_model(
+    sock: UdpSocket,
+    stream_id: u16,
+    payload_bytes: usize,
+    model: &wire::traffic::TrafficModel,
+    pps: Option<f64>,
+    bound: SendBound,
+    datapath: UdpDatapath,
+    shared: Arc<Shared>,
+) -> Outcome {
+    use measure::traffic::Sampler;
+    let mut o = Outcome::default();
+    let _ = sock.set_write_timeout(Some(POLL));
+    net::fine_timer_slack();
+    let stream = u64::from(stream_id);
+    let sampler = |d: Result<Option<wire::traffic::Dist>, String>, which: u64| {
+        d?.map(|d| Sampler::new(d, model.seed, 2 * stream + which))
+            .transpose()
+    };
+    let (mut gaps, mut sizes) = match (sampler(model.idt_dist(), 0), sampler(model.size_dist(), 1))
+    {
+        (Ok(g), Ok(s)) => (g, s),
+        (Err(e), _) | (_, Err(e)) => {
+            o.errors.push(format!("traffic model: {e}"));
+            return o;
+        }
+    };
+    let fixed_gap_ns = pps.map(|p| 1e9 / p);
+    let (path, _) = datapath_choice(datapath, false);
+    let mut tx = UdpBatch::new(
+        sock,
+        BatchConfig {
+            datapath: path,
+            max_batch: 1,
+            gso: false,
+            gro: false,
+            kernel_timestamps: false,
+            count_drops: false,
+            ..BatchConfig::default()
+        },
+    );
+    let min_len = wire::datagram::HEADER_BYTES;
+    let max_len = sizes
+        .as_ref()
+        .map_or(payload_bytes, |_| MAX_MODEL_PAYLOAD)
+        .max(min_len);
+    let mut buf = vec![0u8; max_len];
+    let start = shared.data_start();
+    let mut sched_ns = 0.0_f64;
+    let mut late = LatencyHistogram::new();
+    let mut seq = 0u64;
+    'run: loop {
+        let due = start + Duration::from_nanos(sched_ns as u64);
+        if bound.done(seq, Instant::now().max(due)) || shared.aborted() {
+            break;
+        }
+        if gaps.is_some() || fixed_gap_ns.is_some() {
+            wait_until(due);
+            late.record(Instant::now().saturating_duration_since(due).as_nanos() as u64);
+        }
+        let len = match sizes.as_mut() {
+            Some(s) => (s.sample().round() as usize).clamp(min_len, max_len),
+            None => payload_bytes.max(min_len),
+        };
+        loop {
+            let send_ns = shared.ns_since_go(Instant::now());
+            stamp(
+                std::slice::from_mut(&mut buf),
+                seq,
+                send_ns,
+                stream_id,
+                shared.token,
+            );
+            match tx.send_batch(&[&buf[..len]]) {
+                Ok(_) => {
+                    o.sent_packets += 1;
+                    o.sent_bytes += len as u64;
+                    shared.add_sent(len as u64, 1);
+                    break;
+                }
+                Err(e) if transient(&e) => {
+                    if shared.aborted() {
+                        break 'run;
+                    }
+                    std::thread::yield_now();
+                }
+                Err(e) => {
+                    o.errors
+                        .push(format!("udp send on stream {stream_id}: {e}"));
+                    break 'run;
+                }
+            }
+        }
+        seq += 1;
+        sched_ns += match (gaps.as_mut(), fixed_gap_ns) {
+            (Some(g), _) => g.sample(),
+            (None, Some(f)) => f,
+            (None, None) => 0.0,
+        };
+    }
+    o.last_send_ns = shared.ns_since_go(Instant::now());
+    note_datapath(&tx, &mut o);
+    o.io.insert("traffic_model".into(), model.to_string());
+    o.io.insert("udp_send_stamps".into(), "per-datagram".into());
+    if !late.is_empty() {
+        for (key, q) in [("p50", 0.5), ("p99", 0.99)] {
+            o.io.insert(
+                format!("schedule_late_{key}_us"),
+                format!("{:.1}", late.quantile_ns(q) as f64 / 1e3),
+            );
+        }
+        o.io.insert(
+            "schedule_late_max_us".into(),
+            format!("{:.1}", late.max_ns().unwrap_or(0) as f64 / 1e3),
+        );
+    }
+    o.streams.push(StreamStats {
+        stream_id,
+        sent_bytes: o.sent_bytes,
+        sent_packets: o.sent_packets,
+        ..StreamStats::default()
+    });
+    o
+}
+
 /// Test hook ([`crate::data::SEND_DELAY_ENV`]): how long datagram `seq` counts as
 /// held back after its stamp, by the repeating pattern. The stamp is moved back by
 /// that much rather than the send delayed by a sleep: for every figure computed from

@@ -339,6 +339,10 @@ pub struct TestSpec {
     /// accept the spec).
     #[serde(default, skip_serializing_if = "UdpDatapath::is_auto")]
     pub udp_datapath: UdpDatapath,
+    /// UDP stream only: gaps and sizes drawn from distributions (D-ITG style); absent
+    /// on the wire when not used, so older peers accept the spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<crate::traffic::TrafficModel>,
 }
 
 fn default_rr_timeout_ns() -> u64 {
@@ -360,6 +364,7 @@ impl TestSpec {
             interval_ns: None,
             rr_timeout_ns: default_rr_timeout_ns(),
             udp_datapath: UdpDatapath::Auto,
+            traffic: None,
         }
     }
 }

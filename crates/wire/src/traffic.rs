@@ -260,14 +260,17 @@ pub fn gamma_fn(x: f64) -> f64 {
 }
 
 /// A traffic model for a UDP stream: gaps, sizes and the seed that fixes the sequence.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The distributions travel (and are stored) in their text form, parsed where used, so
+/// the model reads the same in a spec file, the wire protocol and the results database.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TrafficModel {
-    /// Inter-departure time, ns; `None` = the stream's rate (or unpaced).
+    /// Inter-departure time (`--idt`, e.g. `exp:1ms`); `None` = the stream's rate (or
+    /// unpaced).
     #[serde(default)]
-    pub idt: Option<Dist>,
-    /// Payload size, bytes; `None` = the test's payload size.
+    pub idt: Option<String>,
+    /// Payload size (`--size-dist`, e.g. `uniform:64..1400`); `None` = the test's size.
     #[serde(default)]
-    pub size: Option<Dist>,
+    pub size: Option<String>,
     /// Seed of the draws (recorded, so a run can be repeated exactly).
     pub seed: u64,
     /// The application profile this came from, if any (e.g. `voip-g711`).
@@ -318,6 +321,31 @@ pub fn profile(name: &str) -> Option<&'static Profile> {
         .find(|p| p.name.eq_ignore_ascii_case(name.trim()))
 }
 
+impl TrafficModel {
+    /// The gap distribution, parsed (`Err` names what is wrong).
+    pub fn idt_dist(&self) -> Result<Option<Dist>, String> {
+        self.idt
+            .as_deref()
+            .map(|t| Dist::parse(t, Quantity::Gap))
+            .transpose()
+    }
+
+    /// The size distribution, parsed.
+    pub fn size_dist(&self) -> Result<Option<Dist>, String> {
+        self.size
+            .as_deref()
+            .map(|t| Dist::parse(t, Quantity::Size))
+            .transpose()
+    }
+
+    /// Both distributions parse.
+    pub fn check(&self) -> Result<(), String> {
+        self.idt_dist()?;
+        self.size_dist()?;
+        Ok(())
+    }
+}
+
 impl fmt::Display for TrafficModel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut parts = Vec::new();
@@ -325,10 +353,10 @@ impl fmt::Display for TrafficModel {
             parts.push(format!("profile {p}"));
         }
         if let Some(d) = &self.idt {
-            parts.push(format!("idt {}", d.display(Quantity::Gap)));
+            parts.push(format!("idt {d}"));
         }
         if let Some(d) = &self.size {
-            parts.push(format!("size {}", d.display(Quantity::Size)));
+            parts.push(format!("size {d}"));
         }
         parts.push(format!("seed {}", self.seed));
         f.write_str(&parts.join(", "))
