@@ -91,19 +91,29 @@ impl Store {
     }
 }
 
-/// A random RFC 4122 id from the kernel, or a time+pid one where that is unreadable.
+/// A random RFC 9562 (RFC 4122) version-4 UUID from the OS random source (getrandom:
+/// Linux getrandom(2), Windows ProcessPrng, arc4random elsewhere); a time+pid id only if
+/// the OS has no random source to give.
 fn new_uuid() -> String {
-    if let Ok(text) = std::fs::read_to_string("/proc/sys/kernel/random/uuid") {
-        let t = text.trim();
-        if t.len() == 36 {
-            return t.to_string();
-        }
+    let mut b = [0u8; 16];
+    if getrandom::fill(&mut b).is_err() {
+        let now_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        return format!("{now_ns:x}-{:x}", std::process::id());
     }
-    let now_ns = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("{now_ns:x}-{:x}", std::process::id())
+    b[6] = (b[6] & 0x0f) | 0x40; // version 4
+    b[8] = (b[8] & 0x3f) | 0x80; // RFC variant
+    let h: Vec<String> = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        h[0..4].concat(),
+        h[4..6].concat(),
+        h[6..8].concat(),
+        h[8..10].concat(),
+        h[10..16].concat()
+    )
 }
 
 /// Insert one run with metrics and samples inside the caller's transaction.
@@ -228,4 +238,22 @@ pub(crate) fn insert_cells(conn: &Connection, cells: &[CellRecord]) -> Result<()
         ])?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod uuid_tests {
+    #[test]
+    fn uuids_are_version_4_and_differ() {
+        let a = super::new_uuid();
+        let b = super::new_uuid();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+        let parts: Vec<&str> = a.split('-').collect();
+        assert_eq!(
+            parts.iter().map(|p| p.len()).collect::<Vec<_>>(),
+            [8, 4, 4, 4, 12]
+        );
+        assert!(parts[2].starts_with('4'), "{a}");
+        assert!(matches!(&parts[3][..1], "8" | "9" | "a" | "b"), "{a}");
+    }
 }
