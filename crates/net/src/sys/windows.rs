@@ -946,6 +946,9 @@ pub(crate) mod udp {
         Ok(rc > 0)
     }
 
+    /// recv_from and WSARecvMsg block on these sockets: poll first.
+    pub(crate) const RECV_NEVER_BLOCKS: bool = false;
+
     pub(crate) fn poll_readable(sock: &UdpSocket, wait: Wait) -> io::Result<bool> {
         match wait {
             Wait::NonBlocking => poll_ms(sock, 0),

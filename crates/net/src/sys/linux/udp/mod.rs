@@ -91,6 +91,9 @@ pub(crate) fn socket_drops(sock: &UdpSocket) -> Option<u64> {
     drops::socket_drops(sock.as_raw_fd())
 }
 
+/// recvmmsg and recvmsg are called with MSG_DONTWAIT: they never block.
+pub(crate) const RECV_NEVER_BLOCKS: bool = true;
+
 /// Wait until the socket is readable. `Ok(false)` on timeout or signal.
 pub(crate) fn poll_readable(sock: &UdpSocket, wait: Wait) -> io::Result<bool> {
     let ts;
