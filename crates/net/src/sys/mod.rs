@@ -23,6 +23,9 @@
 
 pub(crate) mod portable;
 
+#[cfg(unix)]
+pub(crate) mod unix_common;
+
 #[cfg(target_os = "linux")]
 pub(crate) mod linux;
 #[cfg(target_os = "linux")]

@@ -12,26 +12,9 @@ pub(crate) mod clock {
 }
 
 pub(crate) mod errors {
-    use std::io;
-
-    pub(crate) fn is_no_buffer_space(e: &io::Error) -> bool {
-        e.raw_os_error() == Some(libc::ENOBUFS)
-    }
-    pub(crate) fn is_af_unsupported(e: &io::Error) -> bool {
-        e.raw_os_error() == Some(libc::EAFNOSUPPORT)
-    }
-    pub(crate) fn is_unreachable(e: &io::Error) -> bool {
-        matches!(
-            e.raw_os_error(),
-            Some(libc::EHOSTUNREACH) | Some(libc::ENETUNREACH) | Some(libc::EADDRNOTAVAIL)
-        )
-    }
-    pub(crate) fn is_unsupported(e: &io::Error) -> bool {
-        matches!(
-            e.raw_os_error(),
-            Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP)
-        ) || e.kind() == io::ErrorKind::Unsupported
-    }
+    pub(crate) use crate::sys::unix_common::{
+        is_af_unsupported, is_no_buffer_space, is_unreachable, is_unsupported,
+    };
 }
 
 /// sysctlbyname into a byte buffer.
@@ -85,7 +68,7 @@ fn sysctl_u64(name: &str) -> Option<u64> {
 
 pub(crate) mod readings {
     use crate::error::NetError;
-    use measure::cpu::{CoreTimes, CpuSnapshot, CpuTimes, ProcessCpuTimes};
+    use measure::cpu::{CoreTimes, CpuSnapshot, CpuTimes};
     use std::net::{Ipv6Addr, SocketAddr, UdpSocket};
 
     #[cfg(target_os = "freebsd")]
@@ -213,24 +196,7 @@ pub(crate) mod readings {
         }
     }
 
-    fn timeval_ns(tv: libc::timeval) -> u64 {
-        (tv.tv_sec.max(0) as u64)
-            .saturating_mul(1_000_000_000)
-            .saturating_add((tv.tv_usec.max(0) as u64).saturating_mul(1000))
-    }
-
-    pub(crate) fn process_cpu_times() -> ProcessCpuTimes {
-        // SAFETY: rusage is a plain C struct for which all-zero bytes are a valid value.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: `ru` is valid for writes; RUSAGE_SELF is a valid `who`.
-        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-            return ProcessCpuTimes::default();
-        }
-        ProcessCpuTimes {
-            user_ns: timeval_ns(ru.ru_utime),
-            system_ns: timeval_ns(ru.ru_stime),
-        }
-    }
+    pub(crate) use crate::sys::unix_common::process_cpu_times;
 
     pub(crate) fn ipv6_check() -> Result<(), NetError> {
         match UdpSocket::bind(SocketAddr::from((Ipv6Addr::LOCALHOST, 0))) {
@@ -297,41 +263,11 @@ pub(crate) mod sockopt {
     pub(crate) const BUFFER_READBACK_FACTOR: u64 = 1;
 
     fn set_int(s: &SockRef<'_>, level: i32, name: i32, value: i32) -> io::Result<()> {
-        // SAFETY: `value` lives for the call and its exact size is passed.
-        let rc = unsafe {
-            libc::setsockopt(
-                s.as_raw_fd(),
-                level,
-                name,
-                (&value as *const i32).cast(),
-                std::mem::size_of::<i32>() as libc::socklen_t,
-            )
-        };
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        }
+        crate::sys::unix_common::set_int(s.as_raw_fd(), level, name, value)
     }
 
     fn get_int(s: &SockRef<'_>, level: i32, name: i32) -> io::Result<i32> {
-        let mut value: i32 = 0;
-        let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
-        // SAFETY: `value` and `len` are valid for writes; `len` holds the size.
-        let rc = unsafe {
-            libc::getsockopt(
-                s.as_raw_fd(),
-                level,
-                name,
-                (&mut value as *mut i32).cast(),
-                &mut len,
-            )
-        };
-        if rc == 0 {
-            Ok(value)
-        } else {
-            Err(io::Error::last_os_error())
-        }
+        crate::sys::unix_common::get_int(s.as_raw_fd(), level, name)
     }
 
     /// The socket's family from getsockname (BSD fills the family even before bind).
@@ -472,7 +408,7 @@ pub(crate) mod sockopt {
 pub(crate) mod sysinfo {
     use crate::sysinfo::Capture;
     use std::ffi::CStr;
-    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    use std::net::IpAddr;
 
     fn field(b: &[libc::c_char]) -> String {
         // SAFETY: utsname fields are NUL-terminated within their arrays.
@@ -546,7 +482,7 @@ pub(crate) mod sysinfo {
     /// The interface holding `addr`, from getifaddrs (its name; MTU and speed are not
     /// read here).
     pub(crate) fn iface_fields_of(c: &mut Capture, addr: IpAddr) {
-        match name_of(addr) {
+        match crate::sys::unix_common::interface_name_of(addr) {
             Some(name) => {
                 c.set("iface.name", Some(name));
                 c.missing.push(
@@ -556,46 +492,6 @@ pub(crate) mod sysinfo {
             }
             None => c.missing.push(format!("iface (no interface holds {addr})")),
         }
-    }
-
-    fn name_of(addr: IpAddr) -> Option<String> {
-        let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
-        // SAFETY: getifaddrs writes a list head we free below with freeifaddrs.
-        if unsafe { libc::getifaddrs(&mut head) } != 0 {
-            return None;
-        }
-        let mut found = None;
-        let mut cur = head;
-        while !cur.is_null() {
-            // SAFETY: cur is a node of the list getifaddrs returned, not yet freed.
-            let ifa = unsafe { &*cur };
-            cur = ifa.ifa_next;
-            if ifa.ifa_addr.is_null() || ifa.ifa_name.is_null() {
-                continue;
-            }
-            // SAFETY: ifa_addr points to a sockaddr whose family says its real type.
-            let family = i32::from(unsafe { (*ifa.ifa_addr).sa_family });
-            let a = if family == libc::AF_INET {
-                // SAFETY: family is AF_INET, so this is a sockaddr_in.
-                let sin = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in) };
-                IpAddr::V4(Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)))
-            } else if family == libc::AF_INET6 {
-                // SAFETY: family is AF_INET6, so this is a sockaddr_in6.
-                let sin6 = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in6) };
-                IpAddr::V6(Ipv6Addr::from(sin6.sin6_addr.s6_addr))
-            } else {
-                continue;
-            };
-            if a == addr {
-                // SAFETY: ifa_name is a NUL-terminated string owned by the list.
-                let name = unsafe { CStr::from_ptr(ifa.ifa_name) };
-                found = Some(name.to_string_lossy().into_owned());
-                break;
-            }
-        }
-        // SAFETY: head came from a successful getifaddrs and is freed once.
-        unsafe { libc::freeifaddrs(head) };
-        found
     }
 }
 

@@ -2,7 +2,7 @@
 //! affinity and timer slack.
 
 use crate::error::NetError;
-use measure::cpu::{CpuSnapshot, ProcessCpuTimes};
+use measure::cpu::CpuSnapshot;
 use std::net::{Ipv6Addr, SocketAddr, UdpSocket};
 
 const PROC_STAT: &str = "/proc/stat";
@@ -32,27 +32,7 @@ pub(crate) fn cpu_snapshot() -> Result<CpuSnapshot, NetError> {
     CpuSnapshot::parse(&text).map_err(|e| NetError::ProcStat(e.to_string()))
 }
 
-fn timeval_ns(tv: libc::timeval) -> u64 {
-    (tv.tv_sec.max(0) as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add((tv.tv_usec.max(0) as u64).saturating_mul(1000))
-}
-
-/// getrusage(RUSAGE_SELF): all threads; microsecond resolution.
-pub(crate) fn process_cpu_times() -> ProcessCpuTimes {
-    // SAFETY: rusage is a plain C struct for which all-zero bytes are a valid value.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is valid for writes; RUSAGE_SELF is a valid `who`.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    if rc != 0 {
-        // getrusage(RUSAGE_SELF) cannot fail with a valid pointer.
-        return ProcessCpuTimes::default();
-    }
-    ProcessCpuTimes {
-        user_ns: timeval_ns(ru.ru_utime),
-        system_ns: timeval_ns(ru.ru_stime),
-    }
-}
+pub(crate) use crate::sys::unix_common::process_cpu_times;
 
 pub(crate) fn sysctl_is_one(path: &str) -> bool {
     std::fs::read_to_string(path)

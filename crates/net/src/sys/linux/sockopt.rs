@@ -4,10 +4,11 @@
 
 use crate::error::NetError;
 use crate::sockopt::{sockopt_err, SockKind};
+pub(crate) use crate::sys::unix_common::{get_int, set_int};
 use socket2::SockRef;
 use std::io;
 use std::net::SocketAddrV6;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 
 const AVAILABLE_CC_PATH: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
 
@@ -18,37 +19,6 @@ pub(crate) const BUFFER_READBACK_FACTOR: u64 = 2;
 /// Whether the socket is AF_INET6 (SO_DOMAIN).
 pub(crate) fn is_ipv6(s: &SockRef<'_>) -> io::Result<bool> {
     Ok(s.domain()? == socket2::Domain::IPV6)
-}
-
-pub(crate) fn set_int(fd: RawFd, level: i32, name: i32, value: i32) -> io::Result<()> {
-    // SAFETY: `value` lives for the call and its exact size is passed; the kernel copies it.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (&value as *const i32).cast(),
-            std::mem::size_of::<i32>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-pub(crate) fn get_int(fd: RawFd, level: i32, name: i32) -> io::Result<i32> {
-    let mut value: i32 = 0;
-    let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
-    // SAFETY: `value` and `len` are valid for writes; `len` holds the buffer's size.
-    let rc =
-        unsafe { libc::getsockopt(fd, level, name, (&mut value as *mut i32).cast(), &mut len) };
-    if rc == 0 {
-        Ok(value)
-    } else {
-        Err(io::Error::last_os_error())
-    }
 }
 
 /// The sysctl that caps a buffer request.

@@ -140,56 +140,10 @@ fn interface_of(addr: IpAddr) -> Option<String> {
             return Some(name);
         }
     }
-    if let Some(name) = ifaddrs::name_of(addr) {
+    if let Some(name) = crate::sys::unix_common::interface_name_of(addr) {
         return Some(name);
     }
     addr.is_loopback().then(|| "lo".to_string())
-}
-
-mod ifaddrs {
-    use std::ffi::CStr;
-    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-
-    /// Name of the interface with address `addr`, from getifaddrs(3).
-    pub fn name_of(addr: IpAddr) -> Option<String> {
-        let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
-        // SAFETY: getifaddrs writes a list head we free below with freeifaddrs.
-        if unsafe { libc::getifaddrs(&mut head) } != 0 {
-            return None;
-        }
-        let mut found = None;
-        let mut cur = head;
-        while !cur.is_null() {
-            // SAFETY: cur is a node of the list getifaddrs returned, not yet freed.
-            let ifa = unsafe { &*cur };
-            cur = ifa.ifa_next;
-            if ifa.ifa_addr.is_null() || ifa.ifa_name.is_null() {
-                continue;
-            }
-            // SAFETY: ifa_addr points to a sockaddr whose family says its real type.
-            let family = i32::from(unsafe { (*ifa.ifa_addr).sa_family });
-            let a = if family == libc::AF_INET {
-                // SAFETY: family is AF_INET, so this is a sockaddr_in.
-                let sin = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in) };
-                IpAddr::V4(Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)))
-            } else if family == libc::AF_INET6 {
-                // SAFETY: family is AF_INET6, so this is a sockaddr_in6.
-                let sin6 = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in6) };
-                IpAddr::V6(Ipv6Addr::from(sin6.sin6_addr.s6_addr))
-            } else {
-                continue;
-            };
-            if a == addr {
-                // SAFETY: ifa_name is a NUL-terminated string owned by the list.
-                let name = unsafe { CStr::from_ptr(ifa.ifa_name) };
-                found = Some(name.to_string_lossy().into_owned());
-                break;
-            }
-        }
-        // SAFETY: head came from a successful getifaddrs and is freed once.
-        unsafe { libc::freeifaddrs(head) };
-        found
-    }
 }
 
 /// Read-only ethtool ioctls (no `ethtool` binary needed).
