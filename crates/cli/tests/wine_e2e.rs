@@ -164,8 +164,11 @@ fn a_windows_client_and_a_linux_server_interoperate_both_ways() {
     );
     for host in ["127.0.0.1", "::1"] {
         let port = srv.port_for(host).to_string();
-        for test in ["tcp-stream", "udp-stream"] {
+        for test in ["tcp-stream", "udp-stream", "tcp-rr", "udp-rr"] {
             for dir in [&[][..], &["--reverse"]] {
+                if test.ends_with("-rr") && !dir.is_empty() {
+                    continue; // request/response has no direction
+                }
                 let mut args = vec![host, "-p", &port];
                 args.extend(bounded(test, "500"));
                 args.extend_from_slice(dir);
@@ -184,10 +187,10 @@ fn a_linux_client_and_a_windows_server_interoperate_both_ways() {
     let srv = ServerProc::start_command(windows(), 0, &["--bind", "127.0.0.1", "--bind", "::1"]);
     for host in ["127.0.0.1", "::1"] {
         let port = srv.port_for(host).to_string();
-        for test in ["tcp-stream", "udp-stream", "tcp-rr"] {
+        for test in ["tcp-stream", "udp-stream", "tcp-rr", "udp-rr"] {
             for dir in [&[][..], &["--reverse"]] {
-                if test == "tcp-rr" && !dir.is_empty() {
-                    continue;
+                if test.ends_with("-rr") && !dir.is_empty() {
+                    continue; // request/response has no direction
                 }
                 let mut args = vec![host, "-p", &port];
                 args.extend(bounded(test, "500"));
