@@ -56,6 +56,24 @@ fn small_real_study_records_every_cell_run_and_metric() {
             );
         }
     }
+    // What each run applied is stored per side: buffers as the kernel read them back,
+    // and for UDP streams the system calls that ran.
+    let applied = s.applied_of_campaign(c.id).unwrap();
+    for r in runs.iter().filter(|r| r.status.is_ok()) {
+        let a = &applied[&r.id];
+        let buf: u64 = a["client.sndbuf_bytes"].parse().unwrap();
+        assert!(buf > 0, "{a:?}");
+        if r.kind == TestKind::UdpStream {
+            assert!(
+                a["client.udp_datapath_calls"].starts_with("linux:"),
+                "{a:?}"
+            );
+            assert!(
+                a["server.udp_datapath_calls"].starts_with("linux:"),
+                "{a:?}"
+            );
+        }
+    }
     // Interval samples are stored (0.2 s runs at 100 ms intervals).
     let with_samples = runs
         .iter()

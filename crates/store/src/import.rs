@@ -79,6 +79,7 @@ impl Store {
                         status: d.run.status,
                         metrics: d.run.metrics,
                         samples,
+                        applied: d.applied,
                         started_unix_ns: d.run.started_unix_ns,
                         duration_ns: d.duration_ns,
                     },

@@ -161,6 +161,8 @@ pub struct RunRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunDetail {
     pub run: RunRecord,
+    /// What each side applied (empty for runs stored before schema 2).
+    pub applied: BTreeMap<String, String>,
     pub cell_index: u32,
     /// 0 for the first try, 1.. for retries.
     pub attempt: u32,
@@ -224,6 +226,8 @@ pub struct NewRun {
     pub status: RunStatus,
     pub metrics: BTreeMap<String, f64>,
     pub samples: Vec<IntervalSample>,
+    /// What each side applied (`client.sndbuf_bytes`, `server.udp_datapath_calls`, …).
+    pub applied: BTreeMap<String, String>,
     pub started_unix_ns: i64,
     pub duration_ns: i64,
 }
@@ -330,7 +334,7 @@ impl Store {
                     supported: schema::CURRENT_VERSION,
                 });
             }
-            if version < schema::CURRENT_VERSION {
+            if version < schema::READABLE_FROM {
                 return Err(StoreError::BadValue(format!(
                     "{} has schema version {version} (current {}); open it once with `dualperf study --resume` or `dualperf import` to upgrade it",
                     self.path.display(),

@@ -127,6 +127,7 @@ impl Store {
     pub fn run_details(&self, campaign_id: i64) -> Result<Vec<RunDetail>, StoreError> {
         self.require_campaign(campaign_id)?;
         let mut metrics = self.metrics_of_campaign(campaign_id)?;
+        let mut applied = self.applied_of_campaign(campaign_id)?;
         let mut st = self.conn.prepare(
             "SELECT r.id, c.family, c.kind, c.payload_bytes, c.direction, r.repetition,
                     r.warmup, r.ok, r.failure_reason, r.started_unix_ns, c.cell_index,
@@ -160,10 +161,39 @@ impl Store {
                     metrics: metrics.remove(&id).unwrap_or_default(),
                     started_unix_ns: r.get(9)?,
                 },
+                applied: applied.remove(&id).unwrap_or_default(),
                 cell_index: r.get(10)?,
                 attempt: r.get(11)?,
                 duration_ns: r.get(12)?,
             });
+        }
+        Ok(out)
+    }
+
+    /// What each run of a campaign applied, by run id (`client.sndbuf_bytes` → value).
+    pub fn applied_of_campaign(
+        &self,
+        campaign_id: i64,
+    ) -> Result<BTreeMap<i64, BTreeMap<String, String>>, StoreError> {
+        // A file at schema 1 opened read-only has no such table: nothing was recorded.
+        let has_table: bool = self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_applied')",
+            [],
+            |r| r.get(0),
+        )?;
+        if !has_table {
+            return Ok(BTreeMap::new());
+        }
+        let mut st = self.conn.prepare(
+            "SELECT a.run_id, a.key, a.value FROM run_applied a
+             JOIN runs r ON r.id = a.run_id WHERE r.campaign_id = ?1",
+        )?;
+        let mut rows = st.query([campaign_id])?;
+        let mut out: BTreeMap<i64, BTreeMap<String, String>> = BTreeMap::new();
+        while let Some(r) = rows.next()? {
+            out.entry(r.get(0)?)
+                .or_default()
+                .insert(r.get(1)?, r.get(2)?);
         }
         Ok(out)
     }

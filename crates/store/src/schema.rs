@@ -77,10 +77,24 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, interval_index, name)
     );
     "#,
+    // 1 → 2: the socket settings and datapath each run applied, per side (`client.`,
+    // `server.` + the engine's applied key), for exports and reports.
+    r#"
+    CREATE TABLE run_applied (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        key    TEXT NOT NULL,
+        value  TEXT NOT NULL,
+        PRIMARY KEY (run_id, key)
+    );
+    "#,
 ];
 
 /// The schema version this build writes.
 pub const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The oldest version the read paths (show, export, report) read without migrating:
+/// version 2 only added `run_applied`, which reads as empty where it is missing.
+pub const READABLE_FROM: i64 = 1;
 
 /// The schema version a database is at (0 for a new, empty file).
 pub fn version(conn: &Connection) -> Result<i64, StoreError> {

@@ -45,6 +45,7 @@ fn ok_run(campaign_id: i64, cell_index: u32, repetition: u32, tput: f64) -> NewR
             end_ns: 100_000_000,
             metrics: [(metrics::THROUGHPUT_BPS.to_string(), tput)].into(),
         }],
+        applied: [("client.sndbuf_bytes".to_string(), "16384".to_string())].into(),
         started_unix_ns: 1_700_000_000_000_000_000 + i64::from(repetition),
         duration_ns: 1_000_000_000,
     }
@@ -221,6 +222,11 @@ fn import_merges_campaigns_with_metadata_once() {
     let runs = s.runs(new_id).unwrap();
     assert_eq!(runs.len(), 3);
     assert_eq!(s.samples(runs[0].id).unwrap().len(), 1);
+    // What each run applied comes along.
+    assert_eq!(
+        s.applied_of_campaign(new_id).unwrap()[&runs[0].id]["client.sndbuf_bytes"],
+        "16384"
+    );
     assert_eq!(
         s.campaign_extra(new_id).unwrap().imported_from.as_deref(),
         Some(b.display().to_string().as_str())
@@ -249,4 +255,29 @@ fn cells_are_kept_on_resume_and_targets_recorded() {
         s.runs(id + 1).err(),
         Some(StoreError::NoSuchCampaign(_))
     ));
+}
+
+/// A file written before `run_applied` existed (schema 1) still reads read-only (show,
+/// export, report), with nothing applied; opened for writing it is migrated.
+#[test]
+fn a_schema_1_file_reads_read_only_and_migrates_when_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, id) = filled(dir.path(), "old");
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("DROP TABLE run_applied; PRAGMA user_version = 1;")
+            .unwrap();
+    }
+    let ro = Store::open_read_only(&path).unwrap();
+    let details = ro.run_details(id).unwrap();
+    assert_eq!(details.len(), 3);
+    assert!(details.iter().all(|d| d.applied.is_empty()));
+    drop(ro);
+    let rw = Store::open(&path).unwrap();
+    assert!(rw.applied_of_campaign(id).unwrap().is_empty());
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let v: i64 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, crate::schema::CURRENT_VERSION);
 }

@@ -153,6 +153,13 @@ pub(crate) fn insert_run(tx: &Connection, run: &NewRun) -> Result<i64, StoreErro
     )?;
     let run_id = tx.last_insert_rowid();
     {
+        let mut ins =
+            tx.prepare("INSERT INTO run_applied (run_id, key, value) VALUES (?1, ?2, ?3)")?;
+        for (key, value) in &run.applied {
+            ins.execute(params![run_id, key, value])?;
+        }
+    }
+    {
         let mut ins = tx.prepare(
             "INSERT INTO run_metrics (run_id, name, value, unit) VALUES (?1, ?2, ?3, ?4)",
         )?;

@@ -48,6 +48,7 @@ fn one_study(path: &std::path::Path, label: &str) -> Result<i64, StoreError> {
             status: RunStatus::Ok,
             metrics: BTreeMap::from([("throughput_bps".to_string(), 1e9)]),
             samples: Vec::new(),
+            applied: Default::default(),
             started_unix_ns: 0,
             duration_ns: 1,
         })?;
@@ -149,6 +150,7 @@ fn a_duplicate_run_is_a_clear_error_not_a_raw_constraint_message() {
             status: RunStatus::Ok,
             metrics: BTreeMap::new(),
             samples: Vec::new(),
+            applied: Default::default(),
             started_unix_ns: 0,
             duration_ns: 1,
         })

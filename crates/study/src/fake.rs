@@ -58,6 +58,7 @@ impl crate::runner::Executor for FakeExecutor {
             metrics,
             server_info: [("host.name".to_string(), "fake-server".to_string())].into(),
             client_info: [("host.name".to_string(), "fake-client".to_string())].into(),
+            applied: Default::default(),
         });
         Attempt {
             started_unix_ns: started,

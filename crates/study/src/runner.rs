@@ -30,6 +30,9 @@ pub struct RunOutput {
     pub server_info: BTreeMap<String, String>,
     /// Metadata of this (client) host as the run saw it (may be empty).
     pub client_info: BTreeMap<String, String>,
+    /// What each side applied: `client.KEY` / `server.KEY` (socket settings as the
+    /// kernel read them back, the UDP datapath that ran).
+    pub applied: BTreeMap<String, String>,
 }
 
 /// One attempt at a run: when, how long, and what came of it.

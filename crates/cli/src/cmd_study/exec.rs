@@ -343,6 +343,13 @@ impl EngineExec {
                 samples: rec.samples.iter().map(to_sample).collect(),
                 server_info: r.server_info.clone(),
                 client_info: r.client_info.clone(),
+                applied: [("client", &r.client.applied), ("server", &r.server.applied)]
+                    .into_iter()
+                    .flat_map(|(side, map)| {
+                        map.iter()
+                            .map(move |(k, v)| (format!("{side}.{k}"), v.clone()))
+                    })
+                    .collect(),
             }
         });
         Attempt {

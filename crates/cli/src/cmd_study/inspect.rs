@@ -288,6 +288,14 @@ struct Row<'a> {
     flowlabel: Option<u32>,
     congestion: Option<&'a str>,
     dont_fragment: Option<bool>,
+    // What the run applied (as the kernel read it back), per side; the UDP datapath is
+    // the calls that ran (e.g. linux:sendmmsg/recvmmsg+gso).
+    client_sndbuf_applied: Option<&'a str>,
+    client_rcvbuf_applied: Option<&'a str>,
+    server_sndbuf_applied: Option<&'a str>,
+    server_rcvbuf_applied: Option<&'a str>,
+    client_udp_datapath: Option<&'a str>,
+    server_udp_datapath: Option<&'a str>,
 }
 
 /// What a cell asked for and where it ran (export columns after `unit`).
@@ -395,6 +403,12 @@ const CSV_COLUMNS: &[&str] = &[
     "flowlabel",
     "congestion",
     "dont_fragment",
+    "client_sndbuf_applied",
+    "client_rcvbuf_applied",
+    "server_sndbuf_applied",
+    "server_rcvbuf_applied",
+    "client_udp_datapath",
+    "server_udp_datapath",
 ];
 
 /// CSV columns of `export --intervals`.
@@ -532,7 +546,11 @@ fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
             by_axes.insert(key, Settings::of(spec.as_ref(), &client_os, &server_os));
         }
         let unknown = Settings::of(None, &client_os, &server_os);
+        let applied = store.applied_of_campaign(c.id)?;
+        let none = std::collections::BTreeMap::new();
         for r in store.runs(c.id)? {
+            let ap = applied.get(&r.id).unwrap_or(&none);
+            let ap = |key: &str| ap.get(key).map(String::as_str);
             if (r.warmup && !args.include_warmup) || (!r.status.is_ok() && !args.include_failed) {
                 continue;
             }
@@ -600,6 +618,12 @@ fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 flowlabel: settings.flowlabel,
                 congestion: settings.congestion.as_deref(),
                 dont_fragment: settings.dont_fragment,
+                client_sndbuf_applied: ap("client.sndbuf_bytes"),
+                client_rcvbuf_applied: ap("client.rcvbuf_bytes"),
+                server_sndbuf_applied: ap("server.sndbuf_bytes"),
+                server_rcvbuf_applied: ap("server.rcvbuf_bytes"),
+                client_udp_datapath: ap("client.udp_datapath_calls"),
+                server_udp_datapath: ap("server.udp_datapath_calls"),
             };
             if r.metrics.is_empty() {
                 sink.row(&base)?;
@@ -699,6 +723,12 @@ mod tests {
             flowlabel: None,
             congestion: None,
             dont_fragment: None,
+            client_sndbuf_applied: None,
+            client_rcvbuf_applied: None,
+            server_sndbuf_applied: None,
+            server_rcvbuf_applied: None,
+            client_udp_datapath: None,
+            server_udp_datapath: None,
         };
         let header = |r: &dyn erased::Ser| {
             let mut w = csv::Writer::from_writer(Vec::new());

@@ -191,6 +191,7 @@ fn to_output(r: &iperf3::Iperf3Result) -> RunOutput {
         samples: Vec::new(),
         server_info,
         client_info: BTreeMap::new(),
+        applied: BTreeMap::new(),
     }
 }
 

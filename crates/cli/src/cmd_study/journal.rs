@@ -210,6 +210,10 @@ impl Journal for StoreJournal {
                 status,
                 metrics,
                 samples,
+                applied: match &f.run.result {
+                    Ok(o) => o.applied.clone(),
+                    Err(_) => Default::default(),
+                },
                 started_unix_ns: f.run.started_unix_ns,
                 duration_ns: f.run.duration_ns,
             })

@@ -78,6 +78,7 @@ pub fn fixture_db(path: &Path) -> Vec<i64> {
                     },
                     metrics: r.metrics.clone(),
                     samples: Vec::new(),
+                    applied: Default::default(),
                     started_unix_ns: 1_700_000_000_000_000_000 + n as i64,
                     duration_ns: 1_000_000_000,
                 })
