@@ -197,6 +197,9 @@ pub struct Point {
     pub p: f64,
     /// Holm-adjusted across the sizes of this comparison.
     pub p_holm: f64,
+    /// Receiver-limited runs left out of each side at this size (loss views only).
+    pub left_out_a: usize,
+    pub left_out_b: usize,
 }
 
 impl Point {
@@ -228,10 +231,28 @@ impl Point {
         }
     }
 
-    /// Significant after Holm's correction.
-    pub fn significant(&self, alpha: f64) -> bool {
-        self.p_holm < alpha
+    /// Fewer than 2 runs on a side: no spread to test against, so no conclusion.
+    pub fn too_few(&self) -> bool {
+        self.a.n < 2 || self.b.n < 2
     }
+
+    /// Significant after Holm's correction, with at least 2 runs per side.
+    pub fn significant(&self, alpha: f64) -> bool {
+        !self.too_few() && self.p_holm < alpha
+    }
+}
+
+/// A size both sides measured where a side kept no run: every run it had there was
+/// receiver-limited and left out, so there is nothing to compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Emptied {
+    pub payload_bytes: u32,
+    /// Runs kept per side.
+    pub n_a: usize,
+    pub n_b: usize,
+    /// Receiver-limited runs left out per side.
+    pub left_out_a: usize,
+    pub left_out_b: usize,
 }
 
 /// Direction counts of one comparison: ties are ties, and significance is per side.
@@ -272,11 +293,13 @@ pub struct Comparison {
     /// The system (for IPv4 vs IPv6) or the IP version (for system vs system).
     pub context: String,
     pub points: Vec<Point>,
+    /// Sizes left without a point because a side's runs were all left out.
+    pub emptied: Vec<Emptied>,
 }
 
 impl Comparison {
     pub fn significant(&self, alpha: f64) -> usize {
-        self.points.iter().filter(|p| p.p_holm < alpha).count()
+        self.points.iter().filter(|p| p.significant(alpha)).count()
     }
 
     /// Direction and significance counts over the sizes compared.
@@ -308,6 +331,9 @@ pub struct ViewData {
     /// Systems (campaign labels) with data in this view, in campaign order.
     pub systems: Vec<String>,
     pub cells: BTreeMap<(usize, Family, u32), Cell>,
+    /// Per cell, the counted runs left out because they were receiver-limited (loss
+    /// views only); a cell whose runs were all left out is here and not in `cells`.
+    pub left_out: BTreeMap<(usize, Family, u32), usize>,
     /// IPv4 vs IPv6, one per system.
     pub family_cmp: Vec<Comparison>,
     /// First system vs each other system, per IP version.
@@ -385,11 +411,20 @@ fn system_labels(data: &Dataset) -> Vec<String> {
 }
 
 fn has_metric(run: &RunRow, kind: TestKind, direction: Direction, metric: &str) -> bool {
+    measured(run, kind, direction, metric) && !left_out(run, metric)
+}
+
+/// A counted run of this test with a finite value of `metric`.
+fn measured(run: &RunRow, kind: TestKind, direction: Direction, metric: &str) -> bool {
     run.counts()
         && run.kind == kind
         && run.direction == direction
         && run.metrics.get(metric).is_some_and(|v| v.is_finite())
-        && !(metric == metrics::LOSS_PCT && receiver_limited(run))
+}
+
+/// A run whose value of `metric` is left out: the loss of a receiver-limited run.
+fn left_out(run: &RunRow, metric: &str) -> bool {
+    metric == metrics::LOSS_PCT && receiver_limited(run)
 }
 
 /// The receiving host dropped datagrams itself in this run: its loss is no network
@@ -547,14 +582,17 @@ fn view_id(def: &ViewDef, dir: Direction) -> String {
 
 fn view_data(data: &Dataset, labels: &[String], view: View) -> ViewData {
     let mut raw: BTreeMap<(usize, Family, u32), Vec<f64>> = BTreeMap::new();
+    let mut left_out_runs: BTreeMap<(usize, Family, u32), usize> = BTreeMap::new();
     for (sys, campaign) in data.campaigns.iter().enumerate() {
         for run in &campaign.runs {
-            if has_metric(run, view.kind, view.direction, view.metric) {
-                if let Some(v) = run.metrics.get(view.metric) {
-                    raw.entry((sys, run.family, run.payload_bytes))
-                        .or_default()
-                        .push(v * view.scale);
-                }
+            if !measured(run, view.kind, view.direction, view.metric) {
+                continue;
+            }
+            let key = (sys, run.family, run.payload_bytes);
+            if left_out(run, view.metric) {
+                *left_out_runs.entry(key).or_default() += 1;
+            } else if let Some(v) = run.metrics.get(view.metric) {
+                raw.entry(key).or_default().push(v * view.scale);
             }
         }
     }
@@ -576,7 +614,11 @@ fn view_data(data: &Dataset, labels: &[String], view: View) -> ViewData {
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let present: BTreeSet<usize> = raw.keys().map(|k| k.0).collect();
+    let present: BTreeSet<usize> = raw
+        .keys()
+        .chain(left_out_runs.keys())
+        .map(|k| k.0)
+        .collect();
     let system_idx: Vec<usize> = present.iter().copied().collect();
     let cells: BTreeMap<_, _> = raw
         .into_iter()
@@ -590,87 +632,99 @@ fn view_data(data: &Dataset, labels: &[String], view: View) -> ViewData {
         sizes,
         systems: labels.to_vec(),
         cells,
+        left_out: left_out_runs,
         family_cmp: Vec::new(),
         system_cmp: Vec::new(),
     };
+    let rank = vd.view.rank_test;
     for &sys in &system_idx {
-        let pairs: Vec<_> = vd
-            .sizes
-            .iter()
-            .filter_map(|&s| {
-                Some((
-                    s,
-                    vd.cell(sys, Family::V4, s)?,
-                    vd.cell(sys, Family::V6, s)?,
-                ))
-            })
-            .collect();
-        if !pairs.is_empty() {
-            let cmp = compare("IPv4", "IPv6", &labels[sys], &pairs, vd.view.rank_test);
-            vd.family_cmp.push(cmp);
-        }
+        let cmp = compare(
+            &vd,
+            ("IPv4", (sys, Family::V4)),
+            ("IPv6", (sys, Family::V6)),
+            &labels[sys],
+            rank,
+        );
+        vd.family_cmp.extend(cmp);
     }
     if let Some((&first, others)) = system_idx.split_first() {
         for family in [Family::V4, Family::V6] {
             for &other in others {
-                let pairs: Vec<_> = vd
-                    .sizes
-                    .iter()
-                    .filter_map(|&s| {
-                        Some((s, vd.cell(first, family, s)?, vd.cell(other, family, s)?))
-                    })
-                    .collect();
-                if !pairs.is_empty() {
-                    let cmp = compare(
-                        &labels[first],
-                        &labels[other],
-                        &family.to_string(),
-                        &pairs,
-                        vd.view.rank_test,
-                    );
-                    vd.system_cmp.push(cmp);
-                }
+                let a = (labels[first].as_str(), (first, family));
+                let b = (labels[other].as_str(), (other, family));
+                let cmp = compare(&vd, a, b, &family.to_string(), rank);
+                vd.system_cmp.extend(cmp);
             }
         }
     }
     vd
 }
 
+/// a − b at every size both measured: a point where both kept runs, an [`Emptied`]
+/// size where a side's runs were all left out. `None` when there is neither.
 fn compare(
-    a: &str,
-    b: &str,
+    vd: &ViewData,
+    (a, who_a): (&str, (usize, Family)),
+    (b, who_b): (&str, (usize, Family)),
     context: &str,
-    pairs: &[(u32, &Cell, &Cell)],
     rank: bool,
-) -> Comparison {
-    let mut points: Vec<Point> = pairs
-        .iter()
-        .map(|(size, ca, cb)| {
-            let welch = Welch::of(&ca.summary, &cb.summary);
-            let mann_whitney = rank.then(|| MannWhitney::of(&ca.values, &cb.values));
-            let p = mann_whitney.map_or(welch.p, |m| m.p);
-            Point {
-                payload_bytes: *size,
-                a: ca.summary,
-                b: cb.summary,
-                welch,
-                mann_whitney,
-                hedges_g: hedges_g(&ca.summary, &cb.summary),
-                p,
-                p_holm: f64::NAN,
-            }
-        })
+) -> Option<Comparison> {
+    let left =
+        |(sys, f): (usize, Family), s: u32| vd.left_out.get(&(sys, f, s)).copied().unwrap_or(0);
+    let sizes: BTreeSet<u32> = vd
+        .cells
+        .keys()
+        .chain(vd.left_out.keys())
+        .map(|k| k.2)
         .collect();
+    let mut points = Vec::new();
+    let mut emptied = Vec::new();
+    for s in sizes {
+        let (ca, cb) = (vd.cell(who_a.0, who_a.1, s), vd.cell(who_b.0, who_b.1, s));
+        let (left_out_a, left_out_b) = (left(who_a, s), left(who_b, s));
+        match (ca, cb) {
+            (Some(ca), Some(cb)) => {
+                let welch = Welch::of(&ca.summary, &cb.summary);
+                let mann_whitney = rank.then(|| MannWhitney::of(&ca.values, &cb.values));
+                points.push(Point {
+                    payload_bytes: s,
+                    a: ca.summary,
+                    b: cb.summary,
+                    welch,
+                    mann_whitney,
+                    hedges_g: hedges_g(&ca.summary, &cb.summary),
+                    p: mann_whitney.map_or(welch.p, |m| m.p),
+                    p_holm: f64::NAN,
+                    left_out_a,
+                    left_out_b,
+                });
+            }
+            (ca, cb) if (ca.is_some() || left_out_a > 0) && (cb.is_some() || left_out_b > 0) => {
+                emptied.push(Emptied {
+                    payload_bytes: s,
+                    n_a: ca.map_or(0, |c| c.summary.n),
+                    n_b: cb.map_or(0, |c| c.summary.n),
+                    left_out_a,
+                    left_out_b,
+                });
+            }
+            _ => {}
+        }
+    }
+    if points.is_empty() && emptied.is_empty() {
+        return None;
+    }
     let adjusted = holm(&points.iter().map(|p| p.p).collect::<Vec<_>>());
     for (p, adj) in points.iter_mut().zip(adjusted) {
         p.p_holm = adj;
     }
-    Comparison {
+    Some(Comparison {
         a: a.to_string(),
         b: b.to_string(),
         context: context.to_string(),
         points,
-    }
+        emptied,
+    })
 }
 
 #[cfg(test)]
@@ -827,6 +881,56 @@ mod tests {
             f.iter()
                 .any(|f| f.text.starts_with("2 UDP runs were receiver-limited")),
             "{f:?}"
+        );
+    }
+
+    /// A size where one side's runs were all receiver-limited is kept as an emptied
+    /// size with both sides' counts, not dropped as if it had never been measured.
+    #[test]
+    fn a_side_with_every_run_left_out_is_an_emptied_size_not_a_missing_one() {
+        let udp = |family, size, limited: f64| RunRow {
+            family,
+            kind: TestKind::UdpStream,
+            direction: Direction::Forward,
+            payload_bytes: size,
+            repetition: 0,
+            warmup: false,
+            outcome: RunOutcome::Ok,
+            metrics: [
+                (metrics::LOSS_PCT.to_string(), 10.0 * limited),
+                (metrics::RECEIVER_LIMITED.to_string(), limited),
+            ]
+            .into(),
+        };
+        let mut runs = vec![udp(Family::V4, 128, 0.0), udp(Family::V4, 128, 0.0)];
+        runs.extend([udp(Family::V6, 128, 0.0), udp(Family::V6, 128, 1.0)]);
+        runs.extend([udp(Family::V4, 1408, 0.0), udp(Family::V4, 1408, 0.0)]);
+        runs.extend([udp(Family::V6, 1408, 1.0), udp(Family::V6, 1408, 1.0)]);
+        let data = Dataset {
+            campaigns: vec![CampaignData {
+                id: 1,
+                label: "A".into(),
+                runs,
+                ..Default::default()
+            }],
+        };
+        let a = analyse(&data, AnalysisOptions::default());
+        let loss = a.views.iter().find(|v| v.view.metric == metrics::LOSS_PCT);
+        let cmp = loss.and_then(|v| v.family_cmp.first());
+        let point = cmp.and_then(|c| c.points.first());
+        assert_eq!(
+            point.map(|p| (p.payload_bytes, p.b.n, p.left_out_b, p.too_few())),
+            Some((128, 1, 1, true))
+        );
+        assert_eq!(
+            cmp.map(|c| c.emptied.clone()),
+            Some(vec![Emptied {
+                payload_bytes: 1408,
+                n_a: 2,
+                n_b: 0,
+                left_out_a: 0,
+                left_out_b: 2,
+            }])
         );
     }
 }

@@ -41,7 +41,8 @@ impl ReachLine {
     }
 }
 
-fn p_short(p: f64) -> String {
+/// A corrected p bound as warnings and findings write it: "0.2", "1.6e-4".
+pub(crate) fn p_short(p: f64) -> String {
     if p >= 0.001 {
         let s = format!("{p:.4}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -79,6 +80,7 @@ pub fn reach_lines(analysis: &Analysis) -> Vec<ReachLine> {
             vd.family_cmp
                 .iter()
                 .chain(&vd.system_cmp)
+                .filter(|c| !c.points.is_empty())
                 .map(move |c| reach_of(vd, c))
         })
         .collect()

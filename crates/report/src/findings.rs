@@ -1,13 +1,19 @@
 //! Sentences of findings made from the comparisons, each with its evidence: which side
 //! was higher (or lower, for metrics where lower is better) at how many sizes, the
 //! largest difference with its test, and whether the differences survive Holm's
-//! correction. A difference that is not significant is called not significant.
+//! correction. A difference that is not significant is called not significant — but
+//! only where the runs could have shown one: with fewer than 2 runs on a side (e.g. the
+//! rest were receiver-limited and left out) the sentence says "too few runs to compare"
+//! with each side's n and the runs left out, and where even a complete separation could
+//! not reach alpha after correction it says "cannot show a difference with this many
+//! runs", never "equal" or "no difference". Ties stay ties.
 
-use crate::analysis::{Analysis, Comparison, Point, ViewData};
+use crate::analysis::{Analysis, Comparison, Point, Tally, View, ViewData};
+use crate::caveats::p_short;
 use crate::format::{num, num_like, p_phrase, pct};
 use crate::headers::header_sentences;
 use serde::Serialize;
-use stats::OverheadModel;
+use stats::{smallest_corrected_p, OverheadModel, PrimaryTest, Reach};
 
 /// One generated sentence and the numbers behind it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -83,11 +89,208 @@ fn capitalise(s: &str) -> String {
     }
 }
 
+/// A size whose runs cannot support a comparison: fewer than 2 runs on a side, after
+/// receiver-limited runs were left out (`left_*`).
+struct Short {
+    size: u32,
+    n_a: usize,
+    n_b: usize,
+    left_a: usize,
+    left_b: usize,
+}
+
+/// The sizes of one comparison that found no significant difference, split by what
+/// their runs allowed: a test that could reach alpha, a test that could not (with the
+/// smallest corrected p it could reach), or too few runs for any test.
+struct NotShown<'a> {
+    tested: Vec<&'a Point>,
+    weak: Vec<(&'a Point, f64)>,
+    short: Vec<Short>,
+    /// Tests Holm corrected over, and the primary test.
+    tests: usize,
+    test: PrimaryTest,
+}
+
+fn not_shown<'a>(cmp: &Comparison, pts: &[&'a Point], rank: bool, alpha: f64) -> NotShown<'a> {
+    let test = if rank {
+        PrimaryTest::MannWhitney
+    } else {
+        PrimaryTest::Welch
+    };
+    let tests = cmp.points.iter().filter(|p| !p.p.is_nan()).count();
+    let mut out = NotShown {
+        tested: Vec::new(),
+        weak: Vec::new(),
+        short: Vec::new(),
+        tests,
+        test,
+    };
+    for &p in pts.iter().filter(|p| !p.significant(alpha)) {
+        let reach = smallest_corrected_p(test, p.a.n, p.b.n, tests);
+        if p.too_few() {
+            out.short.push(Short {
+                size: p.payload_bytes,
+                n_a: p.a.n,
+                n_b: p.b.n,
+                left_a: p.left_out_a,
+                left_b: p.left_out_b,
+            });
+        } else if !reach.can_reach(alpha) {
+            let bound = match reach {
+                Reach::AtLeast(b) => b,
+                _ => f64::NAN,
+            };
+            out.weak.push((p, bound));
+        } else {
+            out.tested.push(p);
+        }
+    }
+    out.short.extend(cmp.emptied.iter().map(|e| Short {
+        size: e.payload_bytes,
+        n_a: e.n_a,
+        n_b: e.n_b,
+        left_a: e.left_out_a,
+        left_b: e.left_out_b,
+    }));
+    out.short.sort_by_key(|s| s.size);
+    out
+}
+
+/// "3" or "3–5".
+fn n_range(ns: impl Iterator<Item = usize> + Clone) -> String {
+    let lo = ns.clone().min().unwrap_or(0);
+    let hi = ns.max().unwrap_or(0);
+    if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo}–{hi}")
+    }
+}
+
+/// "cannot show a difference with this many runs (…)": the test, the runs and the
+/// smallest corrected p they allow. `at` names the sizes unless these are all of them.
+fn weak_clause(ns: &NotShown, a: &str, b: &str, at: &str, alpha: f64) -> String {
+    let bound = ns.weak.iter().map(|w| w.1).fold(f64::INFINITY, f64::min);
+    format!(
+        "cannot show a difference with this many runs{at} (n={} {a} and {} {b}: {} cannot go below a corrected p of {} over {} size{}, alpha = {alpha})",
+        n_range(ns.weak.iter().map(|w| w.0.a.n)),
+        n_range(ns.weak.iter().map(|w| w.0.b.n)),
+        ns.test.name(),
+        p_short(bound),
+        ns.tests,
+        if ns.tests == 1 { "" } else { "s" },
+    )
+}
+
+/// "too few runs to compare (n=1 IPv4 and 3 IPv6 at 128 bytes)", with the
+/// receiver-limited runs that were left out and why.
+fn short_clause(short: &[Short], a: &str, b: &str) -> String {
+    let per_size: Vec<String> = short
+        .iter()
+        .map(|s| format!("n={} {a} and {} {b} at {} bytes", s.n_a, s.n_b, s.size))
+        .collect();
+    let mut text = format!("too few runs to compare ({})", per_size.join("; "));
+    let (left_a, left_b) = short
+        .iter()
+        .fold((0, 0), |(x, y), s| (x + s.left_a, y + s.left_b));
+    let left = left_a + left_b;
+    if left > 0 {
+        text.push_str(&format!(
+            " once {left} receiver-limited run{} {} left out ({a} {left_a}, {b} {left_b}: the receiving socket dropped datagrams itself, so their loss describes the receiving host, not the network)",
+            if left == 1 { "" } else { "s" },
+            if left == 1 { "was" } else { "were" },
+        ));
+    }
+    text
+}
+
+/// " at 128 and 640 bytes", or nothing when `sizes` are all `total` sizes compared.
+fn at_unless_all(sizes: &[u32], total: usize) -> String {
+    if sizes.len() == total {
+        String::new()
+    } else {
+        format!(" at {}", sizes_list(sizes))
+    }
+}
+
+/// The lead of a comparison's sentence: what survived Holm's correction in each
+/// direction (pushing "no significant difference at …" for the tested rest onto
+/// `clauses`), else "equal" or "did not differ significantly" over the sizes that could
+/// have shown a difference; `None` when no size could, so the caveats lead instead.
+fn lead(
+    t: &Tally,
+    ns: &NotShown,
+    cmp: &Comparison,
+    what: &str,
+    higher_is_better: bool,
+    whole: bool,
+    clauses: &mut Vec<String>,
+) -> Option<String> {
+    let (n, a, b) = (t.n, &cmp.a, &cmp.b);
+    let (better, worse) = if higher_is_better {
+        ("higher", "lower")
+    } else {
+        ("lower", "higher")
+    };
+    let tested_sizes: Vec<u32> = ns.tested.iter().map(|p| p.payload_bytes).collect();
+    if !t.sig_a.is_empty() || !t.sig_b.is_empty() {
+        let (lead, other, sig_lead, sig_other) = if t.sig_a.len() >= t.sig_b.len() {
+            (a, b, &t.sig_a, &t.sig_b)
+        } else {
+            (b, a, &t.sig_b, &t.sig_a)
+        };
+        let mut s = format!(
+            "{lead} {what} was significantly {better} than {other} at {} of {n} sizes ({})",
+            sig_lead.len(),
+            sizes_list(sig_lead)
+        );
+        if !sig_other.is_empty() {
+            s.push_str(&format!(
+                " and significantly {worse} at {} ({})",
+                sig_other.len(),
+                sizes_list(sig_other)
+            ));
+        }
+        if !tested_sizes.is_empty() {
+            clauses.push(format!(
+                "no significant difference at {}",
+                sizes_list(&tested_sizes)
+            ));
+        }
+        return Some(s);
+    }
+    if ns.tested.is_empty() {
+        return None;
+    }
+    let equal = ns.tested.iter().all(|p| p.welch.diff == 0.0);
+    let at = match (whole, n) {
+        (false, _) => sizes_list(&tested_sizes),
+        (true, 1) => "the one size compared".to_string(),
+        (true, _) if equal => format!("all {n} sizes"),
+        (true, _) => format!("any of the {n} sizes"),
+    };
+    if equal {
+        return Some(format!("{a} and {b} {what} were equal at {at}"));
+    }
+    let min_p = ns
+        .tested
+        .iter()
+        .map(|p| p.p_holm)
+        .fold(f64::INFINITY, f64::min);
+    Some(format!(
+        "{a} and {b} {what} did not differ significantly at {at} (smallest Holm-adjusted {})",
+        p_phrase(min_p)
+    ))
+}
+
 /// The sentence of one comparison. It leads with what survived Holm's correction, in
-/// each direction separately; then the direction of the means at every size (ties are
-/// ties, credited to neither side); then the largest difference in either direction,
-/// naming its direction and its corrected p. Equal means at every size carry their
-/// evidence size by size.
+/// each direction separately; sizes without a significant difference are split by what
+/// their runs allowed: "no significant difference" (or "equal") only where the test
+/// could have shown one, "cannot show a difference with this many runs" where even a
+/// complete separation would not reach alpha, "too few runs to compare" where a side
+/// had fewer than 2 runs (naming the receiver-limited runs left out). Then the
+/// direction of the means at every size (ties are ties, credited to neither side) and
+/// the largest difference in either direction with its corrected p.
 fn sentence(
     analysis: &Analysis,
     vd: &ViewData,
@@ -96,11 +299,10 @@ fn sentence(
     suffix: &str,
 ) -> Option<Finding> {
     let alpha = analysis.options.alpha;
-    let level = analysis.options.confidence;
     let view = &vd.view;
     let hib = view.higher_is_better;
     let t = cmp.tally(hib, alpha);
-    if t.n == 0 {
+    if t.n == 0 && cmp.emptied.is_empty() {
         return None;
     }
     let pts: Vec<&Point> = cmp
@@ -109,76 +311,46 @@ fn sentence(
         .filter(|p| p.welch.diff.is_finite())
         .collect();
     let n = t.n;
-    let (better, worse) = if hib {
-        ("higher", "lower")
-    } else {
-        ("lower", "higher")
-    };
+    let total = n + cmp.emptied.len();
+    let better = if hib { "higher" } else { "lower" };
     let what = format!("{}{suffix}", view.title());
-    let start = |s: String| {
-        if prefix.is_empty() {
-            capitalise(&s)
-        } else {
-            format!("{prefix}{s}")
-        }
-    };
     let (a, b) = (&cmp.a, &cmp.b);
     let at_sizes = if n == 1 {
         "the one size compared".to_string()
     } else {
         format!("all {n} sizes")
     };
-    // Runs per side: with fewer than 2 on a side no test can tell a difference.
-    let fewest = pts.iter().map(|p| p.a.n.min(p.b.n)).min().unwrap_or(0);
-    let mut text = if t.ties == n && fewest < 2 {
-        start(format!(
-            "{a} and {b} {what}: too few runs to compare (as few as {fewest} run(s) on a side); the means were equal at {at_sizes}"
-        ))
-    } else if t.ties == n {
-        start(format!("{a} and {b} {what} were equal at {at_sizes}"))
-    } else if fewest < 2 && t.sig_a.is_empty() && t.sig_b.is_empty() {
-        start(format!(
-            "{a} and {b} {what}: too few runs to compare (as few as {fewest} run(s) on a side at some size), so no difference can be shown"
-        ))
-    } else if t.sig_a.is_empty() && t.sig_b.is_empty() {
-        let min_p = pts.iter().map(|p| p.p_holm).fold(f64::INFINITY, f64::min);
-        start(format!(
-            "{a} and {b} {what} did not differ significantly at {} (smallest Holm-adjusted {})",
-            if n == 1 {
-                "the one size compared".to_string()
-            } else {
-                format!("any of the {n} sizes")
-            },
-            p_phrase(min_p)
-        ))
-    } else {
-        // Lead with the side significantly better at more sizes.
-        let (lead, other, sig_lead, sig_other) = if t.sig_a.len() >= t.sig_b.len() {
-            (a, b, &t.sig_a, &t.sig_b)
-        } else {
-            (b, a, &t.sig_b, &t.sig_a)
-        };
-        let mut s = start(format!(
-            "{lead} {what} was significantly {better} than {other} at {} of {n} sizes ({})",
-            sig_lead.len(),
-            sizes_list(sig_lead)
-        ));
-        if !sig_other.is_empty() {
-            s.push_str(&format!(
-                " and significantly {worse} at {} ({})",
-                sig_other.len(),
-                sizes_list(sig_other)
-            ));
-        }
-        if !t.not_sig.is_empty() {
-            s.push_str(&format!(
-                "; no significant difference at {}",
-                sizes_list(&t.not_sig)
-            ));
-        }
-        s
+    let ns = not_shown(cmp, &pts, view.rank_test, alpha);
+    let whole = ns.tested.len() == total;
+    let all_tied = n > 0 && t.ties == n;
+    let mut clauses: Vec<String> = Vec::new();
+    let lead = lead(&t, &ns, cmp, &what, hib, whole, &mut clauses);
+    if !ns.weak.is_empty() {
+        let sizes: Vec<u32> = ns.weak.iter().map(|w| w.0.payload_bytes).collect();
+        let at = at_unless_all(&sizes, total);
+        clauses.push(weak_clause(&ns, a, b, &at, alpha));
+    }
+    if !ns.short.is_empty() {
+        clauses.push(short_clause(&ns.short, a, b));
+    }
+    // Then the lead already said "were equal at" every size.
+    let equal_said = whole && all_tied;
+    let mut text = match lead {
+        Some(l) => [l]
+            .into_iter()
+            .chain(clauses)
+            .collect::<Vec<_>>()
+            .join("; "),
+        None => format!("{a} and {b} {what}: {}", clauses.join("; ")),
     };
-    if t.ties < n {
+    text = if prefix.is_empty() {
+        capitalise(&text)
+    } else {
+        format!("{prefix}{text}")
+    };
+    if all_tied && !equal_said {
+        text.push_str(&format!("; the means were equal at {at_sizes}"));
+    } else if n > 0 && !all_tied {
         text.push_str(&format!(
             "; the mean was {better} for {a} at {} and for {b} at {} of {n} sizes",
             t.a_better, t.b_better
@@ -187,19 +359,56 @@ fn sentence(
             text.push_str(&format!(" and equal at {}", t.ties));
         }
     }
+    let evidence = largest_and_evidence(
+        &mut text,
+        cmp,
+        view,
+        &pts,
+        &ns,
+        alpha,
+        analysis.options.confidence,
+    );
+    text.push('.');
+    Some(Finding { text, evidence })
+}
+
+/// Appends the largest difference (either direction, with its corrected p) to `text`
+/// and returns the evidence: that size's numbers, or every size's when the means were
+/// equal everywhere; then the sizes left without runs on a side.
+fn largest_and_evidence(
+    text: &mut String,
+    cmp: &Comparison,
+    view: &View,
+    pts: &[&Point],
+    ns: &NotShown,
+    alpha: f64,
+    level: f64,
+) -> String {
+    let (a, b) = (&cmp.a, &cmp.b);
     let largest = pts
         .iter()
         .filter(|p| p.welch.diff != 0.0)
         .max_by(|x, y| x.welch.diff.abs().total_cmp(&y.welch.diff.abs()))
         .copied();
-    let evidence = if let Some(p) = largest {
+    let mut evidence = if let Some(p) = largest {
         let higher = if p.welch.diff > 0.0 { a } else { b };
         let lower_mean = p.a.mean.min(p.b.mean);
         let rel = p.welch.diff.abs() / lower_mean.abs() * 100.0;
-        let verdict = if p.significant(alpha) {
-            ""
+        let test = if p.too_few() {
+            "too few runs to test".to_string()
         } else {
-            ": not significant"
+            let verdict = if p.significant(alpha) {
+                ""
+            } else if ns.weak.iter().any(|w| std::ptr::eq(w.0, p)) {
+                ": not significant, and this many runs could not show it"
+            } else {
+                ": not significant"
+            };
+            format!(
+                "{} {} after Holm correction{verdict}",
+                view.test_name(),
+                p_phrase(p.p_holm)
+            )
         };
         let unit_words = if view.unit == "%" {
             "percentage points"
@@ -207,15 +416,15 @@ fn sentence(
             view.unit
         };
         text.push_str(&format!(
-            "; the largest difference was {} {} ({}%) at {} bytes, {higher} higher ({} {} after Holm correction{verdict})",
+            "; the largest difference was {} {} ({}%) at {} bytes, {higher} higher ({test})",
             num(p.welch.diff.abs()),
             unit_words,
             pct(rel),
             p.payload_bytes,
-            view.test_name(),
-            p_phrase(p.p_holm),
         ));
         point_evidence(cmp, view, p, level)
+    } else if pts.is_empty() {
+        String::new()
     } else {
         // Equal at every size: the evidence is every size's numbers.
         let parts: Vec<String> = pts
@@ -241,12 +450,20 @@ fn sentence(
             .collect();
         format!("{} − {} at each size: {}.", a, b, parts.join("; "))
     };
-    text.push('.');
-    Some(Finding { text, evidence })
+    for e in &cmp.emptied {
+        if !evidence.is_empty() {
+            evidence.push(' ');
+        }
+        evidence.push_str(&format!(
+            "At {} bytes: n = {} {a} and {} {b} after {} and {} receiver-limited runs were left out; not compared.",
+            e.payload_bytes, e.n_a, e.n_b, e.left_out_a, e.left_out_b
+        ));
+    }
+    evidence
 }
 
 /// Numbers behind one size of a comparison.
-fn point_evidence(cmp: &Comparison, view: &crate::analysis::View, p: &Point, level: f64) -> String {
+fn point_evidence(cmp: &Comparison, view: &View, p: &Point, level: f64) -> String {
     let (lo, hi) = p.welch.ci(level);
     format!(
         "At {} bytes: {} {} ± {} {unit} vs {} {} ± {} {unit} (mean ± {:.0}% CI, n = {} and {}); difference {} − {} {} {unit}, {:.0}% CI [{}, {}]; Welch's t-test {}{}; Hedges' g = {}.",

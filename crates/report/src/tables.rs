@@ -223,8 +223,10 @@ pub fn comparison_table(
             row.push(p_cell(pt.p_holm));
             row.push(num_cell(pt.hedges_g));
             row.push(
-                if pt.p_holm < alpha {
+                if pt.significant(alpha) {
                     "yes"
+                } else if pt.too_few() {
+                    "too few runs"
                 } else if pt.p_holm.is_nan() {
                     "–"
                 } else {
@@ -339,6 +341,7 @@ pub fn summary_table(analysis: &Analysis) -> Table {
                     // No size where both IP versions have runs (e.g. every loss run of
                     // one version was receiver-limited and left out).
                     None => "not compared".to_string(),
+                    Some(t) if t.n == 0 => "not compared".to_string(),
                     Some(t) => {
                         let own = if f == Family::V4 { &t.sig_a } else { &t.sig_b };
                         if t.sig_a.is_empty() && t.sig_b.is_empty() {

@@ -1,9 +1,12 @@
 //! The words follow the statistics: each rule of the summary, the findings and the
 //! means tables, checked on crafted data (a tie, a one-sided difference, differences in
-//! opposite directions, a missing cell, zero-variance cells).
+//! opposite directions, a missing cell, zero-variance cells, receiver-limited runs, a
+//! plan too small to show a difference).
 
 use dualperf_report::{build, fixture::crafted, Dataset, Report, ReportOptions};
-use wire::metrics::{RTT_MEAN_NS, THROUGHPUT_BPS};
+use dualperf_report::{RunOutcome, RunRow};
+use wire::metrics::{LOSS_PCT, RECEIVER_LIMITED, RTT_MEAN_NS, THROUGHPUT_BPS};
+use wire::spec::{Direction, Family, TestKind::UdpStream};
 use wire::spec::{Family::V4, Family::V6, TestKind::TcpStream, TestKind::UdpRr};
 
 fn report(data: &Dataset) -> Report {
@@ -354,7 +357,7 @@ fn a_single_run_on_a_side_is_too_few_to_compare_not_equal() {
     let r = report(&d);
     let f = &r.findings[0].text;
     assert!(
-        f.contains("too few runs to compare (as few as 1 run(s) on a side)")
+        f.contains("too few runs to compare (n=1 IPv4 and 1 IPv6 at 128 bytes)")
             && f.contains("the means were equal at the one size compared"),
         "{f}"
     );
@@ -401,4 +404,211 @@ fn versions_without_a_common_size_are_not_compared() {
     let row = summary_row(&report(&d), "TCP throughput");
     assert_eq!(row[1], "not compared");
     assert_eq!(row[2], "not compared");
+}
+
+/// A UDP stream run whose receiving socket dropped datagrams: its loss is left out.
+fn receiver_limited(family: Family, size: u32, loss_pct: f64) -> RunRow {
+    RunRow {
+        family,
+        kind: UdpStream,
+        direction: Direction::Forward,
+        payload_bytes: size,
+        repetition: 9,
+        warmup: false,
+        outcome: RunOutcome::Ok,
+        metrics: [
+            (LOSS_PCT.to_string(), loss_pct),
+            (RECEIVER_LIMITED.to_string(), 1.0),
+        ]
+        .into(),
+    }
+}
+
+/// The finding of the view whose title starts with `title`.
+fn finding<'a>(r: &'a Report, starts: &str) -> &'a str {
+    r.findings
+        .iter()
+        .map(|f| f.text.as_str())
+        .find(|t| t.starts_with(starts))
+        .unwrap_or_default()
+}
+
+/// Receiver-limited runs left out leave IPv6 one run at 128 bytes and none at 1408:
+/// the loss finding says too few runs, with each size's n and the runs left out and
+/// why — never "equal at all 2 sizes", and the emptied size is not silently dropped.
+#[test]
+fn receiver_limited_runs_leaving_one_or_no_run_are_too_few_to_compare() {
+    let zero = [0.0; 3];
+    let mut d = crafted(
+        &["S"],
+        &[
+            (0, V4, UdpStream, 128, LOSS_PCT, &zero),
+            (0, V6, UdpStream, 128, LOSS_PCT, &[0.0]),
+            (0, V4, UdpStream, 1408, LOSS_PCT, &zero),
+        ],
+    );
+    for (size, loss) in [
+        (128, 40.0),
+        (128, 45.0),
+        (1408, 30.0),
+        (1408, 35.0),
+        (1408, 50.0),
+    ] {
+        d.campaigns[0].runs.push(receiver_limited(V6, size, loss));
+    }
+    let r = report(&d);
+    let f = finding(&r, "IPv4 and IPv6 UDP loss");
+    assert_eq!(
+        f,
+        "IPv4 and IPv6 UDP loss: too few runs to compare (n=3 IPv4 and 1 IPv6 at 128 bytes; \
+         n=3 IPv4 and 0 IPv6 at 1408 bytes) once 5 receiver-limited runs were left out \
+         (IPv4 0, IPv6 5: the receiving socket dropped datagrams itself, so their loss \
+         describes the receiving host, not the network); the means were equal at the one \
+         size compared."
+    );
+    assert!(
+        !f.contains("were equal at all") && !f.contains("did not differ"),
+        "{f}"
+    );
+    let evidence = &r.findings[0].evidence;
+    assert!(
+        evidence.contains("At 1408 bytes: n = 3 IPv4 and 0 IPv6 after 0 and 3 receiver-limited runs were left out; not compared."),
+        "{evidence}"
+    );
+}
+
+/// Every IPv6 loss run receiver-limited: n=0, still a finding that says so (not a
+/// silently missing comparison), and the summary says "not compared".
+#[test]
+fn a_side_with_every_run_receiver_limited_is_too_few_runs_with_n_0() {
+    let mut d = crafted(
+        &["S"],
+        &[(0, V4, UdpStream, 128, LOSS_PCT, &[0.0, 0.1, 0.0])],
+    );
+    for loss in [40.0, 45.0] {
+        d.campaigns[0].runs.push(receiver_limited(V6, 128, loss));
+    }
+    let r = report(&d);
+    let f = finding(&r, "IPv4 and IPv6 UDP loss");
+    assert_eq!(
+        f,
+        "IPv4 and IPv6 UDP loss: too few runs to compare (n=3 IPv4 and 0 IPv6 at 128 bytes) \
+         once 2 receiver-limited runs were left out (IPv4 0, IPv6 2: the receiving socket \
+         dropped datagrams itself, so their loss describes the receiving host, not the \
+         network)."
+    );
+    assert_eq!(summary_row(&r, "UDP loss")[1], "not compared");
+}
+
+/// A size with one run on a side next to a significant size: the significant size is
+/// reported, the other is "too few runs", not "no significant difference".
+#[test]
+fn a_single_run_size_beside_a_significant_size_is_not_called_no_difference() {
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &B5),
+            (0, V4, TcpStream, 1408, THROUGHPUT_BPS, &[100e6]),
+            (0, V6, TcpStream, 1408, THROUGHPUT_BPS, &B5),
+        ],
+    );
+    let f = &report(&d).findings[0].text;
+    assert!(
+        f.starts_with("IPv4 TCP throughput was significantly higher than IPv6 at 1 of 2 sizes (128 bytes); too few runs to compare (n=1 IPv4 and 5 IPv6 at 1408 bytes)"),
+        "{f}"
+    );
+    assert!(!f.contains("no significant difference"), "{f}");
+    // Its largest difference (10 Mbit/s at 1408) is not given a p it cannot have.
+    assert!(
+        f.contains("at 1408 bytes, IPv4 higher (too few runs to test)"),
+        "{f}"
+    );
+}
+
+/// 3 runs per side over 2 sizes: exact Mann-Whitney cannot go below 2/20 · 2 = 0.2, so
+/// a complete separation is "cannot show a difference with this many runs", not "did
+/// not differ significantly".
+#[test]
+fn a_plan_that_cannot_reach_alpha_cannot_show_a_difference() {
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, UdpRr, 128, RTT_MEAN_NS, &[50e3, 51e3, 52e3]),
+            (0, V6, UdpRr, 128, RTT_MEAN_NS, &[60e3, 61e3, 62e3]),
+            (0, V4, UdpRr, 1408, RTT_MEAN_NS, &[50e3, 51e3, 52e3]),
+            (0, V6, UdpRr, 1408, RTT_MEAN_NS, &[60e3, 61e3, 62e3]),
+        ],
+    );
+    let f = &report(&d).findings[0].text;
+    assert!(
+        f.starts_with("IPv4 and IPv6 UDP RTT: cannot show a difference with this many runs (n=3 IPv4 and 3 IPv6: Mann-Whitney U cannot go below a corrected p of 0.2 over 2 sizes, alpha = 0.05); the mean was lower for IPv4 at 2 and for IPv6 at 0 of 2 sizes"),
+        "{f}"
+    );
+    assert!(
+        f.contains("(Mann-Whitney U p = 0.200 after Holm correction: not significant, and this many runs could not show it)"),
+        "{f}"
+    );
+    assert!(!f.contains("did not differ"), "{f}");
+}
+
+/// Equal means with a plan that cannot reach alpha: not "equal" (the test could not
+/// have said otherwise), but the tie stays a tie, credited to neither side.
+#[test]
+fn a_tie_the_plan_cannot_test_is_cannot_show_and_stays_a_tie() {
+    let same = [50e3, 51e3, 52e3];
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, UdpRr, 128, RTT_MEAN_NS, &same),
+            (0, V6, UdpRr, 128, RTT_MEAN_NS, &same),
+            (0, V4, UdpRr, 1408, RTT_MEAN_NS, &same),
+            (0, V6, UdpRr, 1408, RTT_MEAN_NS, &same),
+        ],
+    );
+    let f = &report(&d).findings[0].text;
+    assert_eq!(
+        f,
+        "IPv4 and IPv6 UDP RTT: cannot show a difference with this many runs (n=3 IPv4 and 3 \
+         IPv6: Mann-Whitney U cannot go below a corrected p of 0.2 over 2 sizes, alpha = \
+         0.05); the means were equal at all 2 sizes."
+    );
+}
+
+/// Enough runs at one size, too few for the rank test at the other: "did not differ"
+/// only where the test could have shown a difference.
+#[test]
+fn only_sizes_that_could_show_a_difference_read_did_not_differ() {
+    let d = crafted(
+        &["S"],
+        &[
+            (
+                0,
+                V4,
+                UdpRr,
+                128,
+                RTT_MEAN_NS,
+                &[50e3, 61e3, 52e3, 63e3, 54e3],
+            ),
+            (
+                0,
+                V6,
+                UdpRr,
+                128,
+                RTT_MEAN_NS,
+                &[60e3, 51e3, 62e3, 53e3, 64e3],
+            ),
+            (0, V4, UdpRr, 1408, RTT_MEAN_NS, &[50e3, 61e3, 52e3]),
+            (0, V6, UdpRr, 1408, RTT_MEAN_NS, &[60e3, 51e3, 62e3]),
+        ],
+    );
+    let f = &report(&d).findings[0].text;
+    assert!(
+        f.starts_with("IPv4 and IPv6 UDP RTT did not differ significantly at 128 bytes (smallest Holm-adjusted p = "),
+        "{f}"
+    );
+    assert!(
+        f.contains("; cannot show a difference with this many runs at 1408 bytes (n=3 IPv4 and 3 IPv6: Mann-Whitney U cannot go below a corrected p of 0.2 over 2 sizes, alpha = 0.05)"),
+        "{f}"
+    );
 }
