@@ -4,7 +4,7 @@
 //! Produces no text; the tables, figures and findings format what is here.
 
 use crate::dataset::{Dataset, RunRow};
-use stats::{hedges_g, holm, MannWhitney, Summary, Welch};
+use stats::{hedges_g, holm, smallest_corrected_p, MannWhitney, PrimaryTest, Summary, Welch};
 use std::collections::{BTreeMap, BTreeSet};
 use wire::metrics;
 use wire::spec::{Direction, Family, TestKind, Transport};
@@ -300,6 +300,22 @@ pub struct Comparison {
 impl Comparison {
     pub fn significant(&self, alpha: f64) -> usize {
         self.points.iter().filter(|p| p.significant(alpha)).count()
+    }
+
+    /// Whether any size of this comparison could have shown a significant difference:
+    /// at least 2 runs per side, and a complete separation of that many runs able to
+    /// reach `alpha` after Holm's correction over the sizes tested. When none could,
+    /// "no difference" would claim more than the runs can: they cannot tell.
+    pub fn could_show(&self, rank_test: bool, alpha: f64) -> bool {
+        let test = if rank_test {
+            PrimaryTest::MannWhitney
+        } else {
+            PrimaryTest::Welch
+        };
+        let tests = self.points.iter().filter(|p| !p.p.is_nan()).count();
+        self.points.iter().any(|p| {
+            !p.too_few() && smallest_corrected_p(test, p.a.n, p.b.n, tests).can_reach(alpha)
+        })
     }
 
     /// Direction and significance counts over the sizes compared.

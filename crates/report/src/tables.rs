@@ -335,16 +335,18 @@ pub fn summary_table(analysis: &Analysis) -> Table {
                 .family_cmp
                 .iter()
                 .find(|c| &c.context == label)
-                .map(|c| c.tally(hib, alpha));
+                .map(|c| (c.tally(hib, alpha), c.could_show(vd.view.rank_test, alpha)));
             for f in FAMILIES {
                 let mut mark = match &tally {
                     // No size where both IP versions have runs (e.g. every loss run of
                     // one version was receiver-limited and left out).
                     None => "not compared".to_string(),
-                    Some(t) if t.n == 0 => "not compared".to_string(),
-                    Some(t) => {
+                    Some((t, _)) if t.n == 0 => "not compared".to_string(),
+                    Some((t, could_show)) => {
                         let own = if f == Family::V4 { &t.sig_a } else { &t.sig_b };
-                        if t.sig_a.is_empty() && t.sig_b.is_empty() {
+                        if t.sig_a.is_empty() && t.sig_b.is_empty() && !could_show {
+                            "too few runs to tell".to_string()
+                        } else if t.sig_a.is_empty() && t.sig_b.is_empty() {
                             "no difference".to_string()
                         } else if own.is_empty() {
                             String::new()
@@ -378,7 +380,9 @@ pub fn summary_table(analysis: &Analysis) -> Table {
         note: Some(format!(
             "better at k of n sizes = significantly better (Holm-corrected p < {alpha}) at k of the n \
              sizes compared; no difference = IPv4 and IPv6 did not differ significantly at any size \
-             (equal means included); not compared = no size where both IP versions have usable \
+             (equal means included); too few runs to tell = no size had enough runs on both sides \
+             for a complete separation to reach significance after correction, so a \
+             difference could not have been shown; not compared = no size where both IP versions have usable \
              runs (e.g. receiver-limited loss runs left out); best = significantly better than every other system and IP \
              version at more than half the sizes and worse at none, directly or through a chain \
              of such comparisons (never from means alone); no significant best = no such \

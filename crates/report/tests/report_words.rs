@@ -303,13 +303,14 @@ fn a_plan_too_small_for_the_rank_test_is_a_warning_and_in_the_method() {
             && r.html.contains("cannot reach alpha"),
         "method section"
     );
-    // And the summary does not name a winner although the separation is complete.
+    // And the summary does not name a winner although the separation is complete, nor
+    // claim "no difference": 3 runs a side could not have shown one.
     assert_eq!(
         summary_row(&r, "UDP RTT"),
         [
             "UDP RTT",
-            "no difference",
-            "no difference",
+            "too few runs to tell",
+            "too few runs to tell",
             "no significant best"
         ]
     );
@@ -550,6 +551,17 @@ fn a_plan_that_cannot_reach_alpha_cannot_show_a_difference() {
         "{f}"
     );
     assert!(!f.contains("did not differ"), "{f}");
+    // The summary cannot say "no difference" either: these runs could not have told.
+    let row = summary_row(&report(&d), "UDP RTT");
+    assert_eq!(
+        row[1..],
+        [
+            "too few runs to tell",
+            "too few runs to tell",
+            "no significant best"
+        ],
+        "{row:?}"
+    );
 }
 
 /// Equal means with a plan that cannot reach alpha: not "equal" (the test could not
