@@ -12,23 +12,59 @@ use wire::spec::{Bound, Direction, Family, Rate, SocketOpts, TestKind, TestSpec}
 
 #[path = "cmd_run/lab.rs"]
 mod lab_run;
+#[path = "cmd_run/loaded.rs"]
+mod loaded;
 #[path = "cmd_run/peer_iperf3.rs"]
 mod peer_iperf3;
+
+/// What `-t` names: one of the four tests, or the loaded-latency test built from them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunTest {
+    One(TestKind),
+    /// `rrul`: round-trip probes idle, then beside saturating TCP streams.
+    Loaded,
+}
+
+impl std::str::FromStr for RunTest {
+    type Err = String;
+    fn from_str(s: &str) -> Result<RunTest, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "rrul" | "loaded" | "loaded-latency" => Ok(RunTest::Loaded),
+            _ => s.parse::<TestKind>().map(RunTest::One).map_err(|_| {
+                format!("unknown test '{s}': use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul")
+            }),
+        }
+    }
+}
+
+impl RunTest {
+    /// The single test's kind; the loaded test's probes are request/response.
+    fn kind(self) -> TestKind {
+        match self {
+            RunTest::One(k) => k,
+            RunTest::Loaded => TestKind::TcpRr,
+        }
+    }
+}
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// Server to test against; none = an embedded server on loopback in this process.
     host: Option<String>,
-    /// tcp-stream, udp-stream, tcp-rr or udp-rr.
+    /// tcp-stream, udp-stream, tcp-rr, udp-rr, or rrul: latency under load (UDP and TCP
+    /// request/response probes at --probe-rate, first idle for --idle, then beside -P
+    /// TCP streams per direction (--load) for -d; reports idle and loaded RTT, the
+    /// latency the load added, throughput per direction and RPM).
     #[arg(short, long, default_value = "tcp-stream")]
-    test: TestKind,
+    test: RunTest,
     /// IP version, 4 or 6 [default: the family of an IP-address HOST, else 4]. Needed
     /// only for host names (and the embedded server).
     #[arg(short, long)]
     family: Option<Family>,
-    /// Payload bytes per send / datagram / request (Netperf's send size).
-    #[arg(short, long, default_value = "1408", value_parser = crate::args::parse_bytes_u32)]
-    size: u32,
+    /// Payload bytes per send / datagram / request (Netperf's send size) [default: 1408;
+    /// rrul: the load's write size, 128K].
+    #[arg(short, long, value_parser = crate::args::parse_bytes_u32)]
+    size: Option<u32>,
     /// Run length: seconds, or with a unit (500ms, 2min) [default: 10 s].
     #[arg(short, long, value_parser = crate::args::parse_secs, conflicts_with = "count")]
     duration: Option<f64>,
@@ -41,9 +77,21 @@ pub struct RunArgs {
     /// Both directions at once (stream tests).
     #[arg(long)]
     bidir: bool,
-    /// Parallel connections / flows.
-    #[arg(short = 'P', long, default_value_t = 1)]
-    streams: u16,
+    /// Parallel connections / flows [default: 1; rrul: 4 per direction, as flent's RRUL].
+    #[arg(short = 'P', long)]
+    streams: Option<u16>,
+    /// rrul: which way the load streams send: upload, download or both [default: both].
+    #[arg(long, value_enum)]
+    load: Option<LoadArg>,
+    /// rrul: probe transactions per second of each probe type, UDP and TCP [default: 20].
+    #[arg(long, value_name = "PER_SEC")]
+    probe_rate: Option<u64>,
+    /// rrul: bytes of each probe request and response [default: 64].
+    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u32)]
+    probe_size: Option<u32>,
+    /// rrul: length of the idle phase before the load [default: 2 s].
+    #[arg(long, value_name = "SECS", value_parser = crate::args::parse_secs)]
+    idle: Option<f64>,
     /// UDP sending rate per stream: bits/s (100M, 100mbit) or packets/s (50kpps)
     /// [default: as fast as possible].
     #[arg(short = 'b', long, value_parser = crate::args::parse_rate)]
@@ -194,7 +242,10 @@ fn secs_to_ns(what: &str, s: f64) -> anyhow::Result<u64> {
 
 fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
     let family = crate::args::family_of(a.host.as_deref(), a.family)?;
-    let mut spec = TestSpec::new(a.test, family, a.size);
+    if a.load.is_some() || a.probe_rate.is_some() || a.probe_size.is_some() || a.idle.is_some() {
+        bail!("--load, --probe-rate, --probe-size and --idle apply to -t rrul only");
+    }
+    let mut spec = TestSpec::new(a.test.kind(), family, a.size.unwrap_or(1408));
     spec.bound = match (a.count, a.duration) {
         (Some(n), _) => Bound::Count(wire::bounds::in_range(
             "--count",
@@ -211,7 +262,7 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
         (_, true) => Direction::Bidir,
         _ => Direction::Forward,
     };
-    spec.streams = a.streams;
+    spec.streams = a.streams.unwrap_or(1);
     spec.rate = match a.rate {
         Some(Rate::BitsPerSec(b)) => Some(Rate::BitsPerSec(wire::bounds::in_range(
             "--rate",
@@ -229,7 +280,7 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
         )?)),
         None => None,
     };
-    if a.rate.is_some() && a.test != TestKind::UdpStream {
+    if a.rate.is_some() && a.test != RunTest::One(TestKind::UdpStream) {
         bail!("--rate applies to udp-stream only");
     }
     spec.socket = SocketOpts {
@@ -255,7 +306,7 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
     spec.rr_timeout_ns = rr_timeout_ms * 1_000_000;
     spec.udp_datapath = a.udp_datapath;
     spec.traffic = traffic_model(a)?;
-    if spec.traffic.is_some() && a.test != wire::spec::TestKind::UdpStream {
+    if spec.traffic.is_some() && a.test != RunTest::One(TestKind::UdpStream) {
         bail!("--idt, --size-dist and --profile shape a udp-stream; use -t udp-stream");
     }
     spec.interval_ns = a
@@ -350,11 +401,24 @@ impl Recorder for CliRecorder {
     }
 }
 
+/// `--load` of rrul.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LoadArg {
+    Upload,
+    Download,
+    Both,
+}
+
 pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
+    if args.test == RunTest::Loaded {
+        return loaded::main(&args);
+    }
     let spec = spec_of(&args)?;
     let connect_timeout = connect_timeout_of(args.connect_timeout)?;
     if args.rate_search {
-        if args.test != TestKind::UdpStream || args.peer != crate::args::Peer::Dualperf {
+        if args.test != RunTest::One(TestKind::UdpStream)
+            || args.peer != crate::args::Peer::Dualperf
+        {
             anyhow::bail!("--rate-search is for -t udp-stream against a dualperf server");
         }
         if args.lab.is_some() {

@@ -163,6 +163,56 @@ impl SendBound {
     }
 }
 
+/// A request/response client's probe schedule: one transaction starts every `every`,
+/// on a fixed grid from the data start (a slot missed because the previous transaction
+/// was still running is skipped, never made up in a burst), so probes sample the path
+/// at a steady rate instead of saturating it.
+pub(crate) struct Pace {
+    next: Instant,
+    every: Duration,
+}
+
+impl Pace {
+    /// The schedule of a spec's RR `rate` (transactions per second per stream); `None`
+    /// when the spec asks for back-to-back transactions.
+    pub(crate) fn of(spec: &TestSpec, start: Instant) -> Option<Pace> {
+        if !spec.kind.is_rr() {
+            return None;
+        }
+        let per_sec = crate::plan::pps_of(spec)?;
+        let every = Duration::from_secs_f64(1.0 / per_sec);
+        Some(Pace { next: start, every })
+    }
+
+    /// Sleeps until the next slot (waking every [`POLL`] to notice an abort). False when
+    /// the run ended meanwhile: aborted, or the deadline falls before the slot.
+    pub(crate) fn wait(&mut self, bound: &SendBound, shared: &Shared) -> bool {
+        let now = Instant::now();
+        if self.next < now {
+            // Skip the slots the last transaction overran.
+            let behind = now.duration_since(self.next).as_nanos();
+            let step = self.every.as_nanos().max(1);
+            let skip = behind.div_ceil(step);
+            self.next += self.every * u32::try_from(skip).unwrap_or(u32::MAX);
+        }
+        if bound.deadline.is_some_and(|d| self.next >= d) {
+            return false;
+        }
+        loop {
+            let now = Instant::now();
+            if shared.aborted() {
+                return false;
+            }
+            if now >= self.next {
+                break;
+            }
+            std::thread::sleep((self.next - now).min(POLL));
+        }
+        self.next += self.every;
+        true
+    }
+}
+
 /// What one worker measured.
 #[derive(Default)]
 pub(crate) struct Outcome {

@@ -48,6 +48,9 @@ pub enum EngineError {
     /// A socket could not be set up as asked (e.g. an unknown congestion control).
     #[error(transparent)]
     Net(#[from] net::NetError),
+    /// One part of a compound test (e.g. a loaded-latency test's download streams).
+    #[error("{0}: {1}")]
+    Phase(&'static str, Box<EngineError>),
     #[error("{context}: {source}")]
     Io {
         context: String,

@@ -4,6 +4,8 @@
 //!   (both sides merged; [`RunResult::metrics`] flattens it to `wire::metrics` names).
 //! - [`run_rate_search`] runs a udp-stream test as an RFC 2544 throughput search (the
 //!   highest rate whose loss stays within a threshold).
+//! - [`run_loaded`] measures latency under load: paced RTT probes idle, then beside
+//!   saturating TCP streams (one test group on the server).
 //! - [`start_server`] / [`run_server`] serve tests; [`EmbeddedServer`] is an in-process
 //!   server on loopback for runs with no remote host.
 //! - Results leave only through the [`Recorder`] trait and return values: the engine
@@ -15,6 +17,7 @@ mod control;
 mod cpu;
 mod data;
 mod error;
+mod loaded;
 mod plan;
 mod result;
 mod search;
@@ -27,6 +30,9 @@ mod udp;
 pub use client::{run_client, ClientConfig};
 pub use data::DROP_EVERY_ENV;
 pub use error::EngineError;
+pub use loaded::{
+    run_loaded, LoadDirection, LoadedResult, LoadedSpec, Probes, MIN_LOADED_NS, RPM_REFERENCE,
+};
 pub use result::{framing_bytes, RunResult, RESULT_SCHEMA_VERSION};
 pub use search::{run_rate_search, Bisection, RateSearch, SearchOutcome};
 pub use server::{

@@ -1,7 +1,7 @@
 //! Which workers each side runs for a spec, and starting them on ready sockets. Shared
 //! by the client and the server so both ends agree on who sends and who receives.
 
-use crate::data::{Role, SendBound, Shared, Workers};
+use crate::data::{Pace, Role, SendBound, Shared, Workers};
 use crate::error::{EngineError, IoContext};
 use crate::{tcp, udp};
 use std::net::{TcpStream, UdpSocket};
@@ -48,9 +48,10 @@ pub(crate) fn start_tcp(
         let id = i as u16;
         let sh = shared.clone();
         if spec.kind == TestKind::TcpRr {
+            let pace = Pace::of(spec, shared.data_start());
             let spawn = match side {
                 Side::Client => workers.spawn(Role::Rr, "dp-tcp-rr", move || {
-                    tcp::rr_client(c, id, payload, bound, sh)
+                    tcp::rr_client(c, id, payload, bound, pace, sh)
                 }),
                 Side::Server => workers.spawn(Role::Rr, "dp-tcp-echo", move || {
                     tcp::rr_server(c, payload, sh)
@@ -147,9 +148,10 @@ pub(crate) fn start_udp_rr_clients(
     let timeout = Duration::from_nanos(spec.rr_timeout_ns);
     for (i, s) in socks.into_iter().enumerate() {
         let sh = shared.clone();
+        let pace = Pace::of(spec, shared.data_start());
         workers
             .spawn(Role::Rr, "dp-udp-rr", move || {
-                udp::rr_client(s, i as u16, payload, timeout, bound, sh)
+                udp::rr_client(s, i as u16, payload, timeout, bound, pace, sh)
             })
             .ctx("cannot start a data thread")?;
     }

@@ -124,24 +124,50 @@ impl std::fmt::Debug for ServerConfig {
 pub(crate) struct ServerCtx {
     pub cfg: ServerConfig,
     pub stop: AtomicBool,
-    /// Tests running now.
+    /// Tests running now (a group of tests counts once).
     pub busy: AtomicUsize,
+    /// Groups running now: id → (the peer that opened it, members running).
+    groups: Mutex<BTreeMap<u64, (IpAddr, usize)>>,
     pub conns: AtomicUsize,
     handlers: Mutex<Vec<JoinHandle<()>>>,
 }
 
-/// Holds one of the server's test slots; released on drop.
-pub(crate) struct BusyGuard<'a>(&'a AtomicUsize);
+/// Tests of one group (one client's loaded-latency test: its load streams and its
+/// probes) that may run together while they hold one test slot.
+pub const MAX_GROUP_TESTS: usize = 8;
+
+/// Holds one of the server's test slots (or a place in a running group); released on
+/// drop, the group's slot when its last member ends.
+pub(crate) struct BusyGuard<'a> {
+    ctx: &'a ServerCtx,
+    group: Option<u64>,
+}
 
 impl ServerCtx {
-    pub(crate) fn try_busy(&self) -> Option<BusyGuard<'_>> {
+    /// A test slot, or `None` when the server is busy. A test of a group joins the
+    /// group's slot while the group runs, from the same peer, up to
+    /// [`MAX_GROUP_TESTS`]; an unknown group takes a free slot like any test.
+    pub(crate) fn try_busy(&self, group: Option<u64>, peer: IpAddr) -> Option<BusyGuard<'_>> {
+        let mut groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(g) = group {
+            if let Some((owner, n)) = groups.get_mut(&g) {
+                if *owner != peer || *n >= MAX_GROUP_TESTS {
+                    return None;
+                }
+                *n += 1;
+                return Some(BusyGuard { ctx: self, group });
+            }
+        }
         let max = self.cfg.max_tests;
         self.busy
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < max).then_some(n + 1)
             })
-            .ok()
-            .map(|_| BusyGuard(&self.busy))
+            .ok()?;
+        if let Some(g) = group {
+            groups.insert(g, (peer, 1));
+        }
+        Some(BusyGuard { ctx: self, group })
     }
     pub(crate) fn stopping(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
@@ -150,7 +176,17 @@ impl ServerCtx {
 
 impl Drop for BusyGuard<'_> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        if let Some(g) = self.group {
+            let mut groups = self.ctx.groups.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((_, n)) = groups.get_mut(&g) {
+                *n -= 1;
+                if *n > 0 {
+                    return;
+                }
+                groups.remove(&g);
+            }
+        }
+        self.ctx.busy.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -244,6 +280,7 @@ pub fn start_server(mut cfg: ServerConfig) -> Result<ServerHandle, EngineError> 
         cfg,
         stop: AtomicBool::new(false),
         busy: AtomicUsize::new(0),
+        groups: Mutex::new(BTreeMap::new()),
         conns: AtomicUsize::new(0),
         handlers: Mutex::new(Vec::new()),
     });

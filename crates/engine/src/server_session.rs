@@ -84,29 +84,31 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
                 }
             }
             match ev {
-                ServerEvent::TestRequested { mut spec, .. } => match ctx.try_busy() {
-                    None => sess.reject(
-                        ErrorCode::Busy,
-                        "server busy: another test is running; try again when it has finished",
-                    ),
-                    Some(guard) => match prepare(&spec, local_ip) {
-                        Ok((data, port, token)) => {
-                            // Keyed: streams carry the session token, which never goes
-                            // on the control connection, so `accept` carries none.
-                            let (binding, sent) = match sess.session_token() {
-                                Some(t) => (crate::DataBinding::keyed(&t), 0),
-                                None => (crate::DataBinding::keyless(token), token),
-                            };
-                            sess.accept(Instant::now(), port, sent);
-                            // The client's choice wins; `auto` takes the server's default.
-                            if spec.udp_datapath.is_auto() {
-                                spec.udp_datapath = ctx.cfg.udp_datapath;
+                ServerEvent::TestRequested { mut spec, .. } => {
+                    match ctx.try_busy(spec.group, peer.ip()) {
+                        None => sess.reject(
+                            ErrorCode::Busy,
+                            "server busy: another test is running; try again when it has finished",
+                        ),
+                        Some(guard) => match prepare(&spec, local_ip) {
+                            Ok((data, port, token)) => {
+                                // Keyed: streams carry the session token, which never goes
+                                // on the control connection, so `accept` carries none.
+                                let (binding, sent) = match sess.session_token() {
+                                    Some(t) => (crate::DataBinding::keyed(&t), 0),
+                                    None => (crate::DataBinding::keyless(token), token),
+                                };
+                                sess.accept(Instant::now(), port, sent);
+                                // The client's choice wins; `auto` takes the server's default.
+                                if spec.udp_datapath.is_auto() {
+                                    spec.udp_datapath = ctx.cfg.udp_datapath;
+                                }
+                                test = Some(Test::new(spec, binding, data, guard));
                             }
-                            test = Some(Test::new(spec, binding, data, guard));
-                        }
-                        Err(e) => sess.reject(ErrorCode::Internal, &e.to_string()),
-                    },
-                },
+                            Err(e) => sess.reject(ErrorCode::Internal, &e.to_string()),
+                        },
+                    }
+                }
                 ServerEvent::StartRequested { udp_port } => {
                     let Some(t) = test.as_mut() else {
                         sess.reject(ErrorCode::Internal, "no test");

@@ -3,7 +3,7 @@
 //! timeout and re-checks the abort flag (and drain, after a grace period), so no loop
 //! outlives its session even if the peer keeps its data connection open.
 
-use crate::data::{Outcome, SendBound, Shared, POLL};
+use crate::data::{Outcome, Pace, SendBound, Shared, POLL};
 use measure::LatencyHistogram;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -157,6 +157,7 @@ pub(crate) fn rr_client(
     stream_id: u16,
     payload_bytes: usize,
     bound: SendBound,
+    mut pace: Option<Pace>,
     shared: Arc<Shared>,
 ) -> Outcome {
     let _ = s.set_write_timeout(Some(POLL));
@@ -166,6 +167,11 @@ pub(crate) fn rr_client(
     let mut o = Outcome::default();
     let mut rtt = LatencyHistogram::new();
     loop {
+        if let Some(p) = pace.as_mut() {
+            if !p.wait(&bound, &shared) {
+                break;
+            }
+        }
         let t0 = Instant::now();
         if bound.done(o.transactions, t0) || shared.aborted() {
             break;

@@ -14,7 +14,7 @@
 //! datagrams its own socket dropped (full receive buffer) and the host's UDP error
 //! counters over the run, so loss can be told apart from the receiver's own drops.
 
-use crate::data::{Outcome, SendBound, Shared, POLL};
+use crate::data::{Outcome, Pace, SendBound, Shared, POLL};
 use measure::{Arrival, Ipdv, LatencyHistogram, Rfc3550Jitter, SeqTracker};
 use net::{BatchConfig, UdpBatch, Wait};
 use std::io;
@@ -653,6 +653,7 @@ pub(crate) fn rr_client(
     payload_bytes: usize,
     timeout: Duration,
     bound: SendBound,
+    mut pace: Option<Pace>,
     shared: Arc<Shared>,
 ) -> Outcome {
     let mut req = vec![0u8; payload_bytes];
@@ -666,6 +667,11 @@ pub(crate) fn rr_client(
     let _ = sock.set_read_timeout(full_timeout);
     let mut current_timeout = full_timeout;
     loop {
+        if let Some(p) = pace.as_mut() {
+            if !p.wait(&bound, &shared) {
+                break;
+            }
+        }
         let t0 = Instant::now();
         if bound.done(seq, t0) || shared.aborted() {
             break;

@@ -389,6 +389,9 @@ pub enum SpecError {
     Invalid(String),
 }
 
+/// Fastest paced request/response probing: transactions per second per stream.
+pub const MAX_RR_RATE: u64 = 100_000;
+
 /// Check a spec a peer sent (or a user typed) before acting on it.
 pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
     if spec.kind.is_udp() {
@@ -435,6 +438,21 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
         return Err(SpecError::Invalid(
             "--reverse and --bidir apply to stream tests only".into(),
         ));
+    }
+    if spec.kind.is_rr() {
+        match spec.rate {
+            Some(crate::spec::Rate::BitsPerSec(_)) => {
+                return Err(SpecError::Invalid(
+                    "a request/response test's rate is transactions per second, not bits".into(),
+                ))
+            }
+            Some(crate::spec::Rate::PacketsPerSec(p)) if p == 0 || p > MAX_RR_RATE => {
+                return Err(SpecError::Invalid(format!(
+                    "the probe rate must be between 1 and {MAX_RR_RATE} transactions per second"
+                )))
+            }
+            _ => {}
+        }
     }
     if spec.kind == TestKind::UdpRr && spec.rr_timeout_ns == 0 {
         return Err(SpecError::Invalid("rr timeout must be > 0".into()));

@@ -324,7 +324,10 @@ pub struct TestSpec {
     pub direction: Direction,
     /// Parallel connections / flows (≥ 1).
     pub streams: u16,
-    /// UDP stream only; `None` = as fast as possible.
+    /// UDP stream: the send rate per stream; `None` = as fast as possible.
+    /// Request/response tests: transactions per second per stream
+    /// ([`Rate::PacketsPerSec`]), one started on a fixed grid (probe mode); `None` =
+    /// back to back.
     #[serde(default)]
     pub rate: Option<Rate>,
     #[serde(default)]
@@ -343,6 +346,12 @@ pub struct TestSpec {
     /// on the wire when not used, so older peers accept the spec.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traffic: Option<crate::traffic::TrafficModel>,
+    /// Tests of one client that must run at the same time (a loaded-latency test's load
+    /// streams and probes) carry the same random id: a server admits them together
+    /// while the group runs, from the same peer, in one test slot. Absent on the wire
+    /// when not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<u64>,
 }
 
 fn default_rr_timeout_ns() -> u64 {
@@ -365,6 +374,7 @@ impl TestSpec {
             rr_timeout_ns: default_rr_timeout_ns(),
             udp_datapath: UdpDatapath::Auto,
             traffic: None,
+            group: None,
         }
     }
 }

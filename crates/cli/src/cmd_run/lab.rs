@@ -10,6 +10,7 @@ use crate::lab_server::{dualperf_server_command, ServerProcess};
 use anyhow::{anyhow, bail, Context};
 use engine::ClientConfig;
 use lab::{Lab, LabSpec};
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -26,6 +27,47 @@ pub fn main(args: &RunArgs, spec: TestSpec) -> anyhow::Result<ExitCode> {
 }
 
 fn run_in_lab(args: &RunArgs, spec: TestSpec) -> anyhow::Result<ExitCode> {
+    let direction = spec.direction;
+    let family = spec.family;
+    let mut rec = CliRecorder::new(args.json, direction);
+    let (result, md) = in_lab(args, family, |host, port| {
+        let mut cfg = ClientConfig::new(host, port, spec);
+        cfg.connect_timeout = super::connect_timeout_of(args.connect_timeout)?;
+        if let Some(v) = args.protocol_version {
+            cfg.protocol_version = v;
+        }
+        engine::run_client(&cfg, &mut rec).map_err(|e| anyhow!("{e}"))
+    })?;
+    if args.json {
+        let mut doc: serde_json::Value = serde_json::from_str(&to_json(&result, &rec.samples)?)
+            .context("cannot re-read the JSON result")?;
+        if let Some(obj) = doc.as_object_mut() {
+            obj.insert("lab".into(), serde_json::to_value(&md)?);
+        }
+        say(&serde_json::to_string_pretty(&doc).context("cannot encode the result as JSON")?);
+    } else {
+        say(summary(&result, false).trim_end());
+        say_lab(&md);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The lab's description lines under a text result.
+pub(super) fn say_lab(md: &BTreeMap<String, String>) {
+    for (k, v) in md {
+        say(&format!("  {k:<34} {v}"));
+    }
+    say("  (the lab was removed)");
+}
+
+/// Builds the lab of `--lab` with a `dualperf server` in its server namespace, runs
+/// `client(server address, port)` on a thread inside the client namespace, and removes
+/// the lab on every way out. Returns the client's answer and the lab's description.
+pub(super) fn in_lab<T: Send>(
+    args: &RunArgs,
+    family: wire::spec::Family,
+    client: impl FnOnce(&str, u16) -> anyhow::Result<T> + Send,
+) -> anyhow::Result<(T, BTreeMap<String, String>)> {
     let Some(topology) = args.lab else {
         bail!("--lab needs a topology (p2p or client-server)");
     };
@@ -56,19 +98,12 @@ fn run_in_lab(args: &RunArgs, spec: TestSpec) -> anyhow::Result<ExitCode> {
         "dualperf",
         "starting the lab's dualperf server",
     )?;
-    let host = lab.server_addr(spec.family).to_string();
-    let direction = spec.direction;
-    let mut cfg = ClientConfig::new(&host, port, spec);
-    cfg.connect_timeout = super::connect_timeout_of(args.connect_timeout)?;
-    if let Some(v) = args.protocol_version {
-        cfg.protocol_version = v;
-    }
-    let mut rec = CliRecorder::new(args.json, direction);
+    let host = lab.server_addr(family).to_string();
     let client_ns = lab.client_ns().to_string();
     let result = std::thread::scope(|s| {
         s.spawn(|| {
             lab::enter_ns(&client_ns).map_err(|e| anyhow!("{e}"))?;
-            engine::run_client(&cfg, &mut rec).map_err(|e| anyhow!("{e}"))
+            client(&host, port)
         })
         .join()
         .unwrap_or_else(|_| {
@@ -86,19 +121,5 @@ fn run_in_lab(args: &RunArgs, spec: TestSpec) -> anyhow::Result<ExitCode> {
     let teardown = lab.teardown().context("removing the run's lab");
     let result = result?;
     teardown?;
-    if args.json {
-        let mut doc: serde_json::Value = serde_json::from_str(&to_json(&result, &rec.samples)?)
-            .context("cannot re-read the JSON result")?;
-        if let Some(obj) = doc.as_object_mut() {
-            obj.insert("lab".into(), serde_json::to_value(&md)?);
-        }
-        say(&serde_json::to_string_pretty(&doc).context("cannot encode the result as JSON")?);
-    } else {
-        say(summary(&result, false).trim_end());
-        for (k, v) in &md {
-            say(&format!("  {k:<34} {v}"));
-        }
-        say("  (the lab was removed)");
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok((result, md))
 }

@@ -1,0 +1,242 @@
+//! Latency under load (flent's RRUL idea, one command): round-trip probes on their own
+//! flows at a fixed rate, first on the idle path, then while TCP streams saturate it in
+//! one or both directions. Every part is an ordinary test ([`run_client`]) of one
+//! *group*: the server admits a group's tests together in one test slot, from the same
+//! peer, so the probes share the path with the load and no other client's test.
+//!
+//! Timeline: idle probes (UDP and TCP request/response, concurrently) for `idle`; then
+//! the load streams for `duration`, with the probes starting `ramp` after the load and
+//! stopping `ramp` before it ends, so every loaded sample is taken while the load runs.
+
+use crate::client::{run_client, ClientConfig};
+use crate::error::EngineError;
+use crate::result::RunResult;
+use crate::NullRecorder;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+use wire::proto::SpecError;
+use wire::spec::{Bound, Direction, Family, Rate, SocketOpts, TestKind, TestSpec};
+
+/// Which way the load streams send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadDirection {
+    /// Client to server.
+    Upload,
+    /// Server to client.
+    Download,
+    /// Both at once: `streams` connections each way.
+    Both,
+}
+
+impl LoadDirection {
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadDirection::Upload => "upload",
+            LoadDirection::Download => "download",
+            LoadDirection::Both => "both",
+        }
+    }
+}
+
+/// A loaded-latency test as asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadedSpec {
+    pub family: Family,
+    /// TCP connections of load per direction.
+    pub streams: u16,
+    pub load: LoadDirection,
+    /// Length of the loaded phase, ns.
+    pub duration_ns: u64,
+    /// Length of the idle phase before it, ns.
+    pub idle_ns: u64,
+    /// Probe transactions per second, per probe type (UDP and TCP).
+    pub probe_rate: u64,
+    /// Bytes of each probe request and response.
+    pub probe_bytes: u32,
+    /// Bytes per write of the load streams.
+    pub write_bytes: u32,
+    /// Socket options of the load streams (buffers, congestion control, TOS, …).
+    #[serde(default)]
+    pub load_socket: SocketOpts,
+}
+
+/// Shortest loaded phase: the probes need a window between the ramps.
+pub const MIN_LOADED_NS: u64 = 1_000_000_000;
+
+impl LoadedSpec {
+    /// The ramp at each end of the loaded phase: a fifth of it, between 0.2 s and 2 s.
+    pub fn ramp_ns(&self) -> u64 {
+        (self.duration_ns / 5).clamp(200_000_000, 2_000_000_000)
+    }
+
+    /// How long the loaded probes run: the loaded phase less both ramps.
+    pub fn loaded_probe_ns(&self) -> u64 {
+        self.duration_ns.saturating_sub(2 * self.ramp_ns())
+    }
+
+    fn check(&self) -> Result<(), EngineError> {
+        let bad = |m: String| Err(EngineError::Spec(SpecError::Invalid(m)));
+        if self.duration_ns < MIN_LOADED_NS {
+            return bad(format!(
+                "the loaded phase must last at least {} s, so the probes have a window between the ramps",
+                MIN_LOADED_NS / 1_000_000_000
+            ));
+        }
+        if self.idle_ns < 200_000_000 {
+            return bad("the idle phase must last at least 0.2 s".into());
+        }
+        if self.streams == 0 {
+            return bad("a loaded-latency test needs at least one load stream".into());
+        }
+        let per_probe = self.probe_rate as f64 * self.loaded_probe_ns() as f64 / 1e9;
+        if per_probe < 10.0 {
+            return bad(format!(
+                "{} probes per second over the {:.1} s loaded window give fewer than 10 probes of each type; raise --probe-rate or -d",
+                self.probe_rate,
+                self.loaded_probe_ns() as f64 / 1e9
+            ));
+        }
+        Ok(())
+    }
+
+    /// Every test the loaded-latency test runs (idle probes, load, loaded probes), as
+    /// the server will see them: for checking a plan before any traffic.
+    pub fn parts(&self, group: u64) -> Vec<TestSpec> {
+        let mut v = vec![
+            self.probe(TestKind::UdpRr, self.idle_ns, group),
+            self.probe(TestKind::TcpRr, self.idle_ns, group),
+            self.probe(TestKind::UdpRr, self.loaded_probe_ns(), group),
+            self.probe(TestKind::TcpRr, self.loaded_probe_ns(), group),
+        ];
+        if self.load != LoadDirection::Download {
+            v.push(self.stream(Direction::Forward, group));
+        }
+        if self.load != LoadDirection::Upload {
+            v.push(self.stream(Direction::Reverse, group));
+        }
+        v
+    }
+
+    fn probe(&self, kind: TestKind, ns: u64, group: u64) -> TestSpec {
+        let mut s = TestSpec::new(kind, self.family, self.probe_bytes);
+        s.bound = Bound::DurationNs(ns);
+        s.rate = Some(Rate::PacketsPerSec(self.probe_rate));
+        s.group = Some(group);
+        s
+    }
+
+    fn stream(&self, direction: Direction, group: u64) -> TestSpec {
+        let mut s = TestSpec::new(TestKind::TcpStream, self.family, self.write_bytes);
+        s.bound = Bound::DurationNs(self.duration_ns);
+        s.direction = direction;
+        s.streams = self.streams;
+        s.socket = self.load_socket.clone();
+        s.group = Some(group);
+        s
+    }
+}
+
+/// The probes of one phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Probes {
+    pub udp: RunResult,
+    pub tcp: RunResult,
+}
+
+/// What a loaded-latency test measured. Every RTT is the client's monotonic clock from
+/// sending a probe request to receiving its response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadedResult {
+    pub spec: LoadedSpec,
+    pub idle: Probes,
+    pub loaded: Probes,
+    /// Load streams client → server, and server → client.
+    pub upload: Option<RunResult>,
+    pub download: Option<RunResult>,
+}
+
+/// The responsiveness draft this figure follows, and how far.
+pub const RPM_REFERENCE: &str = "draft-ietf-ippm-responsiveness-09";
+
+impl LoadedResult {
+    /// Median RTT of one probe type under load minus its idle median, ns (negative when
+    /// the load did not add latency beyond the spread).
+    pub fn added_p50_ns(&self, kind: TestKind) -> Option<f64> {
+        let (idle, loaded) = match kind {
+            TestKind::UdpRr => (&self.idle.udp, &self.loaded.udp),
+            _ => (&self.idle.tcp, &self.loaded.tcp),
+        };
+        let i = idle.rtt.filter(|r| r.count > 0)?;
+        let l = loaded.rtt.filter(|r| r.count > 0)?;
+        Some(l.p50_ns as f64 - i.p50_ns as f64)
+    }
+
+    /// Round trips per minute from the TCP probes' 95 % trimmed mean RTT, as
+    /// [`RPM_REFERENCE`] aggregates probes — but from foreign-flow TCP request/response
+    /// probes only (no TLS or HTTP probes, no probes on the loaded connections).
+    pub fn rpm(probes: &Probes) -> Option<f64> {
+        let r = probes.tcp.rtt.filter(|r| r.count > 0)?;
+        (r.trimmed_mean_95_ns > 0.0).then(|| 60e9 / r.trimmed_mean_95_ns)
+    }
+}
+
+/// Run a loaded-latency test against `base`'s server (its host, port, key and limits;
+/// its spec is ignored).
+pub fn run_loaded(base: &ClientConfig, spec: &LoadedSpec) -> Result<LoadedResult, EngineError> {
+    spec.check()?;
+    for part in spec.parts(0) {
+        wire::proto::validate_spec(&part)?;
+    }
+    let group = u64::from_le_bytes(crate::os_nonce()?.0[..8].try_into().unwrap_or([1; 8]));
+    let cfg = |s: TestSpec| ClientConfig {
+        spec: s,
+        ..base.clone()
+    };
+    let run = |what: &'static str, c: ClientConfig| {
+        run_client(&c, &mut NullRecorder).map_err(|e| EngineError::Phase(what, Box::new(e)))
+    };
+
+    // Idle: both probe types at once, nothing else.
+    let udp = cfg(spec.probe(TestKind::UdpRr, spec.idle_ns, group));
+    let tcp = cfg(spec.probe(TestKind::TcpRr, spec.idle_ns, group));
+    let (iu, it) = std::thread::scope(|sc| {
+        let u = sc.spawn(|| run("idle UDP probes", udp));
+        let t = run("idle TCP probes", tcp);
+        (join(u), t)
+    });
+    let idle = Probes { udp: iu?, tcp: it? };
+
+    // Loaded: the streams, then the probes inside the loaded window.
+    let ramp = Duration::from_nanos(spec.ramp_ns());
+    let probe_ns = spec.loaded_probe_ns();
+    let up = matches!(spec.load, LoadDirection::Upload | LoadDirection::Both)
+        .then(|| cfg(spec.stream(Direction::Forward, group)));
+    let down = matches!(spec.load, LoadDirection::Download | LoadDirection::Both)
+        .then(|| cfg(spec.stream(Direction::Reverse, group)));
+    let udp = cfg(spec.probe(TestKind::UdpRr, probe_ns, group));
+    let tcp = cfg(spec.probe(TestKind::TcpRr, probe_ns, group));
+    let (upload, download, lu, lt) = std::thread::scope(|sc| {
+        let up = up.map(|c| sc.spawn(move || run("upload streams", c)));
+        let down = down.map(|c| sc.spawn(move || run("download streams", c)));
+        std::thread::sleep(ramp);
+        let u = sc.spawn(|| run("loaded UDP probes", udp));
+        let t = run("loaded TCP probes", tcp);
+        (up.map(join), down.map(join), join(u), t)
+    });
+    Ok(LoadedResult {
+        spec: spec.clone(),
+        idle,
+        loaded: Probes { udp: lu?, tcp: lt? },
+        upload: upload.transpose()?,
+        download: download.transpose()?,
+    })
+}
+
+fn join<T>(h: std::thread::ScopedJoinHandle<'_, Result<T, EngineError>>) -> Result<T, EngineError> {
+    h.join().unwrap_or_else(|_| {
+        Err(EngineError::Protocol(
+            "a loaded-latency thread panicked".into(),
+        ))
+    })
+}
