@@ -496,6 +496,9 @@ struct JsonOut<'a> {
     result: &'a RunResult,
     metrics: Vec<Metric>,
     intervals: &'a [IntervalSample],
+    /// UDP streams: why the one-way delay metrics are absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    one_way_delay_unavailable: Option<String>,
 }
 
 fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String> {
@@ -503,6 +506,9 @@ fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String
         result: r,
         metrics: r.metrics(),
         intervals,
+        one_way_delay_unavailable: (r.spec.kind == TestKind::UdpStream)
+            .then(|| r.one_way_delay().err())
+            .flatten(),
     };
     serde_json::to_string_pretty(&out).context("cannot encode the result as JSON")
 }
@@ -576,7 +582,12 @@ fn group(name: &str) -> &'static str {
         | m::RTT_P90_NS
         | m::RTT_P99_NS
         | m::RTT_P999_NS
-        | m::RTT_MAX_NS => "latency",
+        | m::RTT_MAX_NS
+        | m::OWD_MIN_NS
+        | m::OWD_MEAN_NS
+        | m::OWD_MAX_NS
+        | m::CLOCK_OFFSET_NS
+        | m::CLOCK_OFFSET_UNCERTAINTY_NS => "latency",
         m::CPU_LOCAL_PCT
         | m::CPU_REMOTE_PCT
         | m::CPU_LOCAL_BUSIEST_CORE_PCT
@@ -626,6 +637,11 @@ fn label(name: &str) -> String {
         m::RTT_P99_NS => "RTT p99",
         m::RTT_P999_NS => "RTT p99.9",
         m::RTT_MAX_NS => "RTT max",
+        m::OWD_MIN_NS => "one-way delay min",
+        m::OWD_MEAN_NS => "one-way delay mean",
+        m::OWD_MAX_NS => "one-way delay max",
+        m::CLOCK_OFFSET_NS => "clock offset (server − client)",
+        m::CLOCK_OFFSET_UNCERTAINTY_NS => "clock offset bound (±)",
         m::CPU_LOCAL_PCT => "CPU, local (system-wide)",
         m::CPU_REMOTE_PCT => "CPU, remote (system-wide)",
         m::CPU_LOCAL_BUSIEST_CORE_PCT => "CPU, local busiest core",
@@ -685,6 +701,19 @@ fn summary(r: &RunResult, embedded: bool) -> String {
                 _ => fmt_value(x),
             };
             out.push_str(&format!("    {:<32} {}\n", label(&x.name), value));
+        }
+        if *g == "latency" && s.kind == TestKind::UdpStream {
+            match r.one_way_delay() {
+                Ok(d) => out.push_str(&format!(
+                    "    {:<32} ±{:.1} µs ({})\n",
+                    "one-way delay bound",
+                    d.uncertainty_ns / 1e3,
+                    r.clock.as_ref().map_or("", |c| c.method.as_str())
+                )),
+                Err(why) => {
+                    out.push_str(&format!("    {:<32} unavailable: {why}\n", "one-way delay"))
+                }
+            }
         }
         if *g == "delivery and jitter" {
             if let Some(why) = r.jitter_unavailable() {

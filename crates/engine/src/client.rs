@@ -9,6 +9,7 @@ use crate::error::{EngineError, IoContext};
 use crate::plan::{self, Side};
 use crate::result::{RunResult, RESULT_SCHEMA_VERSION};
 use crate::{sockopt, Recorder};
+use measure::{ClockOffset, ClockSample};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
@@ -117,12 +118,16 @@ pub fn run_client(
         sess = sess.with_psk(key.clone(), crate::os_nonce()?);
     }
     let mut run: Option<Running> = None;
-    let outcome = drive(cfg, addr, &mut conn, &mut sess, &mut run, recorder);
+    let mut clock = Vec::new();
+    let outcome = drive(
+        cfg, addr, &mut conn, &mut sess, &mut run, recorder, &mut clock,
+    );
     if let Some(r) = run.take() {
         r.shared.abort.store(true, Relaxed);
         r.workers.join();
     }
     let (server, client, extra) = outcome?;
+    let clock = clock_offset(&client_info, sess.server_info(), &clock);
     // What the server reports is checked before anyone sees or stores it.
     let peer_cores = sess
         .server_info()
@@ -144,6 +149,7 @@ pub fn run_client(
         rr_timeouts: extra.rr_timeouts,
         warnings: extra.warnings,
         rate_search: None,
+        clock,
     })
 }
 
@@ -157,10 +163,14 @@ fn drive(
     sess: &mut ClientSession,
     run: &mut Option<Running>,
     recorder: &mut dyn Recorder,
+    clock: &mut Vec<ClockSample>,
 ) -> Result<Sides, EngineError> {
     let spec = &cfg.spec;
     let mut opened: Option<Opened> = None;
     let mut mine: Option<(SideStats, LocalExtra)> = None;
+    let mut accepted: Option<(u16, u64)> = None;
+    // The wall clock when the last control message arrived (t4 of a clock reply).
+    let mut last_rx_wall = 0u64;
     loop {
         while let Some(msg) = sess.poll_msg() {
             conn.send(&msg).ctx("sending to the server")?;
@@ -168,20 +178,28 @@ fn drive(
         while let Some(ev) = sess.poll_event() {
             match ev {
                 ClientEvent::Accepted { data_port, token } => {
-                    let binding = match sess.session_token() {
-                        Some(t) => crate::DataBinding::keyed(&t),
-                        None => crate::DataBinding::keyless(token),
-                    };
-                    let early = open_data(spec, addr.ip(), data_port, &binding)
-                        .and_then(|mut o| Ok((start_receiver_early(spec, &mut o)?, o)));
-                    match early {
-                        Ok((r, o)) => {
-                            let port = o.udp_in_port;
-                            *run = r;
-                            opened = Some(o);
-                            sess.connected(Instant::now(), port);
-                        }
-                        Err(e) => return Err(abort(sess, conn, e)),
+                    if wants_clock(spec, sess.server_info()) {
+                        accepted = Some((data_port, token));
+                        sess.clock_query(net::clock::wall_ns());
+                    } else {
+                        connect_data(cfg, addr, conn, sess, run, &mut opened, data_port, token)?;
+                    }
+                }
+                ClientEvent::Clock {
+                    t1_ns,
+                    t2_ns,
+                    t3_ns,
+                } => {
+                    clock.push(ClockSample {
+                        t1_ns,
+                        t2_ns,
+                        t3_ns,
+                        t4_ns: last_rx_wall,
+                    });
+                    if clock.len() < CLOCK_QUERIES {
+                        sess.clock_query(net::clock::wall_ns());
+                    } else if let Some((data_port, token)) = accepted.take() {
+                        connect_data(cfg, addr, conn, sess, run, &mut opened, data_port, token)?;
                     }
                 }
                 ClientEvent::Started => {
@@ -228,7 +246,10 @@ fn drive(
             deadline = deadline.min(now + Duration::from_millis(5));
         }
         match conn.recv_until(deadline) {
-            Ok(Some(m)) => sess.handle_msg(Instant::now(), m),
+            Ok(Some(m)) => {
+                last_rx_wall = net::clock::wall_ns();
+                sess.handle_msg(Instant::now(), m)
+            }
             Ok(None) => sess.handle_timeout(Instant::now()),
             Err(RecvError::Wire(e)) => sess.handle_decode_error(e),
             Err(RecvError::Closed) => {
@@ -238,6 +259,66 @@ fn drive(
             }
             Err(RecvError::Io(e)) => return Err(EngineError::io("reading from the server", e)),
         }
+    }
+}
+
+/// Clock exchanges per run when the server answers them: enough that one of them
+/// meets an idle path (the smallest round trip bounds the offset's error).
+const CLOCK_QUERIES: usize = 8;
+
+/// Server metadata key saying it answers clock queries.
+pub(crate) const CLOCK_QUERY_KEY: &str = "dualperf.clock_query";
+
+/// One-way delay is measured for UDP streams, against a server that answers.
+fn wants_clock(spec: &TestSpec, server_info: &BTreeMap<String, String>) -> bool {
+    spec.kind == TestKind::UdpStream && server_info.contains_key(CLOCK_QUERY_KEY)
+}
+
+/// Open the data sockets the server offered and tell it they are ready.
+#[allow(clippy::too_many_arguments)]
+fn connect_data(
+    cfg: &ClientConfig,
+    addr: SocketAddr,
+    conn: &mut ControlConn,
+    sess: &mut ClientSession,
+    run: &mut Option<Running>,
+    opened: &mut Option<Opened>,
+    data_port: u16,
+    token: u64,
+) -> Result<(), EngineError> {
+    let spec = &cfg.spec;
+    let binding = match sess.session_token() {
+        Some(t) => crate::DataBinding::keyed(&t),
+        None => crate::DataBinding::keyless(token),
+    };
+    let early = open_data(spec, addr.ip(), data_port, &binding)
+        .and_then(|mut o| Ok((start_receiver_early(spec, &mut o)?, o)));
+    match early {
+        Ok((r, o)) => {
+            let port = o.udp_in_port;
+            *run = r;
+            *opened = Some(o);
+            sess.connected(Instant::now(), port);
+            Ok(())
+        }
+        Err(e) => Err(abort(sess, conn, e)),
+    }
+}
+
+/// The server's clock offset for this run: zero by construction when both ends read
+/// one wall clock (the same kernel: equal boot ids), else estimated from the exchanges.
+fn clock_offset(
+    client_info: &BTreeMap<String, String>,
+    server_info: &BTreeMap<String, String>,
+    samples: &[ClockSample],
+) -> Option<ClockOffset> {
+    if samples.is_empty() {
+        return None;
+    }
+    let boot = |m: &BTreeMap<String, String>| m.get(net::sysinfo::BOOT_ID_KEY).cloned();
+    match (boot(client_info), boot(server_info)) {
+        (Some(a), Some(b)) if a == b => Some(ClockOffset::same_clock()),
+        _ => ClockOffset::estimate(samples),
     }
 }
 
@@ -282,7 +363,9 @@ fn finish_local(r: Running, recorder: &mut dyn Recorder) -> (SideStats, LocalExt
         rr_timeouts: outcome.rr_timeouts,
         warnings: outcome.errors.clone(),
     };
-    (outcome.into_side_stats(cpu, applied, Vec::new()), extra)
+    let mut stats = outcome.into_side_stats(cpu, applied, Vec::new());
+    stats.realtime_at_go_ns = Some(shared.realtime_at_go_ns);
+    (stats, extra)
 }
 
 /// Open the data sockets for `spec` towards the server's data port.

@@ -44,6 +44,9 @@ pub(crate) struct Shared {
     pub send_delay_ns: Vec<u64>,
     /// Session token carried in every datagram (low 32 bits of the control token).
     pub token: u32,
+    /// The wall clock (ns since the Unix epoch) at `go`: the origin of this side's
+    /// datagram stamps and arrival times on the wall clock.
+    pub realtime_at_go_ns: u64,
 }
 
 impl Shared {
@@ -57,6 +60,8 @@ impl Shared {
             drop_every: drop_every_from_env(),
             send_delay_ns: send_delay_from_env(),
             token: token as u32,
+            realtime_at_go_ns: net::clock::wall_ns()
+                .saturating_sub(Instant::now().saturating_duration_since(go).as_nanos() as u64),
         })
     }
     /// The start of the data phase proper: `go` plus the early-receiver offset.
@@ -233,6 +238,8 @@ pub(crate) struct Outcome {
     pub rx_socket_drops: Option<u64>,
     pub rx_host_udp_errors: Option<measure::UdpErrorCounters>,
     pub ipdv: Option<LatencyHistogram>,
+    /// Transit times of the datagrams received (kept only with per-datagram timing).
+    pub transit: measure::Transit,
     pub rtt: Option<LatencyHistogram>,
     pub transactions: u64,
     pub rr_timeouts: u64,
@@ -263,6 +270,7 @@ impl Outcome {
             (a, b) => a.or(b),
         };
         merge_hist(&mut self.ipdv, o.ipdv);
+        self.transit.merge(&o.transit);
         merge_hist(&mut self.rtt, o.rtt);
         self.transactions += o.transactions;
         self.rr_timeouts += o.rr_timeouts;
@@ -295,6 +303,8 @@ impl Outcome {
         applied.extend(std::mem::take(&mut self.io));
         let jitter_ok = self.jitter_unavailable.is_none();
         let has_ipdv = jitter_ok && self.ipdv.as_ref().is_some_and(|h| !h.is_empty());
+        // One send stamp and one arrival per datagram, or no transit times either.
+        let transit = self.transit.summary().filter(|_| jitter_ok);
         SideStats {
             sent_bytes: self.sent_bytes,
             sent_packets: self.sent_packets,
@@ -320,6 +330,10 @@ impl Outcome {
             rx_socket_drops: self.rx_socket_drops,
             rx_host_udp_rcvbuf_errors: self.rx_host_udp_errors.map(|c| c.rcvbuf_errors),
             rx_host_udp_in_errors: self.rx_host_udp_errors.map(|c| c.in_errors),
+            realtime_at_go_ns: None,
+            transit_min_ns: transit.map(|t| t.0),
+            transit_mean_ns: transit.map(|t| t.1),
+            transit_max_ns: transit.map(|t| t.2),
             cpu,
             applied,
             streams: self.streams,

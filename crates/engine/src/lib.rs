@@ -33,12 +33,13 @@ pub use error::EngineError;
 pub use loaded::{
     run_loaded, LoadDirection, LoadedResult, LoadedSpec, Probes, MIN_LOADED_NS, RPM_REFERENCE,
 };
-pub use result::{framing_bytes, RunResult, RESULT_SCHEMA_VERSION};
+pub use result::{framing_bytes, OneWayDelay, RunResult, RESULT_SCHEMA_VERSION};
 pub use search::{run_rate_search, Bisection, RateSearch, SearchOutcome};
 pub use server::{
     default_binds, run_server, start_server, EmbeddedServer, ServerConfig, ServerHandle, TestLog,
     TestLogFn, DEFAULT_PORT,
 };
+pub use server_session::CLOCK_SHIFT_ENV;
 pub use wire::proto::{IntervalSample, SideStats};
 pub use wire::session::Limits;
 

@@ -35,6 +35,19 @@ pub struct RunResult {
     /// (the rest of the result is the chosen trial's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_search: Option<crate::search::SearchOutcome>,
+    /// UDP stream: the server's wall-clock offset from the client's, for one-way delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<measure::ClockOffset>,
+}
+
+/// One-way delay of a UDP stream, ns on the client's clock, with the ± bound of the
+/// clock offset it depends on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OneWayDelay {
+    pub min_ns: f64,
+    pub mean_ns: f64,
+    pub max_ns: f64,
+    pub uncertainty_ns: f64,
 }
 
 /// The largest IP packet and its Ethernet frame that one payload of this run puts on an
@@ -185,6 +198,18 @@ impl RunResult {
                 put(m::HOST_UDP_RCVBUF_ERROR_PACKETS, rcvbuf.map(|d| d as f64));
                 put(m::HOST_UDP_IN_ERROR_PACKETS, in_errors.map(|d| d as f64));
                 put(m::RECEIVER_LIMITED, receiver_limited(drops, rcvbuf));
+                if let Some(c) = &self.clock {
+                    put(m::CLOCK_OFFSET_NS, Some(c.offset_ns as f64));
+                    put(
+                        m::CLOCK_OFFSET_UNCERTAINTY_NS,
+                        Some(c.uncertainty_ns as f64),
+                    );
+                }
+                if let Ok(d) = self.one_way_delay() {
+                    put(m::OWD_MIN_NS, Some(d.min_ns));
+                    put(m::OWD_MEAN_NS, Some(d.mean_ns));
+                    put(m::OWD_MAX_NS, Some(d.max_ns));
+                }
             }
         }
         if let Some(s) = &self.rate_search {
@@ -245,6 +270,68 @@ impl RunResult {
         sides
             .into_iter()
             .find_map(|s| s.jitter_unavailable.as_deref())
+    }
+
+    /// One-way delay of a forward or reverse UDP stream on the client's clock, or why
+    /// there is none (the reason is shown instead of a number).
+    pub fn one_way_delay(&self) -> Result<OneWayDelay, String> {
+        if self.spec.kind != wire::spec::TestKind::UdpStream {
+            return Err("one-way delay is measured on UDP streams".into());
+        }
+        if self.spec.direction == Direction::Bidir {
+            return Err("not measured for --bidir (two directions at once)".into());
+        }
+        let Some(clock) = &self.clock else {
+            return Err(
+                "the server does not answer clock queries (an older dualperf): its clock's \
+                 offset is unknown"
+                    .into(),
+            );
+        };
+        let (_, rx) = self.sender_receiver();
+        let (Some(min), Some(mean), Some(max)) =
+            (rx.transit_min_ns, rx.transit_mean_ns, rx.transit_max_ns)
+        else {
+            return Err(self.jitter_unavailable().map_or(
+                "no datagram arrived with its own send stamp".into(),
+                |why| why.replace("jitter and IPDV", "one-way delay"),
+            ));
+        };
+        let (Some(c0), Some(s0)) = (self.client.realtime_at_go_ns, self.server.realtime_at_go_ns)
+        else {
+            return Err("a side did not report the wall-clock origin of its times".into());
+        };
+        // The server's origin on the client's clock, minus the client's origin.
+        let server_minus_client = s0 as f64 - clock.offset_ns as f64 - c0 as f64;
+        let shift = match self.spec.direction {
+            Direction::Reverse => -server_minus_client,
+            _ => server_minus_client,
+        };
+        let d = OneWayDelay {
+            min_ns: min as f64 + shift,
+            mean_ns: mean + shift,
+            max_ns: max as f64 + shift,
+            uncertainty_ns: clock.uncertainty_ns as f64,
+        };
+        let u = d.uncertainty_ns;
+        if d.min_ns < -u - 1_000.0 {
+            return Err(format!(
+                "the clocks disagree: the smallest one-way delay came out at {:.1} µs, below \
+                 the offset's own bound of ±{:.1} µs (a clock was stepped or drifts)",
+                d.min_ns / 1e3,
+                u / 1e3
+            ));
+        }
+        if u > d.mean_ns / 2.0 {
+            return Err(format!(
+                "the clocks' offset is known only to ±{:.1} µs ({}), more than half the mean \
+                 delay of about {:.1} µs: synchronise the hosts' clocks (PTP) for this figure",
+                u / 1e3,
+                clock.method,
+                d.mean_ns / 1e3
+            ));
+        }
+        Ok(d)
     }
 
     /// One metric's value, if measured.
@@ -312,6 +399,7 @@ mod tests {
             rr_timeouts: 0,
             warnings: Vec::new(),
             rate_search: None,
+            clock: None,
         }
     }
 

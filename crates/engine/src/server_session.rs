@@ -54,11 +54,20 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
         Ok(a) => a.ip(),
         Err(_) => return,
     };
-    let info = ctx
+    let mut info = ctx
         .cfg
         .server_info
         .clone()
         .unwrap_or_else(|| net::sysinfo::capture(Some(local_ip)));
+    // This server answers clock queries (one-way delay); a test hook may shift its
+    // wall clock, and then it no longer claims the client's clock as its own.
+    info.insert(crate::client::CLOCK_QUERY_KEY.into(), "1".into());
+    let clock_shift_ns = clock_shift_from_env();
+    if clock_shift_ns != 0 {
+        info.remove(net::sysinfo::BOOT_ID_KEY);
+        info.insert("clock.test_shift_ns".into(), clock_shift_ns.to_string());
+    }
+    let wall = || net::clock::wall_ns().saturating_add_signed(clock_shift_ns);
     let mut conn = ControlConn::new(stream, ctx.cfg.protocol_version);
     let mut sess = ServerSession::new(Instant::now(), info, ctx.cfg.limits);
     if let Some(key) = &ctx.cfg.psk {
@@ -109,6 +118,10 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
                         },
                     }
                 }
+                ServerEvent::ClockQuery { t1_ns } => {
+                    let t2 = wall();
+                    sess.clock_reply(t1_ns, t2, wall());
+                }
                 ServerEvent::StartRequested { udp_port } => {
                     let Some(t) = test.as_mut() else {
                         sess.reject(ErrorCode::Internal, "no test");
@@ -121,7 +134,7 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
                 }
                 ServerEvent::PeerFinished(_) => {
                     if let Some(t) = test.take() {
-                        let stats = t.finish();
+                        let stats = t.finish(clock_shift_ns);
                         outcome = Ok(stats.clone());
                         // `t` (and its busy slot) is gone before the result goes out, so
                         // a client that has its result can start the next test at once.
@@ -174,6 +187,20 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
             elapsed: started.elapsed(),
         });
     }
+}
+
+/// Test hook: this server's wall clock reads this many ns off (clock replies and the
+/// origin it reports), as a server on a host with a wrong clock would
+/// (`DUALPERF_TEST_CLOCK_SHIFT_NS`, at most ± 1 day; anything else is ignored).
+pub const CLOCK_SHIFT_ENV: &str = "DUALPERF_TEST_CLOCK_SHIFT_NS";
+
+fn clock_shift_from_env() -> i64 {
+    const DAY_NS: i64 = 86_400_000_000_000;
+    std::env::var(CLOCK_SHIFT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .filter(|v| v.abs() <= DAY_NS)
+        .unwrap_or(0)
 }
 
 /// The options this side applies: the user's, with TCP_NODELAY always on for tcp-rr.
@@ -308,8 +335,9 @@ impl<'a> Test<'a> {
         }
     }
 
-    /// The client is done: drain, join, measure.
-    fn finish(mut self) -> SideStats {
+    /// The client is done: drain, join, measure. `clock_shift_ns`: the test hook's
+    /// shift of this server's wall clock.
+    fn finish(mut self, clock_shift_ns: i64) -> SideStats {
         let Some(shared) = self.shared.take() else {
             return SideStats::default();
         };
@@ -327,7 +355,13 @@ impl<'a> Test<'a> {
         }
         self.busy.take();
         let intervals = std::mem::take(&mut self.intervals);
-        outcome.into_side_stats(cpu, std::mem::take(&mut self.applied), intervals)
+        let mut stats = outcome.into_side_stats(cpu, std::mem::take(&mut self.applied), intervals);
+        stats.realtime_at_go_ns = Some(
+            shared
+                .realtime_at_go_ns
+                .saturating_add_signed(clock_shift_ns),
+        );
+        stats
     }
 
     fn abort(mut self) {

@@ -385,19 +385,17 @@ fn wait_until(t: Instant) {
 
 /// The receiver's one clock domain: ns since `go` on the monotonic clock. Kernel
 /// receive stamps (CLOCK_REALTIME) are converted with the realtime − monotonic offset
-/// sampled once at the start, so stamped and unstamped arrivals never mix clocks.
+/// sampled once when the side started ([`Shared::realtime_at_go_ns`], also what the
+/// peer uses to put these arrivals on one clock with its stamps), so stamped and
+/// unstamped arrivals never mix clocks.
 struct RxClock {
     realtime_at_go_ns: u64,
 }
 
 impl RxClock {
     fn new(shared: &Shared) -> RxClock {
-        let since_go_ns = shared.ns_since_go(Instant::now());
-        let realtime_ns = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
         RxClock {
-            realtime_at_go_ns: realtime_ns.saturating_sub(since_go_ns),
+            realtime_at_go_ns: shared.realtime_at_go_ns,
         }
     }
     /// Arrival time in ns since go: the kernel's stamp when there is one, else `now_ns`.
@@ -413,6 +411,7 @@ struct StreamRx {
     seq: SeqTracker,
     jitter: Rfc3550Jitter,
     ipdv: Ipdv,
+    transit: measure::Transit,
     bytes: u64,
     packets: u64,
     /// Distinct datagrams that arrived, kept or dropped by the test hook (count stop).
@@ -484,6 +483,7 @@ pub(crate) fn recv(
             seq: SeqTracker::new(),
             jitter: Rfc3550Jitter::new(),
             ipdv: Ipdv::new(),
+            transit: measure::Transit::new(),
             bytes: 0,
             packets: 0,
             seen: 0,
@@ -572,6 +572,7 @@ pub(crate) fn recv(
         let mut h = o.ipdv.take().unwrap_or_default();
         h.merge(s.ipdv.histogram());
         o.ipdv = Some(h);
+        o.transit.merge(&s.transit);
         o.streams.push(StreamStats {
             stream_id: id as u16,
             recv_bytes: s.bytes,
@@ -642,6 +643,7 @@ fn take(dg: &[u8], arrival_ns: u64, rx: &mut [StreamRx], shared: &Shared) -> boo
     s.packets += 1;
     s.jitter.record(v.send_time_ns(), arrival_ns);
     s.ipdv.record(seq, v.send_time_ns(), arrival_ns);
+    s.transit.record(v.send_time_ns(), arrival_ns);
     true
 }
 
@@ -812,6 +814,7 @@ mod tests {
             drop_every,
             send_delay_ns: Vec::new(),
             token: 7,
+            realtime_at_go_ns: net::clock::wall_ns(),
         }
     }
 
@@ -821,6 +824,7 @@ mod tests {
                 seq: SeqTracker::new(),
                 jitter: Rfc3550Jitter::new(),
                 ipdv: Ipdv::new(),
+                transit: measure::Transit::new(),
                 bytes: 0,
                 packets: 0,
                 seen: 0,

@@ -14,6 +14,7 @@ pub mod cpu;
 pub mod interval;
 pub mod jitter;
 pub mod latency;
+pub mod owd;
 pub mod seq;
 pub mod snmp;
 pub mod traffic;
@@ -26,6 +27,7 @@ pub use cpu::{
 pub use interval::{IntervalMeter, IntervalSample};
 pub use jitter::{Ipdv, Rfc3550Jitter};
 pub use latency::{LatencyHistogram, LatencySummary};
+pub use owd::{ClockOffset, ClockSample, Transit};
 pub use seq::{Arrival, SeqCounts, SeqTracker, SEQ_WINDOW};
 pub use snmp::UdpErrorCounters;
 pub use units::{BitsPerSec, Bytes, Nanos, PacketsPerSec};

@@ -23,6 +23,10 @@ use std::net::IpAddr;
 
 /// Capture what is known about this host. `local_addr` is the address the test uses
 /// on this host (to find its interface); `None` describes the host only.
+/// The key of the running kernel's boot id (Linux): two processes that report the same
+/// one read the same wall clock.
+pub const BOOT_ID_KEY: &str = "clock.boot_id";
+
 pub fn capture(local_addr: Option<IpAddr>) -> BTreeMap<String, String> {
     let mut c = Capture::default();
     c.set("os.family", Some(std::env::consts::OS.to_string()));

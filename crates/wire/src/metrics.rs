@@ -48,6 +48,16 @@ pub const JITTER_RFC3550_NS: &str = "jitter_rfc3550_ns";
 /// RFC 5481 IPDV (consecutive-packet delay difference, absolute) percentiles.
 pub const IPDV_P50_NS: &str = "ipdv_p50_ns";
 pub const IPDV_P99_NS: &str = "ipdv_p99_ns";
+/// One-way delay of a UDP stream (forward or reverse): arrival on the receiver's wall
+/// clock minus send stamp on the sender's, put on one clock with the estimated offset;
+/// present only when that offset is known to within half the mean delay.
+pub const OWD_MIN_NS: &str = "owd_min_ns";
+pub const OWD_MEAN_NS: &str = "owd_mean_ns";
+pub const OWD_MAX_NS: &str = "owd_max_ns";
+/// The server's wall clock minus the client's, and the ± bound on its error (0 when
+/// both ends read one clock).
+pub const CLOCK_OFFSET_NS: &str = "clock_offset_ns";
+pub const CLOCK_OFFSET_UNCERTAINTY_NS: &str = "clock_offset_uncertainty_ns";
 
 // --- loss the receiving host caused itself (UDP stream receivers) ---
 /// Datagrams the receiving socket dropped because its buffer was full (Linux
@@ -117,6 +127,11 @@ pub const ALL: &[&str] = &[
     JITTER_RFC3550_NS,
     IPDV_P50_NS,
     IPDV_P99_NS,
+    OWD_MIN_NS,
+    OWD_MEAN_NS,
+    OWD_MAX_NS,
+    CLOCK_OFFSET_NS,
+    CLOCK_OFFSET_UNCERTAINTY_NS,
     RX_SOCKET_DROP_PACKETS,
     HOST_UDP_RCVBUF_ERROR_PACKETS,
     HOST_UDP_IN_ERROR_PACKETS,

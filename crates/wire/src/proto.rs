@@ -157,6 +157,15 @@ pub struct SideStats {
     /// programs' datagrams count too. `None` where unreadable.
     pub rx_host_udp_rcvbuf_errors: Option<u64>,
     pub rx_host_udp_in_errors: Option<u64>,
+    /// This side's wall clock (ns since the Unix epoch) at the origin of its datagram
+    /// stamps and arrival times, so the other side's times can be put on one clock.
+    pub realtime_at_go_ns: Option<u64>,
+    /// UDP receiver with per-datagram timing: arrival (this side's origin) minus send
+    /// stamp (the sender's origin) over the datagrams taken: min, mean, max, ns. A
+    /// one-way delay once both origins are on one clock.
+    pub transit_min_ns: Option<i64>,
+    pub transit_mean_ns: Option<f64>,
+    pub transit_max_ns: Option<i64>,
     pub cpu: Option<CpuStats>,
     pub applied: AppliedOpts,
     pub streams: Vec<StreamStats>,
@@ -206,6 +215,13 @@ pub enum Msg {
         #[serde(default)]
         udp_port: Option<u16>,
     },
+    /// client → server while it opens the data connections (after `accept`, before
+    /// `start`), only to a server whose metadata has `dualperf.clock_query`: what time
+    /// is it? `t1_ns` is the client's wall clock as the query left.
+    ClockQuery { t1_ns: u64 },
+    /// server → client: `t1_ns` echoed, the server's wall clock when the query arrived
+    /// (`t2_ns`) and as this reply left (`t3_ns`), ns since the Unix epoch.
+    ClockReply { t1_ns: u64, t2_ns: u64, t3_ns: u64 },
     /// server → client: the server's data phase has begun.
     Started,
     /// server → client: the server's senders have finished.
@@ -227,6 +243,8 @@ impl Msg {
             Msg::Request { .. } => "request",
             Msg::Accept { .. } => "accept",
             Msg::Start { .. } => "start",
+            Msg::ClockQuery { .. } => "clock_query",
+            Msg::ClockReply { .. } => "clock_reply",
             Msg::Started => "started",
             Msg::SenderDone { .. } => "sender_done",
             Msg::Finished { .. } => "finished",
@@ -391,6 +409,9 @@ pub enum SpecError {
 
 /// Fastest paced request/response probing: transactions per second per stream.
 pub const MAX_RR_RATE: u64 = 100_000;
+
+/// Clock queries one session may make (a client needs a handful; more is abuse).
+pub const MAX_CLOCK_QUERIES: u32 = 16;
 
 /// Check a spec a peer sent (or a user typed) before acting on it.
 pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {

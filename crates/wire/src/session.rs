@@ -112,6 +112,12 @@ pub enum ClientEvent {
         data_port: u16,
         token: u64,
     },
+    /// The server answered a clock query (stamp t4 on receipt).
+    Clock {
+        t1_ns: u64,
+        t2_ns: u64,
+        t3_ns: u64,
+    },
     /// Start sending / receiving.
     Started,
     /// The server's senders are done (drain, then finish).
@@ -275,6 +281,18 @@ impl ClientSession {
                 self.events
                     .push_back(ClientEvent::Accepted { data_port, token });
             }
+            (
+                S::Connecting,
+                Msg::ClockReply {
+                    t1_ns,
+                    t2_ns,
+                    t3_ns,
+                },
+            ) => self.events.push_back(ClientEvent::Clock {
+                t1_ns,
+                t2_ns,
+                t3_ns,
+            }),
             (S::AwaitStarted, Msg::Started) => {
                 let d = self.limits.run_deadline(now, &self.spec);
                 self.set_state(S::Running, Some(d));
@@ -312,6 +330,14 @@ impl ClientSession {
     pub fn handle_decode_error(&mut self, err: WireError) {
         if !matches!(self.state, ClientState::Done | ClientState::Failed) {
             self.fail(SessionError::Wire(err));
+        }
+    }
+
+    /// Ask the server's wall clock (while connecting); `t1_ns` is this client's wall
+    /// clock now. The reply comes as [`ClientEvent::Clock`].
+    pub fn clock_query(&mut self, t1_ns: u64) {
+        if self.state == ClientState::Connecting {
+            self.out.push_back(Msg::ClockQuery { t1_ns });
         }
     }
 
@@ -391,6 +417,10 @@ pub enum ServerEvent {
         spec: TestSpec,
         client_info: BTreeMap<String, String>,
     },
+    /// Answer with [`ServerSession::clock_reply`], stamping the wall clock.
+    ClockQuery {
+        t1_ns: u64,
+    },
     /// Start the data phase, then call [`ServerSession::started`].
     StartRequested {
         udp_port: Option<u16>,
@@ -413,6 +443,7 @@ pub struct ServerSession {
     auth: Option<KeyState>,
     /// The client's nonce (keyed sessions), kept to check its proof.
     client_nonce: Option<Nonce>,
+    clock_queries: u32,
 }
 
 impl ServerSession {
@@ -428,6 +459,7 @@ impl ServerSession {
             spec: None,
             auth: None,
             client_nonce: None,
+            clock_queries: 0,
         }
     }
 
@@ -551,6 +583,19 @@ impl ServerSession {
                     SessionError::Local(format!("bad test request: {e}")),
                 ),
             },
+            (S::AwaitStart, Msg::ClockQuery { t1_ns }) => {
+                self.clock_queries += 1;
+                if self.clock_queries > crate::proto::MAX_CLOCK_QUERIES {
+                    return self.fail_with_reply(
+                        ErrorCode::LimitExceeded,
+                        SessionError::Local(format!(
+                            "more than {} clock queries in one session",
+                            crate::proto::MAX_CLOCK_QUERIES
+                        )),
+                    );
+                }
+                self.events.push_back(ServerEvent::ClockQuery { t1_ns });
+            }
             (S::AwaitStart, Msg::Start { udp_port }) => {
                 self.set_state(S::Starting, hs);
                 self.events
@@ -595,6 +640,17 @@ impl ServerSession {
                 server_info,
             });
             self.set_state(ServerState::AwaitStart, Some(now + self.limits.handshake));
+        }
+    }
+
+    /// Answer a clock query: `t2_ns` when it arrived, `t3_ns` now (wall clock).
+    pub fn clock_reply(&mut self, t1_ns: u64, t2_ns: u64, t3_ns: u64) {
+        if self.state == ServerState::AwaitStart {
+            self.out.push_back(Msg::ClockReply {
+                t1_ns,
+                t2_ns,
+                t3_ns,
+            });
         }
     }
 

@@ -552,3 +552,50 @@ fn a_keyed_server_reveals_its_host_only_after_the_client_proved_the_key() {
         matches!(open.poll_msg(), Some(Msg::Welcome { server_info, .. }) if server_info == info)
     );
 }
+
+#[test]
+fn clock_queries_are_answered_while_connecting_and_bounded() {
+    let mut p = Pair::new(spec());
+    p.drive();
+    p.server.accept(p.now, 4242, 99);
+    p.drive();
+    // Before `accept` a query would be unexpected; while connecting it is answered.
+    for i in 0..3u64 {
+        p.client.clock_query(100 + i);
+        p.drive();
+        let Some(ServerEvent::ClockQuery { t1_ns }) = p.server_events.last().cloned() else {
+            panic!("{:?}", p.server_events);
+        };
+        assert_eq!(t1_ns, 100 + i);
+        p.server.clock_reply(t1_ns, 1000 + i, 1001 + i);
+        p.drive();
+        assert_eq!(
+            p.client_events.last(),
+            Some(&ClientEvent::Clock {
+                t1_ns: 100 + i,
+                t2_ns: 1000 + i,
+                t3_ns: 1001 + i
+            })
+        );
+    }
+    // The session goes on as usual.
+    p.client.connected(p.now, None);
+    p.drive();
+    assert_eq!(p.server.state(), ServerState::Starting);
+
+    // A client that keeps asking is cut off after MAX_CLOCK_QUERIES.
+    let mut p = Pair::new(spec());
+    p.drive();
+    p.server.accept(p.now, 4242, 99);
+    p.drive();
+    for i in 0..=u64::from(crate::proto::MAX_CLOCK_QUERIES) {
+        p.client.clock_query(i);
+        p.drive();
+        if let Some(ServerEvent::ClockQuery { t1_ns }) = p.server_events.last().cloned() {
+            p.server.clock_reply(t1_ns, 1, 2);
+            p.drive();
+        }
+    }
+    assert_eq!(p.server.state(), ServerState::Failed);
+    assert_eq!(p.client.state(), ClientState::Failed);
+}

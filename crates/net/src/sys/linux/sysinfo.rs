@@ -42,6 +42,10 @@ pub(crate) fn host_fields(c: &mut Capture) {
     c.set("kernel.release", read("/proc/sys/kernel/osrelease"));
     c.set("kernel.version", read("/proc/sys/kernel/version"));
     c.set("host.name", read("/proc/sys/kernel/hostname"));
+    c.set(
+        crate::sysinfo::BOOT_ID_KEY,
+        read("/proc/sys/kernel/random/boot_id"),
+    );
     let cpu = read("/proc/cpuinfo").map(|t| parse_cpuinfo(&t));
     c.set("cpu.model", cpu.as_ref().and_then(|(m, _)| m.clone()));
     let cores = cpu

@@ -1,0 +1,180 @@
+//! One-way delay: transit times at the receiver, and the offset between two hosts'
+//! wall clocks estimated NTP-style (RFC 5905 §8: offset θ = ((t2 − t1) + (t3 − t4)) / 2,
+//! round trip δ = (t4 − t1) − (t3 − t2)) from the exchange with the smallest δ, whose
+//! error is at most δ / 2 whatever the asymmetry of the path.
+//!
+//! A transit time is a datagram's arrival on the receiver's clock minus its send stamp
+//! on the sender's clock, each counted from its own side's start; add the difference of
+//! the two starts on one clock and it is the one-way delay.
+
+use serde::{Deserialize, Serialize};
+
+/// Transit times of the datagrams one receiver took (min, max, mean).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Transit {
+    count: u64,
+    min_ns: i64,
+    max_ns: i64,
+    sum_ns: i128,
+}
+
+impl Transit {
+    pub fn new() -> Transit {
+        Transit::default()
+    }
+
+    /// One datagram: sent at `send_ns` on the sender's clock, arrived at `arrival_ns`
+    /// on the receiver's (each in ns since its own side's start).
+    pub fn record(&mut self, send_ns: u64, arrival_ns: u64) {
+        let t = arrival_ns as i64 - send_ns as i64;
+        if self.count == 0 {
+            self.min_ns = t;
+            self.max_ns = t;
+        } else {
+            self.min_ns = self.min_ns.min(t);
+            self.max_ns = self.max_ns.max(t);
+        }
+        self.sum_ns += i128::from(t);
+        self.count += 1;
+    }
+
+    pub fn merge(&mut self, o: &Transit) {
+        if o.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = *o;
+            return;
+        }
+        self.min_ns = self.min_ns.min(o.min_ns);
+        self.max_ns = self.max_ns.max(o.max_ns);
+        self.sum_ns += o.sum_ns;
+        self.count += o.count;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// (min, mean, max) in ns; `None` before the first datagram.
+    pub fn summary(&self) -> Option<(i64, f64, i64)> {
+        (self.count > 0).then(|| {
+            (
+                self.min_ns,
+                self.sum_ns as f64 / self.count as f64,
+                self.max_ns,
+            )
+        })
+    }
+}
+
+/// One clock exchange: t1 query sent and t4 reply received on the client's clock, t2
+/// query received and t3 reply sent on the server's (ns since the Unix epoch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockSample {
+    pub t1_ns: u64,
+    pub t2_ns: u64,
+    pub t3_ns: u64,
+    pub t4_ns: u64,
+}
+
+impl ClockSample {
+    /// Round trip without the server's turnaround, ns (0 if the stamps are inconsistent).
+    pub fn delay_ns(&self) -> u64 {
+        let total = self.t4_ns as i128 - self.t1_ns as i128;
+        let turnaround = self.t3_ns as i128 - self.t2_ns as i128;
+        (total - turnaround).max(0) as u64
+    }
+
+    /// Server clock minus client clock, ns.
+    pub fn offset_ns(&self) -> i64 {
+        let a = self.t2_ns as i128 - self.t1_ns as i128;
+        let b = self.t3_ns as i128 - self.t4_ns as i128;
+        ((a + b) / 2) as i64
+    }
+}
+
+/// The offset of the server's wall clock from the client's and how far it can be off.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClockOffset {
+    /// Server clock minus client clock, ns.
+    pub offset_ns: i64,
+    /// The true offset lies within ± this (half the best exchange's round trip; 0 when
+    /// both ends read one clock).
+    pub uncertainty_ns: u64,
+    /// How it was found, for the output.
+    pub method: String,
+}
+
+impl ClockOffset {
+    /// Both ends on one host read the same wall clock: the offset is zero by
+    /// construction.
+    pub fn same_clock() -> ClockOffset {
+        ClockOffset {
+            offset_ns: 0,
+            uncertainty_ns: 0,
+            method: "both ends on one host read the same wall clock: offset 0 by construction"
+                .into(),
+        }
+    }
+
+    /// From exchanges: the one with the smallest round trip. `None` without samples.
+    pub fn estimate(samples: &[ClockSample]) -> Option<ClockOffset> {
+        let best = samples.iter().min_by_key(|s| s.delay_ns())?;
+        Some(ClockOffset {
+            offset_ns: best.offset_ns(),
+            uncertainty_ns: best.delay_ns().div_ceil(2),
+            method: format!(
+                "NTP-style over the control connection: the smallest-round-trip exchange of {}",
+                samples.len()
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transit_keeps_min_mean_max_and_merges() {
+        let mut t = Transit::new();
+        assert_eq!(t.summary(), None);
+        t.record(1_000, 1_500); // 500
+        t.record(2_000, 1_900); // −100: the receiver started later
+        let mut u = Transit::new();
+        u.record(0, 300);
+        t.merge(&u);
+        assert_eq!(t.count(), 3);
+        assert_eq!(t.summary(), Some((-100, 700.0 / 3.0, 500)));
+        let mut e = Transit::new();
+        e.merge(&t);
+        assert_eq!(e, t);
+    }
+
+    #[test]
+    fn offset_is_found_within_half_the_best_round_trip() {
+        // Server clock 5 ms ahead; paths 100 µs each way, server turnaround 20 µs.
+        let shift = 5_000_000u64;
+        let sample = |t1: u64, out: u64, back: u64| ClockSample {
+            t1_ns: t1,
+            t2_ns: t1 + out + shift,
+            t3_ns: t1 + out + shift + 20_000,
+            t4_ns: t1 + out + 20_000 + back,
+        };
+        let symmetric = sample(1_000_000_000, 100_000, 100_000);
+        assert_eq!(symmetric.offset_ns(), shift as i64);
+        assert_eq!(symmetric.delay_ns(), 200_000);
+        // A slower, asymmetric exchange is not the one used.
+        let skewed = sample(2_000_000_000, 900_000, 100_000);
+        let est = ClockOffset::estimate(&[skewed, symmetric]).unwrap();
+        assert_eq!(est.offset_ns, shift as i64);
+        assert_eq!(est.uncertainty_ns, 100_000);
+        // Even a fully asymmetric best exchange stays within its stated uncertainty.
+        let lopsided = sample(3_000_000_000, 190_000, 10_000);
+        let est = ClockOffset::estimate(&[lopsided]).unwrap();
+        assert!((est.offset_ns - shift as i64).unsigned_abs() <= est.uncertainty_ns);
+        assert_eq!(ClockOffset::estimate(&[]), None);
+        assert_eq!(ClockOffset::same_clock().offset_ns, 0);
+    }
+}
