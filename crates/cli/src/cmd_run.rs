@@ -178,6 +178,12 @@ pub struct RunArgs {
     /// so a run can be repeated exactly).
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
+    /// udp-stream: per-window statistics as D-ITG's ITGDec gives them, over windows of
+    /// this much send time (100ms, 1s; at least 1 ms): datagrams sent, received and lost
+    /// (loss by send window, exact), goodput, RFC 3550 jitter, mean and max one-way delay.
+    /// (Named as in `study`, where `--window` is the socket buffer, as iperf's -w.)
+    #[arg(long, value_name = "DURATION", value_parser = crate::args::parse_secs)]
+    stats_window: Option<f64>,
     /// Print per-interval samples every SECS seconds (or 500ms, ...) [default: none].
     #[arg(short, long, value_name = "SECS", value_parser = crate::args::parse_secs)]
     interval: Option<f64>,
@@ -308,6 +314,13 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
     spec.traffic = traffic_model(a)?;
     if spec.traffic.is_some() && a.test != RunTest::One(TestKind::UdpStream) {
         bail!("--idt, --size-dist and --profile shape a udp-stream; use -t udp-stream");
+    }
+    spec.window_ns = a
+        .stats_window
+        .map(|w| secs_to_ns("--stats-window", w))
+        .transpose()?;
+    if spec.window_ns.is_some() && a.test != RunTest::One(TestKind::UdpStream) {
+        bail!("--stats-window applies to -t udp-stream only");
     }
     spec.interval_ns = a
         .interval
@@ -496,6 +509,9 @@ struct JsonOut<'a> {
     result: &'a RunResult,
     metrics: Vec<Metric>,
     intervals: &'a [IntervalSample],
+    /// `--stats-window`: per-window statistics, sender and receiver joined.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    windows: Vec<engine::WindowRow>,
     /// UDP streams: why the one-way delay metrics are absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     one_way_delay_unavailable: Option<String>,
@@ -506,6 +522,7 @@ fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String
         result: r,
         metrics: r.metrics(),
         intervals,
+        windows: r.windows(),
         one_way_delay_unavailable: (r.spec.kind == TestKind::UdpStream)
             .then(|| r.one_way_delay().err())
             .flatten(),
@@ -748,8 +765,36 @@ fn summary(r: &RunResult, embedded: bool) -> String {
             ));
         }
     }
+    let windows = r.windows();
+    if !windows.is_empty() {
+        out.push_str(&window_table(&windows));
+    }
     for w in &r.warnings {
         out.push_str(&format!("  warning: {w}\n"));
+    }
+    out
+}
+
+/// `--stats-window` rows as a table (ITGDec's per-window view): windows by send time.
+fn window_table(rows: &[engine::WindowRow]) -> String {
+    let opt_us = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{:.1}", v / 1e3));
+    let mut out = String::from(
+        "  per window of send time (loss exact by send window; jitter and delay where measured)\n\
+         \x20   start s     sent     recv     lost   loss %     Mbit/s  jitter µs  delay µs (mean / max)\n",
+    );
+    for w in rows {
+        out.push_str(&format!(
+            "    {:>7.3} {:>8} {:>8} {:>8} {:>8} {:>10.3} {:>10} {:>9} / {}\n",
+            w.start_s,
+            w.sent_packets,
+            w.recv_packets,
+            w.lost_packets,
+            w.loss_pct.map_or("–".to_string(), |p| format!("{p:.2}")),
+            w.bitrate_bps / 1e6,
+            opt_us(w.jitter_ns),
+            opt_us(w.owd_mean_ns),
+            opt_us(w.owd_max_ns),
+        ));
     }
     out
 }

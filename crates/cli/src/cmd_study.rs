@@ -154,6 +154,11 @@ pub struct StudyArgs {
     /// Per-interval samples every SECS seconds, stored with each run (default 1; 0: none).
     #[arg(short, long, value_name = "SECS", value_parser = crate::args::parse_secs)]
     pub interval: Option<f64>,
+    /// udp-stream: per-window statistics (ITGDec style) over windows of this much send
+    /// time (100ms, 1s), stored with each run as window_* samples (`export --intervals`).
+    /// (`--window` is the socket buffer, as iperf's -w.)
+    #[arg(long, value_name = "DURATION", value_parser = crate::args::parse_secs)]
+    pub stats_window: Option<f64>,
     /// UDP request/response: how long to wait for a response before counting it lost.
     #[arg(long, value_name = "MS")]
     pub rr_timeout_ms: Option<u64>,
@@ -350,6 +355,13 @@ impl StudyArgs {
                     Some(((s * 1000.0).round() as u64).max(u64::from(s > 0.0)))
                 }
                 Some(s) => bail!("--interval {s} must be between 0 and 3600 seconds"),
+            },
+            window_ms: match self.stats_window {
+                None => None,
+                Some(s) if s.is_finite() && (0.001..=3600.0).contains(&s) => {
+                    Some((s * 1000.0).round() as u64)
+                }
+                Some(s) => bail!("--stats-window {s} must be between 1 ms and 3600 seconds"),
             },
             rr_timeout_ms: self.rr_timeout_ms,
             udp_datapath: self.udp_datapath.map(|d| d.name().to_string()),

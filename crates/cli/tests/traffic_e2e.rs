@@ -160,3 +160,87 @@ fn a_profile_sets_gaps_and_sizes_and_bad_models_are_refused() {
         assert!(stderr(&o).contains(why), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// `--stats-window` (ITGDec's per-window view): with the receiver dropping every 10th
+/// datagram on purpose, the windows' losses add up to exactly the run's, each window's
+/// goodput is its bytes over its width, and with both ends on one host each window has a
+/// non-negative one-way delay no larger than its max.
+#[test]
+fn per_window_statistics_add_up_to_the_run() {
+    let _turn = serial();
+    for (fam, _) in families() {
+        for dir in [&[][..], &["--reverse"]] {
+            let mut args = vec![
+                "-t",
+                "udp-stream",
+                "-f",
+                fam,
+                "-n",
+                "2000",
+                "-b",
+                "5kpps",
+                "-s",
+                "200",
+                "--stats-window",
+                "100ms",
+            ];
+            args.extend_from_slice(dir);
+            let v = run_json(&args, &[("DUALPERF_TEST_DROP_EVERY", "10")]);
+            let w = v["windows"].as_array().expect("windows");
+            let sum = |k: &str| w.iter().map(|x| x[k].as_u64().unwrap()).sum::<u64>();
+            assert_eq!(sum("sent_packets"), 2000, "{args:?}");
+            assert_eq!(sum("recv_packets"), 1800, "{args:?}");
+            assert_eq!(sum("lost_packets"), 200, "{args:?}");
+            assert_eq!(metric(&v, "lost_packets"), 200.0);
+            // 2000 datagrams at 5 kpps span 0.4 s: at least 4 windows of 100 ms.
+            assert!(w.len() >= 4, "{} windows", w.len());
+            for x in w {
+                let recv = x["recv_packets"].as_u64().unwrap();
+                assert!(x["lost_packets"].as_u64().unwrap() <= x["sent_packets"].as_u64().unwrap());
+                let bps = x["bitrate_bps"].as_f64().unwrap();
+                assert!((bps - recv as f64 * 200.0 * 8.0 / 0.1).abs() < 1e-6, "{x}");
+                if recv > 0 {
+                    let mean = x["owd_mean_ns"].as_f64().expect("delay per window");
+                    let max = x["owd_max_ns"].as_f64().unwrap();
+                    assert!(0.0 <= mean && mean <= max + 1e-6, "{x}");
+                    assert!(x["jitter_ns"].as_f64().unwrap() >= 0.0);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn window_is_refused_where_it_does_not_apply() {
+    for args in [
+        &["run", "-t", "tcp-stream", "--stats-window", "100ms"][..],
+        &[
+            "run",
+            "-t",
+            "udp-stream",
+            "--stats-window",
+            "100us",
+            "-d",
+            "0.2",
+        ],
+        &[
+            "run",
+            "-t",
+            "udp-stream",
+            "--stats-window",
+            "1ms",
+            "-d",
+            "60",
+        ],
+    ] {
+        let o = run(args);
+        assert!(!o.status.success(), "{args:?}");
+        let e = stderr(&o);
+        assert!(
+            e.contains("udp-stream only")
+                || e.contains("between 0.001 and")
+                || e.contains("windows per test"),
+            "{args:?}: {e}"
+        );
+    }
+}

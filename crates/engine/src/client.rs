@@ -433,7 +433,7 @@ fn start_receiver_early(spec: &TestSpec, o: &mut Opened) -> Result<Option<Runnin
     let Some(s) = o.udp_in.take() else {
         return Ok(None);
     };
-    let shared = Shared::new(Instant::now(), o.token);
+    let shared = Shared::new(Instant::now(), o.token, spec.window_ns);
     let mut w = Workers::default();
     let cpu = CpuWindow::start();
     plan::start_udp_receiver(spec, s, &shared, &mut w)?;
@@ -459,7 +459,7 @@ fn start(spec: &TestSpec, o: Opened, early: Option<Running>) -> Result<Running, 
         }
         None => Running {
             sampler: None,
-            shared: Shared::new(now, o.token),
+            shared: Shared::new(now, o.token, spec.window_ns),
             workers: Workers::default(),
             cpu: CpuWindow::start(),
             applied: AppliedOpts::new(),

@@ -90,7 +90,7 @@ mod tests {
 
     #[test]
     fn the_window_ends_at_the_last_tick_with_traffic() {
-        let shared = Shared::new(Instant::now(), 1);
+        let shared = Shared::new(Instant::now(), 1, None);
         let mut w = CpuWindow::start();
         std::thread::sleep(std::time::Duration::from_millis(20));
         shared.add_sent(100, 1);

@@ -47,10 +47,12 @@ pub(crate) struct Shared {
     /// The wall clock (ns since the Unix epoch) at `go`: the origin of this side's
     /// datagram stamps and arrival times on the wall clock.
     pub realtime_at_go_ns: u64,
+    /// Per-window statistics over windows of this many ns of send time (UDP stream).
+    pub window_ns: Option<u64>,
 }
 
 impl Shared {
-    pub(crate) fn new(go: Instant, token: u64) -> Arc<Shared> {
+    pub(crate) fn new(go: Instant, token: u64, window_ns: Option<u64>) -> Arc<Shared> {
         Arc::new(Shared {
             live: Live::default(),
             abort: AtomicBool::new(false),
@@ -62,7 +64,13 @@ impl Shared {
             token: token as u32,
             realtime_at_go_ns: net::clock::wall_ns()
                 .saturating_sub(Instant::now().saturating_duration_since(go).as_nanos() as u64),
+            window_ns,
         })
+    }
+    /// A fresh per-window accumulator when the test asks for windows.
+    pub(crate) fn windows(&self) -> Option<measure::Windows> {
+        self.window_ns
+            .map(|w| measure::Windows::new(w, wire::proto::MAX_INTERVAL_SAMPLES as usize))
     }
     /// The start of the data phase proper: `go` plus the early-receiver offset.
     pub(crate) fn data_start(&self) -> Instant {
@@ -240,6 +248,8 @@ pub(crate) struct Outcome {
     pub ipdv: Option<LatencyHistogram>,
     /// Transit times of the datagrams received (kept only with per-datagram timing).
     pub transit: measure::Transit,
+    /// Per-window counts (UDP stream with a window width).
+    pub windows: Option<measure::Windows>,
     pub rtt: Option<LatencyHistogram>,
     pub transactions: u64,
     pub rr_timeouts: u64,
@@ -271,6 +281,11 @@ impl Outcome {
         };
         merge_hist(&mut self.ipdv, o.ipdv);
         self.transit.merge(&o.transit);
+        match (&mut self.windows, o.windows) {
+            (Some(a), Some(b)) => a.merge(&b),
+            (a @ None, b) => *a = b,
+            _ => {}
+        }
         merge_hist(&mut self.rtt, o.rtt);
         self.transactions += o.transactions;
         self.rr_timeouts += o.rr_timeouts;
@@ -338,6 +353,10 @@ impl Outcome {
             applied,
             streams: self.streams,
             intervals,
+            windows: self
+                .windows
+                .map(measure::Windows::into_stats)
+                .unwrap_or_default(),
         }
     }
 }

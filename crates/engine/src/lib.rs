@@ -33,7 +33,7 @@ pub use error::EngineError;
 pub use loaded::{
     run_loaded, LoadDirection, LoadedResult, LoadedSpec, Probes, MIN_LOADED_NS, RPM_REFERENCE,
 };
-pub use result::{framing_bytes, OneWayDelay, RunResult, RESULT_SCHEMA_VERSION};
+pub use result::{framing_bytes, OneWayDelay, RunResult, WindowRow, RESULT_SCHEMA_VERSION};
 pub use search::{run_rate_search, Bisection, RateSearch, SearchOutcome};
 pub use server::{
     default_binds, run_server, start_server, EmbeddedServer, ServerConfig, ServerHandle, TestLog,

@@ -40,6 +40,27 @@ pub struct RunResult {
     pub clock: Option<measure::ClockOffset>,
 }
 
+/// One window of a UDP stream's per-window statistics (D-ITG's ITGDec style).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct WindowRow {
+    pub index: u32,
+    /// Window start, s of send time from the sender's start.
+    pub start_s: f64,
+    pub sent_packets: u64,
+    pub recv_packets: u64,
+    /// Sent in this window and never received (however late the rest arrived).
+    pub lost_packets: u64,
+    pub loss_pct: Option<f64>,
+    /// Payload bits received of the datagrams sent in this window, over its width.
+    pub bitrate_bps: f64,
+    /// RFC 3550 jitter after the window's last arrival; `None` without per-datagram
+    /// timing.
+    pub jitter_ns: Option<f64>,
+    /// One-way delay of the window's datagrams; `None` where the run has none.
+    pub owd_mean_ns: Option<f64>,
+    pub owd_max_ns: Option<f64>,
+}
+
 /// One-way delay of a UDP stream, ns on the client's clock, with the ± bound of the
 /// clock offset it depends on.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -313,6 +334,12 @@ impl RunResult {
             max_ns: max as f64 + shift,
             uncertainty_ns: clock.uncertainty_ns as f64,
         };
+        self.owd_check(&d, clock)?;
+        Ok(d)
+    }
+
+    /// The clock checks a one-way delay must pass to be shown.
+    fn owd_check(&self, d: &OneWayDelay, clock: &measure::ClockOffset) -> Result<(), String> {
         let u = d.uncertainty_ns;
         if d.min_ns < -u - 1_000.0 {
             return Err(format!(
@@ -331,7 +358,46 @@ impl RunResult {
                 d.mean_ns / 1e3
             ));
         }
-        Ok(d)
+        Ok(())
+    }
+
+    /// Per-window statistics (`--window`), sender and receiver joined: loss by send
+    /// window, goodput, and — where the datapath and the clocks allow (as for the whole
+    /// run's jitter and one-way delay) — jitter and one-way delay.
+    pub fn windows(&self) -> Vec<WindowRow> {
+        let Some(width) = self.spec.window_ns.filter(|w| *w > 0) else {
+            return Vec::new();
+        };
+        let (tx, rx) = self.sender_receiver();
+        let timing_ok = rx.jitter_unavailable.is_none();
+        // The same conversion as the run's one-way delay: transit + shift.
+        let shift = self
+            .one_way_delay()
+            .ok()
+            .zip(rx.transit_mean_ns)
+            .map(|(d, t)| d.mean_ns - t);
+        measure::window::join(&tx.windows, &rx.windows)
+            .into_iter()
+            .map(|w| {
+                let lost = w.sent_packets.saturating_sub(w.recv_packets);
+                let got = w.recv_packets > 0;
+                WindowRow {
+                    index: w.index,
+                    start_s: f64::from(w.index) * width as f64 / 1e9,
+                    sent_packets: w.sent_packets,
+                    recv_packets: w.recv_packets,
+                    lost_packets: lost,
+                    loss_pct: (w.sent_packets > 0)
+                        .then(|| lost as f64 * 100.0 / w.sent_packets as f64),
+                    bitrate_bps: w.recv_bytes as f64 * 8.0 / (width as f64 / 1e9),
+                    jitter_ns: (timing_ok && got).then_some(w.jitter_ns),
+                    owd_mean_ns: shift
+                        .filter(|_| got)
+                        .map(|s| w.transit_sum_ns as f64 / w.recv_packets as f64 + s),
+                    owd_max_ns: shift.filter(|_| got).map(|s| w.transit_max_ns as f64 + s),
+                }
+            })
+            .collect()
     }
 
     /// One metric's value, if measured.

@@ -278,7 +278,7 @@ impl<'a> Test<'a> {
             None => {}
         }
         self.cpu = Some(CpuWindow::start());
-        let shared = Shared::new(Instant::now(), self.binding.token);
+        let shared = Shared::new(Instant::now(), self.binding.token, spec.window_ns);
         let w = &mut self.workers;
         match spec.kind {
             TestKind::TcpStream | TestKind::TcpRr => {

@@ -96,6 +96,7 @@ pub(crate) fn send(
     );
     let mut bufs = vec![vec![0u8; payload_bytes]; BATCH];
     let mut o = Outcome::default();
+    let mut windows = shared.windows();
     // The schedule starts at the data phase's start, so a late thread start catches up.
     let start = shared.data_start();
     let mut seq = 0u64;
@@ -162,6 +163,10 @@ pub(crate) fn send(
             match tx.send_batch(&refs) {
                 Ok(k) => {
                     done += k;
+                    if let Some(w) = windows.as_mut() {
+                        // By the stamp the receiver will see, so both sides agree.
+                        w.sent(send_ns, k as u64);
+                    }
                     o.sent_packets += k as u64;
                     o.sent_bytes += (k * payload_bytes) as u64;
                     shared.add_sent((k * payload_bytes) as u64, k as u64);
@@ -182,6 +187,7 @@ pub(crate) fn send(
         seq += n as u64;
     }
     o.last_send_ns = shared.ns_since_go(Instant::now());
+    o.windows = windows;
     note_datapath(&tx, &mut o);
     o.io.insert(
         "udp_send_stamps".into(),
@@ -262,6 +268,7 @@ pub(crate) fn send_model(
     let start = shared.data_start();
     let mut sched_ns = 0.0_f64;
     let mut late = LatencyHistogram::new();
+    let mut windows = shared.windows();
     let mut seq = 0u64;
     'run: loop {
         let due = start + Duration::from_nanos(sched_ns as u64);
@@ -287,6 +294,9 @@ pub(crate) fn send_model(
             );
             match tx.send_batch(&[&buf[..len]]) {
                 Ok(_) => {
+                    if let Some(w) = windows.as_mut() {
+                        w.sent(send_ns, 1);
+                    }
                     o.sent_packets += 1;
                     o.sent_bytes += len as u64;
                     shared.add_sent(len as u64, 1);
@@ -312,6 +322,7 @@ pub(crate) fn send_model(
             (None, None) => 0.0,
         };
     }
+    o.windows = windows;
     o.last_send_ns = shared.ns_since_go(Instant::now());
     note_datapath(&tx, &mut o);
     o.io.insert("traffic_model".into(), model.to_string());
@@ -412,6 +423,7 @@ struct StreamRx {
     jitter: Rfc3550Jitter,
     ipdv: Ipdv,
     transit: measure::Transit,
+    windows: Option<measure::Windows>,
     bytes: u64,
     packets: u64,
     /// Distinct datagrams that arrived, kept or dropped by the test hook (count stop).
@@ -484,6 +496,7 @@ pub(crate) fn recv(
             jitter: Rfc3550Jitter::new(),
             ipdv: Ipdv::new(),
             transit: measure::Transit::new(),
+            windows: shared.windows(),
             bytes: 0,
             packets: 0,
             seen: 0,
@@ -573,6 +586,11 @@ pub(crate) fn recv(
         h.merge(s.ipdv.histogram());
         o.ipdv = Some(h);
         o.transit.merge(&s.transit);
+        match (&mut o.windows, s.windows) {
+            (Some(a), Some(b)) => a.merge(&b),
+            (a @ None, b) => *a = b,
+            _ => {}
+        }
         o.streams.push(StreamStats {
             stream_id: id as u16,
             recv_bytes: s.bytes,
@@ -644,6 +662,14 @@ fn take(dg: &[u8], arrival_ns: u64, rx: &mut [StreamRx], shared: &Shared) -> boo
     s.jitter.record(v.send_time_ns(), arrival_ns);
     s.ipdv.record(seq, v.send_time_ns(), arrival_ns);
     s.transit.record(v.send_time_ns(), arrival_ns);
+    if let Some(w) = s.windows.as_mut() {
+        w.received(
+            v.send_time_ns(),
+            arrival_ns,
+            dg.len() as u64,
+            s.jitter.jitter_ns(),
+        );
+    }
     true
 }
 
@@ -815,6 +841,7 @@ mod tests {
             send_delay_ns: Vec::new(),
             token: 7,
             realtime_at_go_ns: net::clock::wall_ns(),
+            window_ns: None,
         }
     }
 
@@ -825,6 +852,7 @@ mod tests {
                 jitter: Rfc3550Jitter::new(),
                 ipdv: Ipdv::new(),
                 transit: measure::Transit::new(),
+                windows: None,
                 bytes: 0,
                 packets: 0,
                 seen: 0,

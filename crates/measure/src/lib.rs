@@ -19,6 +19,7 @@ pub mod seq;
 pub mod snmp;
 pub mod traffic;
 pub mod units;
+pub mod window;
 
 pub use cpu::{
     service_demand_us_per_kb, service_demand_us_per_transaction, CoreTimes, CpuParseError,
@@ -31,3 +32,4 @@ pub use owd::{ClockOffset, ClockSample, Transit};
 pub use seq::{Arrival, SeqCounts, SeqTracker, SEQ_WINDOW};
 pub use snmp::UdpErrorCounters;
 pub use units::{BitsPerSec, Bytes, Nanos, PacketsPerSec};
+pub use window::{WindowStats, Windows};

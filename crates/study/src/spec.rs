@@ -103,6 +103,10 @@ pub struct SpecFile {
     pub search_steps: Option<u32>,
     /// Per-interval samples every this many milliseconds (0: none; default 1000).
     pub interval_ms: Option<u64>,
+    /// udp-stream: per-window statistics (ITGDec style) over windows of this many
+    /// milliseconds of send time, stored with each run as `window_*` samples (default:
+    /// none).
+    pub window_ms: Option<u64>,
     pub rr_timeout_ms: Option<u64>,
     /// UDP datapath: `auto` (default), `per-datagram` (Netperf's method), `batched`, `gso`.
     pub udp_datapath: Option<String>,
@@ -158,6 +162,7 @@ impl SpecFile {
             loss_threshold_pct,
             search_steps,
             interval_ms,
+            window_ms,
             rr_timeout_ms,
             udp_datapath,
             runs,
@@ -298,6 +303,21 @@ impl SpecFile {
             "",
         )?;
         let interval_ns = self.interval_ns(bound)?;
+        let window_ns = match self.window_ms {
+            None | Some(0) => None,
+            Some(ms) => {
+                let ms = check("window_ms (--stats-window)", ms, 1, 86_400_000, "ms")?;
+                if let Bound::DurationNs(ns) = bound {
+                    if ns / (ms * 1_000_000) > wire::proto::MAX_INTERVAL_SAMPLES {
+                        return Err(SpecError::Invalid(format!(
+                            "window_ms {ms} gives more than {} windows per run; use a longer window",
+                            wire::proto::MAX_INTERVAL_SAMPLES
+                        )));
+                    }
+                }
+                Some(ms * 1_000_000)
+            }
+        };
         let udp_datapath = match &self.udp_datapath {
             None => UdpDatapath::Auto,
             Some(s) => s
@@ -353,6 +373,7 @@ impl SpecFile {
             rate,
             udp_method,
             interval_ns,
+            window_ns,
             rr_timeout_ns: rr_timeout_ms * 1_000_000,
             udp_datapath,
             socket: self.socket.clone().unwrap_or_default(),
@@ -633,6 +654,10 @@ pub struct StudySpec {
     #[serde(default)]
     pub udp_method: UdpMethod,
     pub interval_ns: Option<u64>,
+    /// udp-stream: per-window statistics over windows of this many ns (absent in
+    /// campaigns stored before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_ns: Option<u64>,
     pub rr_timeout_ns: u64,
     /// UDP datapath of every UDP run (absent in campaigns stored before it was recorded).
     #[serde(default)]

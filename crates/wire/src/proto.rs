@@ -115,6 +115,24 @@ pub struct IntervalSample {
     pub recv_packets: u64,
 }
 
+/// One window, from either side: the sender fills `sent_*`, the receiver the rest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WindowStats {
+    /// Window number: send time (ns since the sender's start) / width.
+    pub index: u32,
+    pub sent_packets: u64,
+    pub recv_packets: u64,
+    pub recv_bytes: u64,
+    /// Σ and max of the transit times (receiver arrival − send stamp, each on its own
+    /// side's clock origin) of the datagrams received: a one-way delay once the
+    /// origins are on one clock.
+    pub transit_sum_ns: i64,
+    pub transit_max_ns: i64,
+    /// RFC 3550 interarrival jitter as it stood after the window's last arrival.
+    pub jitter_ns: f64,
+}
+
 /// Per-stream counts (one TCP connection or one UDP flow).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StreamStats {
@@ -170,6 +188,10 @@ pub struct SideStats {
     pub applied: AppliedOpts,
     pub streams: Vec<StreamStats>,
     pub intervals: Vec<IntervalSample>,
+    /// UDP stream with a window width (`TestSpec::window_ns`): per send-time window,
+    /// what this side sent or received (see `measure::window`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<WindowStats>,
 }
 
 /// A control message. Bodies are JSON objects tagged by `"type"`.
@@ -410,6 +432,9 @@ pub enum SpecError {
 /// Fastest paced request/response probing: transactions per second per stream.
 pub const MAX_RR_RATE: u64 = 100_000;
 
+/// Narrowest per-window statistics window.
+pub const MIN_WINDOW_NS: u64 = 1_000_000;
+
 /// Clock queries one session may make (a client needs a handful; more is abuse).
 pub const MAX_CLOCK_QUERIES: u32 = 16;
 
@@ -482,6 +507,25 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
         return Err(SpecError::Invalid(
             "the interval must be at least 0.01 s".into(),
         ));
+    }
+    if let Some(w) = spec.window_ns {
+        if spec.kind != TestKind::UdpStream {
+            return Err(SpecError::Invalid(
+                "--stats-window applies to udp-stream only".into(),
+            ));
+        }
+        if w < MIN_WINDOW_NS {
+            return Err(SpecError::Invalid(
+                "the window must be at least 1 ms".into(),
+            ));
+        }
+        if let Bound::DurationNs(ns) = spec.bound {
+            if ns / w > MAX_INTERVAL_SAMPLES {
+                return Err(SpecError::Invalid(format!(
+                    "at most {MAX_INTERVAL_SAMPLES} windows per test: use a longer --stats-window"
+                )));
+            }
+        }
     }
     if let (Some(i), Bound::DurationNs(ns)) = (spec.interval_ns, spec.bound) {
         if ns / i.max(1) > MAX_INTERVAL_SAMPLES {

@@ -352,6 +352,10 @@ pub struct TestSpec {
     /// when not used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<u64>,
+    /// UDP stream: per-window statistics (ITGDec style) over windows of this many ns of
+    /// send time. Absent on the wire when not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_ns: Option<u64>,
 }
 
 fn default_rr_timeout_ns() -> u64 {
@@ -375,6 +379,7 @@ impl TestSpec {
             udp_datapath: UdpDatapath::Auto,
             traffic: None,
             group: None,
+            window_ns: None,
         }
     }
 }

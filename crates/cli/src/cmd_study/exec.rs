@@ -340,7 +340,12 @@ impl EngineExec {
                 .or_insert_with(|| r.client_info.clone());
             RunOutput {
                 metrics: r.metrics().into_iter().map(|m| (m.name, m.value)).collect(),
-                samples: rec.samples.iter().map(to_sample).collect(),
+                samples: rec
+                    .samples
+                    .iter()
+                    .map(to_sample)
+                    .chain(window_samples(&r))
+                    .collect(),
                 server_info: r.server_info.clone(),
                 client_info: r.client_info.clone(),
                 applied: [("client", &r.client.applied), ("server", &r.server.applied)]
@@ -358,6 +363,39 @@ impl EngineExec {
             result,
         }
     }
+}
+
+/// `--window` rows as stored: one sample per window (its send-time span), metrics
+/// prefixed `window_` so they never mix with the interval samples' own.
+fn window_samples(r: &engine::RunResult) -> Vec<Sample> {
+    let Some(width) = r.spec.window_ns else {
+        return Vec::new();
+    };
+    r.windows()
+        .into_iter()
+        .map(|w| {
+            let mut metrics = BTreeMap::new();
+            let mut put = |k: &str, v: Option<f64>| {
+                if let Some(v) = v.filter(|v| v.is_finite()) {
+                    metrics.insert(format!("window_{k}"), v);
+                }
+            };
+            put("sent_packets", Some(w.sent_packets as f64));
+            put("recv_packets", Some(w.recv_packets as f64));
+            put("lost_packets", Some(w.lost_packets as f64));
+            put("loss_pct", w.loss_pct);
+            put("bitrate_bps", Some(w.bitrate_bps));
+            put("jitter_ns", w.jitter_ns);
+            put("owd_mean_ns", w.owd_mean_ns);
+            put("owd_max_ns", w.owd_max_ns);
+            let start = i64::from(w.index) * width as i64;
+            Sample {
+                start_ns: start,
+                end_ns: start + width as i64,
+                metrics,
+            }
+        })
+        .collect()
 }
 
 /// An engine interval sample as stored: this side's counts and rates over the window.
