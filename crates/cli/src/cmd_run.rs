@@ -801,50 +801,27 @@ fn window_table(rows: &[engine::WindowRow]) -> String {
 
 /// The traffic model of `--idt`, `--size-dist`, `--profile` and `--seed`, checked.
 fn traffic_model(a: &RunArgs) -> anyhow::Result<Option<wire::traffic::TrafficModel>> {
-    use wire::traffic::{profile, TrafficModel, PROFILES};
-    let prof = match a.profile.as_deref() {
-        None => None,
-        Some("list") => {
-            for p in PROFILES {
-                println!(
-                    "{:<10} idt {:<14} size {:<16} {}",
-                    p.name, p.idt, p.size, p.source
-                );
-            }
-            std::process::exit(0);
+    use wire::traffic::{TrafficModel, PROFILES};
+    if a.profile.as_deref() == Some("list") {
+        for p in PROFILES {
+            println!(
+                "{:<10} idt {:<14} size {:<16} {}",
+                p.name, p.idt, p.size, p.source
+            );
         }
-        Some(name) => Some(profile(name).ok_or_else(|| {
-            anyhow::anyhow!(
-                "unknown profile '{name}': {}",
-                PROFILES
-                    .iter()
-                    .map(|p| p.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })?),
-    };
-    let idt = a.idt.clone().or(prof.map(|p| p.idt.to_string()));
-    let size = a.size_dist.clone().or(prof.map(|p| p.size.to_string()));
-    if idt.is_none() && size.is_none() {
-        if a.seed.is_some() {
-            bail!("--seed fixes the draws of --idt / --size-dist / --profile; give one of them");
-        }
-        return Ok(None);
+        std::process::exit(0);
     }
-    let seed = a.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64)
-    });
-    let m = TrafficModel {
-        idt,
-        size,
-        seed,
-        profile: prof.map(|p| p.name.to_string()),
-    };
-    m.check().map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(Some(m))
+    let clock_seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    TrafficModel::from_options(
+        a.idt.as_deref(),
+        a.size_dist.as_deref(),
+        a.profile.as_deref(),
+        a.seed,
+        clock_seed,
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 #[cfg(test)]

@@ -159,6 +159,22 @@ pub struct StudyArgs {
     /// (`--window` is the socket buffer, as iperf's -w.)
     #[arg(long, value_name = "DURATION", value_parser = crate::args::parse_secs)]
     pub stats_window: Option<f64>,
+    /// udp-stream cells: gaps drawn from a distribution (as `run --idt`: exp:1ms,
+    /// pareto:shape=1.5,mean=1ms, …); sets --udp-method fixed.
+    #[arg(long, value_name = "DIST")]
+    pub idt: Option<String>,
+    /// udp-stream cells: payload sizes drawn from a distribution (uniform:64..1400, …);
+    /// it replaces the size axis (one size, its mean, labels the cells).
+    #[arg(long, value_name = "DIST")]
+    pub size_dist: Option<String>,
+    /// udp-stream cells: an application model (voip-g711, voip-g729, voip-g723, dns;
+    /// `dualperf run --profile list`). To compare models, run one campaign per model
+    /// (--label) and report them together.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Seed of the model's draws [default: the study's seed]; recorded.
+    #[arg(long, value_name = "N")]
+    pub traffic_seed: Option<u64>,
     /// UDP request/response: how long to wait for a response before counting it lost.
     #[arg(long, value_name = "MS")]
     pub rr_timeout_ms: Option<u64>,
@@ -363,6 +379,10 @@ impl StudyArgs {
                 }
                 Some(s) => bail!("--stats-window {s} must be between 1 ms and 3600 seconds"),
             },
+            idt: self.idt.clone(),
+            size_dist: self.size_dist.clone(),
+            profile: self.profile.clone(),
+            traffic_seed: self.traffic_seed,
             rr_timeout_ms: self.rr_timeout_ms,
             udp_datapath: self.udp_datapath.map(|d| d.name().to_string()),
             runs: self.runs,
@@ -790,10 +810,28 @@ pub fn dry_run_text(spec: &StudySpec, host: Option<&str>) -> String {
     };
     out.push_str(&format!("each run: {bound}\n"));
     if spec.tests.contains(&wire::spec::TestKind::UdpStream) {
-        out.push_str(&format!(
-            "udp-stream method: {}\n",
-            spec.udp_method.describe(spec.rate)
-        ));
+        let method = match &spec.traffic {
+            Some(t) if t.idt.is_some() => {
+                "the traffic model's own schedule (no rate search)".to_string()
+            }
+            _ => spec.udp_method.describe(spec.rate),
+        };
+        out.push_str(&format!("udp-stream method: {method}\n"));
+        if let Some(t) = &spec.traffic {
+            out.push_str(&format!(
+                "udp-stream traffic model: {}gaps {}, sizes {}, seed {} (one datagram per call on an absolute schedule)\n",
+                t.profile.as_ref().map_or(String::new(), |p| format!("{p}: ")),
+                t.idt.as_deref().unwrap_or("the rate (or unpaced)"),
+                t.size.as_deref().unwrap_or("the cell's size"),
+                t.seed
+            ));
+        }
+        if let Some(w) = spec.window_ns {
+            out.push_str(&format!(
+                "udp-stream per-window statistics: windows of {} ms of send time\n",
+                w as f64 / 1e6
+            ));
+        }
     }
     if spec.tests.iter().any(|t| t.is_udp()) {
         out.push_str(&format!("UDP datapath: {}\n", spec.udp_datapath.describe()));

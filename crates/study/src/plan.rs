@@ -64,6 +64,7 @@ pub fn cells(spec: &StudySpec) -> Vec<Cell> {
                 };
                 test.interval_ns = spec.interval_ns;
                 test.window_ns = spec.window_ns.filter(|_| kind == TestKind::UdpStream);
+                test.traffic = spec.traffic.clone().filter(|_| kind == TestKind::UdpStream);
                 test.rr_timeout_ns = spec.rr_timeout_ns;
                 test.udp_datapath = spec.udp_datapath;
                 test.socket = match (&spec.udp_socket, kind.is_udp()) {

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use wire::spec::{Bound, Direction, Family, Rate, RateSearch, SocketOpts, TestKind, UdpDatapath};
+use wire::traffic::TrafficModel;
 
 /// Errors in a study spec, worded for the user.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -107,6 +108,14 @@ pub struct SpecFile {
     /// milliseconds of send time, stored with each run as `window_*` samples (default:
     /// none).
     pub window_ms: Option<u64>,
+    /// udp-stream traffic model (D-ITG style): gaps (`exp:1ms`), sizes
+    /// (`uniform:64..1400`), or an application profile (`voip-g711`, …); the seed of
+    /// the draws (default: from the study's seed). Compare models by running one
+    /// campaign per model and reporting them together.
+    pub idt: Option<String>,
+    pub size_dist: Option<String>,
+    pub profile: Option<String>,
+    pub traffic_seed: Option<u64>,
     pub rr_timeout_ms: Option<u64>,
     /// UDP datapath: `auto` (default), `per-datagram` (Netperf's method), `batched`, `gso`.
     pub udp_datapath: Option<String>,
@@ -163,6 +172,10 @@ impl SpecFile {
             search_steps,
             interval_ms,
             window_ms,
+            idt,
+            size_dist,
+            profile,
+            traffic_seed,
             rr_timeout_ms,
             udp_datapath,
             runs,
@@ -217,7 +230,40 @@ impl SpecFile {
                 .map(|t| t.parse::<TestKind>().map_err(SpecError::Invalid))
                 .collect::<Result<Vec<_>, _>>()?,
         };
+        let traffic = TrafficModel::from_options(
+            self.idt.as_deref(),
+            self.size_dist.as_deref(),
+            self.profile.as_deref(),
+            self.traffic_seed,
+            default_seed,
+        )
+        .map_err(|e| SpecError::Invalid(format!("traffic model: {e}")))?;
+        if traffic.is_some() && !tests.contains(&TestKind::UdpStream) {
+            return Err(SpecError::Invalid(
+                "a traffic model (--idt, --size-dist, --profile) shapes udp-stream: add it to --tests"
+                    .into(),
+            ));
+        }
+        let size_dist = traffic.as_ref().and_then(|t| t.size_dist().ok().flatten());
         let sizes_bytes = match &self.sizes {
+            // Sizes drawn from a distribution: the one size shown is its mean.
+            None if size_dist.is_some() => {
+                // (Cauchy has no mean: its location is the label then.)
+                let mean: f64 = size_dist
+                    .as_ref()
+                    .and_then(measure::traffic::mean)
+                    .or(match size_dist {
+                        Some(wire::traffic::Dist::Cauchy { location, .. }) => Some(location),
+                        _ => None,
+                    })
+                    .unwrap_or(0.0);
+                vec![(mean.round() as u32).max(wire::datagram::HEADER_BYTES as u32)]
+            }
+            Some(SizesField::List(v)) if size_dist.is_some() && v.len() > 1 => {
+                return Err(SpecError::Invalid(
+                    "a size distribution replaces the size axis: give one size (its label in the report) or none".into(),
+                ))
+            }
             None => DEFAULT_SIZES_BYTES.to_vec(),
             Some(SizesField::List(v)) if v.len() > MAX_SIZES => {
                 return Err(SpecError::Invalid(format!(
@@ -228,6 +274,11 @@ impl SpecFile {
             Some(SizesField::List(v)) => v.clone(),
             Some(SizesField::Text(t)) => parse_sizes(t)?,
         };
+        if size_dist.is_some() && sizes_bytes.len() > 1 {
+            return Err(SpecError::Invalid(
+                "a size distribution replaces the size axis: give one size (its label in the report) or none".into(),
+            ));
+        }
         check_axes(&families, &tests, &sizes_bytes)?;
         let bound = match (self.duration_s, self.count) {
             (Some(_), Some(_)) => {
@@ -294,7 +345,8 @@ impl SpecFile {
             )?)),
             (None, None) => None,
         };
-        let udp_method = self.udp_method(rate.is_some())?;
+        // A model sets its own gaps: the rate search does not apply.
+        let udp_method = self.udp_method(rate.is_some() || traffic.is_some())?;
         let streams = check(
             "streams (--streams)",
             self.streams.unwrap_or(1),
@@ -374,6 +426,7 @@ impl SpecFile {
             udp_method,
             interval_ns,
             window_ns,
+            traffic,
             rr_timeout_ns: rr_timeout_ms * 1_000_000,
             udp_datapath,
             socket: self.socket.clone().unwrap_or_default(),
@@ -658,6 +711,9 @@ pub struct StudySpec {
     /// campaigns stored before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_ns: Option<u64>,
+    /// udp-stream traffic model, seed included (absent when none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<TrafficModel>,
     pub rr_timeout_ns: u64,
     /// UDP datapath of every UDP run (absent in campaigns stored before it was recorded).
     #[serde(default)]
@@ -890,5 +946,55 @@ mod tests {
             .unwrap();
         assert_eq!(s.seed, 1234);
         assert_eq!(StudySpec::from_json(&s.to_json()).unwrap(), s);
+    }
+
+    #[test]
+    fn a_traffic_model_shapes_udp_streams_replaces_the_size_axis_and_is_recorded() {
+        let s = SpecFile::from_toml("profile = 'voip-g711'\ntests = ['udp-stream', 'udp-rr']\n")
+            .unwrap()
+            .resolve(7)
+            .unwrap();
+        let t = s.traffic.clone().expect("model");
+        assert_eq!(t.profile.as_deref(), Some("voip-g711"));
+        assert_eq!(t.seed, 7, "default seed: the study's");
+        assert_eq!(s.sizes_bytes, [172], "the constant size labels the cells");
+        assert_eq!(
+            s.udp_method,
+            UdpMethod::Fixed,
+            "no rate search under a model"
+        );
+        let cells = crate::plan::cells(&s);
+        for c in &cells {
+            assert_eq!(
+                c.test.traffic.is_some(),
+                c.kind == TestKind::UdpStream,
+                "{}",
+                c.label()
+            );
+        }
+        assert_eq!(StudySpec::from_json(&s.to_json()).unwrap(), s);
+        // Uniform sizes: their mean labels the cells; an explicit seed is kept.
+        let s = SpecFile::from_toml("size_dist = 'uniform:64..1400'\ntraffic_seed = 3\n")
+            .unwrap()
+            .resolve(0)
+            .unwrap();
+        assert_eq!(
+            (s.sizes_bytes.clone(), s.traffic.unwrap().seed),
+            (vec![732], 3)
+        );
+        for (toml, says) in [
+            (
+                "size_dist = 'uniform:64..1400'\nsizes = [128, 256]\n",
+                "replaces the size axis",
+            ),
+            ("profile = 'dns'\ntests = ['tcp-rr']\n", "add it to --tests"),
+            ("profile = 'skype'\n", "unknown profile"),
+            ("idt = 'exp:-1ms'\n", "traffic model"),
+            ("traffic_seed = 1\n", "give one of them"),
+            ("profile = 'dns'\nudp_method = 'rfc2544'\n", "rfc2544"),
+        ] {
+            let e = SpecFile::from_toml(toml).unwrap().resolve(0).unwrap_err();
+            assert!(e.to_string().contains(says), "{toml}: {e}");
+        }
     }
 }

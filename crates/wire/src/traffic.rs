@@ -283,6 +283,52 @@ pub fn profile(name: &str) -> Option<&'static Profile> {
 }
 
 impl TrafficModel {
+    /// The model of `--idt`, `--size-dist` and `--profile` (explicit distributions win
+    /// over the profile's), checked; `None` when none is given. `seed` is used only
+    /// with a model (asking for one without is an error).
+    pub fn from_options(
+        idt: Option<&str>,
+        size: Option<&str>,
+        profile_name: Option<&str>,
+        seed: Option<u64>,
+        default_seed: u64,
+    ) -> Result<Option<TrafficModel>, String> {
+        let prof = match profile_name {
+            None => None,
+            Some(name) => Some(profile(name).ok_or_else(|| {
+                format!(
+                    "unknown profile '{name}': {}",
+                    PROFILES
+                        .iter()
+                        .map(|p| p.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?),
+        };
+        let idt = idt.map(str::to_string).or(prof.map(|p| p.idt.to_string()));
+        let size = size
+            .map(str::to_string)
+            .or(prof.map(|p| p.size.to_string()));
+        if idt.is_none() && size.is_none() {
+            if seed.is_some() {
+                return Err(
+                    "--seed fixes the draws of --idt / --size-dist / --profile; give one of them"
+                        .into(),
+                );
+            }
+            return Ok(None);
+        }
+        let m = TrafficModel {
+            idt,
+            size,
+            seed: seed.unwrap_or(default_seed),
+            profile: prof.map(|p| p.name.to_string()),
+        };
+        m.check()?;
+        Ok(Some(m))
+    }
+
     /// The gap distribution, parsed (`Err` names what is wrong).
     pub fn idt_dist(&self) -> Result<Option<Dist>, String> {
         self.idt

@@ -394,7 +394,16 @@ pub fn summary_text(
         let fmt = |f: Family| {
             cell_of(f)
                 .and_then(|o| mean_of(o, name))
-                .map(|v| format!("{:>12.1}", v * scale))
+                // Small values (a VoIP model's kbit/s) keep 3 significant digits.
+                .map(|v| {
+                    let x = v * scale;
+                    let decimals = if x != 0.0 && x.abs() < 10.0 {
+                        (2.0 - x.abs().log10().floor()).clamp(1.0, 6.0) as usize
+                    } else {
+                        1
+                    };
+                    format!("{x:>12.decimals$}")
+                })
                 .unwrap_or_else(|| format!("{:>12}", "-"))
         };
         out.push_str(&format!(
