@@ -148,8 +148,12 @@ fn connect_error(e: postgres::Error, shown: &str) -> StoreError {
         (db.message().to_string(), advice)
     } else {
         let text = error_text(&e);
-        let advice = if text.contains("TLS") || text.contains("tls") || text.contains("ssl") {
-            "the TLS handshake failed: with sslmode=require the server must have ssl=on; sslmode=prefer or disable connect without TLS; with sslrootcert or verify-full the server's certificate must match"
+        let advice = if text.contains("does not support TLS") {
+            "the server does not offer TLS: turn ssl on in its postgresql.conf, or use sslmode=prefer (TLS when offered) or sslmode=disable"
+        } else if text.contains("certificate") {
+            "the server's certificate is not signed by a CA this host trusts, or does not name this host: give the CA with sslrootcert=FILE, or use sslmode=require (encrypted, certificate not checked)"
+        } else if text.contains("TLS") || text.contains("ssl") {
+            "the TLS handshake failed: check the server's ssl settings, or use sslmode=disable on a trusted network"
         } else if text.contains("timed out") || text.contains("timeout") {
             "the server did not answer in time: check the host and port, that PostgreSQL runs and listens there (listen_addresses), and any firewall"
         } else {
@@ -188,7 +192,8 @@ pub(crate) fn error(e: postgres::Error, url: &str) -> StoreError {
             None => db.message().to_string(),
         };
         return match code {
-            c if c.starts_with("23") => StoreError::Duplicate(text),
+            // unique_violation, exclusion_violation
+            "23505" | "23P01" => StoreError::Duplicate(text),
             "53100" => StoreError::Full,
             "25006" => StoreError::ReadOnly("write"),
             // admin_shutdown (pg_terminate_backend, server stopped), crash_shutdown.
