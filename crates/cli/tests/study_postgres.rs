@@ -264,6 +264,7 @@ fn a_connection_cut_mid_study_stops_naming_the_run_and_resume_completes() {
     assert!(pg.terminate_sessions("perf") >= 1);
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{err}");
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
         err.contains("could not record IPv4 tcp-stream") || err.contains("could not record"),
@@ -280,4 +281,38 @@ fn a_connection_cut_mid_study_stops_naming_the_run_and_resume_completes() {
     let resumed = run(&["study", "--resume", &id.to_string(), "--db", &url]);
     assert!(resumed.status.success(), "{}", text(&resumed));
     assert_eq!(measured_slots(&db, id).len(), 30);
+}
+
+/// A password from PGPASSWORD (kept out of the command line) is used; a wrong one is a
+/// clear error that names neither it nor the URL's.
+#[test]
+fn password_from_pgpassword_or_the_url_and_a_wrong_one_explained() {
+    let Some(pg) = Cluster::start_or_skip("password_from_pgpassword") else {
+        return;
+    };
+    pg.create_db("perf");
+    pg.add_password_user("alice", "right");
+    let url = format!("postgres://alice@127.0.0.1:{}/perf", pg.port);
+    let ok = dualperf(&["show", "--db", &url])
+        .env("PGPASSWORD", "right")
+        .output()
+        .unwrap();
+    // Past authentication: the database simply holds nothing yet.
+    let err = String::from_utf8_lossy(&ok.stderr);
+    assert!(err.contains("holds no dualperf results yet"), "{}", text(&ok));
+    let wrong = dualperf(&["show", "--db", &url])
+        .env("PGPASSWORD", "wrong")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&wrong.stderr);
+    assert_eq!(wrong.status.code(), Some(1), "{err}");
+    assert!(err.contains("password authentication failed"), "{err}");
+    assert!(err.contains("check USER and PASSWORD"), "{err}");
+    let in_url = format!("postgres://alice:wrong@127.0.0.1:{}/perf", pg.port);
+    let wrong = run(&["export", "--db", &in_url]);
+    let err = String::from_utf8_lossy(&wrong.stderr);
+    assert!(
+        err.contains("alice:***@") && !err.contains("wrong@"),
+        "{err}"
+    );
 }
