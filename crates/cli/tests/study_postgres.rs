@@ -299,7 +299,11 @@ fn password_from_pgpassword_or_the_url_and_a_wrong_one_explained() {
         .unwrap();
     // Past authentication: the database simply holds nothing yet.
     let err = String::from_utf8_lossy(&ok.stderr);
-    assert!(err.contains("holds no dualperf results yet"), "{}", text(&ok));
+    assert!(
+        err.contains("holds no dualperf results yet"),
+        "{}",
+        text(&ok)
+    );
     let wrong = dualperf(&["show", "--db", &url])
         .env("PGPASSWORD", "wrong")
         .output()

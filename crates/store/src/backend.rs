@@ -160,6 +160,9 @@ pub(crate) enum Conn {
     Postgres(Box<PgConn>),
 }
 
+/// Prepared statements kept per PostgreSQL connection.
+const MAX_PREPARED: usize = 256;
+
 /// A PostgreSQL session: the client (behind a RefCell: reads take `&self`, as with
 /// SQLite) and its prepared statements.
 pub(crate) struct PgConn {
@@ -187,9 +190,13 @@ impl PgConn {
             .borrow_mut()
             .prepare(&dollar_placeholders(sql))
             .map_err(|e| crate::pg::error(e, &self.url))?;
-        self.statements
-            .borrow_mut()
-            .insert(sql.to_string(), st.clone());
+        let mut cache = self.statements.borrow_mut();
+        // Multi-row inserts differ by their row count: keep the cache (and the
+        // server's prepared statements, closed when dropped) bounded.
+        if cache.len() >= MAX_PREPARED {
+            cache.clear();
+        }
+        cache.insert(sql.to_string(), st.clone());
         Ok(st)
     }
 }

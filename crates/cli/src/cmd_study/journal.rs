@@ -1,6 +1,7 @@
-//! The study journal of the binary: every finished attempt is committed to the SQLite
-//! store before the next starts; host metadata is stored from the first successful
-//! run; the progress bar shows the current cell, run number, last result and ETA.
+//! The study journal of the binary: every finished attempt is committed to the results
+//! store (SQLite or PostgreSQL) before the next starts; host metadata is stored from the
+//! first successful run; the progress bar shows the current cell, run number, last
+//! result and ETA.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
