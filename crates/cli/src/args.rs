@@ -95,6 +95,13 @@ pub fn family_of(host: Option<&str>, flag: Option<Family>) -> anyhow::Result<Fam
 /// dualperf database" or "… is not an SQLite database" (rather than SQLite's or the
 /// schema check's words). A missing file and a real SQLite file pass, and an empty one
 /// when it is about to be written (`study`, `import`: SQLite makes it a database).
+/// `--db` and `DUALPERF_DB`: an SQLite file or a `postgres://` URL (any bytes a path
+/// may hold; what is not a PostgreSQL URL is a file).
+pub fn db_target_parser() -> impl clap::builder::TypedValueParser<Value = store::DbTarget> {
+    use clap::builder::TypedValueParser;
+    clap::builder::OsStringValueParser::new().map(|s| store::DbTarget::parse(&s))
+}
+
 pub fn check_database_file(db: &std::path::Path, empty_ok: bool) -> anyhow::Result<()> {
     use std::io::Read;
     let Ok(mut f) = std::fs::File::open(db) else {

@@ -15,8 +15,8 @@ use store::{RunStatus, Store};
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// Results database to read.
-    #[arg(long, env = store::DB_ENV, hide_env_values = true, value_name = "FILE", default_value = "dualperf.db")]
-    pub db: PathBuf,
+    #[arg(long, env = store::DB_ENV, hide_env_values = true, value_name = "FILE|URL", default_value = "dualperf.db", value_parser = crate::args::db_target_parser())]
+    pub db: store::DbTarget,
     /// Campaign to report (repeat, or list several, to compare systems by their labels).
     /// Default: the latest campaign.
     #[arg(long = "campaign", value_name = "ID", num_args = 1..)]
@@ -169,9 +169,12 @@ fn nothing_measured(data: &Dataset) -> Option<String> {
 /// The confidence level the chosen campaigns were repeated to (`study --confidence`),
 /// used for the report's intervals unless `--confidence` is given; 95 when they used a
 /// fixed number of runs or disagree (with a note saying so).
-fn recorded_confidence_pct(db: &Path, ids: &[i64]) -> anyhow::Result<(f64, Option<String>)> {
-    let store = Store::open_read_only(db)
-        .with_context(|| format!("cannot read results database {}", db.display()))?;
+fn recorded_confidence_pct(
+    db: &store::DbTarget,
+    ids: &[i64],
+) -> anyhow::Result<(f64, Option<String>)> {
+    let store = Store::open_target_read_only(db)
+        .with_context(|| format!("cannot read results database {db}"))?;
     let mut levels = Vec::new();
     for &id in ids {
         let c = store.campaign(id)?;
@@ -319,22 +322,21 @@ fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOpt
 }
 
 /// Read the chosen campaigns (default: the latest) into a report dataset.
-pub fn load_dataset(db: &Path, ids: &[i64]) -> anyhow::Result<Dataset> {
-    if !db.exists() {
-        bail!(
-            "no results database at {} (run `dualperf study` first, or pass --db FILE)",
-            db.display()
-        );
+pub fn load_dataset(db: &store::DbTarget, ids: &[i64]) -> anyhow::Result<Dataset> {
+    if let Some(path) = db.sqlite_path() {
+        if !path.exists() {
+            bail!(
+                "no results database at {} (run `dualperf study` first, or pass --db FILE)",
+                path.display()
+            );
+        }
+        crate::args::check_database_file(path, false)?;
     }
-    crate::args::check_database_file(db, false)?;
-    let store = Store::open_read_only(db)
-        .with_context(|| format!("cannot read results database {}", db.display()))?;
+    let store = Store::open_target_read_only(db)
+        .with_context(|| format!("cannot read results database {db}"))?;
     let all = store.campaigns()?;
     if all.is_empty() {
-        bail!(
-            "{} holds no campaigns yet (run `dualperf study` first)",
-            db.display()
-        );
+        bail!("{} holds no campaigns yet (run `dualperf study` first)", db);
     }
     let chosen: Vec<&store::Campaign> = if ids.is_empty() {
         all.iter().max_by_key(|c| c.id).into_iter().collect()
@@ -345,7 +347,7 @@ pub fn load_dataset(db: &Path, ids: &[i64]) -> anyhow::Result<Dataset> {
                     let known: Vec<String> = all.iter().map(|c| c.id.to_string()).collect();
                     format!(
                         "no campaign {id} in {} (campaigns there: {})",
-                        db.display(),
+                        db,
                         known.join(", ")
                     )
                 })

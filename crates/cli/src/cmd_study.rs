@@ -244,9 +244,10 @@ pub struct StudyArgs {
     /// Free-text label of the campaign, e.g. "Ubuntu 24.04 / GigE / client-server".
     #[arg(long)]
     pub label: Option<String>,
-    /// Results database (SQLite).
-    #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db")]
-    pub db: PathBuf,
+    /// Results database: an SQLite file, or a PostgreSQL URL
+    /// (postgres://USER@HOST/DB?sslmode=require) shared by several controllers.
+    #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db", value_parser = crate::args::db_target_parser())]
+    pub db: store::DbTarget,
     /// Continue an interrupted campaign (its stored spec is used).
     #[arg(long, value_name = "CAMPAIGN")]
     pub resume: Option<i64>,
@@ -549,7 +550,9 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     }
     // Nothing exists yet: no database file, no campaign, no lab.
     preflight::check_target(&args, &spec)?;
-    preflight::check_db(&args.db)?;
+    if let Some(path) = args.db.sqlite_path() {
+        preflight::check_db(path)?;
+    }
     // Before any lab exists: the lab crate then leaves Ctrl-C to this handler.
     let stop = crate::interrupt::study_stop_flag();
     let mut store = journal::open_store(&args.db)?;
@@ -583,7 +586,7 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     if !args.quiet {
         eprintln!(
             "dualperf: campaign {campaign_id} in {}: {} against {}",
-            args.db.display(),
+            args.db,
             plan_line(&spec),
             exec.target_text(&args)
         );
@@ -663,7 +666,7 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
     if !args.quiet {
         eprintln!(
             "dualperf: resuming campaign {id} in {} ({} runs already recorded): {} against {}",
-            args.db.display(),
+            args.db,
             past.len(),
             plan_line(&spec),
             exec.target_text(&args)
@@ -699,13 +702,13 @@ fn run_campaign(
         Err(study::RunnerError::Interrupted) => {
             eprintln!(
                 "dualperf: campaign {campaign_id} interrupted; continue it with `dualperf study --db {} --resume {campaign_id}`",
-                args.db.display()
+                args.db
             );
             return Ok(ExitCode::from(130));
         }
         Err(e) => bail!(
             "{e}; continue the campaign with `dualperf study --db {} --resume {campaign_id}`",
-            args.db.display()
+            args.db
         ),
     };
     store.set_finished(campaign_id, true)?;

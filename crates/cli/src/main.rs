@@ -55,7 +55,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = check_db_backend(&cli.command).and_then(|()| dispatch(cli.command));
+    let result = dispatch(cli.command);
     match result {
         Ok(code) => code,
         Err(err) => {
@@ -65,23 +65,6 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
-}
-
-/// `--db` (or `DUALPERF_DB`) and import's source: a PostgreSQL URL is refused with a
-/// clear error (no backend in this build) rather than taken for a file name.
-fn check_db_backend(command: &Command) -> anyhow::Result<()> {
-    let dbs: Vec<&std::path::Path> = match command {
-        Command::Study(a) => vec![&a.db],
-        Command::Show(a) => vec![&a.db],
-        Command::Export(a) => vec![&a.db],
-        Command::Import(a) => vec![&a.db, &a.other],
-        Command::Report(a) => vec![&a.db],
-        Command::Server(_) | Command::Run(_) | Command::Lab(_) => Vec::new(),
-    };
-    for db in dbs {
-        store::DbTarget::parse(db.as_os_str()).sqlite_path()?;
-    }
-    Ok(())
 }
 
 fn dispatch(command: Command) -> anyhow::Result<ExitCode> {

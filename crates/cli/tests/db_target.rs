@@ -1,6 +1,6 @@
 //! `--db` and `DUALPERF_DB`: the variable names the database when `--db` is absent, the
-//! flag wins over it, a PostgreSQL URL is refused with a clear error (no backend in this
-//! build) that never shows the password, and `--help` never prints the variable's value.
+//! flag wins over it, a PostgreSQL URL that cannot be reached is a clear error that never
+//! shows the password, and `--help` never prints the variable's value.
 
 use std::process::{Command, Output};
 
@@ -45,7 +45,7 @@ fn env_names_the_database_and_flag_wins() {
 }
 
 #[test]
-fn postgres_url_is_refused_without_its_password() {
+fn unreachable_postgres_url_is_a_clear_error_without_its_password() {
     let url = "postgres://alice:s3cret@127.0.0.1:1/perf?sslmode=require";
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a.db");
@@ -60,7 +60,11 @@ fn postgres_url_is_refused_without_its_password() {
         let o = dualperf(&args, env);
         let e = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
-        assert!(e.contains("no PostgreSQL backend"), "{args:?}: {e}");
+        assert!(
+            e.contains("cannot connect to the PostgreSQL results database"),
+            "{args:?}: {e}"
+        );
+        assert!(e.contains("check the host and port"), "{args:?}: {e}");
         assert!(e.contains("alice:***@127.0.0.1"), "{args:?}: {e}");
         assert!(!e.contains("s3cret"), "{args:?}: {e}");
     }

@@ -1,10 +1,12 @@
 //! Merging another results database into this one (`dualperf import`): campaigns made
 //! on other hosts come over with their hosts' metadata, cells, runs, metrics and
-//! samples under new ids. A campaign is recognised by its uuid, so importing the same
-//! file twice adds nothing the second time. The whole import is one transaction.
+//! samples under new ids. Either side may be SQLite or PostgreSQL. A campaign is
+//! recognised by its uuid, so importing the same database twice adds nothing the
+//! second time. The whole import is one transaction.
 
+use crate::backend::params;
 use crate::write::{insert_campaign, insert_cells, insert_host, insert_run};
-use crate::{CellRecord, NewCampaign, NewRun, Store, StoreError};
+use crate::{CellRecord, DbTarget, NewCampaign, NewRun, Store, StoreError};
 use std::path::Path;
 
 /// What an import did.
@@ -18,24 +20,33 @@ pub struct ImportSummary {
 }
 
 impl Store {
-    /// Merge every campaign of the database at `other` that is not here yet.
+    /// Merge every campaign of the SQLite file at `other` that is not here yet.
     pub fn import_from(&mut self, other: &Path) -> Result<ImportSummary, StoreError> {
+        self.import_from_target(&DbTarget::Sqlite(other.to_path_buf()))
+    }
+
+    /// Merge every campaign of the database `other` names that is not here yet.
+    pub fn import_from_target(&mut self, other: &DbTarget) -> Result<ImportSummary, StoreError> {
         self.check_writable("import campaigns")?;
-        let src = Store::open_read_only(other)?;
+        let src = Store::open_target_read_only(other)?;
+        self.import_store(&src, &other.to_string())
+    }
+
+    /// Merge every campaign of `src` (named `source_name` in `imported_from`).
+    pub fn import_store(
+        &mut self,
+        src: &Store,
+        source_name: &str,
+    ) -> Result<ImportSummary, StoreError> {
+        self.check_writable("import campaigns")?;
         let mut summary = ImportSummary::default();
-        let source_name = other.display().to_string();
         let tx = self.conn.transaction()?;
         for c in src.campaigns()? {
             let extra = src.campaign_extra(c.id)?;
-            let present: Option<i64> = {
-                use rusqlite::OptionalExtension;
-                tx.query_row(
-                    "SELECT id FROM campaigns WHERE uuid = ?1",
-                    [&extra.uuid],
-                    |r| r.get(0),
-                )
-                .optional()?
-            };
+            let present = tx.query_opt(
+                "SELECT id FROM campaigns WHERE uuid = ?1",
+                params![&extra.uuid],
+            )?;
             if present.is_some() {
                 summary.skipped.push(c.id);
                 continue;
@@ -48,11 +59,14 @@ impl Store {
                 dualperf_version: extra.dualperf_version.clone(),
                 git_revision: extra.git_revision.clone(),
             };
-            let from = extra.imported_from.clone().unwrap_or(source_name.clone());
+            let from = extra
+                .imported_from
+                .clone()
+                .unwrap_or(source_name.to_string());
             let new_id = insert_campaign(&tx, &new_campaign, &extra.uuid, Some(&from))?;
             tx.execute(
                 "UPDATE campaigns SET finished = ?2 WHERE id = ?1",
-                rusqlite::params![new_id, c.finished],
+                params![new_id, c.finished],
             )?;
             for h in &c.hosts {
                 insert_host(&tx, new_id, h)?;

@@ -1,24 +1,32 @@
-//! dualperf-store: the SQLite results store, and the only crate that speaks SQL.
+//! dualperf-store: the results store, and the only crate that speaks SQL.
 //!
-//! One file holds campaigns (a study as it was asked for), the hosts that took part and
-//! their metadata, the cells of the study matrix, every run with every metric, and
-//! per-interval samples. The database runs in WAL mode with `synchronous=FULL`, and each
-//! finished run is committed in its own transaction, so a killed process loses at most
-//! the run in progress. The schema is versioned (`PRAGMA user_version`) and migrated
-//! forward on open; a file made by a newer dualperf is refused, not damaged.
+//! One database holds campaigns (a study as it was asked for), the hosts that took part
+//! and their metadata, the cells of the study matrix, every run with every metric, and
+//! per-interval samples. Two backends sit behind one interface ([`Store`]): an SQLite
+//! file, the embedded default, and a PostgreSQL database shared by many controllers
+//! (`--db postgres://…`). Each finished run is committed in its own transaction, so a
+//! killed process loses at most the run in progress. The schema is versioned and
+//! migrated forward on open; a database made by a newer dualperf is refused, not damaged.
 //!
-//! Submodules: [`schema`] (migrations), `write` (campaign/run inserts), `read`
-//! (queries), `import` (merging another database), `lock` (campaign locks). Write
-//! transactions begin IMMEDIATE, so several processes can write one file at once.
+//! SQLite files run in WAL mode with `synchronous=FULL`; write transactions begin
+//! IMMEDIATE, so several processes can write one file at once.
+//!
+//! Submodules: `backend` (the two connections behind one small SQL API), `pg`
+//! (connecting to PostgreSQL, its errors), [`schema`] (migrations), `write`
+//! (campaign/run inserts), `read` (queries), `import` (copying another database's
+//! campaigns), `lock` (campaign locks), [`target`] (what `--db` names).
 #![forbid(unsafe_code)]
 
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use backend::Conn;
+use rusqlite::{Connection, OpenFlags};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use wire::spec::{Direction, Family, TestKind};
 
+mod backend;
 mod import;
 mod lock;
+mod pg;
 mod read;
 pub mod schema;
 pub mod target;
@@ -26,7 +34,7 @@ mod write;
 
 pub use import::ImportSummary;
 pub use lock::{CampaignLock, LockTaken};
-pub use target::{is_postgres_url, redact_password, DbTarget, DB_ENV};
+pub use target::{is_postgres_url, redact_password, DbTarget, PgUrl, DB_ENV};
 
 /// Everything that can go wrong with the store. Messages say what to do.
 #[derive(Debug, thiserror::Error)]
@@ -37,12 +45,26 @@ pub enum StoreError {
         path: PathBuf,
         cause: rusqlite::Error,
     },
-    #[error("results database {path} has schema version {found}, newer than this dualperf understands ({supported}); use a newer dualperf")]
+    #[error("cannot connect to the PostgreSQL results database {url}: {cause}; {advice}")]
+    Connect {
+        /// Without its password.
+        url: String,
+        cause: String,
+        advice: String,
+    },
+    #[error("lost the connection to the PostgreSQL results database {url} ({cause}); every run committed before it is kept")]
+    ConnectionLost { url: String, cause: String },
+    #[error("results database {db} has schema version {found}, newer than this dualperf understands ({supported}); use a newer dualperf")]
     TooNew {
-        path: PathBuf,
+        /// The file, or the URL without its password.
+        db: String,
         found: i64,
         supported: i64,
     },
+    #[error(
+        "results database {0} holds no dualperf results yet (run `dualperf study --db …` first)"
+    )]
+    Empty(String),
     #[error("results database is opened read-only; cannot {0}")]
     ReadOnly(&'static str),
     #[error(
@@ -65,12 +87,12 @@ pub enum StoreError {
     Duplicate(String),
     #[error("results database error: {0}")]
     Sql(rusqlite::Error),
-    #[error("--db {0} names a PostgreSQL database, but this dualperf has no PostgreSQL backend yet (issue 16); use an SQLite file (the default, dualperf.db) and `dualperf import` to merge files")]
-    BackendUnavailable(String),
+    #[error("PostgreSQL results database error: {0}")]
+    Postgres(String),
 }
 
 /// What to do about a value dualperf cannot read back.
-const CHANGED_OUTSIDE: &str = "the file was changed outside dualperf; restore a copy, or `dualperf import` the readable campaigns into a new file";
+pub(crate) const CHANGED_OUTSIDE: &str = "the database was changed outside dualperf; restore a copy, or `dualperf import` the readable campaigns into a new file";
 
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> StoreError {
@@ -234,22 +256,55 @@ pub struct NewRun {
 
 /// An open results database.
 pub struct Store {
-    conn: Connection,
+    conn: Conn,
+    /// The SQLite file (":memory:" in memory); for PostgreSQL the URL without its
+    /// password.
     path: PathBuf,
     read_only: bool,
 }
 
 impl Store {
-    /// Open (creating if needed) a results database for reading and writing, switch it
-    /// to WAL mode and migrate its schema to the current version.
+    /// Open (creating or migrating as needed) the database `--db` names, for writing.
+    pub fn open_target(target: &DbTarget) -> Result<Store, StoreError> {
+        match target {
+            DbTarget::Sqlite(path) => Store::open(path),
+            DbTarget::Postgres(url) => Store::open_postgres(url, false),
+        }
+    }
+
+    /// Open the database `--db` names for reading only; never creates or migrates.
+    pub fn open_target_read_only(target: &DbTarget) -> Result<Store, StoreError> {
+        match target {
+            DbTarget::Sqlite(path) => Store::open_read_only(path),
+            DbTarget::Postgres(url) => Store::open_postgres(url, true),
+        }
+    }
+
+    fn open_postgres(url: &PgUrl, read_only: bool) -> Result<Store, StoreError> {
+        let conn = Conn::Postgres(Box::new(pg::connect(
+            url.secret(),
+            url.redacted(),
+            read_only,
+        )?));
+        let store = Store {
+            conn,
+            path: PathBuf::from(url.redacted()),
+            read_only,
+        };
+        store.configure(!read_only)?;
+        Ok(store)
+    }
+
+    /// Open (creating if needed) an SQLite results database for reading and writing,
+    /// switch it to WAL mode and migrate its schema to the current version.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let open_err = |cause| StoreError::Open {
             path: path.to_path_buf(),
             cause,
         };
         let conn = Connection::open(path).map_err(open_err)?;
-        let mut store = Store {
-            conn,
+        let store = Store {
+            conn: Conn::Sqlite(conn),
             path: path.to_path_buf(),
             read_only: false,
         };
@@ -260,8 +315,8 @@ impl Store {
         Ok(store)
     }
 
-    /// Open an existing results database for reading only (reports, export, import
-    /// source). Never creates or migrates; refuses files newer than this build.
+    /// Open an existing SQLite results database for reading only (reports, export,
+    /// import source). Never creates or migrates; refuses files newer than this build.
     pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
         let open_err = |cause| StoreError::Open {
             path: path.to_path_buf(),
@@ -288,8 +343,8 @@ impl Store {
     }
 
     fn configured_read_only(conn: Connection, path: &Path) -> Result<Store, StoreError> {
-        let mut store = Store {
-            conn,
+        let store = Store {
+            conn: Conn::Sqlite(conn),
             path: path.to_path_buf(),
             read_only: true,
         };
@@ -297,11 +352,11 @@ impl Store {
         Ok(store)
     }
 
-    /// An in-memory database (tests and dry runs).
+    /// An in-memory SQLite database (tests and dry runs).
     pub fn open_in_memory() -> Result<Store, StoreError> {
         let conn = Connection::open_in_memory()?;
-        let mut store = Store {
-            conn,
+        let store = Store {
+            conn: Conn::Sqlite(conn),
             path: PathBuf::from(":memory:"),
             read_only: false,
         };
@@ -309,52 +364,69 @@ impl Store {
         Ok(store)
     }
 
-    fn configure(&mut self, writable: bool) -> Result<(), StoreError> {
-        self.conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    fn configure(&self, writable: bool) -> Result<(), StoreError> {
+        if let Some(c) = self.conn.sqlite() {
+            c.busy_timeout(std::time::Duration::from_secs(10))?;
+            if writable {
+                // WAL: readers (show, report) never block the running study; FULL: a
+                // committed run survives even a power cut, not only a killed process.
+                let _mode: String = c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+                c.pragma_update(None, "synchronous", "FULL")?;
+                c.pragma_update(None, "foreign_keys", "ON")?;
+            }
+        }
+        let name = self.name();
         if writable {
-            // Every write transaction takes the write lock when it begins, so it waits
-            // (busy timeout) for another writer; a deferred one upgraded from a read in
-            // WAL mode fails at once with "database is locked" instead.
-            self.conn
-                .set_transaction_behavior(TransactionBehavior::Immediate);
-            // WAL: readers (show, report) never block the running study; FULL: a
-            // committed run survives even a power cut, not only a killed process.
-            let _mode: String = self
-                .conn
-                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
-            self.conn.pragma_update(None, "synchronous", "FULL")?;
-            self.conn.pragma_update(None, "foreign_keys", "ON")?;
-            schema::migrate(&mut self.conn, &self.path)?;
-        } else {
-            let version = schema::version(&self.conn)?;
-            if version > schema::CURRENT_VERSION {
-                return Err(StoreError::TooNew {
-                    path: self.path.clone(),
-                    found: version,
-                    supported: schema::CURRENT_VERSION,
-                });
-            }
-            if version < schema::READABLE_FROM {
-                return Err(StoreError::BadValue(format!(
-                    "{} has schema version {version} (current {}); open it once with `dualperf study --resume` or `dualperf import` to upgrade it",
-                    self.path.display(),
-                    schema::CURRENT_VERSION
-                )));
-            }
+            return schema::migrate(&self.conn, &name);
+        }
+        let version = schema::version(&self.conn)?;
+        if version > schema::CURRENT_VERSION {
+            return Err(StoreError::TooNew {
+                db: name,
+                found: version,
+                supported: schema::CURRENT_VERSION,
+            });
+        }
+        if version == 0 && self.conn.is_postgres() {
+            return Err(StoreError::Empty(name));
+        }
+        if version < schema::READABLE_FROM {
+            return Err(StoreError::BadValue(format!(
+                "{name} has schema version {version} (current {}); open it once with `dualperf study --resume` or `dualperf import` to upgrade it",
+                schema::CURRENT_VERSION
+            )));
         }
         Ok(())
     }
 
-    /// The file this store was opened from.
+    /// The SQLite file this store was opened from; for PostgreSQL, the URL without
+    /// its password.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// The SQLite journal mode in force ("wal" for a writable file database).
+    /// The database for messages: the file, or the URL without its password.
+    pub fn name(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// Whether this is a PostgreSQL database.
+    pub fn is_postgres(&self) -> bool {
+        self.conn.is_postgres()
+    }
+
+    /// The schema version the database is at.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        schema::version(&self.conn)
+    }
+
+    /// The SQLite journal mode in force ("wal" for a writable file database);
+    /// "postgresql" for a PostgreSQL database.
     pub fn journal_mode(&self) -> Result<String, StoreError> {
-        Ok(self
-            .conn
-            .query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0))?)
+        match self.conn.sqlite() {
+            Some(c) => Ok(c.query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0))?),
+            None => Ok("postgresql".into()),
+        }
     }
 
     fn check_writable(&self, what: &'static str) -> Result<(), StoreError> {

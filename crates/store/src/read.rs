@@ -1,81 +1,75 @@
 //! Reads: campaigns with their hosts, cells, runs with metrics, interval samples.
 
+use crate::backend::params;
 use crate::{
     parse_direction, parse_family, parse_kind, Campaign, CampaignExtra, CellRecord, HostInfo,
     IntervalSample, RunDetail, RunRecord, RunStatus, Store, StoreError,
 };
-use rusqlite::{params, OptionalExtension};
 use std::collections::BTreeMap;
 
 impl Store {
     /// Every campaign, oldest first, with hosts and metadata.
     pub fn campaigns(&self) -> Result<Vec<Campaign>, StoreError> {
-        let ids: Vec<i64> = {
-            let mut st = self.conn.prepare("SELECT id FROM campaigns ORDER BY id")?;
-            let rows = st.query_map([], |r| r.get(0))?;
-            rows.collect::<Result<_, _>>()?
-        };
+        let ids = self
+            .conn
+            .query("SELECT id FROM campaigns ORDER BY id", &[])?
+            .iter()
+            .map(|r| r.i64(0))
+            .collect::<Result<Vec<_>, _>>()?;
         ids.into_iter().map(|id| self.campaign(id)).collect()
     }
 
     /// One campaign with hosts and metadata.
     pub fn campaign(&self, campaign_id: i64) -> Result<Campaign, StoreError> {
-        let row = self
+        let r = self
             .conn
-            .query_row(
+            .query_opt(
                 "SELECT id, label, created_unix_s, command_line, spec_json, finished
                  FROM campaigns WHERE id = ?1",
-                [campaign_id],
-                |r| {
-                    Ok(Campaign {
-                        id: r.get(0)?,
-                        label: r.get(1)?,
-                        created_unix_s: r.get(2)?,
-                        command_line: r.get(3)?,
-                        spec_json: r.get(4)?,
-                        hosts: Vec::new(),
-                        finished: r.get(5)?,
-                    })
-                },
-            )
-            .optional()?;
-        let mut c = row.ok_or(StoreError::NoSuchCampaign(campaign_id))?;
-        c.hosts = self.hosts(campaign_id)?;
-        Ok(c)
+                params![campaign_id],
+            )?
+            .ok_or(StoreError::NoSuchCampaign(campaign_id))?;
+        Ok(Campaign {
+            id: r.i64(0)?,
+            label: r.text(1)?,
+            created_unix_s: r.i64(2)?,
+            command_line: r.text(3)?,
+            spec_json: r.text(4)?,
+            hosts: self.hosts(campaign_id)?,
+            finished: r.bool(5)?,
+        })
     }
 
     /// The campaign fields [`Campaign`] does not carry.
     pub fn campaign_extra(&self, campaign_id: i64) -> Result<CampaignExtra, StoreError> {
-        self.conn
-            .query_row(
+        let r = self
+            .conn
+            .query_opt(
                 "SELECT uuid, dualperf_version, git_revision, imported_from
                  FROM campaigns WHERE id = ?1",
-                [campaign_id],
-                |r| {
-                    Ok(CampaignExtra {
-                        uuid: r.get(0)?,
-                        dualperf_version: r.get(1)?,
-                        git_revision: r.get(2)?,
-                        imported_from: r.get(3)?,
-                    })
-                },
-            )
-            .optional()?
-            .ok_or(StoreError::NoSuchCampaign(campaign_id))
+                params![campaign_id],
+            )?
+            .ok_or(StoreError::NoSuchCampaign(campaign_id))?;
+        Ok(CampaignExtra {
+            uuid: r.text(0)?,
+            dualperf_version: r.text(1)?,
+            git_revision: r.text(2)?,
+            imported_from: r.opt_text(3)?,
+        })
     }
 
     fn hosts(&self, campaign_id: i64) -> Result<Vec<HostInfo>, StoreError> {
-        let mut st = self.conn.prepare(
+        let rows = self.conn.query(
             "SELECT h.role, m.key, m.value FROM hosts h
              LEFT JOIN host_metadata m ON m.host_id = h.id
              WHERE h.campaign_id = ?1 ORDER BY h.id, m.key",
+            params![campaign_id],
         )?;
-        let mut rows = st.query([campaign_id])?;
         let mut hosts: Vec<HostInfo> = Vec::new();
-        while let Some(r) = rows.next()? {
-            let role: String = r.get(0)?;
-            let key: Option<String> = r.get(1)?;
-            let value: Option<String> = r.get(2)?;
+        for r in rows {
+            let role = r.text(0)?;
+            let key = r.opt_text(1)?;
+            let value = r.opt_text(2)?;
             if hosts.last().map(|h| h.role != role).unwrap_or(true) {
                 hosts.push(HostInfo {
                     role,
@@ -92,25 +86,25 @@ impl Store {
     /// The cells of a campaign in cell order.
     pub fn cells(&self, campaign_id: i64) -> Result<Vec<CellRecord>, StoreError> {
         self.require_campaign(campaign_id)?;
-        let mut st = self.conn.prepare(
+        let rows = self.conn.query(
             "SELECT cell_index, family, kind, payload_bytes, direction, spec_json, target_met
              FROM cells WHERE campaign_id = ?1 ORDER BY cell_index",
+            params![campaign_id],
         )?;
-        let mut rows = st.query([campaign_id])?;
-        let mut out = Vec::new();
-        while let Some(r) = rows.next()? {
-            out.push(CellRecord {
-                campaign_id,
-                cell_index: r.get(0)?,
-                family: parse_family(&r.get::<_, String>(1)?)?,
-                kind: parse_kind(&r.get::<_, String>(2)?)?,
-                payload_bytes: r.get(3)?,
-                direction: parse_direction(&r.get::<_, String>(4)?)?,
-                spec_json: r.get(5)?,
-                target_met: r.get(6)?,
-            });
-        }
-        Ok(out)
+        rows.iter()
+            .map(|r| {
+                Ok(CellRecord {
+                    campaign_id,
+                    cell_index: r.u32(0)?,
+                    family: parse_family(&r.text(1)?)?,
+                    kind: parse_kind(&r.text(2)?)?,
+                    payload_bytes: r.u32(3)?,
+                    direction: parse_direction(&r.text(4)?)?,
+                    spec_json: r.text(5)?,
+                    target_met: r.opt_bool(6)?,
+                })
+            })
+            .collect()
     }
 
     /// Every run of a campaign (warm-ups and failed attempts included), in the order
@@ -128,43 +122,42 @@ impl Store {
         self.require_campaign(campaign_id)?;
         let mut metrics = self.metrics_of_campaign(campaign_id)?;
         let mut applied = self.applied_of_campaign(campaign_id)?;
-        let mut st = self.conn.prepare(
+        let rows = self.conn.query(
             "SELECT r.id, c.family, c.kind, c.payload_bytes, c.direction, r.repetition,
                     r.warmup, r.ok, r.failure_reason, r.started_unix_ns, c.cell_index,
                     r.attempt, r.duration_ns
              FROM runs r JOIN cells c ON c.id = r.cell_id
              WHERE r.campaign_id = ?1 ORDER BY r.id",
+            params![campaign_id],
         )?;
-        let mut rows = st.query([campaign_id])?;
-        let mut out = Vec::new();
-        while let Some(r) = rows.next()? {
-            let id: i64 = r.get(0)?;
-            let ok: bool = r.get(7)?;
-            let status = if ok {
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let id = r.i64(0)?;
+            let status = if r.bool(7)? {
                 RunStatus::Ok
             } else {
                 RunStatus::Failed {
-                    reason: r.get::<_, Option<String>>(8)?.unwrap_or_default(),
+                    reason: r.opt_text(8)?.unwrap_or_default(),
                 }
             };
             out.push(RunDetail {
                 run: RunRecord {
                     id,
                     campaign_id,
-                    family: parse_family(&r.get::<_, String>(1)?)?,
-                    kind: parse_kind(&r.get::<_, String>(2)?)?,
-                    payload_bytes: r.get(3)?,
-                    direction: parse_direction(&r.get::<_, String>(4)?)?,
-                    repetition: r.get(5)?,
-                    warmup: r.get(6)?,
+                    family: parse_family(&r.text(1)?)?,
+                    kind: parse_kind(&r.text(2)?)?,
+                    payload_bytes: r.u32(3)?,
+                    direction: parse_direction(&r.text(4)?)?,
+                    repetition: r.u32(5)?,
+                    warmup: r.bool(6)?,
                     status,
                     metrics: metrics.remove(&id).unwrap_or_default(),
-                    started_unix_ns: r.get(9)?,
+                    started_unix_ns: r.i64(9)?,
                 },
                 applied: applied.remove(&id).unwrap_or_default(),
-                cell_index: r.get(10)?,
-                attempt: r.get(11)?,
-                duration_ns: r.get(12)?,
+                cell_index: r.u32(10)?,
+                attempt: r.u32(11)?,
+                duration_ns: r.i64(12)?,
             });
         }
         Ok(out)
@@ -176,24 +169,19 @@ impl Store {
         campaign_id: i64,
     ) -> Result<BTreeMap<i64, BTreeMap<String, String>>, StoreError> {
         // A file at schema 1 opened read-only has no such table: nothing was recorded.
-        let has_table: bool = self.conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_applied')",
-            [],
-            |r| r.get(0),
-        )?;
-        if !has_table {
+        if !self.conn.has_table("run_applied")? {
             return Ok(BTreeMap::new());
         }
-        let mut st = self.conn.prepare(
+        let rows = self.conn.query(
             "SELECT a.run_id, a.key, a.value FROM run_applied a
              JOIN runs r ON r.id = a.run_id WHERE r.campaign_id = ?1",
+            params![campaign_id],
         )?;
-        let mut rows = st.query([campaign_id])?;
         let mut out: BTreeMap<i64, BTreeMap<String, String>> = BTreeMap::new();
-        while let Some(r) = rows.next()? {
-            out.entry(r.get(0)?)
+        for r in rows {
+            out.entry(r.i64(0)?)
                 .or_default()
-                .insert(r.get(1)?, r.get(2)?);
+                .insert(r.text(1)?, r.text(2)?);
         }
         Ok(out)
     }
@@ -202,42 +190,42 @@ impl Store {
         &self,
         campaign_id: i64,
     ) -> Result<BTreeMap<i64, BTreeMap<String, f64>>, StoreError> {
-        let mut st = self.conn.prepare(
+        let rows = self.conn.query(
             "SELECT m.run_id, m.name, m.value FROM run_metrics m
              JOIN runs r ON r.id = m.run_id WHERE r.campaign_id = ?1",
+            params![campaign_id],
         )?;
-        let mut rows = st.query([campaign_id])?;
         let mut out: BTreeMap<i64, BTreeMap<String, f64>> = BTreeMap::new();
-        while let Some(r) = rows.next()? {
-            out.entry(r.get(0)?)
+        for r in rows {
+            out.entry(r.i64(0)?)
                 .or_default()
-                .insert(r.get(1)?, r.get(2)?);
+                .insert(r.text(1)?, r.f64(2)?);
         }
         Ok(out)
     }
 
     /// The per-interval samples of one run, in interval order.
     pub fn samples(&self, run_id: i64) -> Result<Vec<IntervalSample>, StoreError> {
-        let mut st = self.conn.prepare(
+        let rows = self.conn.query(
             "SELECT interval_index, start_ns, end_ns, name, value FROM samples
              WHERE run_id = ?1 ORDER BY interval_index, name",
+            params![run_id],
         )?;
-        let mut rows = st.query(params![run_id])?;
         let mut out: Vec<(i64, IntervalSample)> = Vec::new();
-        while let Some(r) = rows.next()? {
-            let idx: i64 = r.get(0)?;
+        for r in rows {
+            let idx = r.i64(0)?;
             if out.last().map(|(i, _)| *i != idx).unwrap_or(true) {
                 out.push((
                     idx,
                     IntervalSample {
-                        start_ns: r.get(1)?,
-                        end_ns: r.get(2)?,
+                        start_ns: r.i64(1)?,
+                        end_ns: r.i64(2)?,
                         metrics: BTreeMap::new(),
                     },
                 ));
             }
             if let Some((_, s)) = out.last_mut() {
-                s.metrics.insert(r.get(3)?, r.get(4)?);
+                s.metrics.insert(r.text(3)?, r.f64(4)?);
             }
         }
         Ok(out.into_iter().map(|(_, s)| s).collect())
@@ -245,11 +233,9 @@ impl Store {
 
     /// The id of the campaign with this uuid, if present.
     pub fn campaign_by_uuid(&self, uuid: &str) -> Result<Option<i64>, StoreError> {
-        Ok(self
-            .conn
-            .query_row("SELECT id FROM campaigns WHERE uuid = ?1", [uuid], |r| {
-                r.get(0)
-            })
-            .optional()?)
+        self.conn
+            .query_opt("SELECT id FROM campaigns WHERE uuid = ?1", params![uuid])?
+            .map(|r| r.i64(0))
+            .transpose()
     }
 }

@@ -1,10 +1,14 @@
-//! Versioned schema migrations. `PRAGMA user_version` holds the version a file is at;
-//! [`MIGRATIONS`]`[i]` takes it from version `i` to `i + 1`. Migrations are append-only:
-//! never edit one that has shipped, add the next.
+//! Versioned schema migrations, one list for both backends. SQLite keeps the version a
+//! file is at in `PRAGMA user_version`; PostgreSQL in the one-row table
+//! `dualperf_schema`. [`MIGRATIONS`]`[i]` takes a database from version `i` to `i + 1`;
+//! it is written in SQLite's dialect and [`postgres_ddl`] translates its types for
+//! PostgreSQL (`id INTEGER PRIMARY KEY` → an identity `BIGINT`, `INTEGER` → `BIGINT`,
+//! `REAL` → `DOUBLE PRECISION`, `BLOB` → `BYTEA`), so both hold the same tables,
+//! columns and view. Migrations are append-only: never edit one that has shipped, add
+//! the next.
 
+use crate::backend::{params, Conn};
 use crate::StoreError;
-use rusqlite::{Connection, TransactionBehavior};
-use std::path::Path;
 
 /// Migration `i` upgrades a database from schema version `i` to `i + 1`.
 pub const MIGRATIONS: &[&str] = &[
@@ -87,28 +91,156 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, key)
     );
     "#,
+    // 2 → 3: `run_results`, one row per measured run and metric with its campaign, cell
+    // and the hosts that made it: what a Grafana data source or pandas `read_sql`
+    // queries directly (see README, "A shared PostgreSQL store").
+    r#"
+    CREATE VIEW run_results AS
+    SELECT
+        c.id              AS campaign_id,
+        c.uuid            AS campaign_uuid,
+        c.label           AS campaign_label,
+        c.created_unix_s  AS campaign_created_unix_s,
+        r.id              AS run_id,
+        r.started_unix_ns AS started_unix_ns,
+        CAST(r.started_unix_ns AS REAL) / 1000000000.0 AS started_unix_s,
+        r.duration_ns     AS duration_ns,
+        ce.cell_index     AS cell_index,
+        ce.family         AS family,
+        ce.kind           AS test,
+        ce.payload_bytes  AS payload_bytes,
+        ce.direction      AS direction,
+        r.repetition      AS repetition,
+        r.warmup          AS warmup,
+        r.attempt         AS attempt,
+        m.name            AS metric,
+        m.value           AS value,
+        m.unit            AS unit,
+        (SELECT hm.value FROM hosts h JOIN host_metadata hm ON hm.host_id = h.id
+          WHERE h.campaign_id = c.id AND h.role = 'client' AND hm.key = 'host.name')
+                          AS client_host,
+        (SELECT hm.value FROM hosts h JOIN host_metadata hm ON hm.host_id = h.id
+          WHERE h.campaign_id = c.id AND h.role = 'client' AND hm.key = 'os.pretty_name')
+                          AS client_os,
+        (SELECT hm.value FROM hosts h JOIN host_metadata hm ON hm.host_id = h.id
+          WHERE h.campaign_id = c.id AND h.role = 'client' AND hm.key = 'kernel.release')
+                          AS client_kernel,
+        (SELECT hm.value FROM hosts h JOIN host_metadata hm ON hm.host_id = h.id
+          WHERE h.campaign_id = c.id AND h.role = 'server' AND hm.key = 'host.name')
+                          AS server_host,
+        (SELECT hm.value FROM hosts h JOIN host_metadata hm ON hm.host_id = h.id
+          WHERE h.campaign_id = c.id AND h.role = 'server' AND hm.key = 'os.pretty_name')
+                          AS server_os,
+        (SELECT hm.value FROM hosts h JOIN host_metadata hm ON hm.host_id = h.id
+          WHERE h.campaign_id = c.id AND h.role = 'server' AND hm.key = 'kernel.release')
+                          AS server_kernel
+    FROM runs r
+    JOIN campaigns c ON c.id = r.campaign_id
+    JOIN cells ce ON ce.id = r.cell_id
+    JOIN run_metrics m ON m.run_id = r.id
+    WHERE r.ok = 1;
+    "#,
 ];
 
 /// The schema version this build writes.
 pub const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The oldest version the read paths (show, export, report) read without migrating:
-/// version 2 only added `run_applied`, which reads as empty where it is missing.
+/// version 2 only added `run_applied`, which reads as empty where it is missing, and
+/// version 3 only the `run_results` view, which dualperf itself does not read.
 pub const READABLE_FROM: i64 = 1;
 
-/// The schema version a database is at (0 for a new, empty file).
-pub fn version(conn: &Connection) -> Result<i64, StoreError> {
-    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+/// A PostgreSQL advisory lock key (any constant): migrations of one database by
+/// several processes at once wait for each other.
+const PG_MIGRATION_LOCK: i64 = 0x6475_616c_7065_7266; // "dualperf"
+
+/// The schema version a database is at (0 for a new, empty one).
+pub(crate) fn version(conn: &Conn) -> Result<i64, StoreError> {
+    match conn {
+        Conn::Sqlite(_) => conn.query_one("PRAGMA user_version", &[])?.i64(0),
+        Conn::Postgres(_) => {
+            if !conn.has_table("dualperf_schema")? {
+                return Ok(0);
+            }
+            Ok(conn
+                .query_opt("SELECT version FROM dualperf_schema", &[])?
+                .map(|r| r.i64(0))
+                .transpose()?
+                .unwrap_or(0))
+        }
+    }
 }
 
-/// Bring a database up to [`CURRENT_VERSION`], one transaction per migration. Each
-/// migration runs in a `BEGIN IMMEDIATE` transaction that re-reads the version inside
-/// it, so processes opening a new file at once wait for each other (busy timeout)
-/// instead of racing ("table campaigns already exists"); the last to arrive finds the
-/// work done.
-pub fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+fn set_version(conn: &Conn, v: i64) -> Result<(), StoreError> {
+    match conn {
+        Conn::Sqlite(_) => conn.batch(&format!("PRAGMA user_version = {v}")),
+        Conn::Postgres(_) => {
+            conn.execute("DELETE FROM dualperf_schema", &[])?;
+            conn.execute(
+                "INSERT INTO dualperf_schema (version) VALUES (?1)",
+                params![v],
+            )?;
+            Ok(())
+        }
+    }
+}
+
+/// A migration (or any of the crate's DDL) in the dialect of `conn`.
+pub(crate) fn ddl_for(conn: &Conn, sql: &str) -> String {
+    if conn.is_postgres() {
+        postgres_ddl(sql)
+    } else {
+        sql.to_string()
+    }
+}
+
+/// SQLite DDL → PostgreSQL DDL: the column types, word by word (see the module doc).
+pub fn postgres_ddl(sql: &str) -> String {
+    // Words and the text between them, in order.
+    let mut tokens: Vec<(bool, String)> = Vec::new();
+    for ch in sql.chars() {
+        let is_word = ch.is_ascii_alphanumeric() || ch == '_';
+        match tokens.last_mut() {
+            Some((w, t)) if *w == is_word => t.push(ch),
+            _ => tokens.push((is_word, ch.to_string())),
+        }
+    }
+    let words: Vec<usize> = (0..tokens.len()).filter(|&i| tokens[i].0).collect();
+    let mut out = String::with_capacity(sql.len() + 64);
+    for (i, (is_word, text)) in tokens.iter().enumerate() {
+        if !is_word {
+            out.push_str(text);
+            continue;
+        }
+        let pos = words.iter().position(|&w| w == i).unwrap_or(0);
+        let word_at = |k: usize| words.get(k).map(|&j| tokens[j].1.as_str());
+        out.push_str(match text.as_str() {
+            // Only a column named exactly `id` becomes an identity (SQLite's rowid alias).
+            "INTEGER"
+                if pos > 0
+                    && word_at(pos - 1) == Some("id")
+                    && word_at(pos + 1) == Some("PRIMARY")
+                    && word_at(pos + 2) == Some("KEY") =>
+            {
+                "BIGINT GENERATED BY DEFAULT AS IDENTITY"
+            }
+            "INTEGER" => "BIGINT",
+            "REAL" => "DOUBLE PRECISION",
+            "BLOB" => "BYTEA",
+            w => w,
+        });
+    }
+    out
+}
+
+/// Bring a database up to [`CURRENT_VERSION`], one transaction per migration, and
+/// create the bookkeeping tables. Each migration's transaction re-reads the version
+/// inside it while holding the write lock (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: an
+/// advisory lock), so processes opening a new database at once wait for each other
+/// instead of racing ("table campaigns already exists"); the last finds the work done.
+pub(crate) fn migrate(conn: &Conn, db: &str) -> Result<(), StoreError> {
     let too_new = |found| StoreError::TooNew {
-        path: path.to_path_buf(),
+        db: db.to_string(),
         found,
         supported: CURRENT_VERSION,
     };
@@ -116,28 +248,35 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     if found > CURRENT_VERSION {
         return Err(too_new(found));
     }
-    while found < CURRENT_VERSION {
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    loop {
+        let tx = conn.transaction()?;
+        if tx.is_postgres() {
+            tx.execute(
+                "SELECT pg_advisory_xact_lock(?1)",
+                params![PG_MIGRATION_LOCK],
+            )?;
+            tx.batch("CREATE TABLE IF NOT EXISTS dualperf_schema (version BIGINT NOT NULL)")?;
+        }
         found = version(&tx)?;
         if found > CURRENT_VERSION {
             return Err(too_new(found));
         }
         if found == CURRENT_VERSION {
-            break;
+            // Tables that hold no results, only who is writing now.
+            tx.batch(&ddl_for(&tx, BOOKKEEPING))?;
+            return tx.commit();
         }
         let idx = usize::try_from(found)
             .map_err(|_| StoreError::BadValue(format!("schema version {found}")))?;
-        tx.execute_batch(MIGRATIONS[idx])?;
-        tx.pragma_update(None, "user_version", found + 1)?;
+        tx.batch(&ddl_for(&tx, MIGRATIONS[idx]))?;
+        set_version(&tx, found + 1)?;
         tx.commit()?;
-        found += 1;
     }
-    ensure_bookkeeping(conn)
 }
 
 /// Tables that hold no results, only who is writing now (campaign locks). They are
-/// created when a file is opened for writing, outside the versioned schema, so a file
-/// without them is still current and read-only opens never need them.
+/// created when a database is opened for writing, outside the versioned schema, so a
+/// database without them is still current and read-only opens never need them.
 pub const BOOKKEEPING: &str = r#"
     CREATE TABLE IF NOT EXISTS campaign_locks (
         campaign_id    INTEGER PRIMARY KEY REFERENCES campaigns(id) ON DELETE CASCADE,
@@ -147,9 +286,25 @@ pub const BOOKKEEPING: &str = r#"
     );
 "#;
 
-fn ensure_bookkeeping(conn: &mut Connection) -> Result<(), StoreError> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    tx.execute_batch(BOOKKEEPING)?;
-    tx.commit()?;
-    Ok(())
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn postgres_ddl_translates_types_by_whole_word() {
+        assert_eq!(
+            super::postgres_ddl(
+                "CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER NOT NULL, x REAL, b BLOB, real_name TEXT, INTEGERS TEXT)"
+            ),
+            "CREATE TABLE t (id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, n BIGINT NOT NULL, x DOUBLE PRECISION, b BYTEA, real_name TEXT, INTEGERS TEXT)"
+        );
+        let spaced = super::postgres_ddl("(\n  id      INTEGER PRIMARY KEY,\n  uuid TEXT)");
+        assert_eq!(
+            spaced,
+            "(\n  id      BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,\n  uuid TEXT)"
+        );
+        // A key that is also a reference keeps its value: no identity.
+        assert_eq!(
+            super::postgres_ddl("campaign_id INTEGER PRIMARY KEY REFERENCES c(id)"),
+            "campaign_id BIGINT PRIMARY KEY REFERENCES c(id)"
+        );
+    }
 }

@@ -1,9 +1,9 @@
 //! Where the results live: the value of `--db` (or `DUALPERF_DB`).
 //!
 //! A plain path names an SQLite file, the embedded default. A `postgres://` or
-//! `postgresql://` URL names a PostgreSQL database; this build recognises such a URL
-//! (so it is never mistaken for a file name, and its password is never echoed or
-//! stored) but has no PostgreSQL backend yet, and says so.
+//! `postgresql://` URL names a PostgreSQL database; its password is kept only to
+//! connect, never shown: [`DbTarget`]'s `Display` and `Debug` print the URL with the
+//! password replaced by `***`.
 
 use std::path::PathBuf;
 
@@ -15,8 +15,41 @@ pub const DB_ENV: &str = "DUALPERF_DB";
 pub enum DbTarget {
     /// An SQLite file.
     Sqlite(PathBuf),
-    /// A PostgreSQL connection URL, password already removed for display.
-    Postgres { redacted_url: String },
+    /// A PostgreSQL connection URL.
+    Postgres(PgUrl),
+}
+
+/// A PostgreSQL URL: the whole of it to connect, and the form without the password
+/// for everything shown or stored.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PgUrl {
+    url: String,
+    redacted: String,
+}
+
+impl PgUrl {
+    pub fn new(url: &str) -> PgUrl {
+        PgUrl {
+            url: url.trim().to_string(),
+            redacted: redact_password(url.trim()),
+        }
+    }
+
+    /// The URL with its password replaced by `***`.
+    pub fn redacted(&self) -> &str {
+        &self.redacted
+    }
+
+    /// The URL as given, password included: only for connecting.
+    pub(crate) fn secret(&self) -> &str {
+        &self.url
+    }
+}
+
+impl std::fmt::Debug for PgUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PgUrl({:?})", self.redacted)
+    }
 }
 
 /// True when `s` is a PostgreSQL connection URL rather than a file name.
@@ -29,20 +62,43 @@ impl DbTarget {
     /// Reads a `--db` value. Never fails: what is not a PostgreSQL URL is a file path.
     pub fn parse(value: &std::ffi::OsStr) -> DbTarget {
         match value.to_str() {
-            Some(s) if is_postgres_url(s) => DbTarget::Postgres {
-                redacted_url: redact_password(s),
-            },
+            Some(s) if is_postgres_url(s) => DbTarget::Postgres(PgUrl::new(s)),
             _ => DbTarget::Sqlite(PathBuf::from(value)),
         }
     }
 
-    /// The SQLite path, or a clear error for a backend this build cannot open.
-    pub fn sqlite_path(self) -> Result<PathBuf, crate::StoreError> {
+    /// The SQLite file, if this names one.
+    pub fn sqlite_path(&self) -> Option<&std::path::Path> {
         match self {
-            DbTarget::Sqlite(p) => Ok(p),
-            DbTarget::Postgres { redacted_url } => {
-                Err(crate::StoreError::BackendUnavailable(redacted_url))
-            }
+            DbTarget::Sqlite(p) => Some(p),
+            DbTarget::Postgres(_) => None,
+        }
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        matches!(self, DbTarget::Postgres(_))
+    }
+}
+
+/// An empty SQLite path, as `PathBuf::default()` was.
+impl Default for DbTarget {
+    fn default() -> DbTarget {
+        DbTarget::Sqlite(PathBuf::new())
+    }
+}
+
+impl From<&str> for DbTarget {
+    fn from(s: &str) -> DbTarget {
+        DbTarget::parse(std::ffi::OsStr::new(s))
+    }
+}
+
+/// The file, or the URL without its password.
+impl std::fmt::Display for DbTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DbTarget::Sqlite(p) => write!(f, "{}", p.display()),
+            DbTarget::Postgres(u) => f.write_str(u.redacted()),
         }
     }
 }
@@ -122,18 +178,19 @@ mod tests {
     #[test]
     fn urls_are_postgres_and_redacted() {
         let t = DbTarget::parse(OsStr::new("postgres://alice:s3cret@db.lab:5433/perf"));
-        assert_eq!(
-            t,
-            DbTarget::Postgres {
-                redacted_url: "postgres://alice:***@db.lab:5433/perf".into()
-            }
-        );
-        let e = t.sqlite_path().unwrap_err().to_string();
-        assert!(!e.contains("s3cret"), "{e}");
-        assert!(e.contains("PostgreSQL"), "{e}");
+        let DbTarget::Postgres(url) = &t else {
+            panic!("{t:?}")
+        };
+        assert_eq!(url.redacted(), "postgres://alice:***@db.lab:5433/perf");
+        assert_eq!(url.secret(), "postgres://alice:s3cret@db.lab:5433/perf");
+        for shown in [t.to_string(), format!("{t:?}")] {
+            assert!(!shown.contains("s3cret"), "{shown}");
+            assert!(shown.contains("alice:***@db.lab"), "{shown}");
+        }
+        assert!(t.sqlite_path().is_none());
         assert!(matches!(
             DbTarget::parse(OsStr::new("POSTGRESQL://bob@h/d")),
-            DbTarget::Postgres { .. }
+            DbTarget::Postgres(_)
         ));
     }
 

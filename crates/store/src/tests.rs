@@ -184,11 +184,11 @@ fn full_database_fails_the_run_cleanly_and_keeps_earlier_runs() {
     let (path, id) = filled(dir.path(), "full");
     let mut s = Store::open(&path).unwrap();
     // Cap the file at its current size: the next insert has no room (SQLITE_FULL).
-    let pages: i64 = s
-        .conn
+    let raw = s.conn.sqlite().unwrap();
+    let pages: i64 = raw
         .query_row("PRAGMA page_count", [], |r| r.get(0))
         .unwrap();
-    s.conn.pragma_update(None, "max_page_count", pages).unwrap();
+    raw.pragma_update(None, "max_page_count", pages).unwrap();
     let mut big = ok_run(id, 0, 7, 1.0);
     for i in 0..2000 {
         big.metrics
@@ -265,7 +265,7 @@ fn a_schema_1_file_reads_read_only_and_migrates_when_written() {
     let (path, id) = filled(dir.path(), "old");
     {
         let c = rusqlite::Connection::open(&path).unwrap();
-        c.execute_batch("DROP TABLE run_applied; PRAGMA user_version = 1;")
+        c.execute_batch("DROP VIEW run_results; DROP TABLE run_applied; PRAGMA user_version = 1;")
             .unwrap();
     }
     let ro = Store::open_read_only(&path).unwrap();

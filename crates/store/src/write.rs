@@ -2,11 +2,11 @@
 //! transaction; [`Store::record_run`] commits a run with all its metrics and samples
 //! at once, so a run is either wholly in the file or not at all.
 
+use crate::backend::{params, Conn, Value};
 use crate::{
     direction_text, family_text, CellRecord, HostInfo, NewCampaign, NewRun, RunStatus, Store,
     StoreError,
 };
-use rusqlite::{params, Connection, OptionalExtension};
 
 impl Store {
     /// Create a campaign and return its id.
@@ -24,8 +24,7 @@ impl Store {
         self.require_campaign(campaign_id)?;
         let tx = self.conn.transaction()?;
         insert_host(&tx, campaign_id, host)?;
-        tx.commit()?;
-        Ok(())
+        tx.commit()
     }
 
     /// Add the cells of a campaign's matrix. A cell already present (same campaign and
@@ -34,8 +33,7 @@ impl Store {
         self.check_writable("add cells")?;
         let tx = self.conn.transaction()?;
         insert_cells(&tx, cells)?;
-        tx.commit()?;
-        Ok(())
+        tx.commit()
     }
 
     /// Record whether a cell met its confidence target (`None`: not applicable).
@@ -77,15 +75,11 @@ impl Store {
     }
 
     pub(crate) fn require_campaign(&self, campaign_id: i64) -> Result<(), StoreError> {
-        let found: Option<i64> = self
-            .conn
-            .query_row(
+        self.conn
+            .query_opt(
                 "SELECT id FROM campaigns WHERE id = ?1",
-                [campaign_id],
-                |r| r.get(0),
-            )
-            .optional()?;
-        found
+                params![campaign_id],
+            )?
             .map(|_| ())
             .ok_or(StoreError::NoSuchCampaign(campaign_id))
     }
@@ -117,132 +111,146 @@ fn new_uuid() -> String {
 }
 
 /// Insert one run with metrics and samples inside the caller's transaction.
-pub(crate) fn insert_run(tx: &Connection, run: &NewRun) -> Result<i64, StoreError> {
-    let cell_id: i64 = tx
-        .query_row(
+pub(crate) fn insert_run(tx: &Conn, run: &NewRun) -> Result<i64, StoreError> {
+    let cell_id = tx
+        .query_opt(
             "SELECT id FROM cells WHERE campaign_id = ?1 AND cell_index = ?2",
             params![run.campaign_id, run.cell_index],
-            |r| r.get(0),
-        )
-        .optional()?
+        )?
         .ok_or_else(|| {
             StoreError::BadValue(format!(
                 "campaign {} has no cell {}",
                 run.campaign_id, run.cell_index
             ))
-        })?;
+        })?
+        .i64(0)?;
     let (ok, reason) = match &run.status {
         RunStatus::Ok => (true, None),
         RunStatus::Failed { reason } => (false, Some(reason.as_str())),
     };
-    tx.execute(
-        "INSERT INTO runs (campaign_id, cell_id, repetition, warmup, attempt, ok,
-                           failure_reason, started_unix_ns, duration_ns)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        params![
-            run.campaign_id,
-            cell_id,
-            run.repetition,
-            run.warmup,
-            run.attempt,
-            ok,
-            reason,
-            run.started_unix_ns,
-            run.duration_ns
-        ],
+    let run_id = tx
+        .query_one(
+            "INSERT INTO runs (campaign_id, cell_id, repetition, warmup, attempt, ok,
+                               failure_reason, started_unix_ns, duration_ns)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
+            params![
+                run.campaign_id,
+                cell_id,
+                run.repetition,
+                run.warmup,
+                run.attempt,
+                ok,
+                reason,
+                run.started_unix_ns,
+                run.duration_ns
+            ],
+        )?
+        .i64(0)?;
+    let applied: Vec<Vec<Value>> = run
+        .applied
+        .iter()
+        .map(|(k, v)| params![run_id, k, v].to_vec())
+        .collect();
+    tx.insert_rows("run_applied", &["run_id", "key", "value"], &applied)?;
+    let metrics: Vec<Vec<Value>> = run
+        .metrics
+        .iter()
+        .map(|(name, value)| params![run_id, name, *value, wire::metrics::unit_of(name)].to_vec())
+        .collect();
+    tx.insert_rows(
+        "run_metrics",
+        &["run_id", "name", "value", "unit"],
+        &metrics,
     )?;
-    let run_id = tx.last_insert_rowid();
-    {
-        let mut ins =
-            tx.prepare("INSERT INTO run_applied (run_id, key, value) VALUES (?1, ?2, ?3)")?;
-        for (key, value) in &run.applied {
-            ins.execute(params![run_id, key, value])?;
+    let mut samples: Vec<Vec<Value>> = Vec::new();
+    for (i, s) in run.samples.iter().enumerate() {
+        for (name, value) in &s.metrics {
+            samples.push(params![run_id, i as i64, s.start_ns, s.end_ns, name, *value].to_vec());
         }
     }
-    {
-        let mut ins = tx.prepare(
-            "INSERT INTO run_metrics (run_id, name, value, unit) VALUES (?1, ?2, ?3, ?4)",
-        )?;
-        for (name, value) in &run.metrics {
-            ins.execute(params![run_id, name, value, wire::metrics::unit_of(name)])?;
-        }
-        let mut ins_s = tx.prepare(
-            "INSERT INTO samples (run_id, interval_index, start_ns, end_ns, name, value)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?;
-        for (i, s) in run.samples.iter().enumerate() {
-            for (name, value) in &s.metrics {
-                ins_s.execute(params![run_id, i as i64, s.start_ns, s.end_ns, name, value])?;
-            }
-        }
-    }
+    tx.insert_rows(
+        "samples",
+        &[
+            "run_id",
+            "interval_index",
+            "start_ns",
+            "end_ns",
+            "name",
+            "value",
+        ],
+        &samples,
+    )?;
     Ok(run_id)
 }
 
 pub(crate) fn insert_campaign(
-    conn: &Connection,
+    conn: &Conn,
     c: &NewCampaign,
     uuid: &str,
     imported_from: Option<&str>,
 ) -> Result<i64, StoreError> {
-    conn.execute(
+    conn.query_one(
         "INSERT INTO campaigns (uuid, label, created_unix_s, command_line, spec_json,
                                 dualperf_version, git_revision, imported_from, finished)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0) RETURNING id",
         params![
             uuid,
-            c.label,
+            &c.label,
             c.created_unix_s,
-            c.command_line,
-            c.spec_json,
-            c.dualperf_version,
-            c.git_revision,
+            &c.command_line,
+            &c.spec_json,
+            &c.dualperf_version,
+            &c.git_revision,
             imported_from
         ],
-    )?;
-    Ok(conn.last_insert_rowid())
+    )?
+    .i64(0)
 }
 
 pub(crate) fn insert_host(
-    conn: &Connection,
+    conn: &Conn,
     campaign_id: i64,
     host: &HostInfo,
 ) -> Result<(), StoreError> {
     conn.execute(
-        "INSERT OR IGNORE INTO hosts (campaign_id, role) VALUES (?1, ?2)",
-        params![campaign_id, host.role],
+        "INSERT INTO hosts (campaign_id, role) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+        params![campaign_id, &host.role],
     )?;
-    let host_id: i64 = conn.query_row(
-        "SELECT id FROM hosts WHERE campaign_id = ?1 AND role = ?2",
-        params![campaign_id, host.role],
-        |r| r.get(0),
+    let host_id = conn
+        .query_one(
+            "SELECT id FROM hosts WHERE campaign_id = ?1 AND role = ?2",
+            params![campaign_id, &host.role],
+        )?
+        .i64(0)?;
+    conn.execute(
+        "DELETE FROM host_metadata WHERE host_id = ?1",
+        params![host_id],
     )?;
-    conn.execute("DELETE FROM host_metadata WHERE host_id = ?1", [host_id])?;
-    let mut ins =
-        conn.prepare("INSERT INTO host_metadata (host_id, key, value) VALUES (?1, ?2, ?3)")?;
-    for (k, v) in &host.metadata {
-        ins.execute(params![host_id, k, v])?;
-    }
-    Ok(())
+    let rows: Vec<Vec<Value>> = host
+        .metadata
+        .iter()
+        .map(|(k, v)| params![host_id, k, v].to_vec())
+        .collect();
+    conn.insert_rows("host_metadata", &["host_id", "key", "value"], &rows)
 }
 
-pub(crate) fn insert_cells(conn: &Connection, cells: &[CellRecord]) -> Result<(), StoreError> {
-    let mut ins = conn.prepare(
-        "INSERT OR IGNORE INTO cells (campaign_id, cell_index, family, kind,
-             payload_bytes, direction, spec_json, target_met)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )?;
+pub(crate) fn insert_cells(conn: &Conn, cells: &[CellRecord]) -> Result<(), StoreError> {
     for c in cells {
-        ins.execute(params![
-            c.campaign_id,
-            c.cell_index,
-            family_text(c.family),
-            c.kind.name(),
-            c.payload_bytes,
-            direction_text(c.direction),
-            c.spec_json,
-            c.target_met
-        ])?;
+        conn.execute(
+            "INSERT INTO cells (campaign_id, cell_index, family, kind,
+                 payload_bytes, direction, spec_json, target_met)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING",
+            params![
+                c.campaign_id,
+                c.cell_index,
+                family_text(c.family),
+                c.kind.name(),
+                c.payload_bytes,
+                direction_text(c.direction),
+                &c.spec_json,
+                c.target_met
+            ],
+        )?;
     }
     Ok(())
 }

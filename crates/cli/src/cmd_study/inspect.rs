@@ -15,9 +15,9 @@ use study::StudySpec;
 pub struct ShowArgs {
     /// Campaign id; none lists every campaign.
     pub campaign: Option<i64>,
-    /// Results database.
-    #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db")]
-    pub db: PathBuf,
+    /// Results database: an SQLite file or a postgres:// URL.
+    #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db", value_parser = crate::args::db_target_parser())]
+    pub db: store::DbTarget,
 }
 
 /// Export runs as tidy long-format data: one row per run and metric, with the cell's
@@ -27,9 +27,9 @@ pub struct ExportArgs {
     /// csv or json.
     #[arg(long, default_value = "csv", value_parser = ["csv", "json"])]
     pub format: String,
-    /// Results database.
-    #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db")]
-    pub db: PathBuf,
+    /// Results database: an SQLite file or a postgres:// URL.
+    #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db", value_parser = crate::args::db_target_parser())]
+    pub db: store::DbTarget,
     /// Only these campaigns (repeatable); default all.
     #[arg(long = "campaign", value_name = "ID")]
     pub campaigns: Vec<i64>,
@@ -52,14 +52,18 @@ pub struct ExportArgs {
 /// metadata (a campaign already present is skipped).
 #[derive(Args, Debug)]
 pub struct ImportArgs {
-    /// The database to import from.
-    pub other: PathBuf,
-    /// The database to import into.
-    #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db")]
-    pub db: PathBuf,
+    /// The database to import from: an SQLite file or a postgres:// URL.
+    #[arg(value_parser = crate::args::db_target_parser())]
+    pub other: store::DbTarget,
+    /// The database to import into: an SQLite file or a postgres:// URL.
+    #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db", value_parser = crate::args::db_target_parser())]
+    pub db: store::DbTarget,
 }
 
-fn open_existing(db: &std::path::Path) -> anyhow::Result<Store> {
+fn open_existing(target: &store::DbTarget) -> anyhow::Result<Store> {
+    let Some(db) = target.sqlite_path() else {
+        return Ok(Store::open_target_read_only(target)?);
+    };
     if !db.exists() {
         bail!(
             "no results database at {} (run `dualperf study` first, or pass --db PATH)",
@@ -96,7 +100,7 @@ pub fn show_main(args: ShowArgs) -> anyhow::Result<ExitCode> {
     let Some(id) = args.campaign else {
         let camps = store.campaigns()?;
         if camps.is_empty() {
-            println!("no campaigns in {}", args.db.display());
+            println!("no campaigns in {}", args.db);
         }
         for c in camps {
             let runs = store.runs(c.id)?;
@@ -508,7 +512,7 @@ fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         if !camps.iter().any(|c| c.id == *id) {
             bail!(
                 "no campaign {id} in {} (`dualperf show` lists them)",
-                args.db.display()
+                args.db
             );
         }
     }
@@ -648,29 +652,41 @@ fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn import_main(args: ImportArgs) -> anyhow::Result<ExitCode> {
-    if !args.other.exists() {
-        bail!("no database at {}", args.other.display());
+    if let Some(other) = args.other.sqlite_path() {
+        if !other.exists() {
+            bail!("no database at {}", other.display());
+        }
+        crate::args::check_database_file(other, false)?;
     }
-    crate::args::check_database_file(&args.other, false)?;
-    crate::args::check_database_file(&args.db, true)?;
-    let mut store = Store::open(&args.db)?;
+    if let Some(db) = args.db.sqlite_path() {
+        crate::args::check_database_file(db, true)?;
+    }
+    if args.other == args.db {
+        bail!(
+            "{} is both the source and the destination; name another --db",
+            args.db
+        );
+    }
+    let source = Store::open_target_read_only(&args.other)
+        .with_context(|| format!("importing {}", args.other))?;
+    let mut store = Store::open_target(&args.db)?;
     let sum = store
-        .import_from(&args.other)
-        .with_context(|| format!("importing {}", args.other.display()))?;
+        .import_store(&source, &args.other.to_string())
+        .with_context(|| format!("importing {}", args.other))?;
     for (from, to) in &sum.imported {
         println!(
             "imported campaign {from} of {} as campaign {to}",
-            args.other.display()
+            args.other
         );
     }
     for from in &sum.skipped {
-        println!("skipped campaign {from}: already in {}", args.db.display());
+        println!("skipped campaign {from}: already in {}", args.db);
     }
     println!(
         "{} campaigns, {} runs imported into {}",
         sum.imported.len(),
         sum.runs,
-        args.db.display()
+        args.db
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -1,11 +1,11 @@
-//! The study journal of the binary: every finished attempt is committed to the SQLite
-//! store before the next starts; host metadata is stored from the first successful
-//! run; the progress bar shows the current cell, run number, last result and ETA.
+//! The study journal of the binary: every finished attempt is committed to the results
+//! store (SQLite or PostgreSQL) before the next starts; host metadata is stored from the
+//! first successful run; the progress bar shows the current cell, run number, last
+//! result and ETA.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
-use std::path::Path;
-use store::{CellRecord, HostInfo, NewRun, RunStatus, Store};
+use store::{CellRecord, DbTarget, HostInfo, NewRun, RunStatus, Store};
 use study::{
     Cell, CellOutcome, Finished, Journal, PastRun, Progress, Slot, StudyOutcome, StudySpec,
 };
@@ -14,7 +14,10 @@ use wire::spec::Family;
 
 /// Open the study's database for writing; an error from a read-only file or file
 /// system says so (SQLite only says "unable to open database file").
-pub fn open_store(db: &Path) -> anyhow::Result<Store> {
+pub fn open_store(target: &DbTarget) -> anyhow::Result<Store> {
+    let Some(db) = target.sqlite_path() else {
+        return Ok(Store::open_target(target)?);
+    };
     crate::args::check_database_file(db, true)?;
     match Store::open(db) {
         Ok(s) => Ok(s),
@@ -47,12 +50,16 @@ pub fn open_store(db: &Path) -> anyhow::Result<Store> {
 /// first Ctrl-C); a kill -9 leaves it, and the next `--resume` on this host sees that
 /// the PID is gone and takes it over.
 pub struct CampaignLockGuard {
-    db: std::path::PathBuf,
+    db: DbTarget,
     lock: store::CampaignLock,
 }
 
 /// Lock campaign `id` for this process, or fail naming the host and PID that runs it.
-pub fn lock_campaign(store: &mut Store, db: &Path, id: i64) -> anyhow::Result<CampaignLockGuard> {
+pub fn lock_campaign(
+    store: &mut Store,
+    db: &DbTarget,
+    id: i64,
+) -> anyhow::Result<CampaignLockGuard> {
     let host = net::sysinfo::host_name();
     let me = store::CampaignLock {
         campaign_id: id,
@@ -71,14 +78,14 @@ pub fn lock_campaign(store: &mut Store, db: &Path, id: i64) -> anyhow::Result<Ca
         );
     }
     Ok(CampaignLockGuard {
-        db: db.to_path_buf(),
+        db: db.clone(),
         lock: me,
     })
 }
 
 impl Drop for CampaignLockGuard {
     fn drop(&mut self) {
-        if let Ok(mut s) = Store::open(&self.db) {
+        if let Ok(mut s) = Store::open_target(&self.db) {
             let _ = s.unlock_campaign(&self.lock);
         }
     }
@@ -217,7 +224,15 @@ impl Journal for StoreJournal {
                 started_unix_ns: f.run.started_unix_ns,
                 duration_ns: f.run.duration_ns,
             })
-            .map_err(|e| format!("could not record a run: {e}"))?;
+            .map_err(|e| {
+                let which = if f.slot.warmup { "warm-up" } else { "run" };
+                format!(
+                    "could not record {} {which} {} (attempt {}), so it is not stored and will be measured again on resume: {e}",
+                    f.cell.label(),
+                    f.slot.repetition + 1,
+                    f.attempt + 1
+                )
+            })?;
         self.last = match &f.run.result {
             Ok(o) => format!("{}: {}", f.cell.label(), headline(f.cell, &o.metrics)),
             Err(reason) => format!(
@@ -325,7 +340,7 @@ pub fn summary_text(
     campaign_id: i64,
     spec: &StudySpec,
     outcome: &StudyOutcome,
-    db: &Path,
+    db: &DbTarget,
 ) -> Result<String, store::StoreError> {
     let runs = store.runs(campaign_id)?;
     let ok = runs
@@ -335,7 +350,7 @@ pub fn summary_text(
     let failed = runs.iter().filter(|r| !r.status.is_ok()).count();
     let mut out = format!(
         "campaign {campaign_id} finished: {ok} measured runs, {failed} failed attempts, stored in {}\n",
-        db.display()
+        db
     );
     let with_target: Vec<&CellOutcome> = outcome
         .cells
@@ -416,7 +431,7 @@ pub fn summary_text(
     }
     out.push_str(&format!(
         "\nnext: `dualperf show {campaign_id} --db {0}`, `dualperf export --db {0} --format csv`, `dualperf report --db {0} --campaign {campaign_id}`\n",
-        db.display()
+        db
     ));
     Ok(out)
 }

@@ -159,6 +159,87 @@ impl Cluster {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    /// A new, empty database on this cluster; its URL.
+    pub fn create_db(&self, name: &str) -> String {
+        self.psql("postgres", &format!("CREATE DATABASE {name}"));
+        self.url(name)
+    }
+
+    /// Ends every other session connected to `db` (`pg_terminate_backend`), as a
+    /// server restart or a network cut would; how many it ended.
+    pub fn terminate_sessions(&self, db: &str) -> usize {
+        self.psql(
+            "postgres",
+            &format!(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE datname = '{db}' AND pid <> pg_backend_pid()"
+            ),
+        )
+        .parse()
+        .unwrap_or(0)
+    }
+
+    /// A role that must log in with a password over TCP (scram-sha-256), the others
+    /// keeping trust authentication.
+    pub fn add_password_user(&self, user: &str, password: &str) {
+        self.psql(
+            "postgres",
+            &format!("CREATE ROLE {user} LOGIN SUPERUSER PASSWORD '{password}'"),
+        );
+        let hba = self.data.join("pg_hba.conf");
+        let old = std::fs::read_to_string(&hba).expect("read pg_hba.conf");
+        let line = format!("host all {user} 127.0.0.1/32 scram-sha-256\n");
+        std::fs::write(&hba, line + &old).expect("write pg_hba.conf");
+        self.psql("postgres", "SELECT pg_reload_conf()");
+    }
+
+    /// Turns TLS on with a self-signed certificate for 127.0.0.1 (made with the
+    /// `openssl` tool); the certificate's PEM file, to use as `sslrootcert`. None, with
+    /// the reason printed, when `openssl` cannot be run.
+    pub fn enable_tls(&self) -> Option<PathBuf> {
+        let crt = self.data.join("server.crt");
+        let key = self.data.join("server.key");
+        let out = Command::new("openssl")
+            .args([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+            ])
+            .args([
+                "-subj",
+                "/CN=127.0.0.1",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1",
+            ])
+            .arg("-keyout")
+            .arg(&key)
+            .arg("-out")
+            .arg(&crt)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => {}
+            other => {
+                eprintln!("SKIPPED TLS: openssl req failed: {other:?}");
+                return None;
+            }
+        }
+        if self.run_as.is_some() {
+            for f in [&crt, &key] {
+                chown_postgres(f);
+            }
+        }
+        let chmod = Command::new("chmod").arg("600").arg(&key).output();
+        assert!(chmod.is_ok_and(|o| o.status.success()), "chmod server.key");
+        self.psql("postgres", "ALTER SYSTEM SET ssl = on");
+        self.psql("postgres", "SELECT pg_reload_conf()");
+        // The reload is asynchronous: wait until new sessions see it.
+        for _ in 0..100 {
+            if self.psql("postgres", "SHOW ssl") == "on" {
+                return Some(crt);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("ssl did not turn on");
+    }
+
     /// Stops the server now (fast shutdown), as a test of a lost server would.
     pub fn stop(&self) -> Output {
         self.run(

@@ -1,0 +1,308 @@
+//! The PostgreSQL side: connecting (URL, TLS by `sslmode`, timeouts, keepalives),
+//! reading a column into a [`Value`], and turning the client's errors into
+//! [`StoreError`]s that say what to do.
+//!
+//! `sslmode` follows libpq: `disable` (plain TCP), `prefer` (TLS when the server offers
+//! it; the default), `require` (TLS or nothing). As with libpq, `prefer` and `require`
+//! encrypt without checking the server's certificate unless `sslrootcert=FILE` names
+//! the CA to check it against; `verify-full` checks the certificate and host name
+//! against `sslrootcert` or the system's CAs.
+
+use crate::backend::{PgConn, Value};
+use crate::StoreError;
+use std::time::Duration;
+
+/// How long to wait for a server before saying it cannot be reached (unless the URL
+/// sets `connect_timeout`).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+const URL_FORM: &str = "the form is postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require|verify-full]";
+
+/// Connect to `url` (with its password); `shown` is the URL without it, for messages.
+pub(crate) fn connect(url: &str, shown: &str, read_only: bool) -> Result<PgConn, StoreError> {
+    let connect_err = |cause: String, advice: &str| StoreError::Connect {
+        url: shown.to_string(),
+        cause,
+        advice: advice.to_string(),
+    };
+    let (url, extra) = split_extra_params(url);
+    let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| {
+        connect_err(crate::redact_password(&e.to_string()), URL_FORM)
+    })?;
+    if config.get_password().is_none() {
+        if let Some(pw) = std::env::var_os("PGPASSWORD") {
+            config.password(pw.as_encoded_bytes());
+        }
+    }
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    // A server that vanishes without closing the connection is noticed in about a
+    // minute instead of hanging the study.
+    config.keepalives(true);
+    config.keepalives_idle(Duration::from_secs(30));
+    config.keepalives_interval(Duration::from_secs(5));
+    config.keepalives_retries(3);
+    if config.get_application_name().is_none() {
+        config.application_name("dualperf");
+    }
+    if read_only {
+        config.options("-c default_transaction_read_only=on");
+    }
+    let mut tls = native_tls::TlsConnector::builder();
+    if let Some(file) = &extra.root_cert {
+        let pem = std::fs::read(file).map_err(|e| {
+            connect_err(
+                format!("cannot read sslrootcert {file}: {e}"),
+                "name a readable PEM file holding the CA certificate",
+            )
+        })?;
+        let cert = native_tls::Certificate::from_pem(&pem).map_err(|e| {
+            connect_err(
+                format!("sslrootcert {file} is not a PEM certificate: {e}"),
+                "name a PEM file holding the CA certificate",
+            )
+        })?;
+        tls.add_root_certificate(cert);
+    } else if !extra.verify {
+        // libpq's prefer/require: encrypted, the certificate not checked.
+        tls.danger_accept_invalid_certs(true);
+        tls.danger_accept_invalid_hostnames(true);
+    }
+    let tls = tls.build().map_err(|e| {
+        connect_err(
+            format!("cannot set up TLS: {e}"),
+            "check the system's TLS library",
+        )
+    })?;
+    let client = config
+        .connect(postgres_native_tls::MakeTlsConnector::new(tls))
+        .map_err(|e| connect_error(e, shown))?;
+    Ok(PgConn::new(client, shown.to_string()))
+}
+
+/// Parameters the client library does not know, taken out of the URL.
+#[derive(Debug, Default, PartialEq)]
+struct Extra {
+    root_cert: Option<String>,
+    /// `sslmode=verify-ca` or `verify-full`: TLS required, certificate checked.
+    verify: bool,
+}
+
+fn split_extra_params(url: &str) -> (String, Extra) {
+    let mut extra = Extra::default();
+    let Some((base, query)) = url.split_once('?') else {
+        return (url.to_string(), extra);
+    };
+    let mut kept = Vec::new();
+    for pair in query.split('&') {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        match (k, v) {
+            ("sslrootcert", file) => extra.root_cert = Some(percent_decode(file)),
+            ("sslmode", "verify-ca" | "verify-full") => {
+                extra.verify = true;
+                kept.push("sslmode=require".to_string());
+            }
+            _ => kept.push(pair.to_string()),
+        }
+    }
+    let url = if kept.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    (url, extra)
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok();
+            if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A failed connection: what happened and what to do.
+fn connect_error(e: postgres::Error, shown: &str) -> StoreError {
+    let (cause, advice) = if let Some(db) = e.as_db_error() {
+        let advice = match db.code().code() {
+            "28P01" | "28000" => {
+                "the server refused this user or password: check USER and PASSWORD in the URL (or PGPASSWORD), and the server's pg_hba.conf"
+            }
+            "3D000" => "create the database (createdb NAME) or name an existing one in the URL",
+            "53300" => "the server has no free connection slots: raise max_connections or run fewer studies at once",
+            "57P03" => "the server is starting up or shutting down: try again in a moment",
+            _ => "check the URL and the server's log",
+        };
+        (db.message().to_string(), advice)
+    } else {
+        let text = error_text(&e);
+        let advice = if text.contains("does not support TLS") {
+            "the server does not offer TLS: turn ssl on in its postgresql.conf, or use sslmode=prefer (TLS when offered) or sslmode=disable"
+        } else if text.contains("certificate") {
+            "the server's certificate is not signed by a CA this host trusts, or does not name this host: give the CA with sslrootcert=FILE, or use sslmode=require (encrypted, certificate not checked)"
+        } else if text.contains("TLS") || text.contains("ssl") {
+            "the TLS handshake failed: check the server's ssl settings, or use sslmode=disable on a trusted network"
+        } else if text.contains("timed out") || text.contains("timeout") {
+            "the server did not answer in time: check the host and port, that PostgreSQL runs and listens there (listen_addresses), and any firewall"
+        } else {
+            "check the host and port, that PostgreSQL runs and listens there (listen_addresses, pg_hba.conf), and any firewall"
+        };
+        (text, advice)
+    };
+    StoreError::Connect {
+        url: shown.to_string(),
+        cause: crate::redact_password(&cause),
+        advice: advice.to_string(),
+    }
+}
+
+/// The error and its causes in one line (the client's Display shows only the first).
+fn error_text(e: &postgres::Error) -> String {
+    let mut text = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        let t = s.to_string();
+        if !text.contains(&t) {
+            text.push_str(": ");
+            text.push_str(&t);
+        }
+        src = s.source();
+    }
+    text
+}
+
+/// An error from a statement on an open connection.
+pub(crate) fn error(e: postgres::Error, url: &str) -> StoreError {
+    if let Some(db) = e.as_db_error() {
+        let code = db.code().code();
+        let text = match db.detail() {
+            Some(d) => format!("{} ({d})", db.message()),
+            None => db.message().to_string(),
+        };
+        return match code {
+            // unique_violation, exclusion_violation
+            "23505" | "23P01" => StoreError::Duplicate(text),
+            "53100" => StoreError::Full,
+            "25006" => StoreError::ReadOnly("write"),
+            // admin_shutdown (pg_terminate_backend, server stopped), crash_shutdown.
+            "57P01" | "57P02" => StoreError::ConnectionLost {
+                url: url.to_string(),
+                cause: text,
+            },
+            _ => StoreError::Postgres(text),
+        };
+    }
+    if e.is_closed() || io_error(&e) {
+        return StoreError::ConnectionLost {
+            url: url.to_string(),
+            cause: error_text(&e),
+        };
+    }
+    StoreError::Postgres(error_text(&e))
+}
+
+fn io_error(e: &postgres::Error) -> bool {
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        if s.is::<std::io::Error>() {
+            return true;
+        }
+        src = s.source();
+    }
+    false
+}
+
+/// Column `i` of a row as a [`Value`], by the column's type.
+pub(crate) fn value(row: &postgres::Row, i: usize) -> Result<Value, StoreError> {
+    use postgres::types::Type;
+    let col = &row.columns()[i];
+    let bad = |e: postgres::Error| {
+        StoreError::BadValue(format!("column '{}' cannot be read: {e}", col.name()))
+    };
+    let ty = col.type_();
+    Ok(if *ty == Type::INT8 {
+        row.try_get::<_, Option<i64>>(i).map_err(bad)?.into()
+    } else if *ty == Type::INT4 {
+        row.try_get::<_, Option<i32>>(i)
+            .map_err(bad)?
+            .map(i64::from)
+            .into()
+    } else if *ty == Type::INT2 {
+        row.try_get::<_, Option<i16>>(i)
+            .map_err(bad)?
+            .map(i64::from)
+            .into()
+    } else if *ty == Type::BOOL {
+        row.try_get::<_, Option<bool>>(i).map_err(bad)?.into()
+    } else if *ty == Type::FLOAT8 {
+        row.try_get::<_, Option<f64>>(i).map_err(bad)?.into()
+    } else if *ty == Type::FLOAT4 {
+        row.try_get::<_, Option<f32>>(i)
+            .map_err(bad)?
+            .map(f64::from)
+            .into()
+    } else if <&str as postgres::types::FromSql>::accepts(ty) {
+        row.try_get::<_, Option<String>>(i)
+            .map_err(bad)?
+            .map(Value::Text)
+            .unwrap_or(Value::Null)
+    } else {
+        return Err(StoreError::BadValue(format!(
+            "column '{}' has PostgreSQL type {ty}, which dualperf does not store; {}",
+            col.name(),
+            crate::CHANGED_OUTSIDE
+        )));
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extra_params_are_taken_out_and_verify_modes_require_tls() {
+        assert_eq!(
+            split_extra_params("postgres://u@h/db"),
+            ("postgres://u@h/db".to_string(), Extra::default())
+        );
+        let (url, extra) =
+            split_extra_params("postgres://u@h/db?sslmode=verify-full&sslrootcert=%2Fetc%2Fca.pem");
+        assert_eq!(url, "postgres://u@h/db?sslmode=require");
+        assert_eq!(
+            extra,
+            Extra {
+                root_cert: Some("/etc/ca.pem".into()),
+                verify: true
+            }
+        );
+        let (url, extra) =
+            split_extra_params("postgres://u@h/db?sslmode=require&application_name=x");
+        assert_eq!(url, "postgres://u@h/db?sslmode=require&application_name=x");
+        assert_eq!(extra, Extra::default());
+    }
+
+    #[test]
+    fn bad_urls_are_a_connect_error_with_the_form() {
+        for url in [
+            "postgres://u@h/db?sslmode=sometimes",
+            "postgres://u@h:notaport/db",
+        ] {
+            let e = connect(url, url, false).err().unwrap();
+            let msg = e.to_string();
+            assert!(matches!(e, StoreError::Connect { .. }), "{msg}");
+            assert!(msg.contains("postgres://USER"), "{msg}");
+        }
+    }
+}
