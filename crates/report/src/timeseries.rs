@@ -43,6 +43,9 @@ pub struct Selection {
     /// Tests to draw; empty = every test.
     pub tests: Vec<TestKind>,
     pub sizes: SizeChoice,
+    /// Cells (test, direction, packet size) drawn whatever `tests` and `sizes` say, e.g.
+    /// those of runs asked for in another campaign, so that every system is drawn there.
+    pub cells: Vec<(TestKind, Direction, u32)>,
 }
 
 impl Default for Selection {
@@ -50,6 +53,7 @@ impl Default for Selection {
         Selection {
             tests: Vec::new(),
             sizes: SizeChoice::Ends,
+            cells: Vec::new(),
         }
     }
 }
@@ -60,6 +64,7 @@ impl Selection {
         Selection {
             tests: Vec::new(),
             sizes: SizeChoice::None,
+            cells: Vec::new(),
         }
     }
 }
@@ -157,7 +162,7 @@ fn cell_key(r: &RunRow) -> CellKey {
 /// chosen cell and IP version, the counted run with the median of what the figure shows
 /// (the lower middle one of an even count, so it is a real run), or the runs in `asked`
 /// (indexes, e.g. from run ids the user gave) where there are some; the cells of asked
-/// runs are drawn whatever `sel` says.
+/// runs and `sel.cells` are drawn whatever `sel.tests` and `sel.sizes` say.
 pub fn select(campaign: &CampaignData, sel: &Selection, asked: &[usize]) -> Vec<usize> {
     let runs = &campaign.runs;
     let asked: BTreeSet<usize> = asked.iter().copied().filter(|&i| i < runs.len()).collect();
@@ -182,6 +187,11 @@ pub fn select(campaign: &CampaignData, sel: &Selection, asked: &[usize]) -> Vec<
         cells.extend(chosen.into_iter().map(|s| (k, d, s)));
     }
     cells.extend(asked.iter().map(|&i| cell_key(&runs[i])));
+    cells.extend(
+        sel.cells
+            .iter()
+            .map(|&(k, d, size)| (kind_order(k), direction_order(d), size)),
+    );
     let mut out: BTreeSet<usize> = BTreeSet::new();
     for &cell in &cells {
         for family in [Family::V4, Family::V6] {
@@ -666,8 +676,8 @@ mod tests {
             ..run(TcpStream, Family::V4, 128, 4, 2.5e6)
         });
         let sel = Selection {
-            tests: vec![],
             sizes: SizeChoice::List(vec![128]),
+            ..Selection::default()
         };
         // IPv4 at 128: 1, 2, 3, 4 Mbit/s counted → 2 (a real run, not 2.5).
         let got = picked(&c, &select(&c, &sel, &[]));
@@ -703,6 +713,7 @@ mod tests {
         let sel = Selection {
             tests: vec![UdpStream],
             sizes: SizeChoice::All,
+            cells: vec![],
         };
         let idx = select(&c, &sel, &[]);
         assert_eq!(idx.len(), 6, "3 sizes × 2 IP versions");
