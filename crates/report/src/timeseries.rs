@@ -244,20 +244,58 @@ struct Line {
     steps: Vec<(f64, f64, f64)>,
 }
 
-/// Windows of `samples` as steps of what `show` counts; adjacent intervals merged `k` at
-/// a time when there are more than [`MAX_STEPS`]. Returns the steps and `k`.
-fn steps(samples: &[IntervalCounts], show: Shown) -> (Vec<(f64, f64, f64)>, usize) {
-    let usable: Vec<&IntervalCounts> = samples
+/// Two windows as one: counts summed, from the first's start to the second's end.
+fn join(a: &IntervalCounts, b: &IntervalCounts) -> IntervalCounts {
+    let add = |x: Option<f64>, y: Option<f64>| Some(x? + y?);
+    IntervalCounts {
+        start_ns: a.start_ns,
+        end_ns: b.end_ns,
+        sent_bytes: add(a.sent_bytes, b.sent_bytes),
+        recv_bytes: add(a.recv_bytes, b.recv_bytes),
+        sent_packets: add(a.sent_packets, b.sent_packets),
+        recv_packets: add(a.recv_packets, b.recv_packets),
+    }
+}
+
+/// A run's windows drawn as steps of what `show` counts.
+struct Steps {
+    /// (start s, end s, value).
+    steps: Vec<(f64, f64, f64)>,
+    /// Adjacent windows merged this many at a time (more than [`MAX_STEPS`]).
+    merged: usize,
+    /// A last window shorter than a quarter of the others was merged into the one
+    /// before it: the few ms in which a receiver drains its buffer would read as a spike.
+    short_tail: bool,
+}
+
+fn steps(samples: &[IntervalCounts], show: Shown) -> Steps {
+    let mut windows: Vec<IntervalCounts> = samples
         .iter()
         .filter(|s| s.end_ns > s.start_ns && show.value(s, 1.0).is_some())
+        .copied()
         .collect();
-    let k = usable.len().div_ceil(MAX_STEPS).max(1);
-    let out = usable
-        .chunks(k)
+    let len = |s: &IntervalCounts| s.end_ns - s.start_ns;
+    let mut short_tail = false;
+    if windows.len() >= 3 {
+        let mut others: Vec<i64> = windows[..windows.len() - 1].iter().map(len).collect();
+        others.sort_unstable();
+        let typical = others[others.len() / 2];
+        if let [.., before, last] = windows.as_slice() {
+            if len(last) * 4 < typical && before.end_ns == last.start_ns {
+                let joined = join(before, last);
+                windows.truncate(windows.len() - 2);
+                windows.push(joined);
+                short_tail = true;
+            }
+        }
+    }
+    let merged = windows.len().div_ceil(MAX_STEPS).max(1);
+    let steps = windows
+        .chunks(merged)
         .filter_map(|group| {
             let first = group.first()?;
             let last = group.last()?;
-            let merged = IntervalCounts {
+            let all = IntervalCounts {
                 start_ns: first.start_ns,
                 end_ns: last.end_ns,
                 sent_bytes: group.iter().map(|s| s.sent_bytes).sum(),
@@ -266,12 +304,16 @@ fn steps(samples: &[IntervalCounts], show: Shown) -> (Vec<(f64, f64, f64)>, usiz
                 recv_packets: group.iter().map(|s| s.recv_packets).sum(),
             };
             // The length counted is the windows' own, not any gap between them.
-            let dt_ns: i64 = group.iter().map(|s| s.end_ns - s.start_ns).sum();
-            let v = show.value(&merged, dt_ns as f64 / 1e9)?;
+            let dt_ns: i64 = group.iter().map(len).sum();
+            let v = show.value(&all, dt_ns as f64 / 1e9)?;
             Some((first.start_ns as f64 / 1e9, last.end_ns as f64 / 1e9, v))
         })
         .collect();
-    (out, k)
+    Steps {
+        steps,
+        merged,
+        short_tail,
+    }
 }
 
 /// The time-series figures of `data`'s selected runs; `systems` are the campaigns'
@@ -312,13 +354,15 @@ fn figure(
     let many_systems = members.iter().any(|m| m.0 != members[0].0);
     let mut lines = Vec::new();
     let mut merged = 1;
+    let mut short_tail = false;
     let mut seen: BTreeMap<(usize, Family), usize> = BTreeMap::new();
     for &(sys, run, series) in members {
-        let (st, k) = steps(&series.samples, show);
-        if st.is_empty() {
+        let drawn = steps(&series.samples, show);
+        if drawn.steps.is_empty() {
             continue;
         }
-        merged = merged.max(k);
+        merged = merged.max(drawn.merged);
+        short_tail |= drawn.short_tail;
         let nth = seen.entry((sys, run.family)).or_default();
         let v6 = run.family == Family::V6;
         let pair = PALETTE[sys % PALETTE.len()];
@@ -336,7 +380,7 @@ fn figure(
                 _ => "2 3",
             },
             square: v6,
-            steps: st,
+            steps: drawn.steps,
         });
         *nth += 1;
     }
@@ -357,6 +401,9 @@ fn figure(
     );
     if searched {
         note.push_str(" UDP throughput searched per RFC 2544: the samples are those of the trial the search chose, at its offered rate.");
+    }
+    if short_tail {
+        note.push_str(" A last interval shorter than a quarter of the others is drawn merged into the one before it (a few ms of draining would read as a spike).");
     }
     if merged > 1 {
         let _ = write!(
@@ -489,7 +536,7 @@ fn render(
         let x = c(px(t));
         let label = if i % every == 0 {
             // A label centred on the right edge would stick out: it ends there instead.
-            let anchor = if px(t) + text_width(text, AXIS_FONT) / 2.0 > WIDTH - 2.0 {
+            let anchor = if px(t) + text_width(text, AXIS_FONT) / 2.0 > WIDTH - 6.0 {
                 "end"
             } else {
                 "middle"
@@ -836,12 +883,49 @@ mod tests {
     #[test]
     fn long_runs_are_merged_into_at_most_max_steps_and_the_figure_says_so() {
         let bytes = vec![1e6; MAX_STEPS * 3 + 1];
-        let (st, k) = steps(&samples(&bytes), Shown::SendRate);
-        assert_eq!(k, 4);
+        let drawn = steps(&samples(&bytes), Shown::SendRate);
+        assert_eq!(drawn.merged, 4);
+        let st = drawn.steps;
         assert!(st.len() <= MAX_STEPS, "{}", st.len());
         assert!(st.iter().all(|s| (s.2 - 8.0).abs() < 1e-9), "8 Mbit/s kept");
         let figs = figures(&with_series(campaign(TcpStream), &bytes), &["S".into()]);
         assert!(words(&figs[0].svg).contains("merged 4 at a time"));
+    }
+
+    /// A 2 ms last window holding 1 MB (a receiver draining its buffer: 4 Gbit/s over
+    /// it) is drawn together with the window before it, and the figure says so; a last
+    /// window of half an interval is drawn as it is.
+    #[test]
+    fn a_very_short_last_window_is_merged_into_the_one_before() {
+        let mut s = samples(&[1e6, 1e6, 1e6]);
+        s.push(IntervalCounts {
+            start_ns: 3_000_000_000,
+            end_ns: 3_002_000_000,
+            sent_bytes: Some(1e6),
+            ..s[0]
+        });
+        let drawn = steps(&s, Shown::SendRate);
+        assert!(drawn.short_tail);
+        assert_eq!(drawn.steps.len(), 3);
+        let last = drawn.steps[2];
+        assert!((last.1 - 3.002).abs() < 1e-9, "{last:?}");
+        // 2 MB over 1.002 s.
+        assert!((last.2 - 16.0 / 1.002).abs() < 1e-6, "{last:?}");
+        s[3].end_ns = 3_500_000_000;
+        let drawn = steps(&s, Shown::SendRate);
+        assert!(!drawn.short_tail);
+        assert_eq!(drawn.steps.len(), 4);
+        let mut c = campaign(TcpStream);
+        c.series = vec![RunSeries {
+            run_index: 0,
+            run_id: 1,
+            samples: {
+                s[3].end_ns = 3_002_000_000;
+                s
+            },
+        }];
+        let figs = figures(&Dataset { campaigns: vec![c] }, &["S".into()]);
+        assert!(words(&figs[0].svg).contains("merged into the one before it"));
     }
 
     #[test]
