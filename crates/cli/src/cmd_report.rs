@@ -139,7 +139,11 @@ pub enum LinkArg {
 }
 
 pub fn main(mut args: ReportArgs) -> anyhow::Result<ExitCode> {
-    let (selection, runs) = timeseries_selection(&args.timeseries)?;
+    let (mut selection, mut runs) = timeseries_selection(&args.timeseries)?;
+    if args.out.is_none() && args.format.is_some() {
+        // Only tables are printed: no figure, so no samples to read.
+        (selection, runs) = (report::timeseries::Selection::none(), Vec::new());
+    }
     let data = load_dataset(&args.db, &args.campaigns, &selection, &runs)?;
     if let Some(why) = nothing_measured(&data) {
         bail!("{why}");
