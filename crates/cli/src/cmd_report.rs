@@ -49,6 +49,73 @@ pub struct ReportArgs {
     /// Do not write PNG copies of the figures.
     #[arg(long)]
     pub no_png: bool,
+    /// Do not write PDF copies of the figures (figures/*.pdf, fonts embedded).
+    #[arg(long)]
+    pub no_pdf: bool,
+    /// Which runs to draw over time, from their per-interval samples (comma-separated or
+    /// repeated): `auto` (default: each test's smallest and largest packet size), `all`
+    /// (every size), `none`, test names (tcp-stream, udp-stream, tcp-rr, udp-rr) and
+    /// sizes in bytes to narrow it, `run:ID` to draw that run (ids as in `dualperf
+    /// export`). Each figure has one line per system and IP version: the run with the
+    /// median throughput (transaction rate for RR) of its cell, or the run given.
+    #[arg(
+        long,
+        value_name = "WHAT",
+        value_delimiter = ',',
+        default_value = "auto"
+    )]
+    pub timeseries: Vec<String>,
+}
+
+/// `--timeseries` as the user typed it, made into a selection and the run ids asked for.
+fn timeseries_selection(
+    items: &[String],
+) -> anyhow::Result<(report::timeseries::Selection, Vec<i64>)> {
+    use report::timeseries::{Selection, SizeChoice};
+    let (mut tests, mut sizes, mut runs) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut all, mut none, mut auto) = (false, false, false);
+    for item in items.iter().map(|i| i.trim()).filter(|i| !i.is_empty()) {
+        if let Some(id) = item.strip_prefix("run:") {
+            runs.push(id.trim().parse::<i64>().with_context(|| {
+                format!("--timeseries {item}: a run id is a number, e.g. run:42")
+            })?);
+        } else if let Ok(size) = item.parse::<u32>() {
+            sizes.push(size);
+        } else if let Ok(kind) = item.parse::<wire::spec::TestKind>() {
+            tests.push(kind);
+        } else {
+            match item {
+                "all" => all = true,
+                "none" => none = true,
+                "auto" => auto = true,
+                _ => bail!(
+                    "--timeseries {item}: expected auto, all, none, a test (tcp-stream, \
+                     udp-stream, tcp-rr, udp-rr), a packet size in bytes, or run:ID"
+                ),
+            }
+        }
+    }
+    if none && (all || auto || !tests.is_empty() || !sizes.is_empty() || !runs.is_empty()) {
+        bail!("--timeseries none cannot be combined with other choices");
+    }
+    let sizes = if !sizes.is_empty() {
+        SizeChoice::List(sizes)
+    } else if all {
+        SizeChoice::All
+    } else if none || (!runs.is_empty() && tests.is_empty() && !auto) {
+        SizeChoice::None
+    } else {
+        SizeChoice::Ends
+    };
+    let cells = Vec::new(); // those of the runs asked for, once they are read
+    Ok((
+        Selection {
+            tests,
+            sizes,
+            cells,
+        },
+        runs,
+    ))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -72,7 +139,12 @@ pub enum LinkArg {
 }
 
 pub fn main(mut args: ReportArgs) -> anyhow::Result<ExitCode> {
-    let data = load_dataset(&args.db, &args.campaigns)?;
+    let (mut selection, mut runs) = timeseries_selection(&args.timeseries)?;
+    if args.out.is_none() && args.format.is_some() {
+        // Only tables are printed: no figure, so no samples to read.
+        (selection, runs) = (report::timeseries::Selection::none(), Vec::new());
+    }
+    let data = load_dataset(&args.db, &args.campaigns, &selection, &runs)?;
     if let Some(why) = nothing_measured(&data) {
         bail!("{why}");
     }
@@ -101,7 +173,7 @@ pub fn main(mut args: ReportArgs) -> anyhow::Result<ExitCode> {
         (None, Some(_)) => None,
     };
     if let Some(dir) = out_dir {
-        write_files(&report, &dir, !args.no_png)?;
+        write_files(&report, &dir, !args.no_png, !args.no_pdf)?;
         if args.format.is_none() {
             for f in &report.findings {
                 println!("- {}", wire::text::terminal_safe(&f.text));
@@ -321,8 +393,15 @@ fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOpt
     })
 }
 
-/// Read the chosen campaigns (default: the latest) into a report dataset.
-pub fn load_dataset(db: &store::DbTarget, ids: &[i64]) -> anyhow::Result<Dataset> {
+/// Read the chosen campaigns (default: the latest) into a report dataset, with the
+/// interval samples of the runs `series` and `series_runs` (run ids) choose to draw over
+/// time, and of no others.
+pub fn load_dataset(
+    db: &store::DbTarget,
+    ids: &[i64],
+    series: &report::timeseries::Selection,
+    series_runs: &[i64],
+) -> anyhow::Result<Dataset> {
     if let Some(path) = db.sqlite_path() {
         if !path.exists() {
             bail!(
@@ -355,6 +434,7 @@ pub fn load_dataset(db: &store::DbTarget, ids: &[i64]) -> anyhow::Result<Dataset
             .collect::<anyhow::Result<_>>()?
     };
     let mut campaigns = Vec::new();
+    let mut run_ids: Vec<Vec<i64>> = Vec::new();
     for c in chosen {
         let runs = store.runs(c.id)?;
         let (target, missed) = confidence_misses(&store, c, &runs)?;
@@ -395,6 +475,7 @@ pub fn load_dataset(db: &store::DbTarget, ids: &[i64]) -> anyhow::Result<Dataset
             .iter()
             .map(|h| (h.role.clone(), h.metadata.clone()))
             .collect();
+        run_ids.push(runs.iter().map(|r| r.id).collect::<Vec<i64>>());
         campaigns.push(CampaignData {
             id: c.id,
             label: c.label.clone(),
@@ -403,9 +484,67 @@ pub fn load_dataset(db: &store::DbTarget, ids: &[i64]) -> anyhow::Result<Dataset
             runs: runs.into_iter().map(run_row).collect(),
             target,
             missed,
+            series: Vec::new(),
         });
     }
+    add_series(&store, db, &mut campaigns, &run_ids, series, series_runs)?;
     Ok(Dataset { campaigns })
+}
+
+/// Give each campaign the interval samples of the runs to draw over time (`run_ids`:
+/// each campaign's store run ids, in the order of its `runs`); only theirs are read.
+fn add_series(
+    store: &Store,
+    db: &store::DbTarget,
+    campaigns: &mut [CampaignData],
+    run_ids: &[Vec<i64>],
+    series: &report::timeseries::Selection,
+    series_runs: &[i64],
+) -> anyhow::Result<()> {
+    // The runs asked for by id, as indexes per campaign; their cells are drawn for every
+    // campaign, so each system appears beside them.
+    let asked: Vec<Vec<usize>> = run_ids
+        .iter()
+        .map(|ids| {
+            (0..ids.len())
+                .filter(|&i| series_runs.contains(&ids[i]))
+                .collect()
+        })
+        .collect();
+    let mut selection = series.clone();
+    let mut found = Vec::new();
+    for ((c, ids), idx) in campaigns.iter().zip(run_ids).zip(&asked) {
+        for &i in idx {
+            let r = &c.runs[i];
+            selection.cells.push((r.kind, r.direction, r.payload_bytes));
+            found.push(ids[i]);
+        }
+    }
+    if let Some(id) = series_runs.iter().find(|id| !found.contains(id)) {
+        let which: Vec<String> = campaigns.iter().map(|c| c.id.to_string()).collect();
+        bail!(
+            "--timeseries run:{id}: no run {id} in the reported campaign(s) {} (`dualperf \
+             export --db {}` lists each run with its id; pass its --campaign too)",
+            which.join(", "),
+            db
+        );
+    }
+    for ((campaign, ids), idx) in campaigns.iter_mut().zip(run_ids).zip(&asked) {
+        for i in report::timeseries::select(campaign, &selection, idx) {
+            let samples = store
+                .samples(ids[i])
+                .with_context(|| format!("cannot read the interval samples of run {}", ids[i]))?;
+            campaign.series.push(report::RunSeries {
+                run_index: i,
+                run_id: ids[i],
+                samples: samples
+                    .iter()
+                    .map(|s| report::IntervalCounts::from_metrics(s.start_ns, s.end_ns, &s.metrics))
+                    .collect(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The campaign's confidence target (if it had one) and the cells the store marks as
@@ -483,13 +622,21 @@ fn run_row(r: store::RunRecord) -> RunRow {
     }
 }
 
-fn write_files(report: &report::Report, dir: &Path, png: bool) -> anyhow::Result<()> {
+fn write_files(report: &report::Report, dir: &Path, png: bool, pdf: bool) -> anyhow::Result<()> {
     let mut files = report.files(false)?;
     if png {
         match report.files(true) {
             Ok(with_png) => files = with_png,
             Err(e) => {
                 eprintln!("dualperf: warning: PNG figures not written: {e} (the SVG figures are)")
+            }
+        }
+    }
+    if pdf && !report.figures.is_empty() {
+        match report.pdf_files() {
+            Ok(pdfs) => files.extend(pdfs),
+            Err(e) => {
+                eprintln!("dualperf: warning: PDF figures not written: {e} (the SVG figures are)")
             }
         }
     }
@@ -629,5 +776,37 @@ mod tests {
         // date -u -d @1700000000 → Tue Nov 14 22:13:20 UTC 2023
         assert_eq!(utc_text(1_700_000_000), "2023-11-14 22:13:20");
         assert_eq!(utc_text(951_782_400), "2000-02-29 00:00:00");
+    }
+
+    #[test]
+    fn timeseries_words_become_a_selection() {
+        use report::timeseries::{Selection, SizeChoice};
+        use wire::spec::TestKind;
+        let sel = |items: &[&str]| {
+            let v: Vec<String> = items.iter().map(|s| s.to_string()).collect();
+            timeseries_selection(&v).unwrap()
+        };
+        assert_eq!(sel(&["auto"]), (Selection::default(), vec![]));
+        assert_eq!(sel(&["none"]), (Selection::none(), vec![]));
+        assert_eq!(sel(&["all"]).0.sizes, SizeChoice::All);
+        let (s, runs) = sel(&["udp-rr", "128", " 1408 ", "run:7"]);
+        assert_eq!(s.tests, vec![TestKind::UdpRr]);
+        assert_eq!(s.sizes, SizeChoice::List(vec![128, 1408]));
+        assert_eq!(runs, vec![7]);
+        // Only run ids: only their cells; with auto too: the default as well.
+        assert_eq!(sel(&["run:7"]).0.sizes, SizeChoice::None);
+        assert_eq!(sel(&["run:7", "auto"]).0.sizes, SizeChoice::Ends);
+        // A test alone keeps its smallest and largest size.
+        assert_eq!(sel(&["tcp-stream"]).0.sizes, SizeChoice::Ends);
+        for bad in [&["none", "all"][..], &["run:"], &["12x"], &["tcp"]] {
+            let v: Vec<String> = bad.iter().map(|s| s.to_string()).collect();
+            assert!(timeseries_selection(&v).is_err(), "{bad:?}");
+        }
+        // The default as clap gives it.
+        assert_eq!(args(&[]).timeseries, vec!["auto".to_string()]);
+        assert_eq!(
+            args(&["--timeseries", "tcp-rr,128"]).timeseries,
+            vec!["tcp-rr".to_string(), "128".to_string()]
+        );
     }
 }

@@ -1,20 +1,22 @@
 //! `report.html` in a real browser: headless Chromium loads the page made by the binary
 //! from a real database, with no console messages (the page has no script, so any
-//! message is an error or a blocked fetch), every figure laid out with a non-zero size,
-//! nothing fetched, no sideways scrolling at phone width, and screenshots kept under
-//! `target/test-artifacts/report-browser/`.
+//! message is an error or a blocked fetch), every figure (the views' and the time series
+//! of selected runs) laid out with a non-zero size, its axis and legend text readable and
+//! inside it, nothing fetched, no sideways scrolling at phone width, and screenshots kept
+//! under `target/test-artifacts/report-browser/` (and `report-browser-six/` for six
+//! systems × two IP versions).
 //!
 //! Needs `/usr/bin/chromium` (Debian's `chromium`), or `DUALPERF_CHROMIUM=/path`.
 //! Set `DUALPERF_SKIP_BROWSER=1` to skip where no browser can be installed.
 
 mod report_common;
 
-use report_common::{artifacts_dir, dualperf, fixture_db};
+use report_common::{artifacts_dir, dualperf, fixture_db, six_systems_db};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const FIGURES: [&str; 8] = [
+const FIGURES: [&str; 16] = [
     "tcp-throughput",
     "udp-throughput",
     "tcp-rtt",
@@ -23,6 +25,14 @@ const FIGURES: [&str; 8] = [
     "udp-loss",
     "tcp-cpu",
     "udp-cpu",
+    "tcp-stream-128-timeseries",
+    "tcp-stream-1408-timeseries",
+    "udp-stream-128-timeseries",
+    "udp-stream-1408-timeseries",
+    "tcp-rr-128-timeseries",
+    "tcp-rr-1408-timeseries",
+    "udp-rr-128-timeseries",
+    "udp-rr-1408-timeseries",
 ];
 
 /// Appended to a copy of the page (never to report.html itself): writes each figure's
@@ -199,6 +209,15 @@ fn report_html_renders_in_headless_chromium() {
     );
 
     // 2. Layout at laptop and phone width, through a probe copy of the page.
+    check_layout(&browser, &dir, &html);
+
+    // 3. Screenshots as artifacts.
+    screenshots(&browser, &dir, &page);
+}
+
+/// Every figure of FIGURES laid out at laptop and phone width, its axis and legend text
+/// at least 11 px and inside the figure; nothing fetched, no sideways scrolling.
+fn check_layout(browser: &Path, dir: &Path, html: &str) {
     let probe_page = dir.join("probe.html");
     std::fs::write(
         &probe_page,
@@ -207,7 +226,7 @@ fn report_html_renders_in_headless_chromium() {
     .expect("write probe");
     for (window, min_width) in [("1280,900", 480), ("390,844", 300)] {
         let out = run_chromium(
-            &browser,
+            browser,
             window,
             &["--dump-dom".into(), "--virtual-time-budget=3000".into()],
             &file_url(&probe_page),
@@ -262,18 +281,20 @@ fn report_html_renders_in_headless_chromium() {
             "the page scrolls sideways at {window}: {probe}"
         );
     }
+}
 
-    // 3. Screenshots as artifacts.
+/// Full-page screenshots at laptop and phone width, kept as artifacts.
+fn screenshots(browser: &Path, dir: &Path, page: &Path) {
     for (name, window) in [
-        ("report-laptop.png", "1280,5200"),
+        ("report-laptop.png", "1280,8400"),
         ("report-phone.png", "390,2400"),
     ] {
         let shot = dir.join(name);
         let out = run_chromium(
-            &browser,
+            browser,
             window,
             &[format!("--screenshot={}", shot.display())],
-            &file_url(&page),
+            &file_url(page),
         );
         let len = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
         assert!(
@@ -282,4 +303,49 @@ fn report_html_renders_in_headless_chromium() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// Six systems × two IP versions: twelve lines in every figure, whose legends and
+/// labels stay readable and inside their figures at laptop and phone width.
+#[test]
+fn six_systems_report_keeps_every_legend_inside_at_laptop_and_phone_width() {
+    let Some(browser) = chromium() else {
+        if std::env::var("DUALPERF_SKIP_BROWSER").as_deref() == Ok("1") {
+            eprintln!("skipped: no chromium and DUALPERF_SKIP_BROWSER=1");
+            return;
+        }
+        panic!("headless Chromium not found at /usr/bin/chromium (see the test above)");
+    };
+    let dir = artifacts_dir("report-browser-six");
+    let db = dir.join("results.db");
+    let ids = six_systems_db(&db);
+    let out_dir = dir.join("report");
+    let made = dualperf()
+        .args(["report", "--no-png", "--no-pdf", "--db"])
+        .arg(&db)
+        .arg("--campaign")
+        .args(ids.iter().map(|i| i.to_string()))
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .expect("run dualperf report");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let page = out_dir.join("report.html");
+    let html = std::fs::read_to_string(&page).expect("read report.html");
+    for id in FIGURES {
+        let svg = std::fs::read_to_string(out_dir.join(format!("figures/{id}.svg")))
+            .unwrap_or_else(|e| panic!("{id}: {e}"));
+        let lines = svg.matches("<g class=\"series\"").count();
+        // RTT views add nothing; every figure has each system's IPv4 and IPv6 line.
+        assert!(
+            lines >= 12,
+            "{id}: {lines} lines for 6 systems × 2 IP versions"
+        );
+    }
+    check_layout(&browser, &dir, &html);
+    screenshots(&browser, &dir, &page);
 }

@@ -156,7 +156,8 @@ fn missing_database_and_unknown_campaign_are_clear_errors() {
 }
 
 /// A database made by `dualperf study` itself (embedded loopback server, short runs):
-/// the report reads it and makes the figures its tests call for.
+/// the report reads it and makes the figures its tests call for, the time series of its
+/// runs from the interval samples the engine recorded, and each figure as a PDF.
 #[test]
 fn report_of_a_study_made_by_the_binary() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -175,6 +176,8 @@ fn report_of_a_study_made_by_the_binary() {
             "2",
             "--rate",
             "50M",
+            "--interval",
+            "0.05",
             "--label",
             "loopback",
             "-q",
@@ -207,6 +210,15 @@ fn report_of_a_study_made_by_the_binary() {
             html.contains(&format!("id=\"fig-{id}\"")),
             "figure {id} missing"
         );
+    }
+    for id in ["udp-stream-128-timeseries", "tcp-rr-1408-timeseries"] {
+        let svg = std::fs::read_to_string(out.join(format!("figures/{id}.svg")))
+            .unwrap_or_else(|e| panic!("{id}.svg: {e}"));
+        // IPv4 and IPv6, each a line of at least two 50 ms windows.
+        assert_eq!(svg.matches("<g class=\"series\"").count(), 2, "{id}");
+        assert!(svg.matches(" H").count() >= 4, "{id}: too few steps");
+        let pdf = std::fs::read(out.join(format!("figures/{id}.pdf"))).unwrap_or_default();
+        assert!(pdf.starts_with(b"%PDF-"), "{id}.pdf");
     }
     let means = std::fs::read_to_string(out.join("tables/udp-throughput-means.csv")).expect("csv");
     let row = means.lines().nth(1).unwrap_or_default();

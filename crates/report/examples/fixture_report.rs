@@ -1,5 +1,5 @@
 //! Print the report.html of the built-in synthetic dataset (two systems, four tests,
-//! three sizes): `cargo run -p dualperf-report --example fixture_report > report.html`.
+//! three sizes, time series of the runs a report draws): `cargo run -p dualperf-report --example fixture_report > report.html`.
 
 fn main() {
     let options = dualperf_report::ReportOptions {
@@ -7,6 +7,6 @@ fn main() {
         title: "dualperf report of the synthetic example dataset".to_string(),
         ..Default::default()
     };
-    let report = dualperf_report::build(&dualperf_report::fixture::dataset(), &options);
+    let report = dualperf_report::build(&dualperf_report::fixture::dataset_with_series(), &options);
     print!("{}", report.html);
 }

@@ -26,6 +26,49 @@ pub struct CampaignData {
     pub target: Option<ConfidenceTarget>,
     /// Cells that stopped (at their maximum runs) without meeting the target.
     pub missed: Vec<MissedCell>,
+    /// The per-interval samples of the runs chosen for time-series figures (see
+    /// [`crate::timeseries::select`]); only those runs', so memory stays bounded.
+    pub series: Vec<RunSeries>,
+}
+
+/// The per-interval samples of one run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunSeries {
+    /// Index into the campaign's `runs` of the run the samples are of.
+    pub run_index: usize,
+    /// The run's id in the results database (shown in the legend, so a reader can find
+    /// it with `dualperf export --intervals`).
+    pub run_id: i64,
+    /// In interval order.
+    pub samples: Vec<IntervalCounts>,
+}
+
+/// One interval sample as the engine records it: the client's own counters over a
+/// window of its own clock (ns from when the client's data workers started). `None`
+/// where the sample did not record that count.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct IntervalCounts {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub sent_bytes: Option<f64>,
+    pub recv_bytes: Option<f64>,
+    pub sent_packets: Option<f64>,
+    pub recv_packets: Option<f64>,
+}
+
+impl IntervalCounts {
+    /// From a stored sample's metric map (`wire::metrics` names).
+    pub fn from_metrics(start_ns: i64, end_ns: i64, m: &BTreeMap<String, f64>) -> Self {
+        let get = |k: &str| m.get(k).copied().filter(|v| v.is_finite() && *v >= 0.0);
+        IntervalCounts {
+            start_ns,
+            end_ns,
+            sent_bytes: get(wire::metrics::SENT_BYTES),
+            recv_bytes: get(wire::metrics::RECV_BYTES),
+            sent_packets: get(wire::metrics::SENT_PACKETS),
+            recv_packets: get(wire::metrics::RECV_PACKETS),
+        }
+    }
 }
 
 /// A campaign's confidence target: the `level_pct` interval of each counted metric

@@ -1,9 +1,10 @@
 //! A fixed synthetic dataset for tests and demonstrations: two systems, IPv4 and IPv6,
 //! all four tests at three packet sizes, five counted runs per cell plus a warm-up and a
 //! failed run. Values follow simple formulas with deterministic noise, so every table,
-//! figure and sentence made from it is reproducible.
+//! figure and sentence made from it is reproducible. [`systems`] makes the same for
+//! more systems, [`with_series`] adds interval samples to the runs a report draws.
 
-use crate::dataset::{CampaignData, Dataset, RunOutcome, RunRow};
+use crate::dataset::{CampaignData, Dataset, IntervalCounts, RunOutcome, RunRow, RunSeries};
 use std::collections::BTreeMap;
 use wire::metrics;
 use wire::spec::{Direction, Family, TestKind};
@@ -30,7 +31,11 @@ fn run_metrics(
 ) -> BTreeMap<String, f64> {
     let v6 = family == Family::V6;
     let hdr = if v6 { 20.0 } else { 0.0 };
-    let sys_gain = if system == 0 { 1.0 } else { 0.94 };
+    let sys_gain = if system == 0 {
+        1.0
+    } else {
+        0.95 - 0.01 * system as f64
+    };
     let mut m = BTreeMap::new();
     let mut put = |name: &str, v: f64| {
         m.insert(name.to_string(), v);
@@ -62,7 +67,7 @@ fn run_metrics(
             put(metrics::CPU_LOCAL_PCT, 45.0 + 2.0 * n(2));
         }
         TestKind::TcpRr | TestKind::UdpRr => {
-            let base_us = 120.0 + size as f64 / 50.0 + if system == 1 { 15.0 } else { 0.0 };
+            let base_us = 120.0 + size as f64 / 50.0 + 15.0 * system as f64;
             let v6_us = if v6 { 4.0 } else { 0.0 };
             put(metrics::RTT_MEAN_NS, (base_us + v6_us + 3.0 * n(5)) * 1e3);
             put(metrics::TRANSACTIONS_PER_S, 1e6 / (base_us + v6_us));
@@ -71,9 +76,78 @@ fn run_metrics(
     m
 }
 
-/// The fixture dataset.
+/// The fixture dataset: two systems, "Linux" and "Windows".
 pub fn dataset() -> Dataset {
-    let labels = ["Linux", "Windows"];
+    systems(&["Linux", "Windows"])
+}
+
+/// The fixture dataset with interval samples for the runs a default report draws over
+/// time ([`crate::timeseries::select`]), as the CLI loads them.
+pub fn dataset_with_series() -> Dataset {
+    with_series(dataset())
+}
+
+/// `data` with the default selection's runs given interval samples ([`interval_samples`]),
+/// run ids counted from 1 over all campaigns.
+pub fn with_series(mut data: Dataset) -> Dataset {
+    let mut run_id = 0i64;
+    for c in &mut data.campaigns {
+        let chosen = crate::timeseries::select(c, &crate::timeseries::Selection::default(), &[]);
+        c.series = chosen
+            .into_iter()
+            .map(|i| RunSeries {
+                run_index: i,
+                run_id: run_id + 1 + i as i64,
+                samples: interval_samples(&c.runs[i], i as u64),
+            })
+            .collect();
+        run_id += c.runs.len() as i64;
+    }
+    data
+}
+
+/// Ten interval samples of a run as the client records them: 1 s windows (the last one
+/// 0.5 s) with the run's throughput (stream: sent by the client, with a slower first
+/// second for TCP) or transaction rate (RR: one request sent and one response received
+/// per transaction), with deterministic noise.
+pub fn interval_samples(run: &RunRow, seed: u64) -> Vec<IntervalCounts> {
+    let get = |m: &str| run.metrics.get(m).copied().unwrap_or(0.0);
+    (0..10u64)
+        .map(|i| {
+            let start_ns = i as i64 * 1_000_000_000;
+            let end_ns = start_ns + if i == 9 { 500_000_000 } else { 1_000_000_000 };
+            let dt_s = (end_ns - start_ns) as f64 / 1e9;
+            let wobble = 1.0 + 0.03 * noise(seed * 64 + i);
+            let mut s = IntervalCounts {
+                start_ns,
+                end_ns,
+                ..Default::default()
+            };
+            if run.kind.is_rr() {
+                let tx = (get(metrics::TRANSACTIONS_PER_S) * wobble * dt_s).round();
+                s.sent_packets = Some(tx);
+                s.recv_packets = Some(tx);
+                s.sent_bytes = Some(tx * run.payload_bytes as f64);
+                s.recv_bytes = Some(tx * run.payload_bytes as f64);
+            } else {
+                let ramp = if i == 0 && run.kind == TestKind::TcpStream {
+                    0.6
+                } else {
+                    1.0
+                };
+                let bytes = (get(metrics::THROUGHPUT_BPS) / 8.0 * wobble * ramp * dt_s).round();
+                s.sent_bytes = Some(bytes);
+                s.sent_packets = Some((bytes / run.payload_bytes.max(1) as f64).round());
+                s.recv_bytes = Some(0.0);
+                s.recv_packets = Some(0.0);
+            }
+            s
+        })
+        .collect()
+}
+
+/// The fixture for `labels.len()` systems (the first two as in [`dataset`]).
+pub fn systems(labels: &[&str]) -> Dataset {
     let mut campaigns = Vec::new();
     let mut seed = 1u64;
     for (system, label) in labels.iter().enumerate() {
@@ -131,6 +205,7 @@ pub fn dataset() -> Dataset {
             runs,
             target: None,
             missed: Vec::new(),
+            series: Vec::new(),
         });
     }
     Dataset { campaigns }

@@ -21,6 +21,8 @@ section { background: #fff; border: 1px solid var(--line); border-radius: 8px; p
 section h2 { font-size: 1.25rem; margin: 6px 0 10px; }
 figure { margin: 8px 0 12px; }
 svg.figure { width: 100%; max-width: 560px; height: auto; display: block; }
+.figure-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 440px), 1fr)); gap: 8px 24px; }
+.figure-grid figure { margin: 4px 0; min-width: 0; }
 figcaption { color: var(--muted); font-size: 0.85rem; }
 .table-wrap { overflow-x: auto; margin: 8px 0 2px; -webkit-overflow-scrolling: touch; }
 table { border-collapse: collapse; font-size: 0.85rem; }
@@ -76,6 +78,14 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
             html_escape(&vd.view.id),
             html_escape(&vd.view.title())
         );
+    }
+    let series: Vec<&crate::Figure> = report
+        .figures
+        .iter()
+        .filter(|f| f.id.ends_with("-timeseries"))
+        .collect();
+    if !series.is_empty() {
+        out.push_str("<li><a href=\"#over-time\">Over time</a></li>\n");
     }
     out.push_str("<li><a href=\"#overhead\">Header overhead</a></li>\n<li><a href=\"#method\">Method</a></li>\n<li><a href=\"#systems\">Systems and runs</a></li>\n</ul></nav>\n<main>\n");
 
@@ -150,6 +160,15 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
             }
         }
         out.push_str("</section>\n");
+    }
+
+    if !series.is_empty() {
+        out.push_str("<section id=\"over-time\">\n<h2>Over time: selected runs</h2>\n<p class=\"note\">What single runs did interval by interval, from the per-interval samples the client recorded: one figure per test and packet size, one line per system and IP version (the run with the median result of its cell unless chosen with <code>dualperf report --timeseries</code>). Every interval of every run is in <code>dualperf export --intervals</code>.</p>\n");
+        out.push_str("<div class=\"figure-grid\">\n");
+        for f in &series {
+            let _ = write!(out, "<figure>\n{}</figure>\n", f.svg);
+        }
+        out.push_str("</div>\n</section>\n");
     }
 
     out.push_str("<section id=\"overhead\">\n<h2>Header overhead</h2>\n");

@@ -2,7 +2,8 @@
 //! each metric against packet size (SVG, optionally PNG), the studies' tables (standard
 //! deviations, means with percentage differences, best/better summary) in Markdown, CSV,
 //! text and HTML, per-size significance tests, the header-overhead comparison, sentences
-//! of findings with their evidence, and one self-contained `report.html`.
+//! of findings with their evidence, and one self-contained `report.html`. Figures also
+//! come as PNG (feature `png`) and as PDF with their fonts embedded (feature `pdf`).
 //!
 //! Returns strings and bytes; never writes files (the CLI does).
 //!
@@ -20,14 +21,20 @@ pub mod format;
 pub mod headers;
 pub mod html;
 pub mod latex;
+#[cfg(feature = "pdf")]
+pub mod pdf;
 #[cfg(feature = "png")]
 pub mod png;
 pub mod svg;
 pub mod table;
 pub mod tables;
+pub mod timeseries;
 
 pub use analysis::{analyse, Analysis, AnalysisOptions, View, ViewData};
-pub use dataset::{CampaignData, ConfidenceTarget, Dataset, MissedCell, RunOutcome, RunRow};
+pub use dataset::{
+    CampaignData, ConfidenceTarget, Dataset, IntervalCounts, MissedCell, RunOutcome, RunRow,
+    RunSeries,
+};
 pub use findings::Finding;
 pub use stats::{LinkModel, OverheadModel};
 pub use svg::Figure;
@@ -40,6 +47,10 @@ pub enum ReportError {
     Png(String),
     #[error("PNG output was asked for but this dualperf was built without the `png` feature")]
     PngUnavailable,
+    #[error("cannot make a PDF figure: {0}")]
+    Pdf(String),
+    #[error("PDF output was asked for but this dualperf was built without the `pdf` feature")]
+    PdfUnavailable,
 }
 
 /// How to make the report.
@@ -145,7 +156,8 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
         tables.push(context::metadata_table(c, label, i));
     }
     // Each view's figure; an RTT view is followed by its percentile figure.
-    let figures = analysis
+    // Then the time series of the selected runs.
+    let mut figures: Vec<Figure> = analysis
         .views
         .iter()
         .flat_map(|vd| {
@@ -153,6 +165,7 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
             std::iter::once(svg::figure(vd, level)).chain(svg::percentile_figure(vd, &pct))
         })
         .collect();
+    figures.extend(timeseries::figures(data, &analysis.systems));
     let findings = findings::findings(&analysis, &options.link, options.link_rate_bps);
     let mut warnings = caveats::warnings(data, &analysis);
     if let Some(rate) = options.link_rate_bps {
@@ -240,7 +253,7 @@ impl Report {
     }
 
     /// The files of the report: report.html, findings.md, report.md, tables/*.{md,csv,html},
-    /// figures/*.svg and, when `png` is true, figures/*.png.
+    /// figures/*.svg and, when `png` is true, figures/*.png (PDFs: [`Report::pdf_files`]).
     pub fn files(&self, png: bool) -> Result<Vec<OutputFile>, ReportError> {
         let mut out = vec![
             OutputFile {
@@ -285,6 +298,27 @@ impl Report {
             out.extend(self.png_files()?);
         }
         Ok(out)
+    }
+
+    /// figures/*.pdf: each figure as a one-page PDF with its fonts embedded.
+    #[cfg(feature = "pdf")]
+    pub fn pdf_files(&self) -> Result<Vec<OutputFile>, ReportError> {
+        let renderer = pdf::PdfRenderer::new();
+        self.figures
+            .iter()
+            .map(|f| {
+                Ok(OutputFile {
+                    name: format!("figures/{}.pdf", f.id),
+                    bytes: renderer.render(&f.svg)?,
+                })
+            })
+            .collect()
+    }
+
+    /// figures/*.pdf: each figure as a one-page PDF with its fonts embedded.
+    #[cfg(not(feature = "pdf"))]
+    pub fn pdf_files(&self) -> Result<Vec<OutputFile>, ReportError> {
+        Err(ReportError::PdfUnavailable)
     }
 
     #[cfg(feature = "png")]

@@ -10,18 +10,18 @@ use wire::spec::Family;
 /// Design width. Small on purpose: the page scales a figure to its column, and at a
 /// 400 px phone page (~360 px of column) the 16-unit axis text still reads at ≥ 11 px.
 pub const WIDTH: f64 = 480.0;
-const RIGHT: f64 = 14.0;
-const PLOT_HEIGHT: f64 = 230.0;
+pub(crate) const RIGHT: f64 = 14.0;
+pub(crate) const PLOT_HEIGHT: f64 = 230.0;
 /// Axis and legend text size (viewBox units).
 pub const AXIS_FONT: f64 = 16.0;
 // At a 400 px page the figure column is about 360 px wide: axis text ≥ 11 px there.
 const _: () = assert!(AXIS_FONT * 360.0 / WIDTH >= 11.0);
-const TITLE_FONT: f64 = 17.0;
-const NOTE_FONT: f64 = 15.0;
+pub(crate) const TITLE_FONT: f64 = 17.0;
+pub(crate) const NOTE_FONT: f64 = 15.0;
 /// Per system: (IPv4, IPv6) colours, two distinct hues each and twelve in all (from
 /// Kelly's 22 colours of maximum contrast, without the pale ones), so the IP versions
 /// differ by colour as well as by dash and marker, for up to six systems.
-const PALETTE: [(&str, &str); 6] = [
+pub(crate) const PALETTE: [(&str, &str); 6] = [
     ("#0067A5", "#E25822"),
     ("#008856", "#B3446C"),
     ("#875692", "#C98500"),
@@ -29,7 +29,7 @@ const PALETTE: [(&str, &str); 6] = [
     ("#882D17", "#6F8F00"),
     ("#604E97", "#E0607E"),
 ];
-const FONT: &str = "DejaVu Sans, Verdana, sans-serif";
+pub(crate) const FONT: &str = "DejaVu Sans, Verdana, sans-serif";
 
 /// Estimated advance width of `text` at `font_px` in a DejaVu-Sans-like face (slightly
 /// generous, so that layout computed from it never overflows).
@@ -114,7 +114,7 @@ pub fn nice_ticks(lo: f64, hi: f64, target: usize) -> Vec<f64> {
     (start..=end).map(|i| i as f64 * step).collect()
 }
 
-fn tick_label(v: f64, step: f64) -> String {
+pub(crate) fn tick_label(v: f64, step: f64) -> String {
     let decimals = if step >= 1.0 {
         0
     } else {
@@ -129,7 +129,7 @@ fn tick_label(v: f64, step: f64) -> String {
 }
 
 /// Fixed two-decimal coordinates keep the output stable and small.
-fn c(v: f64) -> String {
+pub(crate) fn c(v: f64) -> String {
     format!("{v:.2}")
 }
 
@@ -147,7 +147,7 @@ struct Series {
 }
 
 /// `<text>` with one `<tspan>` per line.
-fn text_lines(x: f64, y: f64, lines: &[String], line_h: f64, attrs: &str) -> String {
+pub(crate) fn text_lines(x: f64, y: f64, lines: &[String], line_h: f64, attrs: &str) -> String {
     let mut out = format!("<text x=\"{}\" y=\"{}\"{attrs}>", c(x), c(y));
     for (i, l) in lines.iter().enumerate() {
         let dy = if i == 0 { 0.0 } else { line_h };
@@ -379,31 +379,8 @@ fn render(
     let px = |x: f64| left + (x - x_min) / (x_max - x_min) * (WIDTH - left - RIGHT);
     let py = |y: f64| plot_bottom - (y - y_min) / (y_max - y_min) * (plot_bottom - top);
 
-    // Legend: entries flow in rows below the plot, each as wide as its text; a label
-    // wider than a row is wrapped.
-    let legend_top = plot_bottom + 76.0;
-    let row_w = WIDTH - 2.0 * 10.0;
-    let sample_w = 38.0;
-    let mut legend: Vec<(f64, f64, Vec<String>)> = Vec::new();
-    let (mut x, mut y, mut row_h) = (10.0, legend_top, 0.0_f64);
-    for s in series {
-        let lines = wrap(&s.label, AXIS_FONT, row_w - sample_w - 8.0);
-        let w = sample_w
-            + 8.0
-            + lines
-                .iter()
-                .map(|l| text_width(l, AXIS_FONT))
-                .fold(0.0_f64, f64::max);
-        if x > 10.0 && x + w > 10.0 + row_w {
-            x = 10.0;
-            y += row_h;
-            row_h = 0.0;
-        }
-        legend.push((x, y, lines.clone()));
-        row_h = row_h.max(lines.len() as f64 * (AXIS_FONT + 3.0) + 8.0);
-        x += w + 18.0;
-    }
-    let legend_bottom = y + row_h;
+    let (legend, legend_bottom) =
+        legend_layout(series.iter().map(|s| s.label.as_str()), plot_bottom + 76.0);
     let any_clip = series.iter().any(|s| s.points.iter().any(|p| p.4 || p.5));
     let note = format!(
         "{note}{}",
@@ -629,22 +606,8 @@ fn render(
         }
         svg.push_str("</g>\n");
     }
-    for (s, (x, y, lines)) in series.iter().zip(&legend) {
-        let dash = if s.dash.is_empty() {
-            String::new()
-        } else {
-            format!(" stroke-dasharray=\"{}\"", s.dash)
-        };
-        let _ = writeln!(
-            svg,
-            "<g class=\"legend\"><line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{col}\" stroke-width=\"2\"{dash}/>{}{}</g>",
-            c(*x),
-            c(x + sample_w),
-            marker(x + sample_w / 2.0, *y, s.colour, s.square),
-            text_lines(x + sample_w + 8.0, y + AXIS_FONT * 0.35, lines, AXIS_FONT + 3.0, ""),
-            y = c(*y),
-            col = s.colour
-        );
+    for (s, entry) in series.iter().zip(&legend) {
+        legend_entry(&mut svg, entry, s.colour, s.dash, s.square);
     }
     let _ = writeln!(
         svg,
@@ -665,7 +628,64 @@ fn render(
     }
 }
 
-fn marker(x: f64, y: f64, colour: &str, square: bool) -> String {
+/// Legend entries flow in rows from `top`, each as wide as its text; a label wider than
+/// a row is wrapped. Returns each entry's (x, y, lines) and the bottom of the legend.
+pub(crate) type LegendSlot = (f64, f64, Vec<String>);
+
+pub(crate) fn legend_layout<'a>(
+    labels: impl Iterator<Item = &'a str>,
+    top: f64,
+) -> (Vec<LegendSlot>, f64) {
+    let row_w = WIDTH - 2.0 * 10.0;
+    let mut legend: Vec<LegendSlot> = Vec::new();
+    let (mut x, mut y, mut row_h) = (10.0, top, 0.0_f64);
+    for label in labels {
+        let lines = wrap(label, AXIS_FONT, row_w - LEGEND_SAMPLE_W - 8.0);
+        let w = LEGEND_SAMPLE_W
+            + 8.0
+            + lines
+                .iter()
+                .map(|l| text_width(l, AXIS_FONT))
+                .fold(0.0_f64, f64::max);
+        if x > 10.0 && x + w > 10.0 + row_w {
+            x = 10.0;
+            y += row_h;
+            row_h = 0.0;
+        }
+        legend.push((x, y, lines.clone()));
+        row_h = row_h.max(lines.len() as f64 * (AXIS_FONT + 3.0) + 8.0);
+        x += w + 18.0;
+    }
+    (legend, y + row_h)
+}
+
+const LEGEND_SAMPLE_W: f64 = 38.0;
+
+/// One legend entry: a line sample with its marker, then the label.
+pub(crate) fn legend_entry(
+    svg: &mut String,
+    (x, y, lines): &LegendSlot,
+    colour: &str,
+    dash: &str,
+    square: bool,
+) {
+    let dash = if dash.is_empty() {
+        String::new()
+    } else {
+        format!(" stroke-dasharray=\"{dash}\"")
+    };
+    let _ = writeln!(
+        svg,
+        "<g class=\"legend\"><line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{colour}\" stroke-width=\"2\"{dash}/>{}{}</g>",
+        c(*x),
+        c(x + LEGEND_SAMPLE_W),
+        marker(x + LEGEND_SAMPLE_W / 2.0, *y, colour, square),
+        text_lines(x + LEGEND_SAMPLE_W + 8.0, y + AXIS_FONT * 0.35, lines, AXIS_FONT + 3.0, ""),
+        y = c(*y),
+    );
+}
+
+pub(crate) fn marker(x: f64, y: f64, colour: &str, square: bool) -> String {
     if square {
         format!(
             "<rect x=\"{}\" y=\"{}\" width=\"8\" height=\"8\" fill=\"#ffffff\" stroke=\"{colour}\" stroke-width=\"2\"/>",
@@ -681,7 +701,7 @@ fn marker(x: f64, y: f64, colour: &str, square: bool) -> String {
     }
 }
 
-fn capitalise_first(s: &str) -> String {
+pub(crate) fn capitalise_first(s: &str) -> String {
     let mut chars = s.chars();
     match chars.next() {
         Some(f) => f.to_uppercase().collect::<String>() + chars.as_str(),

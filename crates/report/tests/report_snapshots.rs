@@ -72,3 +72,29 @@ fn latex_of_the_means_table_matches_its_snapshot() {
         dualperf_report::latex::table(t, &report.analysis.systems.join(" vs "))
     );
 }
+
+#[test]
+fn time_series_figure_matches_its_snapshot() {
+    let report = build(&fixture::dataset_with_series(), &options());
+    let fig = report
+        .figures
+        .iter()
+        .find(|f| f.id == "tcp-stream-1408-timeseries");
+    insta::assert_snapshot!(
+        "figure-tcp-stream-1408-timeseries",
+        fig.map(|f| f.svg.clone()).unwrap_or_default()
+    );
+}
+
+/// Which figures a report with interval samples has, in order: each view's, an RTT
+/// view's percentiles, then one time series per test at its smallest and largest size.
+#[test]
+fn figure_list_matches_its_snapshot() {
+    let report = build(&fixture::dataset_with_series(), &options());
+    let list: Vec<String> = report
+        .figures
+        .iter()
+        .map(|f| format!("{}: {}", f.id, f.title))
+        .collect();
+    insta::assert_snapshot!("figure-list", list.join("\n"));
+}

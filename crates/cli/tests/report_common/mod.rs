@@ -1,6 +1,7 @@
 //! Shared helpers of the `dualperf report` tests: a results database filled through the
-//! store API with the report crate's fixed synthetic dataset, the binary, and the
-//! directory where test artifacts (report, screenshots) are kept.
+//! store API with the report crate's fixed synthetic dataset (every run with ten
+//! interval samples), the binary, and the directory where test artifacts (report,
+//! screenshots) are kept.
 
 #![allow(dead_code)]
 
@@ -13,7 +14,43 @@ use store::{CellRecord, HostInfo, NewCampaign, NewRun, RunStatus, Store};
 /// Write the fixture dataset (two campaigns, "Linux" and "Windows") into a new database
 /// at `path`; returns the campaign ids in order.
 pub fn fixture_db(path: &Path) -> Vec<i64> {
-    let data = fixture::dataset();
+    dataset_db(path, &fixture::dataset())
+}
+
+/// The fixture for six systems (six campaigns) in a new database at `path`.
+pub fn six_systems_db(path: &Path) -> Vec<i64> {
+    let labels = [
+        "Linux 6.8",
+        "Windows 11",
+        "FreeBSD 14.1",
+        "macOS 15",
+        "OpenBSD 7.6",
+        "Linux 6.8 tuned",
+    ];
+    dataset_db(path, &fixture::systems(&labels))
+}
+
+/// An interval sample as the study stores it: counts by metric name.
+fn stored_sample(s: &report::IntervalCounts) -> store::IntervalSample {
+    let metrics = [
+        (wire::metrics::SENT_BYTES, s.sent_bytes),
+        (wire::metrics::RECV_BYTES, s.recv_bytes),
+        (wire::metrics::SENT_PACKETS, s.sent_packets),
+        (wire::metrics::RECV_PACKETS, s.recv_packets),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| Some((k.to_string(), v?)))
+    .collect();
+    store::IntervalSample {
+        start_ns: s.start_ns,
+        end_ns: s.end_ns,
+        metrics,
+    }
+}
+
+/// Write `data` into a new database at `path`, each run with the fixture's interval
+/// samples; returns the campaign ids in order.
+pub fn dataset_db(path: &Path, data: &report::Dataset) -> Vec<i64> {
     let mut store = Store::open(path).expect("create test database");
     let mut ids = Vec::new();
     for c in &data.campaigns {
@@ -77,7 +114,14 @@ pub fn fixture_db(path: &Path) -> Vec<i64> {
                         },
                     },
                     metrics: r.metrics.clone(),
-                    samples: Vec::new(),
+                    // A failed run stored no samples.
+                    samples: match r.outcome {
+                        RunOutcome::Ok => fixture::interval_samples(r, n as u64)
+                            .iter()
+                            .map(stored_sample)
+                            .collect(),
+                        RunOutcome::Failed(_) => Vec::new(),
+                    },
                     applied: Default::default(),
                     started_unix_ns: 1_700_000_000_000_000_000 + n as i64,
                     duration_ns: 1_000_000_000,

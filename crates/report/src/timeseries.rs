@@ -1,0 +1,997 @@
+//! Time-series figures of selected runs, as flent draws them: what one run did interval
+//! by interval, one figure per (test, direction, packet size) with a step line per
+//! system and IP version. Also which runs to draw ([`select`]): by default, for each test
+//! its smallest and largest packet size, and in each such cell the run with the median
+//! of what the figure shows.
+//!
+//! The samples are the client's own counters (the engine's interval sampler on the
+//! client), over windows of the client's clock counted from when its data workers
+//! started; the figures say so, and say what that means for each test.
+
+use crate::dataset::{CampaignData, Dataset, IntervalCounts, RunRow, RunSeries};
+use crate::svg::{
+    c, capitalise_first, legend_entry, legend_layout, marker, nice_ticks, text_lines, text_width,
+    tick_label, wrap, Figure, AXIS_FONT, FONT, NOTE_FONT, PALETTE, PLOT_HEIGHT, RIGHT, TITLE_FONT,
+    WIDTH,
+};
+use crate::table::html_escape;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use wire::metrics;
+use wire::spec::{Direction, Family, TestKind};
+
+/// Most steps drawn per line; longer runs have adjacent intervals merged (their counts
+/// summed over their summed length), which the figure says.
+pub const MAX_STEPS: usize = 240;
+
+/// Which packet sizes get a time-series figure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SizeChoice {
+    /// None (only the cells of runs asked for by id).
+    None,
+    /// Each test's smallest and largest size.
+    Ends,
+    /// Every size.
+    All,
+    /// These sizes (where measured).
+    List(Vec<u32>),
+}
+
+/// Which runs to draw over time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// Tests to draw; empty = every test.
+    pub tests: Vec<TestKind>,
+    pub sizes: SizeChoice,
+    /// Cells (test, direction, packet size) drawn whatever `tests` and `sizes` say, e.g.
+    /// those of runs asked for in another campaign, so that every system is drawn there.
+    pub cells: Vec<(TestKind, Direction, u32)>,
+}
+
+impl Default for Selection {
+    fn default() -> Self {
+        Selection {
+            tests: Vec::new(),
+            sizes: SizeChoice::Ends,
+            cells: Vec::new(),
+        }
+    }
+}
+
+impl Selection {
+    /// No time-series figures (unless runs are asked for by id).
+    pub fn none() -> Self {
+        Selection {
+            tests: Vec::new(),
+            sizes: SizeChoice::None,
+            cells: Vec::new(),
+        }
+    }
+}
+
+/// What a test's time series shows, from the client's counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    /// Client → server stream: the client only sends.
+    SendRate,
+    /// Server → client (or both ways): what the client received.
+    Goodput,
+    /// Request/response: responses the client received, per second.
+    Transactions,
+}
+
+fn shown(kind: TestKind, direction: Direction) -> Shown {
+    match (kind.is_rr(), direction) {
+        (true, _) => Shown::Transactions,
+        (false, Direction::Forward) => Shown::SendRate,
+        (false, _) => Shown::Goodput,
+    }
+}
+
+impl Shown {
+    /// The run-level metric whose median run is drawn, and its name in the note.
+    fn run_metric(self) -> (&'static str, &'static str) {
+        match self {
+            Shown::SendRate | Shown::Goodput => (metrics::THROUGHPUT_BPS, "throughput"),
+            Shown::Transactions => (metrics::TRANSACTIONS_PER_S, "transaction rate"),
+        }
+    }
+    /// Value of one window: the counted quantity over the window's length.
+    fn value(self, s: &IntervalCounts, dt_s: f64) -> Option<f64> {
+        let (count, scale) = match self {
+            Shown::SendRate => (s.sent_bytes?, 8e-6),
+            Shown::Goodput => (s.recv_bytes?, 8e-6),
+            Shown::Transactions => (s.recv_packets?, 1.0),
+        };
+        (dt_s > 0.0).then(|| count * scale / dt_s)
+    }
+    fn axis(self) -> (&'static str, &'static str) {
+        match self {
+            Shown::SendRate => ("sending rate at the client", "Mbit/s"),
+            Shown::Goodput => ("goodput received by the client", "Mbit/s"),
+            Shown::Transactions => ("transactions per second", "1/s"),
+        }
+    }
+    fn note(self) -> &'static str {
+        match self {
+            Shown::SendRate => "The client only sends in this test: this is the rate it handed data to its sockets, not what arrived (the throughput figure has the receiver's goodput).",
+            Shown::Goodput => "The client is the receiver here: this is the payload it received.",
+            Shown::Transactions => "Transactions: responses the client received. The samples hold no RTT (the RTT figures have each run's percentiles).",
+        }
+    }
+}
+
+fn test_title(kind: TestKind, direction: Direction) -> String {
+    let test = match kind {
+        TestKind::TcpStream => "TCP stream",
+        TestKind::UdpStream => "UDP stream",
+        TestKind::TcpRr => "TCP request/response",
+        TestKind::UdpRr => "UDP request/response",
+    };
+    match direction {
+        Direction::Forward => test.to_string(),
+        Direction::Reverse => format!("{test} (reverse)"),
+        Direction::Bidir => format!("{test} (bidirectional)"),
+    }
+}
+
+fn kind_order(k: TestKind) -> usize {
+    TestKind::ALL.iter().position(|&x| x == k).unwrap_or(0)
+}
+
+fn direction_order(d: Direction) -> u8 {
+    match d {
+        Direction::Forward => 0,
+        Direction::Reverse => 1,
+        Direction::Bidir => 2,
+    }
+}
+
+/// A figure's cell: (test's place in `TestKind::ALL`, direction order, packet size).
+type CellKey = (usize, u8, u32);
+
+fn cell_key(r: &RunRow) -> CellKey {
+    (
+        kind_order(r.kind),
+        direction_order(r.direction),
+        r.payload_bytes,
+    )
+}
+
+/// The runs of `campaign` to draw over time (indexes into its `runs`, ascending): in each
+/// chosen cell and IP version, the counted run with the median of what the figure shows
+/// (the lower middle one of an even count, so it is a real run), or the runs in `asked`
+/// (indexes, e.g. from run ids the user gave) where there are some; the cells of asked
+/// runs and `sel.cells` are drawn whatever `sel.tests` and `sel.sizes` say.
+pub fn select(campaign: &CampaignData, sel: &Selection, asked: &[usize]) -> Vec<usize> {
+    let runs = &campaign.runs;
+    let asked: BTreeSet<usize> = asked.iter().copied().filter(|&i| i < runs.len()).collect();
+    // Sizes of each (test, direction), over both IP versions.
+    let mut sizes: BTreeMap<(usize, u8), BTreeSet<u32>> = BTreeMap::new();
+    for r in runs.iter().filter(|r| r.counts()) {
+        let (k, d, s) = cell_key(r);
+        sizes.entry((k, d)).or_default().insert(s);
+    }
+    let mut cells: BTreeSet<CellKey> = BTreeSet::new();
+    for (&(k, d), set) in &sizes {
+        let kind = TestKind::ALL[k];
+        if !sel.tests.is_empty() && !sel.tests.contains(&kind) {
+            continue;
+        }
+        let chosen: Vec<u32> = match &sel.sizes {
+            SizeChoice::None => Vec::new(),
+            SizeChoice::All => set.iter().copied().collect(),
+            SizeChoice::Ends => set.first().into_iter().chain(set.last()).copied().collect(),
+            SizeChoice::List(l) => set.iter().copied().filter(|s| l.contains(s)).collect(),
+        };
+        cells.extend(chosen.into_iter().map(|s| (k, d, s)));
+    }
+    cells.extend(asked.iter().map(|&i| cell_key(&runs[i])));
+    cells.extend(
+        sel.cells
+            .iter()
+            .map(|&(k, d, size)| (kind_order(k), direction_order(d), size)),
+    );
+    let mut out: BTreeSet<usize> = BTreeSet::new();
+    for &cell in &cells {
+        for family in [Family::V4, Family::V6] {
+            let in_cell = |r: &RunRow| cell_key(r) == cell && r.family == family;
+            let mine: Vec<usize> = asked
+                .iter()
+                .copied()
+                .filter(|&i| in_cell(&runs[i]))
+                .collect();
+            if !mine.is_empty() {
+                out.extend(mine);
+                continue;
+            }
+            let show = shown(TestKind::ALL[cell.0], runs_direction(cell.1));
+            let value = |r: &RunRow| {
+                r.metrics
+                    .get(show.run_metric().0)
+                    .copied()
+                    .filter(|v| v.is_finite())
+            };
+            let mut candidates: Vec<(f64, u32, usize)> = runs
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.counts() && in_cell(r))
+                .filter_map(|(i, r)| Some((value(r)?, r.repetition, i)))
+                .collect();
+            candidates.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            if let Some(&(_, _, i)) = candidates.get(candidates.len().saturating_sub(1) / 2) {
+                out.insert(i);
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+fn runs_direction(order: u8) -> Direction {
+    match order {
+        1 => Direction::Reverse,
+        2 => Direction::Bidir,
+        _ => Direction::Forward,
+    }
+}
+
+/// One drawn line: a run's windows as (start s, end s, value).
+struct Line {
+    label: String,
+    colour: &'static str,
+    dash: &'static str,
+    square: bool,
+    steps: Vec<(f64, f64, f64)>,
+}
+
+/// Two windows as one: counts summed, from the first's start to the second's end.
+fn join(a: &IntervalCounts, b: &IntervalCounts) -> IntervalCounts {
+    let add = |x: Option<f64>, y: Option<f64>| Some(x? + y?);
+    IntervalCounts {
+        start_ns: a.start_ns,
+        end_ns: b.end_ns,
+        sent_bytes: add(a.sent_bytes, b.sent_bytes),
+        recv_bytes: add(a.recv_bytes, b.recv_bytes),
+        sent_packets: add(a.sent_packets, b.sent_packets),
+        recv_packets: add(a.recv_packets, b.recv_packets),
+    }
+}
+
+/// A run's windows drawn as steps of what `show` counts.
+struct Steps {
+    /// (start s, end s, value).
+    steps: Vec<(f64, f64, f64)>,
+    /// Adjacent windows merged this many at a time (more than [`MAX_STEPS`]).
+    merged: usize,
+    /// A last window shorter than a quarter of the others was merged into the one
+    /// before it: the few ms in which a receiver drains its buffer would read as a spike.
+    short_tail: bool,
+}
+
+fn steps(samples: &[IntervalCounts], show: Shown) -> Steps {
+    let mut windows: Vec<IntervalCounts> = samples
+        .iter()
+        .filter(|s| s.end_ns > s.start_ns && show.value(s, 1.0).is_some())
+        .copied()
+        .collect();
+    let len = |s: &IntervalCounts| s.end_ns - s.start_ns;
+    let mut short_tail = false;
+    if windows.len() >= 3 {
+        let mut others: Vec<i64> = windows[..windows.len() - 1].iter().map(len).collect();
+        others.sort_unstable();
+        let typical = others[others.len() / 2];
+        if let [.., before, last] = windows.as_slice() {
+            if len(last) * 4 < typical && before.end_ns == last.start_ns {
+                let joined = join(before, last);
+                windows.truncate(windows.len() - 2);
+                windows.push(joined);
+                short_tail = true;
+            }
+        }
+    }
+    let merged = windows.len().div_ceil(MAX_STEPS).max(1);
+    let steps = windows
+        .chunks(merged)
+        .filter_map(|group| {
+            let first = group.first()?;
+            let last = group.last()?;
+            let all = IntervalCounts {
+                start_ns: first.start_ns,
+                end_ns: last.end_ns,
+                sent_bytes: group.iter().map(|s| s.sent_bytes).sum(),
+                recv_bytes: group.iter().map(|s| s.recv_bytes).sum(),
+                sent_packets: group.iter().map(|s| s.sent_packets).sum(),
+                recv_packets: group.iter().map(|s| s.recv_packets).sum(),
+            };
+            // The length counted is the windows' own, not any gap between them.
+            let dt_ns: i64 = group.iter().map(len).sum();
+            let v = show.value(&all, dt_ns as f64 / 1e9)?;
+            Some((first.start_ns as f64 / 1e9, last.end_ns as f64 / 1e9, v))
+        })
+        .collect();
+    Steps {
+        steps,
+        merged,
+        short_tail,
+    }
+}
+
+/// The time-series figures of `data`'s selected runs; `systems` are the campaigns'
+/// display names (as in [`crate::Analysis::systems`]).
+pub fn figures(data: &Dataset, systems: &[String]) -> Vec<Figure> {
+    type Member<'a> = (usize, &'a RunRow, &'a RunSeries);
+    let mut groups: BTreeMap<CellKey, Vec<Member>> = BTreeMap::new();
+    for (sys, campaign) in data.campaigns.iter().enumerate() {
+        for series in &campaign.series {
+            let Some(run) = campaign.runs.get(series.run_index) else {
+                continue;
+            };
+            if !series.samples.is_empty() {
+                groups
+                    .entry(cell_key(run))
+                    .or_default()
+                    .push((sys, run, series));
+            }
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|((k, d, size), mut members)| {
+            members.sort_by_key(|(sys, run, s)| (*sys, run.family == Family::V6, s.run_id));
+            figure(TestKind::ALL[k], runs_direction(d), size, &members, systems)
+        })
+        .collect()
+}
+
+fn figure(
+    kind: TestKind,
+    direction: Direction,
+    size: u32,
+    members: &[(usize, &RunRow, &RunSeries)],
+    systems: &[String],
+) -> Option<Figure> {
+    let show = shown(kind, direction);
+    let many_systems = members.iter().any(|m| m.0 != members[0].0);
+    let mut lines = Vec::new();
+    let mut merged = 1;
+    let mut short_tail = false;
+    let mut seen: BTreeMap<(usize, Family), usize> = BTreeMap::new();
+    for &(sys, run, series) in members {
+        let drawn = steps(&series.samples, show);
+        if drawn.steps.is_empty() {
+            continue;
+        }
+        merged = merged.max(drawn.merged);
+        short_tail |= drawn.short_tail;
+        let nth = seen.entry((sys, run.family)).or_default();
+        let v6 = run.family == Family::V6;
+        let pair = PALETTE[sys % PALETTE.len()];
+        let who = match (many_systems, systems.get(sys)) {
+            (true, Some(name)) => format!("{name} {}", run.family),
+            _ => run.family.to_string(),
+        };
+        lines.push(Line {
+            label: format!("{who} · run {}", series.run_id),
+            colour: if v6 { pair.1 } else { pair.0 },
+            // A second run of the same system and IP version (asked for by id) dotted.
+            dash: match (*nth, v6) {
+                (0, false) => "",
+                (0, true) => "7 4",
+                _ => "2 3",
+            },
+            square: v6,
+            steps: drawn.steps,
+        });
+        *nth += 1;
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let searched = kind == TestKind::UdpStream
+        && members.iter().any(|m| {
+            m.1.metrics
+                .get(metrics::RATE_SEARCH_TRIALS)
+                .is_some_and(|t| *t > 0.0)
+        });
+    let (quantity, unit) = show.axis();
+    let mut note = format!(
+        "Each step is one sampling interval of one run: the client's own count over the interval's length. Time runs from when the client's data workers started, on its clock; the last interval can be shorter. {} Runs (ids in the legend): the median-{} run of each system and IP version, or those chosen with --timeseries.",
+        show.note(),
+        show.run_metric().1,
+    );
+    if searched {
+        note.push_str(" UDP throughput searched per RFC 2544: the samples are those of the trial the search chose, at its offered rate.");
+    }
+    if short_tail {
+        note.push_str(" A last interval shorter than a quarter of the others is drawn merged into the one before it (a few ms of draining would read as a spike).");
+    }
+    if merged > 1 {
+        let _ = write!(
+            note,
+            " Intervals merged {merged} at a time to draw at most {MAX_STEPS} steps."
+        );
+    }
+    let id = format!(
+        "{}{}-{size}-timeseries",
+        kind.name(),
+        match direction {
+            Direction::Forward => "",
+            Direction::Reverse => "-reverse",
+            Direction::Bidir => "-bidir",
+        }
+    );
+    let title = format!(
+        "{} at {size} bytes: {quantity} over time",
+        test_title(kind, direction)
+    );
+    Some(render(&id, title, quantity, unit, &lines, &note))
+}
+
+/// Draw the lines against time: frame, ticks, step lines with a marker on every few
+/// steps, a legend that wraps, and the note.
+fn render(
+    id: &str,
+    title: String,
+    quantity: &str,
+    unit: &str,
+    lines: &[Line],
+    note: &str,
+) -> Figure {
+    let y_hi = lines
+        .iter()
+        .flat_map(|l| l.steps.iter().map(|s| s.2))
+        .fold(0.0_f64, f64::max);
+    let y_hi = if y_hi > 0.0 && y_hi.is_finite() {
+        y_hi
+    } else {
+        1.0
+    };
+    let y_ticks = nice_ticks(0.0, y_hi, 5);
+    let y_max = y_ticks.last().copied().filter(|m| *m > 0.0).unwrap_or(y_hi);
+    let y_step = if y_ticks.len() > 1 {
+        y_ticks[1] - y_ticks[0]
+    } else {
+        1.0
+    };
+    let y_texts: Vec<String> = y_ticks.iter().map(|&t| tick_label(t, y_step)).collect();
+    let widest = y_texts
+        .iter()
+        .map(|t| text_width(t, AXIS_FONT))
+        .fold(0.0_f64, f64::max);
+    let left = 34.0 + widest + 10.0;
+    let t_hi = lines
+        .iter()
+        .flat_map(|l| l.steps.iter().map(|s| s.1))
+        .fold(0.0_f64, f64::max);
+    let t_hi = if t_hi > 0.0 && t_hi.is_finite() {
+        t_hi
+    } else {
+        1.0
+    };
+    // The axis ends where the last run does (no empty stretch after it).
+    let mut x_ticks = nice_ticks(0.0, t_hi, 6);
+    let x_step = if x_ticks.len() > 1 {
+        x_ticks[1] - x_ticks[0]
+    } else {
+        1.0
+    };
+    x_ticks.retain(|&t| t <= t_hi * (1.0 + 1e-9));
+    let x_max = t_hi;
+
+    let title_lines = wrap(&title, TITLE_FONT * 1.1, WIDTH - 20.0);
+    let top = 14.0 + title_lines.len() as f64 * (TITLE_FONT + 4.0) + 14.0;
+    let bottom = top + PLOT_HEIGHT;
+    let px = |t: f64| left + t / x_max * (WIDTH - left - RIGHT);
+    let py = |v: f64| bottom - v / y_max * (bottom - top);
+    let (legend, legend_bottom) =
+        legend_layout(lines.iter().map(|l| l.label.as_str()), bottom + 76.0);
+    let note_lines = wrap(note, NOTE_FONT, WIDTH - 20.0);
+    let note_top = legend_bottom + 14.0;
+    let height = (note_top + note_lines.len() as f64 * (NOTE_FONT + 3.0) + 8.0).ceil();
+
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"figure\" id=\"fig-{id}\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{t}\" font-family=\"{FONT}\" font-size=\"{AXIS_FONT}\">\n<title>{t}</title>\n<rect x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/>\n",
+        id = html_escape(id),
+        w = WIDTH,
+        h = height,
+        t = html_escape(&title),
+    );
+    let _ = writeln!(
+        svg,
+        "{}",
+        text_lines(
+            WIDTH / 2.0,
+            14.0 + TITLE_FONT,
+            &title_lines,
+            TITLE_FONT + 4.0,
+            &format!(" text-anchor=\"middle\" font-size=\"{TITLE_FONT}\" font-weight=\"bold\"")
+        )
+    );
+    for (&v, text) in y_ticks.iter().zip(&y_texts) {
+        let y = c(py(v));
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#dddddd\" stroke-width=\"1\"/><text class=\"ytick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{text}</text>",
+            c(left),
+            c(WIDTH - RIGHT),
+            c(left - 8.0),
+            c(py(v) + AXIS_FONT * 0.35),
+        );
+    }
+    // Time labels that would touch are thinned to every second (third, …) one.
+    let x_texts: Vec<String> = x_ticks.iter().map(|&t| tick_label(t, x_step)).collect();
+    let widest_x = x_texts
+        .iter()
+        .map(|t| text_width(t, AXIS_FONT))
+        .fold(0.0_f64, f64::max);
+    let gap = px(x_step) - px(0.0);
+    let every = if gap > 0.0 {
+        ((widest_x + 6.0) / gap).ceil().max(1.0) as usize
+    } else {
+        1
+    };
+    for (i, (&t, text)) in x_ticks.iter().zip(&x_texts).enumerate() {
+        let x = c(px(t));
+        let label = if i % every == 0 {
+            // A label centred on the right edge would stick out: it ends there instead.
+            let anchor = if px(t) + text_width(text, AXIS_FONT) / 2.0 > WIDTH - 6.0 {
+                "end"
+            } else {
+                "middle"
+            };
+            format!(
+                "<text class=\"xtick\" x=\"{x}\" y=\"{}\" text-anchor=\"{anchor}\">{text}</text>",
+                c(bottom + 6.0 + AXIS_FONT)
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{}\" stroke=\"#333333\"/>{label}",
+            c(bottom),
+            c(bottom + 5.0),
+        );
+    }
+    let _ = writeln!(
+        svg,
+        "<path d=\"M{l} {t} V{b} H{r}\" fill=\"none\" stroke=\"#333333\" stroke-width=\"1.2\"/>",
+        l = c(left),
+        t = c(top),
+        b = c(bottom),
+        r = c(WIDTH - RIGHT)
+    );
+    let _ = writeln!(
+        svg,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">Time since the client's data workers started (s)</text>",
+        c((left + WIDTH - RIGHT) / 2.0),
+        c(bottom + 12.0 + 2.0 * AXIS_FONT)
+    );
+    let y_mid = c((top + bottom) / 2.0);
+    let _ = writeln!(
+        svg,
+        "<text x=\"20\" y=\"{y_mid}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {y_mid})\">{} ({})</text>",
+        html_escape(&capitalise_first(quantity)),
+        html_escape(unit),
+    );
+    for l in lines {
+        draw_line(&mut svg, l, &px, &py);
+    }
+    for (l, slot) in lines.iter().zip(&legend) {
+        legend_entry(&mut svg, slot, l.colour, l.dash, l.square);
+    }
+    let _ = writeln!(
+        svg,
+        "{}",
+        text_lines(
+            10.0,
+            note_top + NOTE_FONT,
+            &note_lines,
+            NOTE_FONT + 3.0,
+            &format!(" font-size=\"{NOTE_FONT}\" fill=\"#444444\"")
+        )
+    );
+    svg.push_str("</svg>\n");
+    Figure {
+        id: id.to_string(),
+        title,
+        svg,
+    }
+}
+
+/// One line as steps (a horizontal segment per window, joined where windows meet), with
+/// a marker at the middle of about every fifteenth window.
+fn draw_line(svg: &mut String, l: &Line, px: &dyn Fn(f64) -> f64, py: &dyn Fn(f64) -> f64) {
+    let _ = writeln!(
+        svg,
+        "<g class=\"series\" data-label=\"{}\" data-colour=\"{}\">",
+        html_escape(&l.label),
+        l.colour
+    );
+    let mut d = String::new();
+    let mut end: Option<f64> = None;
+    for &(t0, t1, v) in &l.steps {
+        let joined = end.is_some_and(|e| (e - t0).abs() < 1e-9);
+        let _ = write!(
+            d,
+            "{}{} {} H{} ",
+            if joined { "L" } else { "M" },
+            c(px(t0)),
+            c(py(v)),
+            c(px(t1))
+        );
+        end = Some(t1);
+    }
+    let dash = if l.dash.is_empty() {
+        String::new()
+    } else {
+        format!(" stroke-dasharray=\"{}\"", l.dash)
+    };
+    let _ = writeln!(
+        svg,
+        "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{dash}/>",
+        d.trim_end(),
+        l.colour
+    );
+    let every = l.steps.len().div_ceil(15).max(1);
+    for &(t0, t1, v) in l.steps.iter().step_by(every) {
+        let _ = writeln!(
+            svg,
+            "{}",
+            marker(px((t0 + t1) / 2.0), py(v), l.colour, l.square)
+        );
+    }
+    svg.push_str("</g>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::RunOutcome;
+    use wire::spec::TestKind::{TcpRr, TcpStream, UdpStream};
+
+    fn run(kind: TestKind, family: Family, size: u32, rep: u32, bps: f64) -> RunRow {
+        RunRow {
+            family,
+            kind,
+            direction: Direction::Forward,
+            payload_bytes: size,
+            repetition: rep,
+            warmup: false,
+            outcome: RunOutcome::Ok,
+            metrics: BTreeMap::from([
+                (metrics::THROUGHPUT_BPS.to_string(), bps),
+                (metrics::TRANSACTIONS_PER_S.to_string(), bps),
+            ]),
+        }
+    }
+
+    /// Cells at 128, 640 and 1408 bytes, IPv4 and IPv6, runs of 3, 1 and 2 Mbit/s.
+    fn campaign(kind: TestKind) -> CampaignData {
+        let mut runs = Vec::new();
+        for size in [640, 128, 1408] {
+            for family in [Family::V4, Family::V6] {
+                for (rep, v) in [3e6, 1e6, 2e6].into_iter().enumerate() {
+                    runs.push(run(kind, family, size, rep as u32, v));
+                }
+            }
+        }
+        CampaignData {
+            id: 1,
+            label: "S".into(),
+            runs,
+            ..Default::default()
+        }
+    }
+
+    fn picked(c: &CampaignData, idx: &[usize]) -> Vec<(u32, Family, f64)> {
+        idx.iter()
+            .map(|&i| {
+                let r = &c.runs[i];
+                (
+                    r.payload_bytes,
+                    r.family,
+                    r.metrics[metrics::THROUGHPUT_BPS],
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn default_selection_is_the_median_run_at_the_smallest_and_largest_size() {
+        let c = campaign(TcpStream);
+        let got = picked(&c, &select(&c, &Selection::default(), &[]));
+        assert_eq!(
+            got,
+            vec![
+                (128, Family::V4, 2e6),
+                (128, Family::V6, 2e6),
+                (1408, Family::V4, 2e6),
+                (1408, Family::V6, 2e6),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_even_count_takes_the_lower_middle_run_and_warmups_never_count() {
+        let mut c = campaign(TcpStream);
+        c.runs.push(run(TcpStream, Family::V4, 128, 3, 4e6));
+        c.runs.push(RunRow {
+            warmup: true,
+            ..run(TcpStream, Family::V4, 128, 4, 2.5e6)
+        });
+        let sel = Selection {
+            sizes: SizeChoice::List(vec![128]),
+            ..Selection::default()
+        };
+        // IPv4 at 128: 1, 2, 3, 4 Mbit/s counted → 2 (a real run, not 2.5).
+        let got = picked(&c, &select(&c, &sel, &[]));
+        assert_eq!(got[0], (128, Family::V4, 2e6));
+    }
+
+    #[test]
+    fn a_run_asked_for_replaces_the_median_of_its_cell_and_adds_its_cell() {
+        let c = campaign(TcpStream);
+        // The 3 Mbit/s IPv6 run at 640 bytes.
+        let asked = c
+            .runs
+            .iter()
+            .position(|r| r.payload_bytes == 640 && r.family == Family::V6)
+            .unwrap_or(0);
+        let got = picked(&c, &select(&c, &Selection::none(), &[asked]));
+        assert_eq!(
+            got,
+            vec![(640, Family::V4, 2e6), (640, Family::V6, 3e6)],
+            "IPv4 beside it is still the median run"
+        );
+        assert!(select(&c, &Selection::none(), &[]).is_empty());
+        assert!(
+            select(&c, &Selection::none(), &[999]).is_empty(),
+            "no such run"
+        );
+    }
+
+    #[test]
+    fn tests_narrow_the_selection() {
+        let mut c = campaign(TcpStream);
+        c.runs.extend(campaign(UdpStream).runs);
+        let sel = Selection {
+            tests: vec![UdpStream],
+            sizes: SizeChoice::All,
+            cells: vec![],
+        };
+        let idx = select(&c, &sel, &[]);
+        assert_eq!(idx.len(), 6, "3 sizes × 2 IP versions");
+        assert!(idx.iter().all(|&i| c.runs[i].kind == UdpStream));
+    }
+
+    fn samples(bytes: &[f64]) -> Vec<IntervalCounts> {
+        bytes
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| IntervalCounts {
+                start_ns: i as i64 * 1_000_000_000,
+                end_ns: (i as i64 + 1) * 1_000_000_000,
+                sent_bytes: Some(b),
+                recv_bytes: Some(b / 2.0),
+                sent_packets: Some(b / 1000.0),
+                recv_packets: Some(b / 1000.0),
+            })
+            .collect()
+    }
+
+    fn with_series(mut c: CampaignData, bytes: &[f64]) -> Dataset {
+        c.series = select(&c, &Selection::default(), &[])
+            .into_iter()
+            .map(|i| RunSeries {
+                run_index: i,
+                run_id: 100 + i as i64,
+                samples: samples(bytes),
+            })
+            .collect();
+        Dataset { campaigns: vec![c] }
+    }
+
+    /// The figure's words, tags removed (notes wrap anywhere).
+    fn words(svg: &str) -> String {
+        let mut out = String::new();
+        let mut in_tag = false;
+        for ch in svg.chars() {
+            match ch {
+                '<' => in_tag = true,
+                '>' => {
+                    in_tag = false;
+                    out.push(' ');
+                }
+                c if !in_tag => out.push(c),
+                _ => {}
+            }
+        }
+        out.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    fn path_of(svg: &str) -> String {
+        svg.split("<g class=\"series\"")
+            .nth(1)
+            .and_then(|g| g.split("<path d=\"").nth(1))
+            .and_then(|p| p.split('"').next())
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// 125 MB in a 1 s window is 1000 Mbit/s; a window with nothing sent is drawn at 0,
+    /// not left out; each window is one horizontal step.
+    #[test]
+    fn each_window_is_a_step_at_its_rate_and_a_stall_is_drawn_at_zero() {
+        let data = with_series(campaign(TcpStream), &[125e6, 0.0, 62.5e6]);
+        let figs = figures(&data, &["S".to_string()]);
+        assert_eq!(figs.len(), 2, "128 and 1408 bytes");
+        let fig = &figs[0];
+        assert_eq!(fig.id, "tcp-stream-128-timeseries");
+        assert!(
+            fig.title.contains("sending rate at the client"),
+            "{}",
+            fig.title
+        );
+        assert!(fig.svg.contains("IPv4 · run 1"), "run id in the legend");
+        let d = path_of(&fig.svg);
+        assert_eq!(d.matches('H').count(), 3, "{d}");
+        assert_eq!(d.matches('M').count(), 1, "contiguous windows joined: {d}");
+        let ticks: Vec<&str> = fig
+            .svg
+            .split("class=\"ytick\"")
+            .skip(1)
+            .filter_map(|t| t.split('>').nth(1))
+            .filter_map(|t| t.split('<').next())
+            .collect();
+        assert_eq!(ticks.last().copied(), Some("1000"), "{ticks:?}");
+        // The plot's bottom (y of the 0 tick's grid line) is where the stall is drawn.
+        let zero_y = fig
+            .svg
+            .split("<line x1=")
+            .nth(1)
+            .and_then(|l| l.split("y1=\"").nth(1))
+            .and_then(|y| y.split('"').next())
+            .unwrap_or("?");
+        assert!(
+            d.contains(&format!(" {zero_y} H")),
+            "no step at 0 ({zero_y}): {d}"
+        );
+        assert!(words(&fig.svg).contains("client only sends"));
+        assert!(fig.svg.contains("Time since the client"));
+    }
+
+    #[test]
+    fn reverse_shows_what_the_client_received_and_rr_its_transaction_rate() {
+        let mut c = campaign(TcpStream);
+        for r in &mut c.runs {
+            r.direction = Direction::Reverse;
+        }
+        let figs = figures(&with_series(c, &[125e6]), &["S".to_string()]);
+        assert_eq!(figs[0].id, "tcp-stream-reverse-128-timeseries");
+        assert!(figs[0].title.contains("goodput received by the client"));
+        // Received half the bytes sent: 500 Mbit/s.
+        assert!(figs[0].svg.contains(">500<"), "{}", figs[0].svg);
+        let figs = figures(&with_series(campaign(TcpRr), &[125e6]), &["S".into()]);
+        assert_eq!(figs[0].id, "tcp-rr-128-timeseries");
+        assert!(figs[0].title.contains("transactions per second"));
+        assert!(words(&figs[0].svg).contains("hold no RTT"));
+    }
+
+    #[test]
+    fn long_runs_are_merged_into_at_most_max_steps_and_the_figure_says_so() {
+        let bytes = vec![1e6; MAX_STEPS * 3 + 1];
+        let drawn = steps(&samples(&bytes), Shown::SendRate);
+        assert_eq!(drawn.merged, 4);
+        let st = drawn.steps;
+        assert!(st.len() <= MAX_STEPS, "{}", st.len());
+        assert!(st.iter().all(|s| (s.2 - 8.0).abs() < 1e-9), "8 Mbit/s kept");
+        let figs = figures(&with_series(campaign(TcpStream), &bytes), &["S".into()]);
+        assert!(words(&figs[0].svg).contains("merged 4 at a time"));
+    }
+
+    /// A 2 ms last window holding 1 MB (a receiver draining its buffer: 4 Gbit/s over
+    /// it) is drawn together with the window before it, and the figure says so; a last
+    /// window of half an interval is drawn as it is.
+    #[test]
+    fn a_very_short_last_window_is_merged_into_the_one_before() {
+        let mut s = samples(&[1e6, 1e6, 1e6]);
+        s.push(IntervalCounts {
+            start_ns: 3_000_000_000,
+            end_ns: 3_002_000_000,
+            sent_bytes: Some(1e6),
+            ..s[0]
+        });
+        let drawn = steps(&s, Shown::SendRate);
+        assert!(drawn.short_tail);
+        assert_eq!(drawn.steps.len(), 3);
+        let last = drawn.steps[2];
+        assert!((last.1 - 3.002).abs() < 1e-9, "{last:?}");
+        // 2 MB over 1.002 s.
+        assert!((last.2 - 16.0 / 1.002).abs() < 1e-6, "{last:?}");
+        s[3].end_ns = 3_500_000_000;
+        let drawn = steps(&s, Shown::SendRate);
+        assert!(!drawn.short_tail);
+        assert_eq!(drawn.steps.len(), 4);
+        let mut c = campaign(TcpStream);
+        c.series = vec![RunSeries {
+            run_index: 0,
+            run_id: 1,
+            samples: {
+                s[3].end_ns = 3_002_000_000;
+                s
+            },
+        }];
+        let figs = figures(&Dataset { campaigns: vec![c] }, &["S".into()]);
+        assert!(words(&figs[0].svg).contains("merged into the one before it"));
+    }
+
+    #[test]
+    fn runs_without_samples_make_no_figure() {
+        let mut data = with_series(campaign(TcpStream), &[]);
+        assert!(figures(&data, &["S".into()]).is_empty());
+        data.campaigns[0].series.clear();
+        assert!(figures(&data, &["S".into()]).is_empty());
+    }
+
+    /// Six systems × two IP versions: twelve colours, and every legend line inside the
+    /// figure (a long label wraps).
+    #[test]
+    fn six_systems_get_twelve_lines_with_distinct_colours_and_legends_inside() {
+        let long = "A system with a remarkably long label that no legend row holds";
+        let labels = ["Linux", "Windows", long, "FreeBSD", "macOS", "OpenBSD"];
+        let data = crate::fixture::with_series(crate::fixture::systems(&labels));
+        let names: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
+        let figs = figures(&data, &names);
+        assert_eq!(figs.len(), 8, "4 tests × 2 sizes");
+        for fig in &figs {
+            let colours: BTreeSet<&str> = fig
+                .svg
+                .split("data-colour=\"")
+                .skip(1)
+                .filter_map(|s| s.split('"').next())
+                .collect();
+            assert_eq!(colours.len(), 12, "{}: {colours:?}", fig.id);
+            let height: f64 = fig
+                .svg
+                .split("height=\"")
+                .nth(1)
+                .and_then(|h| h.split('"').next())
+                .and_then(|h| h.parse().ok())
+                .unwrap_or(0.0);
+            for g in fig.svg.split("<g class=\"legend\">").skip(1) {
+                let g = g.split("</g>").next().unwrap_or("");
+                for span in g.split("<tspan x=\"").skip(1) {
+                    let x: f64 = span
+                        .split('"')
+                        .next()
+                        .and_then(|x| x.parse().ok())
+                        .unwrap_or(-1.0);
+                    let text = span
+                        .split('>')
+                        .nth(1)
+                        .and_then(|t| t.split('<').next())
+                        .unwrap_or("");
+                    assert!(
+                        x >= 0.0 && x + text_width(text, AXIS_FONT) <= WIDTH,
+                        "{}: {text} at {x}",
+                        fig.id
+                    );
+                }
+                let y: f64 = g
+                    .split("y1=\"")
+                    .nth(1)
+                    .and_then(|y| y.split('"').next())
+                    .and_then(|y| y.parse().ok())
+                    .unwrap_or(f64::INFINITY);
+                assert!(y < height, "{}: legend at {y} below {height}", fig.id);
+            }
+            assert!(
+                words(&fig.svg).contains("no legend row holds"),
+                "label lost"
+            );
+        }
+    }
+}
