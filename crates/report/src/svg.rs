@@ -402,39 +402,9 @@ fn render(
     let note_top = legend_bottom + 14.0;
     let height = (note_top + note_lines.len() as f64 * (NOTE_FONT + 3.0) + 8.0).ceil();
 
-    let mut svg = String::new();
-    let _ = write!(
-        svg,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"figure\" id=\"fig-{id}\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{t}\" font-family=\"{FONT}\" font-size=\"{AXIS_FONT}\">\n<title>{t}</title>\n<rect x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/>\n",
-        id = html_escape(id),
-        w = WIDTH,
-        h = height,
-        t = html_escape(&title),
-    );
-    let _ = writeln!(
-        svg,
-        "{}",
-        text_lines(
-            WIDTH / 2.0,
-            14.0 + TITLE_FONT,
-            &title_lines,
-            TITLE_FONT + 4.0,
-            &format!(" text-anchor=\"middle\" font-size=\"{TITLE_FONT}\" font-weight=\"bold\"")
-        )
-    );
+    let mut svg = figure_open(id, &title, &title_lines, height);
     // Grid and y ticks.
-    for (&t, text) in y_ticks.iter().zip(&tick_texts) {
-        let y = py(t);
-        let _ = writeln!(
-            svg,
-            "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#dddddd\" stroke-width=\"1\"/><text class=\"ytick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{text}</text>",
-            c(left),
-            c(WIDTH - RIGHT),
-            c(left - 8.0),
-            c(y + AXIS_FONT * 0.35),
-            y = c(y)
-        );
-    }
+    y_grid(&mut svg, &y_ticks, &tick_texts, left, &py);
     // x ticks at the measured sizes (or round numbers when there are many); labels
     // that would touch are thinned to every second (third, …) one.
     let x_ticks: Vec<f64> = if sizes.len() <= 12 {
@@ -479,27 +449,12 @@ fn render(
         );
     }
     // Axes and their labels.
-    let _ = writeln!(
-        svg,
-        "<path d=\"M{l} {t} V{b} H{r}\" fill=\"none\" stroke=\"#333333\" stroke-width=\"1.2\"/>",
-        l = c(left),
-        t = c(top),
-        b = c(plot_bottom),
-        r = c(WIDTH - RIGHT)
-    );
-    let _ = writeln!(
-        svg,
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">Packet size: payload per send (bytes)</text>",
-        c((left + WIDTH - RIGHT) / 2.0),
-        c(plot_bottom + 12.0 + 2.0 * AXIS_FONT)
-    );
-    let y_mid = (top + plot_bottom) / 2.0;
-    let _ = writeln!(
-        svg,
-        "<text x=\"20\" y=\"{y}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {y})\">{} ({})</text>",
-        html_escape(&capitalise_first(quantity)),
-        html_escape(unit),
-        y = c(y_mid)
+    axes(
+        &mut svg,
+        (left, top, plot_bottom),
+        "Packet size: payload per send (bytes)",
+        quantity,
+        unit,
     );
     // Series: error bars, line, markers. Offsets keep overlapping bars apart.
     let n_series = series.len().max(1) as f64;
@@ -609,18 +564,7 @@ fn render(
     for (s, entry) in series.iter().zip(&legend) {
         legend_entry(&mut svg, entry, s.colour, s.dash, s.square);
     }
-    let _ = writeln!(
-        svg,
-        "{}",
-        text_lines(
-            10.0,
-            note_top + NOTE_FONT,
-            &note_lines,
-            NOTE_FONT + 3.0,
-            &format!(" font-size=\"{NOTE_FONT}\" fill=\"#444444\"")
-        )
-    );
-    svg.push_str("</svg>\n");
+    figure_close(&mut svg, &note_lines, note_top);
     Figure {
         id: id.to_string(),
         title,
@@ -631,6 +575,103 @@ fn render(
 /// Legend entries flow in rows from `top`, each as wide as its text; a label wider than
 /// a row is wrapped. Returns each entry's (x, y, lines) and the bottom of the legend.
 pub(crate) type LegendSlot = (f64, f64, Vec<String>);
+
+/// A figure's `<svg>` element, its accessible title and white background, and the
+/// wrapped bold title at the top: what every figure starts with.
+pub(crate) fn figure_open(id: &str, title: &str, title_lines: &[String], height: f64) -> String {
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"figure\" id=\"fig-{id}\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{t}\" font-family=\"{FONT}\" font-size=\"{AXIS_FONT}\">\n<title>{t}</title>\n<rect x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/>\n",
+        id = html_escape(id),
+        w = WIDTH,
+        h = height,
+        t = html_escape(title),
+    );
+    let _ = writeln!(
+        svg,
+        "{}",
+        text_lines(
+            WIDTH / 2.0,
+            14.0 + TITLE_FONT,
+            title_lines,
+            TITLE_FONT + 4.0,
+            &format!(" text-anchor=\"middle\" font-size=\"{TITLE_FONT}\" font-weight=\"bold\"")
+        )
+    );
+    svg
+}
+
+/// Horizontal grid lines across the plot at `ticks`, each with its label on the left.
+pub(crate) fn y_grid(
+    svg: &mut String,
+    ticks: &[f64],
+    texts: &[String],
+    left: f64,
+    py: &dyn Fn(f64) -> f64,
+) {
+    for (&t, text) in ticks.iter().zip(texts) {
+        let y = py(t);
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#dddddd\" stroke-width=\"1\"/><text class=\"ytick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{text}</text>",
+            c(left),
+            c(WIDTH - RIGHT),
+            c(left - 8.0),
+            c(y + AXIS_FONT * 0.35),
+            y = c(y)
+        );
+    }
+}
+
+/// The L of the axes around the plot `(left, top, bottom)`, the x-axis title under it
+/// and the y-axis title ("Quantity (unit)") turned along the left edge.
+pub(crate) fn axes(
+    svg: &mut String,
+    (left, top, bottom): (f64, f64, f64),
+    x_title: &str,
+    quantity: &str,
+    unit: &str,
+) {
+    let _ = writeln!(
+        svg,
+        "<path d=\"M{l} {t} V{b} H{r}\" fill=\"none\" stroke=\"#333333\" stroke-width=\"1.2\"/>",
+        l = c(left),
+        t = c(top),
+        b = c(bottom),
+        r = c(WIDTH - RIGHT)
+    );
+    let _ = writeln!(
+        svg,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+        c((left + WIDTH - RIGHT) / 2.0),
+        c(bottom + 12.0 + 2.0 * AXIS_FONT),
+        html_escape(x_title)
+    );
+    let y_mid = c((top + bottom) / 2.0);
+    let _ = writeln!(
+        svg,
+        "<text x=\"20\" y=\"{y_mid}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {y_mid})\">{} ({})</text>",
+        html_escape(&capitalise_first(quantity)),
+        html_escape(unit),
+    );
+}
+
+/// The wrapped note under the legend, and the end of the figure.
+pub(crate) fn figure_close(svg: &mut String, note_lines: &[String], note_top: f64) {
+    let _ = writeln!(
+        svg,
+        "{}",
+        text_lines(
+            10.0,
+            note_top + NOTE_FONT,
+            note_lines,
+            NOTE_FONT + 3.0,
+            &format!(" font-size=\"{NOTE_FONT}\" fill=\"#444444\"")
+        )
+    );
+    svg.push_str("</svg>\n");
+}
 
 pub(crate) fn legend_layout<'a>(
     labels: impl Iterator<Item = &'a str>,

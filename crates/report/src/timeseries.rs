@@ -10,9 +10,9 @@
 
 use crate::dataset::{CampaignData, Dataset, IntervalCounts, RunRow, RunSeries};
 use crate::svg::{
-    c, capitalise_first, legend_entry, legend_layout, marker, nice_ticks, text_lines, text_width,
-    tick_label, wrap, Figure, AXIS_FONT, FONT, NOTE_FONT, PALETTE, PLOT_HEIGHT, RIGHT, TITLE_FONT,
-    WIDTH,
+    axes, c, figure_close, figure_open, legend_entry, legend_layout, marker, nice_ticks,
+    text_width, tick_label, wrap, y_grid, Figure, AXIS_FONT, NOTE_FONT, PALETTE, PLOT_HEIGHT,
+    RIGHT, TITLE_FONT, WIDTH,
 };
 use crate::table::html_escape;
 use std::collections::{BTreeMap, BTreeSet};
@@ -489,37 +489,8 @@ fn render(
     let note_top = legend_bottom + 14.0;
     let height = (note_top + note_lines.len() as f64 * (NOTE_FONT + 3.0) + 8.0).ceil();
 
-    let mut svg = String::new();
-    let _ = write!(
-        svg,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"figure\" id=\"fig-{id}\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{t}\" font-family=\"{FONT}\" font-size=\"{AXIS_FONT}\">\n<title>{t}</title>\n<rect x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/>\n",
-        id = html_escape(id),
-        w = WIDTH,
-        h = height,
-        t = html_escape(&title),
-    );
-    let _ = writeln!(
-        svg,
-        "{}",
-        text_lines(
-            WIDTH / 2.0,
-            14.0 + TITLE_FONT,
-            &title_lines,
-            TITLE_FONT + 4.0,
-            &format!(" text-anchor=\"middle\" font-size=\"{TITLE_FONT}\" font-weight=\"bold\"")
-        )
-    );
-    for (&v, text) in y_ticks.iter().zip(&y_texts) {
-        let y = c(py(v));
-        let _ = writeln!(
-            svg,
-            "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#dddddd\" stroke-width=\"1\"/><text class=\"ytick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{text}</text>",
-            c(left),
-            c(WIDTH - RIGHT),
-            c(left - 8.0),
-            c(py(v) + AXIS_FONT * 0.35),
-        );
-    }
+    let mut svg = figure_open(id, &title, &title_lines, height);
+    y_grid(&mut svg, &y_ticks, &y_texts, left, &py);
     // Time labels that would touch are thinned to every second (third, …) one.
     let x_texts: Vec<String> = x_ticks.iter().map(|&t| tick_label(t, x_step)).collect();
     let widest_x = x_texts
@@ -555,26 +526,12 @@ fn render(
             c(bottom + 5.0),
         );
     }
-    let _ = writeln!(
-        svg,
-        "<path d=\"M{l} {t} V{b} H{r}\" fill=\"none\" stroke=\"#333333\" stroke-width=\"1.2\"/>",
-        l = c(left),
-        t = c(top),
-        b = c(bottom),
-        r = c(WIDTH - RIGHT)
-    );
-    let _ = writeln!(
-        svg,
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">Time since the client's data workers started (s)</text>",
-        c((left + WIDTH - RIGHT) / 2.0),
-        c(bottom + 12.0 + 2.0 * AXIS_FONT)
-    );
-    let y_mid = c((top + bottom) / 2.0);
-    let _ = writeln!(
-        svg,
-        "<text x=\"20\" y=\"{y_mid}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {y_mid})\">{} ({})</text>",
-        html_escape(&capitalise_first(quantity)),
-        html_escape(unit),
+    axes(
+        &mut svg,
+        (left, top, bottom),
+        "Time since the client's data workers started (s)",
+        quantity,
+        unit,
     );
     for l in lines {
         draw_line(&mut svg, l, &px, &py);
@@ -582,18 +539,7 @@ fn render(
     for (l, slot) in lines.iter().zip(&legend) {
         legend_entry(&mut svg, slot, l.colour, l.dash, l.square);
     }
-    let _ = writeln!(
-        svg,
-        "{}",
-        text_lines(
-            10.0,
-            note_top + NOTE_FONT,
-            &note_lines,
-            NOTE_FONT + 3.0,
-            &format!(" font-size=\"{NOTE_FONT}\" fill=\"#444444\"")
-        )
-    );
-    svg.push_str("</svg>\n");
+    figure_close(&mut svg, &note_lines, note_top);
     Figure {
         id: id.to_string(),
         title,
