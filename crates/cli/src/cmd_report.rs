@@ -440,7 +440,10 @@ pub fn load_dataset(
         let (target, missed) = confidence_misses(&store, c, &runs)?;
         let mut facts = BTreeMap::new();
         facts.insert("command line".to_string(), c.command_line.clone());
-        facts.insert("created (UTC)".to_string(), utc_text(c.created_unix_s));
+        facts.insert(
+            "created (UTC)".to_string(),
+            store::utc_text(c.created_unix_s),
+        );
         facts.insert(
             "finished".to_string(),
             if c.finished {
@@ -659,27 +662,6 @@ fn write_files(report: &report::Report, dir: &Path, png: bool, pdf: bool) -> any
     Ok(())
 }
 
-/// "2026-11-21 23:30:00" from Unix seconds (civil-from-days, H. Hinnant's algorithm).
-fn utc_text(unix_s: i64) -> String {
-    let days = unix_s.div_euclid(86_400);
-    let secs = unix_s.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -768,14 +750,6 @@ mod tests {
         let o = report_options(&args(&[]), &d).unwrap();
         assert_eq!(o.link.link, report::LinkModel::Ethernet);
         assert_eq!(o.link_source, None);
-    }
-
-    #[test]
-    fn utc_text_matches_known_dates() {
-        assert_eq!(utc_text(0), "1970-01-01 00:00:00");
-        // date -u -d @1700000000 → Tue Nov 14 22:13:20 UTC 2023
-        assert_eq!(utc_text(1_700_000_000), "2023-11-14 22:13:20");
-        assert_eq!(utc_text(951_782_400), "2000-02-29 00:00:00");
     }
 
     #[test]

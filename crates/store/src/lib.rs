@@ -33,7 +33,7 @@ pub mod target;
 mod write;
 
 pub use import::ImportSummary;
-pub use lock::{CampaignLock, LockTaken};
+pub use lock::{utc_text, CampaignLock, LockTaken};
 pub use target::{is_postgres_url, redact_password, DbTarget, PgUrl, DB_ENV};
 
 /// Everything that can go wrong with the store. Messages say what to do.

@@ -147,8 +147,9 @@ fn pg_session_lock(tx: &Conn, campaign_id: i64) -> Result<bool, StoreError> {
     Ok(true)
 }
 
-/// "2023-11-14 22:13:20" for a Unix time (UTC; civil date by H. Hinnant's algorithm).
-pub(crate) fn utc_text(unix_s: i64) -> String {
+/// "2023-11-14 22:13:20" for a Unix time (UTC; civil date by H. Hinnant's algorithm):
+/// the one date format of stored times (locks, `show`, the report).
+pub fn utc_text(unix_s: i64) -> String {
     let days = unix_s.div_euclid(86_400);
     let secs = unix_s.rem_euclid(86_400);
     let z = days + 719_468;

@@ -75,24 +75,7 @@ fn open_existing(target: &store::DbTarget) -> anyhow::Result<Store> {
 }
 
 fn when(unix_s: i64) -> String {
-    // Days since epoch → civil date (H. Hinnant's algorithm), UTC.
-    let days = unix_s.div_euclid(86_400);
-    let secs = unix_s.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(mo <= 2);
-    format!(
-        "{y:04}-{mo:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        secs / 3600,
-        (secs % 3600) / 60,
-        secs % 60
-    )
+    format!("{} UTC", store::utc_text(unix_s))
 }
 
 pub fn show_main(args: ShowArgs) -> anyhow::Result<ExitCode> {
