@@ -466,6 +466,7 @@ pub fn load_dataset(
                     spec.udp_datapath.describe().to_string(),
                 );
             }
+            facts.insert("socket options".to_string(), spec.describe_sockets());
         }
         if let Ok(extra) = store.campaign_extra(c.id) {
             facts.insert("dualperf version".to_string(), extra.dualperf_version);

@@ -40,7 +40,7 @@ pub use inspect::{export_main, import_main, show_main, ExportArgs, ImportArgs, S
 /// (128..1408 step 256) × 4 tests (tcp-stream, udp-stream, tcp-rr, udp-rr) × IPv4 and
 /// IPv6, runs of 0.5 s repeated until the 95 % interval of each cell's throughput /
 /// transaction rate, RTT and CPU is within 20 % of the mean (5 to 12 runs), udp-stream
-/// as RFC 2544 throughput (1.5 s runs of six 0.25 s trials), interleaved IPv4/IPv6,
+/// as RFC 2544 throughput (up to six 0.25 s trials per run, 4 MiB UDP receive buffer), interleaved IPv4/IPv6,
 /// against an embedded loopback server — 240 to 576 runs, about 4 to 9 minutes (5m36s
 /// measured on 2 quiet cores). Flags override single axes; `--preset` starts from one
 /// of the published studies' methods (`--list-presets`); `--spec FILE` reads the same
@@ -57,8 +57,8 @@ With no flags this is dualperf's main job, the default study: payload sizes 128,
 0.5 s repeated until the 95% interval of throughput / transaction rate, RTT and CPU is \
 within 20% of the mean (5 to 12 runs per cell; 5 is the fewest with which a rank test can \
 be significant after Holm's correction over 6 sizes), udp-stream measured as RFC 2544 \
-throughput (highest rate with loss <= 0.1%, searched in each 1.5 s run by six 0.25 s \
-trials), IPv4/IPv6 interleaved, against an embedded server on 127.0.0.1 and ::1: 240 to 576 \
+throughput (highest rate with loss <= 0.1%, searched in each run by up to six 0.25 s \
+trials, with a 4 MiB UDP receive buffer), IPv4/IPv6 interleaved, against an embedded server on 127.0.0.1 and ::1: 240 to 576 \
 runs, about 4 to 9 minutes (5m36s measured on 2 quiet cores), stored in dualperf.db. `--runs N` repeats a fixed number of times instead; \
 `--udp-method fixed` sends unpaced (or at -b) as before. `--dry-run` shows any plan first; \
 `--list-presets` shows the published studies' methods; layering is preset, then --spec \
@@ -139,8 +139,8 @@ pub struct StudyArgs {
     pub rate: Option<wire::spec::Rate>,
     /// How udp-stream measures: rfc2544 (default without -b) = per run, the highest
     /// offered rate whose loss stays within --loss-threshold, by a search of one
-    /// unpaced and --search-steps paced trials of half the run length each (0.5 s runs:
-    /// 6 trials of 0.25 s, 1.5 s per udp-stream run); fixed = one
+    /// unpaced and up to --search-steps paced trials of half the run length each (0.5 s
+    /// runs: up to 6 trials of 0.25 s, at most 1.5 s per udp-stream run); fixed = one
     /// offered rate (-b), or unpaced without -b (loss then includes the receiver's own
     /// drops and jitter is unavailable). Recorded with the campaign.
     #[arg(long, value_parser = ["rfc2544", "fixed"])]
@@ -839,6 +839,7 @@ pub fn dry_run_text(spec: &StudySpec, host: Option<&str>) -> String {
     if spec.tests.iter().any(|t| t.is_udp()) {
         out.push_str(&format!("UDP datapath: {}\n", spec.udp_datapath.describe()));
     }
+    out.push_str(&format!("socket options: {}\n", spec.describe_sockets()));
     match spec.repetition {
         Repetition::Fixed { runs } => out.push_str(&format!(
             "repetition: {runs} measured runs per cell ({} runs)\n",

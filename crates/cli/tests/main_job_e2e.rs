@@ -69,10 +69,18 @@ fn shortened_main_job_repeats_to_its_target_and_measures_udp_without_tool_made_l
         .filter(|r| r.status.is_ok() && r.kind == TestKind::UdpStream)
     {
         let get = |name: &str| r.metrics.get(name).copied();
+        // Every udp-stream run is a search: the unpaced trial, then at most `steps`
+        // paced ones (fewer once the answer is bracketed to 2 %).
+        let trials = get(m::RATE_SEARCH_TRIALS).unwrap_or(0.0);
+        assert!(
+            (1.0..=f64::from(search.steps + 1)).contains(&trials),
+            "every udp-stream run is a search: {trials} trials"
+        );
+        // The UDP sockets asked for the RFC 2544 default receive buffer; what the kernel
+        // applied is recorded (as root it may force past net.core.rmem_max).
         assert_eq!(
-            get(m::RATE_SEARCH_TRIALS),
-            Some(f64::from(search.steps + 1)),
-            "every udp-stream run is a search"
+            spec.udp_socket.as_ref().and_then(|u| u.rcvbuf_bytes),
+            Some(study::spec::RFC2544_RCVBUF_BYTES)
         );
         // Jitter only from per-datagram stamps (paced at ≤ 20 kpps), never otherwise.
         if get(m::SENT_PPS).is_some_and(|p| p > 20_000.0) {

@@ -3,7 +3,8 @@
 //! figure describes what sender, path and receiver sustain together rather than how far
 //! an unpaced sender outruns the receiving socket.
 //!
-//! One run = `1 + steps` trials, each a complete test of `bound / (1 + steps)`:
+//! One run = at most `1 + steps` trials, each a complete test of `bound / (1 + steps)`;
+//! the search ends early once it has bracketed the answer to 2 % ([`RESOLUTION`]):
 //! 1. an unpaced trial gives the sender's top rate S (datagrams/s) and what arrived, R;
 //! 2. paced trials search [0, S], the first at R (usually close to the answer); then
 //!    halfway between the highest passing and the lowest failing rate, but never more
@@ -52,6 +53,10 @@ pub struct SearchOutcome {
 /// instead of bisecting a range whose top is the unpaced sender's rate (often 3–10×
 /// what the receiver sustains, which left 5 steps a resolution of 10–20 %).
 const STEP_UP: f64 = 1.3;
+/// The search ends when the highest passing and the lowest failing rate are this close
+/// (ratio): the RFC 2544 figure is then known to 2 %, finer than the run-to-run spread of
+/// a loopback receiver, and further trials would only re-test the same rate.
+const RESOLUTION: f64 = 1.02;
 /// Below a failing trial, the next probe is this share of what it delivered.
 const DELIVERED_MARGIN: f64 = 0.95;
 
@@ -109,12 +114,20 @@ impl Bisection {
             self.fail_pps = self.pass_pps;
         }
     }
-    /// The next rate: `first` (clamped into the open interval) for the first paced
-    /// trial; then, with a pass, the midpoint but at most [`STEP_UP`] × the pass, or a
-    /// failing trial's delivered rate if that lies between; with no pass, just below
-    /// what a failing trial delivered (else the midpoint).
-    pub fn next(&self, first: Option<f64>) -> f64 {
+    /// The next rate, or `None` once the highest pass and the lowest failure are within
+    /// [`RESOLUTION`] of each other (nothing left worth a trial: the unpaced trial passed,
+    /// or a rate both passed and failed). `first` (clamped into the open interval) is for
+    /// the first paced trial; then, with a pass, the midpoint but at most [`STEP_UP`] ×
+    /// the pass, or a failing trial's delivered rate if that lies clearly between; with no
+    /// pass, just below what a failing trial delivered (else the midpoint).
+    pub fn next(&self, first: Option<f64>) -> Option<f64> {
+        if self.pass_pps > 0.0 && self.fail_pps <= self.pass_pps * RESOLUTION {
+            return None;
+        }
         let inside = |x: f64| x > self.pass_pps && x < self.fail_pps;
+        // A probe within RESOLUTION of a rate already tried would repeat that trial.
+        let clearly_inside =
+            |x: f64| x > self.pass_pps * RESOLUTION && x * RESOLUTION < self.fail_pps;
         let mid = (self.pass_pps + self.fail_pps) / 2.0;
         let pps = match first {
             Some(f) if inside(f) => f,
@@ -123,7 +136,7 @@ impl Bisection {
                 // A failure's delivered rate between the pass and that step is the
                 // likeliest answer: probe it.
                 match self.delivered_pps {
-                    Some(d) if inside(d) && d < step => d,
+                    Some(d) if clearly_inside(d) && d < step => d,
                     _ => step,
                 }
             }
@@ -132,7 +145,7 @@ impl Bisection {
                 _ => mid,
             },
         };
-        pps.max(1.0)
+        Some(pps.max(1.0))
     }
 }
 
@@ -209,7 +222,9 @@ pub fn run_rate_search(
     bis.record(top_pps, top_pps, first_loss);
     consider(top_pps, first, bis.passes(first_loss));
     for i in 0..steps {
-        let pps = bis.next(if i == 0 { guess } else { None });
+        let Some(pps) = bis.next(if i == 0 { guess } else { None }) else {
+            break;
+        };
         let r = trial(Some(Rate::PacketsPerSec(pps.round().max(1.0) as u64)))?;
         let (sent, l) = (sent_pps(&r), loss(&r));
         outcome.trials.push((pps, sent, l));
@@ -256,7 +271,9 @@ mod tests {
         let mut first = Some(310_000.0);
         let mut best: f64 = 0.0;
         for _ in 0..8 {
-            let pps = b.next(first.take());
+            let Some(pps) = b.next(first.take()) else {
+                break;
+            };
             let l = loss_at(pps);
             b.record(pps, pps, l);
             if b.passes(l) {
@@ -282,7 +299,9 @@ mod tests {
             let mut best: f64 = 0.0;
             let mut tried = Vec::new();
             for _ in 0..5 {
-                let pps = b.next(first.take());
+                let Some(pps) = b.next(first.take()) else {
+                    break;
+                };
                 let l = loss_at(pps);
                 b.record(pps, pps, l);
                 tried.push(pps.round());
@@ -299,31 +318,80 @@ mod tests {
     #[test]
     fn without_a_pass_the_next_probe_is_below_what_a_failure_delivered() {
         let mut b = Bisection::new(0.1, 1000.0);
-        assert_eq!(b.next(Some(5000.0)), 500.0, "a guess outside: the midpoint");
-        assert_eq!(b.next(None), 500.0);
+        assert_eq!(
+            b.next(Some(5000.0)),
+            Some(500.0),
+            "a guess outside: the midpoint"
+        );
+        assert_eq!(b.next(None), Some(500.0));
         // 800/s offered, 25 % lost: 600/s delivered; next 95 % of it.
         b.record(800.0, 800.0, 25.0);
-        assert_eq!(b.next(None), 570.0);
+        assert_eq!(b.next(None), Some(570.0));
         // A failure that delivered nothing gives no estimate: the midpoint.
         let mut b = Bisection::new(0.1, 1000.0);
         b.record(800.0, 800.0, 100.0);
-        assert_eq!(b.next(None), 400.0);
+        assert_eq!(b.next(None), Some(400.0));
     }
 
     #[test]
     fn above_a_pass_probes_climb_by_at_most_thirty_percent_then_bisect() {
         let mut b = Bisection::new(0.0, 1000.0);
         b.record(500.0, 500.0, 0.0);
-        assert_eq!(b.next(None), 650.0, "min(midpoint 750, 1.3 × 500)");
+        assert_eq!(b.next(None), Some(650.0), "min(midpoint 750, 1.3 × 500)");
         b.record(650.0, 650.0, 1.0);
-        assert_eq!(b.next(None), 575.0, "bisect [500, 650]");
+        assert_eq!(b.next(None), Some(575.0), "bisect [500, 650]");
         // A sender that managed only 550 of 600 asked: 550 passes, nothing above 600
         // is tried again.
         b.record(600.0, 550.0, 0.0);
-        assert_eq!(b.next(None), 575.0);
+        assert_eq!(b.next(None), Some(575.0));
         b.record(575.0, 575.0, 0.0);
-        assert_eq!(b.next(None), 587.5);
+        assert_eq!(b.next(None), Some(587.5));
         assert!(!b.passes(f64::NAN));
         assert!(b.passes(0.0));
+    }
+
+    /// Regression: an unpaced trial that delivered exactly what the first paced trial then
+    /// offered (and passed) made the search re-test that one rate in every later trial
+    /// (seen on loopback: 918k, 918k, 918k, 918k, 918k datagrams/s), so the search never
+    /// climbed above its first guess.
+    #[test]
+    fn a_failure_that_delivered_the_passing_rate_is_not_probed_again() {
+        let mut b = Bisection::new(0.1, 1_050_000.0);
+        b.record(1_050_000.0, 1_050_000.0, 12.57);
+        let first = b.next(Some(918_000.0)).unwrap();
+        assert_eq!(first, 918_000.0);
+        b.record(first, first, 0.0);
+        let next = b.next(None).unwrap();
+        assert!(
+            next > 918_000.0 * RESOLUTION,
+            "climbs above the pass: {next}"
+        );
+        assert!(next < 1_050_000.0, "stays below the failure: {next}");
+    }
+
+    #[test]
+    fn the_search_ends_once_pass_and_failure_are_within_the_resolution() {
+        // The unpaced trial passed: nothing above it can be offered.
+        let mut b = Bisection::new(0.1, 1000.0);
+        b.record(1000.0, 1000.0, 0.0);
+        assert_eq!(b.next(None), None);
+        // The same rate passed once and failed once (a receiver's occasional stall).
+        let mut b = Bisection::new(0.1, 1000.0);
+        b.record(500.0, 500.0, 0.0);
+        b.record(500.0, 500.0, 1.0);
+        assert_eq!(b.next(None), None);
+        // 1.5 % apart: done; 3 % apart: one more probe between them.
+        let mut b = Bisection::new(0.1, 1000.0);
+        b.record(500.0, 500.0, 0.0);
+        b.record(507.5, 507.5, 1.0);
+        assert_eq!(b.next(None), None);
+        let mut b = Bisection::new(0.1, 1000.0);
+        b.record(500.0, 500.0, 0.0);
+        b.record(515.0, 515.0, 1.0);
+        assert_eq!(b.next(None), Some(507.5));
+        // Nothing passed yet: the search goes on however close the failures come.
+        let mut b = Bisection::new(0.1, 1000.0);
+        b.record(10.0, 10.0, 50.0);
+        assert!(b.next(None).is_some());
     }
 }

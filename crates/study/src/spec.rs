@@ -429,8 +429,8 @@ impl SpecFile {
             traffic,
             rr_timeout_ns: rr_timeout_ms * 1_000_000,
             udp_datapath,
+            udp_socket: self.udp_socket_or_default(&udp_method),
             socket: self.socket.clone().unwrap_or_default(),
-            udp_socket: self.udp_socket.clone(),
             repetition,
             order,
             seed: self.seed.unwrap_or(default_seed),
@@ -463,6 +463,20 @@ impl SpecFile {
             }
         }
         Ok(Some(ns))
+    }
+
+    /// The UDP cells' socket options: as given, else for an RFC 2544 study a receive
+    /// buffer of [`RFC2544_RCVBUF_BYTES`] (with the other `socket` options) — unless a
+    /// receive buffer was given for all tests.
+    fn udp_socket_or_default(&self, method: &UdpMethod) -> Option<SocketOpts> {
+        let socket = self.socket.clone().unwrap_or_default();
+        match (&self.udp_socket, method) {
+            (None, UdpMethod::Rfc2544(_)) if socket.rcvbuf_bytes.is_none() => Some(SocketOpts {
+                rcvbuf_bytes: Some(RFC2544_RCVBUF_BYTES),
+                ..socket
+            }),
+            _ => self.udp_socket.clone(),
+        }
     }
 
     fn udp_method(&self, has_rate: bool) -> Result<UdpMethod, SpecError> {
@@ -644,6 +658,15 @@ pub enum Repetition {
     },
 }
 
+/// The receive buffer an RFC 2544 study asks for on UDP sockets when none is given
+/// (4 MiB; the kernel caps it at net.core.rmem_max unless the process may force it, and
+/// the applied size is recorded with each run). With the default 208 KiB a receiving
+/// thread that stalls for half a millisecond (a VM's vCPU preempted, a kworker) drops
+/// datagrams at any offered rate, so on loopback each search trial passed or failed by
+/// luck: 8 searches at 1408 bytes ended at 6.8–9.2 Gbit/s with the default buffer, at
+/// 11.3–12.9 Gbit/s and far fewer failing trials with 4 MiB (2026-11-24, 2 cores).
+pub const RFC2544_RCVBUF_BYTES: u32 = 4 << 20;
+
 /// How udp-stream cells measure throughput, recorded with the campaign.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "method")]
@@ -663,8 +686,8 @@ impl UdpMethod {
         match (self, rate) {
             (UdpMethod::Rfc2544(s), _) => format!(
                 "RFC 2544 throughput: per run, the highest offered rate with loss ≤ {}% \
-                 (search: 1 unpaced + {} paced trials, each half the run length; \
-                 figures from the best passing trial)",
+                 (search: 1 unpaced + up to {} paced trials, each half the run length, \
+                 ending once bracketed to 2 %; figures from the best passing trial)",
                 s.loss_threshold_pct, s.steps
             ),
             (UdpMethod::Fixed, Some(Rate::BitsPerSec(b))) => {
@@ -728,6 +751,29 @@ pub struct StudySpec {
 }
 
 impl StudySpec {
+    /// The socket options asked for, one line for `--dry-run` and the report's metadata:
+    /// all tests, and the UDP tests' own where they differ (the RFC 2544 default receive
+    /// buffer says so). What the kernel applied is recorded per run.
+    pub fn describe_sockets(&self) -> String {
+        let all = self.socket.describe();
+        match &self.udp_socket {
+            Some(u) if *u != self.socket => {
+                let why = match (&self.udp_method, u.rcvbuf_bytes) {
+                    (UdpMethod::Rfc2544(_), Some(RFC2544_RCVBUF_BYTES))
+                        if self.socket.rcvbuf_bytes.is_none() =>
+                    {
+                        " (the RFC 2544 default receive buffer, so a receiving thread's stall \
+                         of a few ms does not decide a search trial; capped at \
+                         net.core.rmem_max unless the process may force it)"
+                    }
+                    _ => "",
+                };
+                format!("{all}; UDP tests: {}{why}", u.describe())
+            }
+            _ => all,
+        }
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }

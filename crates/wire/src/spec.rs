@@ -313,6 +313,42 @@ pub struct SocketOpts {
     pub dont_fragment: bool,
 }
 
+impl SocketOpts {
+    /// The options asked for, as `name=value` words (`OS defaults` when none).
+    pub fn describe(&self) -> String {
+        let mut w = Vec::new();
+        if let Some(b) = self.sndbuf_bytes {
+            w.push(format!("sndbuf={b} bytes"));
+        }
+        if let Some(b) = self.rcvbuf_bytes {
+            w.push(format!("rcvbuf={b} bytes"));
+        }
+        if self.nodelay {
+            w.push("TCP_NODELAY".into());
+        }
+        if let Some(v) = self.mss_bytes {
+            w.push(format!("mss={v} bytes"));
+        }
+        if let Some(v) = self.tos {
+            w.push(format!("tos={v:#04x}"));
+        }
+        if let Some(v) = self.flowlabel {
+            w.push(format!("flowlabel={v:#07x}"));
+        }
+        if let Some(v) = &self.congestion {
+            w.push(format!("congestion={v}"));
+        }
+        if self.dont_fragment {
+            w.push("dont-fragment".into());
+        }
+        if w.is_empty() {
+            "OS defaults".into()
+        } else {
+            w.join(", ")
+        }
+    }
+}
+
 /// One test as the client asks for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestSpec {
