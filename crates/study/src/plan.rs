@@ -175,23 +175,31 @@ pub fn summarise(spec: &StudySpec) -> PlanSummary {
     let n = cells(spec).len() as u64;
     let (lo, hi) = spec.runs_range();
     let warm = n * u64::from(spec.warmup_runs);
-    // One run of every cell; an RFC 2544 udp-stream run is 1 + steps sessions.
-    let round_s: f64 = cells(spec)
+    // One run of every cell, shortest and longest: an RFC 2544 udp-stream run is 1 to
+    // 1 + steps sessions (it ends early once the answer is bracketed, often after the
+    // unpaced trial alone).
+    let (round_s_short, round_s): (f64, f64) = cells(spec)
         .iter()
         .map(|c| match spec.udp_method {
             crate::UdpMethod::Rfc2544(s) if c.test.kind == wire::spec::TestKind::UdpStream => {
-                run_estimate_s(c.test.bound) + f64::from(s.steps) * SEARCH_TRIAL_OVERHEAD_S
+                let full = run_estimate_s(c.test.bound);
+                let trials = 1.0 + f64::from(s.steps);
+                let one_trial = RUN_OVERHEAD_S + (full - RUN_OVERHEAD_S) / trials;
+                (
+                    one_trial,
+                    full + f64::from(s.steps) * SEARCH_TRIAL_OVERHEAD_S,
+                )
             }
-            _ => run_estimate_s(c.test.bound),
+            _ => (run_estimate_s(c.test.bound), run_estimate_s(c.test.bound)),
         })
-        .sum();
+        .fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
     let rounds = |runs: u32| f64::from(spec.warmup_runs + runs);
     PlanSummary {
         cells: n as usize,
         warmup_runs: warm,
         measured_runs_min: n * u64::from(lo),
         measured_runs_max: n * u64::from(hi),
-        estimated_s_min: rounds(lo) * round_s,
+        estimated_s_min: rounds(lo) * round_s_short,
         estimated_s_max: rounds(hi) * round_s,
         assumption: match spec.bound {
             Bound::Count(_) => Some(format!(
@@ -337,12 +345,18 @@ mod tests {
         assert_eq!(p.cells, 48);
         assert_eq!(p.warmup_runs, 48);
         assert_eq!(p.measured_runs_min, 144);
-        // 12 udp-stream cells search the rate: 6 trials of 1 s per run, 5 extra
-        // sessions each; the 36 other cells run 2 s.
-        let expect = 4.0 * 36.0 * (2.0 + RUN_OVERHEAD_S)
-            + 4.0 * 12.0 * (6.0 + RUN_OVERHEAD_S + 5.0 * SEARCH_TRIAL_OVERHEAD_S);
+        // 12 udp-stream cells search the rate: at most 6 trials of 1 s per run, 5 extra
+        // sessions each, at least the unpaced trial alone; the 36 other cells run 2 s.
+        let others = 4.0 * 36.0 * (2.0 + RUN_OVERHEAD_S);
+        let longest = others + 4.0 * 12.0 * (6.0 + RUN_OVERHEAD_S + 5.0 * SEARCH_TRIAL_OVERHEAD_S);
+        let shortest = others + 4.0 * 12.0 * (1.0 + RUN_OVERHEAD_S);
         assert!(
-            (p.estimated_s_min - expect).abs() < 1e-9,
+            (p.estimated_s_max - longest).abs() < 1e-9,
+            "{}",
+            p.estimated_s_max
+        );
+        assert!(
+            (p.estimated_s_min - shortest).abs() < 1e-9,
             "{}",
             p.estimated_s_min
         );
