@@ -159,18 +159,21 @@ pub struct RunArgs {
     /// even when paced). Recorded with every run as applied.udp_datapath_calls.
     #[arg(long, value_name = "PATH", default_value = "auto")]
     udp_datapath: wire::spec::UdpDatapath,
-    /// udp-stream: gaps between datagrams drawn from a distribution (D-ITG style):
+    /// udp-stream, tcp-stream: gaps between datagrams (TCP: messages) drawn from a
+    /// distribution (D-ITG style):
     /// constant:1ms, uniform:100us..2ms, exp:1ms (Poisson arrivals), pareto:shape=1.5,mean=1ms,
     /// cauchy:loc=1ms,scale=100us, normal:mean=1ms,sd=100us, poisson:1ms,
-    /// gamma:shape=2,scale=500us, weibull:shape=1.5,scale=1ms. Sent one datagram per call
-    /// on an absolute schedule; how late each left is reported (schedule_late_*).
+    /// gamma:shape=2,scale=500us, weibull:shape=1.5,scale=1ms. Sent one datagram (one
+    /// message) per call on an absolute schedule; how late each left is reported
+    /// (schedule_late_*).
     #[arg(long, value_name = "DIST", conflicts_with = "rate")]
     idt: Option<String>,
-    /// udp-stream: datagram payload sizes drawn from a distribution, in bytes (e.g.
+    /// udp-stream, tcp-stream: datagram payload (TCP: message) sizes drawn from a
+    /// distribution, in bytes (e.g.
     /// uniform:64..1400, normal:mean=512,sd=64); the same names as --idt.
     #[arg(long, value_name = "DIST")]
     size_dist: Option<String>,
-    /// udp-stream: an application model setting --idt and --size-dist (explicit flags
+    /// udp-stream, tcp-stream: an application model setting --idt and --size-dist (explicit flags
     /// win): voip-g711, voip-g729, voip-g723, dns. `--profile list` shows their sources.
     #[arg(long, value_name = "NAME")]
     profile: Option<String>,
@@ -312,8 +315,11 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
     spec.rr_timeout_ns = rr_timeout_ms * 1_000_000;
     spec.udp_datapath = a.udp_datapath;
     spec.traffic = traffic_model(a)?;
-    if spec.traffic.is_some() && a.test != RunTest::One(TestKind::UdpStream) {
-        bail!("--idt, --size-dist and --profile shape a udp-stream; use -t udp-stream");
+    if spec.traffic.is_some()
+        && a.test != RunTest::One(TestKind::UdpStream)
+        && a.test != RunTest::One(TestKind::TcpStream)
+    {
+        bail!("--idt, --size-dist and --profile shape a udp-stream or tcp-stream; use -t udp-stream or -t tcp-stream");
     }
     spec.window_ns = a
         .stats_window
@@ -681,13 +687,17 @@ fn summary(r: &RunResult, embedded: bool) -> String {
         Direction::Reverse => "server → client",
         Direction::Bidir => "both directions",
     };
+    // A traffic model's drawn sizes replace the payload size.
+    let payload = match s.traffic.as_ref().and_then(|t| t.size.as_deref()) {
+        Some(d) => format!("payload sizes {d}"),
+        None => format!("{}-byte payload", s.payload_bytes),
+    };
     let mut out = format!(
-        "dualperf {} over {} to {}{}: {}-byte payload, {}, {} stream(s)\n",
+        "dualperf {} over {} to {}{}: {payload}, {}, {} stream(s)\n",
         s.kind,
         s.family,
         r.server_addr,
         if embedded { " (embedded server)" } else { "" },
-        s.payload_bytes,
         dir,
         s.streams
     );

@@ -822,7 +822,7 @@ pub fn dry_run_text(spec: &StudySpec, host: Option<&str>) -> String {
         out.push_str(&format!("udp-stream method: {method}\n"));
         if let Some(t) = &spec.traffic {
             out.push_str(&format!(
-                "udp-stream traffic model: {}gaps {}, sizes {}, seed {} (one datagram per call on an absolute schedule)\n",
+                "traffic model (udp-stream and tcp-stream cells): {}gaps {}, sizes {}, seed {} (one datagram or message per call on an absolute schedule)\n",
                 t.profile.as_ref().map_or(String::new(), |p| format!("{p}: ")),
                 t.idt.as_deref().unwrap_or("the rate (or unpaced)"),
                 t.size.as_deref().unwrap_or("the cell's size"),

@@ -328,7 +328,10 @@ fn dry_run_prints_the_plan_and_writes_nothing() {
     assert!(t.contains("order: random, seed 7"), "{t}");
     // RFC 2544 udp-stream runs are one to six trials of 0.25 s: 0.25 to 1.5 s each.
     assert!(t.contains("estimated duration: 2m09s to 9m07s"), "{t}");
-    assert!(t.contains("socket options: OS defaults; UDP tests: rcvbuf=4194304 bytes"), "{t}");
+    assert!(
+        t.contains("socket options: OS defaults; UDP tests: rcvbuf=4194304 bytes"),
+        "{t}"
+    );
     assert!(!std::path::Path::new(&db).exists());
 }
 

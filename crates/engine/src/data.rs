@@ -132,6 +132,25 @@ fn send_delay_from_env() -> Vec<u64> {
 }
 
 /// `"0,2000"` → [0, 2 000 000] ns; anything malformed or out of range turns the hook off.
+/// How late a model sender's sends left against their schedule, into `applied`
+/// (`schedule_late_p50_us`, `schedule_late_p99_us`, `schedule_late_max_us`); nothing
+/// when nothing was scheduled.
+pub(crate) fn note_schedule_late(late: &LatencyHistogram, o: &mut Outcome) {
+    if late.is_empty() {
+        return;
+    }
+    for (key, q) in [("p50", 0.5), ("p99", 0.99)] {
+        o.io.insert(
+            format!("schedule_late_{key}_us"),
+            format!("{:.1}", late.quantile_ns(q) as f64 / 1e3),
+        );
+    }
+    o.io.insert(
+        "schedule_late_max_us".into(),
+        format!("{:.1}", late.max_ns().unwrap_or(0) as f64 / 1e3),
+    );
+}
+
 pub(crate) fn parse_send_delay(text: &str) -> Vec<u64> {
     let parsed: Option<Vec<u64>> = text
         .split(',')

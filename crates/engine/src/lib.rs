@@ -25,6 +25,7 @@ mod server;
 mod server_session;
 mod sockopt;
 mod tcp;
+mod tcp_model;
 mod udp;
 
 pub use client::{run_client, ClientConfig};

@@ -3,7 +3,7 @@
 
 use crate::data::{Pace, Role, SendBound, Shared, Workers};
 use crate::error::{EngineError, IoContext};
-use crate::{tcp, udp};
+use crate::{tcp, tcp_model, udp};
 use std::net::{TcpStream, UdpSocket};
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,9 +71,11 @@ pub(crate) fn start_tcp(
                 .ctx("cannot start a data thread")?;
         }
         if sends {
+            let (model, pps) = (spec.traffic.clone(), pps_of(spec));
             workers
-                .spawn(Role::Send, "dp-tcp-send", move || {
-                    tcp::send(c, id, payload, bound, sh)
+                .spawn(Role::Send, "dp-tcp-send", move || match &model {
+                    Some(m) => tcp_model::send(c, id, payload, m, pps, bound, sh),
+                    None => tcp::send(c, id, payload, bound, sh),
                 })
                 .ctx("cannot start a data thread")?;
         }

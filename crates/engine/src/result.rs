@@ -180,11 +180,19 @@ impl RunResult {
             put(m::SENT_BYTES, Some(sent_bytes as f64));
             put(m::RECV_BYTES, Some(recv_bytes as f64));
             put(m::SENT_PACKETS, Some(sent_packets as f64));
-            put(m::RECV_PACKETS, Some(recv_packets as f64));
+            // A TCP receiver counts payload-size units (bytes / payload); with a traffic
+            // model's drawn message sizes that unit means nothing, so only bytes are
+            // reported received (messages written are the sender's packets).
+            let units_mean_nothing = !is_udp && self.spec.traffic.is_some();
+            if !units_mean_nothing {
+                put(m::RECV_PACKETS, Some(recv_packets as f64));
+            }
             put(m::THROUGHPUT_BPS, self.throughput_bps());
             put(m::SEND_RATE_BPS, per_s(sent_bytes as f64 * 8.0, send_ns));
             put(m::SENT_PPS, per_s(sent_packets as f64, send_ns));
-            put(m::RECV_PPS, per_s(recv_packets as f64, recv_ns));
+            if !units_mean_nothing {
+                put(m::RECV_PPS, per_s(recv_packets as f64, recv_ns));
+            }
             put(m::DURATION_S, Some(send_ns.max(recv_ns) as f64 / 1e9));
             if is_udp {
                 let lost = sent_packets.saturating_sub(recv_packets);

@@ -304,8 +304,14 @@ pub fn start_server(mut cfg: ServerConfig) -> Result<ServerHandle, EngineError> 
 /// the client's address (unpaced sending is allowed to a loopback peer only).
 pub fn check_limits(cfg: &ServerConfig, spec: &TestSpec, peer: IpAddr) -> Result<(), String> {
     if let Some(m) = &spec.traffic {
-        if spec.kind != wire::spec::TestKind::UdpStream {
-            return Err("a traffic model (--idt, --size-dist, --profile) needs udp-stream".into());
+        if !matches!(
+            spec.kind,
+            wire::spec::TestKind::UdpStream | wire::spec::TestKind::TcpStream
+        ) {
+            return Err(
+                "a traffic model (--idt, --size-dist, --profile) needs udp-stream or tcp-stream"
+                    .into(),
+            );
         }
         m.check().map_err(|e| format!("traffic model: {e}"))?;
     }

@@ -23,7 +23,7 @@ fn timed_out(e: &io::Error) -> bool {
 
 /// Write all of `buf`, re-checking abort (and drain, after its grace) whenever the
 /// socket is full for [`POLL`].
-fn write_full(s: &mut TcpStream, buf: &[u8], shared: &Shared) -> io::Result<bool> {
+pub(crate) fn write_full(s: &mut TcpStream, buf: &[u8], shared: &Shared) -> io::Result<bool> {
     let mut off = 0;
     let mut drain_seen = None;
     while off < buf.len() {
@@ -61,7 +61,7 @@ fn read_full(s: &mut TcpStream, buf: &mut [u8], shared: &Shared) -> io::Result<b
     Ok(true)
 }
 
-fn pattern(len: usize) -> Vec<u8> {
+pub(crate) fn pattern(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i % 251) as u8).collect()
 }
 

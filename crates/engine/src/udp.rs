@@ -14,7 +14,7 @@
 //! datagrams its own socket dropped (full receive buffer) and the host's UDP error
 //! counters over the run, so loss can be told apart from the receiver's own drops.
 
-use crate::data::{Outcome, Pace, SendBound, Shared, POLL};
+use crate::data::{note_schedule_late, Outcome, Pace, SendBound, Shared, POLL};
 use measure::{Arrival, Ipdv, LatencyHistogram, Rfc3550Jitter, SeqTracker};
 use net::{BatchConfig, UdpBatch, Wait};
 use std::io;
@@ -327,18 +327,7 @@ pub(crate) fn send_model(
     note_datapath(&tx, &mut o);
     o.io.insert("traffic_model".into(), model.to_string());
     o.io.insert("udp_send_stamps".into(), "per-datagram".into());
-    if !late.is_empty() {
-        for (key, q) in [("p50", 0.5), ("p99", 0.99)] {
-            o.io.insert(
-                format!("schedule_late_{key}_us"),
-                format!("{:.1}", late.quantile_ns(q) as f64 / 1e3),
-            );
-        }
-        o.io.insert(
-            "schedule_late_max_us".into(),
-            format!("{:.1}", late.max_ns().unwrap_or(0) as f64 / 1e3),
-        );
-    }
+    note_schedule_late(&late, &mut o);
     o.streams.push(StreamStats {
         stream_id,
         sent_bytes: o.sent_bytes,
@@ -379,7 +368,7 @@ fn stamp(bufs: &mut [Vec<u8>], first_seq: u64, send_ns: u64, stream_id: u16, tok
 /// Sleep until `t` (spinning only for the last few µs). Oversleeping is harmless: the
 /// sender paces against its schedule, so a late wake-up sends the datagrams that came
 /// due as one batch and the average rate stays exact without burning a core.
-fn wait_until(t: Instant) {
+pub(crate) fn wait_until(t: Instant) {
     loop {
         let now = Instant::now();
         if now >= t {

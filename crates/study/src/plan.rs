@@ -64,7 +64,10 @@ pub fn cells(spec: &StudySpec) -> Vec<Cell> {
                 };
                 test.interval_ns = spec.interval_ns;
                 test.window_ns = spec.window_ns.filter(|_| kind == TestKind::UdpStream);
-                test.traffic = spec.traffic.clone().filter(|_| kind == TestKind::UdpStream);
+                test.traffic = spec
+                    .traffic
+                    .clone()
+                    .filter(|_| matches!(kind, TestKind::UdpStream | TestKind::TcpStream));
                 test.rr_timeout_ns = spec.rr_timeout_ns;
                 test.udp_datapath = spec.udp_datapath;
                 test.socket = match (&spec.udp_socket, kind.is_udp()) {
@@ -296,6 +299,15 @@ mod tests {
         let c = cells(&s);
         assert_eq!(c[0].test.socket.sndbuf_bytes, Some(65_536));
         assert_eq!(c[2].test.socket.sndbuf_bytes, Some(8_192));
+    }
+
+    #[test]
+    fn a_traffic_model_shapes_the_stream_cells_only() {
+        let s = spec("tests=['tcp-stream','udp-stream','tcp-rr','udp-rr']\nidt='exp:1ms'\n");
+        for c in cells(&s) {
+            let streams = matches!(c.kind, TestKind::TcpStream | TestKind::UdpStream);
+            assert_eq!(c.test.traffic.is_some(), streams, "{}", c.label());
+        }
     }
 
     #[test]

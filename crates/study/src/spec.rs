@@ -108,7 +108,7 @@ pub struct SpecFile {
     /// milliseconds of send time, stored with each run as `window_*` samples (default:
     /// none).
     pub window_ms: Option<u64>,
-    /// udp-stream traffic model (D-ITG style): gaps (`exp:1ms`), sizes
+    /// udp-stream and tcp-stream traffic model (D-ITG style): gaps (`exp:1ms`), sizes
     /// (`uniform:64..1400`), or an application profile (`voip-g711`, …); the seed of
     /// the draws (default: from the study's seed). Compare models by running one
     /// campaign per model and reporting them together.
@@ -238,9 +238,12 @@ impl SpecFile {
             default_seed,
         )
         .map_err(|e| SpecError::Invalid(format!("traffic model: {e}")))?;
-        if traffic.is_some() && !tests.contains(&TestKind::UdpStream) {
+        if traffic.is_some()
+            && !tests.contains(&TestKind::UdpStream)
+            && !tests.contains(&TestKind::TcpStream)
+        {
             return Err(SpecError::Invalid(
-                "a traffic model (--idt, --size-dist, --profile) shapes udp-stream: add it to --tests"
+                "a traffic model (--idt, --size-dist, --profile) shapes udp-stream and tcp-stream: add one to --tests"
                     .into(),
             ));
         }
@@ -734,7 +737,7 @@ pub struct StudySpec {
     /// campaigns stored before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_ns: Option<u64>,
-    /// udp-stream traffic model, seed included (absent when none).
+    /// udp-stream and tcp-stream traffic model, seed included (absent when none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traffic: Option<TrafficModel>,
     pub rr_timeout_ns: u64,
@@ -1033,7 +1036,10 @@ mod tests {
                 "size_dist = 'uniform:64..1400'\nsizes = [128, 256]\n",
                 "replaces the size axis",
             ),
-            ("profile = 'dns'\ntests = ['tcp-rr']\n", "add it to --tests"),
+            (
+                "profile = 'dns'\ntests = ['tcp-rr']\n",
+                "add one to --tests",
+            ),
             ("profile = 'skype'\n", "unknown profile"),
             ("idt = 'exp:-1ms'\n", "traffic model"),
             ("traffic_seed = 1\n", "give one of them"),
