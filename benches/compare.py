@@ -11,6 +11,12 @@ value to a CSV file.
     cargo build --release -p dualperf
     python3 benches/compare.py --reps 5 --duration 3 --csv /tmp/compare.csv
 
+Besides each tool's own figures, every stream case gets the CPU service demand of
+each side as netperf defines it (µs of CPU per KB moved, KB = 1024 bytes): the client
+(sender) from wait4's rusage of the client process, the server (receiver) from
+/proc/PID/stat deltas of the tool's long-running server around the case (not for qperf,
+whose server forks per test). DUALPERF=PATH picks the binary.
+
 --baseline PATH adds an older dualperf binary as the tool `dualperf_baseline` (its own
 server on another port), interleaved with the rest, and a column dualperf / baseline:
 a same-run check that a change left the datapath no slower. --tools limits the tools.
@@ -18,13 +24,15 @@ a same-run check that a change left the datapath no slower. --tools limits the t
 import argparse
 import csv
 import json
+import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
 import time
 
-DUALPERF = "target/release/dualperf"
+DUALPERF = os.environ.get("DUALPERF", "target/release/dualperf")
 BASELINE = None
 PORT_DP, PORT_IPERF3, PORT_SP_UDP, PORT_SP_TCP = 5301, 5211, 11211, 11212
 PORT_BASELINE = 5302
@@ -35,11 +43,44 @@ def pin(cpu, args):
     return ["taskset", "-c", str(cpu)] + args if cpu is not None else args
 
 
+# CPU seconds (user + system, all threads) the last client process used, from wait4.
+LAST_CLIENT_CPU_S = 0.0
+
+
 def run(cmd, timeout):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    global LAST_CLIENT_CPU_S
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise
+    # communicate() reaped the child; its rusage is in RUSAGE_CHILDREN, summed over all
+    # children so far: take the difference.
+    LAST_CLIENT_CPU_S = children_cpu_s() - run.children_before
+    run.children_before = children_cpu_s()
     if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed: {p.stderr.strip()[:300]}")
-    return p.stdout
+        raise RuntimeError(f"{' '.join(cmd)} failed: {err.strip()[:300]}")
+    return out
+
+
+def children_cpu_s():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+run.children_before = 0.0
+
+TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu_s(pid):
+    """CPU seconds of a running server: utime + stime of all its threads, plus cutime +
+    cstime of children it has reaped (qperf forks per test), in clock ticks (10 ms)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) * TICK_S
 
 
 def dp_metrics(out):
@@ -175,6 +216,26 @@ TOOLS = {
 CASES = [("udp", 128), ("udp", 1408), ("tcp", 131072), ("tcp", 1408), ("tcp", 128), ("tcp-rr", 128), ("udp-rr", 128)]
 
 
+def service_demand(case, dur, res, client_cpu_s, server_cpu_s):
+    """CPU µs per KB (1024 bytes) moved, per side, as netperf's service demand: the
+    client sends, the server receives. Bytes from the tool's own figure (received
+    datagrams × payload for UDP, goodput × duration for TCP); the run's duration is the
+    asked one, so start-up CPU counts too (the same for every tool)."""
+    kind, size = case
+    if kind == "udp":
+        kb = res["rx_kpps"] * 1e3 * dur * size / 1024
+    elif kind == "tcp":
+        kb = res["gbps"] * 1e9 / 8 * dur / 1024
+    else:
+        return {}
+    out = {}
+    if kb > 0:
+        out["sd_tx_us_per_kb"] = client_cpu_s * 1e6 / kb
+        if server_cpu_s is not None:
+            out["sd_rx_us_per_kb"] = server_cpu_s * 1e6 / kb
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=5)
@@ -200,17 +261,35 @@ def main():
             if t not in keep:
                 del TOOLS[t]
     srv_cpu, cli_cpu = {"split": (1, 0), "same": (0, 0), "none": (None, None)}[a.pin]
-    servers = [
-        subprocess.Popen(pin(srv_cpu, [DUALPERF, "server", "-p", str(PORT_DP)]), stdout=subprocess.DEVNULL),
-        *([subprocess.Popen(pin(srv_cpu, [BASELINE, "server", "-p", str(PORT_BASELINE)]), stdout=subprocess.DEVNULL)]
-          if BASELINE else []),
-        subprocess.Popen(pin(srv_cpu, ["iperf3", "-s", "-p", str(PORT_IPERF3)]), stdout=subprocess.DEVNULL),
-        subprocess.Popen(pin(srv_cpu, ["nuttcp", "-S", "--nofork", "-P", str(PORT_NUTTCP)]), stdout=subprocess.DEVNULL),
-        subprocess.Popen(pin(srv_cpu, ["nuttcp", "-S", "--nofork", "-6", "-P", str(PORT_NUTTCP6)]), stdout=subprocess.DEVNULL),
-        subprocess.Popen(pin(srv_cpu, ["qperf", "-lp", str(PORT_QPERF)]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
-        subprocess.Popen(pin(srv_cpu, ["sockperf", "server", "-i", "127.0.0.1", "-p", str(PORT_SP_UDP)]), stdout=subprocess.DEVNULL),
-        subprocess.Popen(pin(srv_cpu, ["sockperf", "server", "--tcp", "-i", "127.0.0.1", "-p", str(PORT_SP_TCP)]), stdout=subprocess.DEVNULL),
-    ]
+    def start(cmd, **kw):
+        return subprocess.Popen(pin(srv_cpu, cmd), stdout=subprocess.DEVNULL, **kw)
+
+    # Each tool's server, per family (taskset execs the server: the pid is the server's).
+    srv = {
+        "dualperf": start([DUALPERF, "server", "-p", str(PORT_DP)]),
+        "iperf3": start(["iperf3", "-s", "-p", str(PORT_IPERF3)]),
+        "nuttcp4": start(["nuttcp", "-S", "--nofork", "-P", str(PORT_NUTTCP)]),
+        "nuttcp6": start(["nuttcp", "-S", "--nofork", "-6", "-P", str(PORT_NUTTCP6)]),
+        "qperf": start(["qperf", "-lp", str(PORT_QPERF)], stderr=subprocess.DEVNULL),
+        "sockperf_udp": start(["sockperf", "server", "-i", "127.0.0.1", "-p", str(PORT_SP_UDP)]),
+        "sockperf_tcp": start(["sockperf", "server", "--tcp", "-i", "127.0.0.1", "-p", str(PORT_SP_TCP)]),
+    }
+    if BASELINE:
+        srv["dualperf_baseline"] = start([BASELINE, "server", "-p", str(PORT_BASELINE)])
+    servers = list(srv.values())
+
+    def server_of(tool, case, fam):
+        if tool.startswith("dualperf") and tool != "dualperf_baseline":
+            return srv["dualperf"]
+        if tool == "nuttcp":
+            return srv[f"nuttcp{fam}"]
+        if tool == "sockperf":
+            return srv["sockperf_tcp" if case[0] == "tcp-rr" else "sockperf_udp"]
+        if tool == "qperf":
+            # qperf's server forks a child per test and reaps it later: its CPU reaches
+            # the parent's counters after the case ends, so it cannot be attributed.
+            return None
+        return srv.get(tool)
     time.sleep(1)
     rows = []
     try:
@@ -221,13 +300,17 @@ def main():
             for case in CASES:
                 for fam in fams:
                     for tool in order:
+                        server = server_of(tool, case, fam)
                         try:
+                            srv_before = proc_cpu_s(server.pid) if server else None
                             res = TOOLS[tool](case, fam, a.duration, cli_cpu)
+                            srv_cpu_s = proc_cpu_s(server.pid) - srv_before if server else None
                         except Exception as e:  # a failed run is recorded, not fatal
                             print(f"rep {rep} {tool} {case} v{fam}: {e}", file=sys.stderr)
                             continue
                         if res is None:
                             continue
+                        res.update(service_demand(case, a.duration, res, LAST_CLIENT_CPU_S, srv_cpu_s))
                         for k, v in res.items():
                             rows.append((rep, f"{case[0]} {case[1]}", fam, tool, k, v))
                         print(f"rep {rep} {case} v{fam} {tool}: {res}", file=sys.stderr)
@@ -256,7 +339,8 @@ def main():
         peers = [v for t, v in med.items() if not t.startswith("dualperf")]
         ratio = "–"
         if "dualperf" in med and peers:
-            best = min(peers) if k in ("rtt_us", "loss_pct") else max(peers)
+            lower_is_better = k in ("rtt_us", "loss_pct") or k.startswith("sd_")
+            best = min(peers) if lower_is_better else max(peers)
             ratio = f"{med['dualperf'] / best:.2f}" if best else "–"
             if "dualperf_perdgram" in med and best:
                 ratio += f" (per-datagram {med['dualperf_perdgram'] / best:.2f})"
