@@ -167,6 +167,7 @@ impl SpecFile {
             direction,
             streams,
             rate_bps,
+            rate_pps,
             udp_method,
             loss_threshold_pct,
             search_steps,
@@ -953,6 +954,19 @@ mod tests {
             .resolve(0)
             .unwrap();
         assert_eq!(paced.udp_method, UdpMethod::Fixed);
+        // Regression: a packet rate given as a flag (a layer over the defaults) was
+        // dropped by the merge, so `study -b 20kpps` ran unpaced.
+        let layered = SpecFile::default()
+            .merge(&SpecFile {
+                rate_pps: Some(20_000),
+                ..SpecFile::default()
+            })
+            .resolve(0)
+            .unwrap();
+        assert_eq!(
+            (layered.udp_method, layered.rate),
+            (UdpMethod::Fixed, Some(Rate::PacketsPerSec(20_000)))
+        );
         let unpaced = SpecFile::from_toml("udp_method = 'fixed'\n")
             .unwrap()
             .resolve(0)
