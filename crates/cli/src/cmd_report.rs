@@ -538,12 +538,23 @@ fn add_series(
             let samples = store
                 .samples(ids[i])
                 .with_context(|| format!("cannot read the interval samples of run {}", ids[i]))?;
+            // Window samples (`--stats-window`) are stored beside the interval samples,
+            // their names prefixed: each kind goes to its own figure.
+            let (windows, intervals): (Vec<_>, Vec<_>) = samples.iter().partition(|s| {
+                report::WindowSample::from_metrics(s.start_ns, s.end_ns, &s.metrics).is_some()
+            });
             campaign.series.push(report::RunSeries {
                 run_index: i,
                 run_id: ids[i],
-                samples: samples
+                samples: intervals
                     .iter()
                     .map(|s| report::IntervalCounts::from_metrics(s.start_ns, s.end_ns, &s.metrics))
+                    .collect(),
+                windows: windows
+                    .iter()
+                    .filter_map(|s| {
+                        report::WindowSample::from_metrics(s.start_ns, s.end_ns, &s.metrics)
+                    })
                     .collect(),
             });
         }

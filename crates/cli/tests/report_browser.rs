@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const FIGURES: [&str; 16] = [
+const FIGURES: [&str; 22] = [
     "tcp-throughput",
     "udp-throughput",
     "tcp-rtt",
@@ -33,6 +33,12 @@ const FIGURES: [&str; 16] = [
     "tcp-rr-1408-timeseries",
     "udp-rr-128-timeseries",
     "udp-rr-1408-timeseries",
+    "udp-stream-128-windows-goodput",
+    "udp-stream-128-windows-loss",
+    "udp-stream-128-windows-owd",
+    "udp-stream-1408-windows-goodput",
+    "udp-stream-1408-windows-loss",
+    "udp-stream-1408-windows-owd",
 ];
 
 /// Appended to a copy of the page (never to report.html itself): writes each figure's

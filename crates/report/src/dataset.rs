@@ -41,6 +41,49 @@ pub struct RunSeries {
     pub run_id: i64,
     /// In interval order.
     pub samples: Vec<IntervalCounts>,
+    /// Per-window statistics (`--stats-window`, stored as `window_*` samples), in window
+    /// order; empty when the run had none.
+    pub windows: Vec<WindowSample>,
+}
+
+/// One window of `--stats-window` statistics as stored: a span of the sender's send
+/// time (ns from the data start) and what the run's joined sides measured for the
+/// datagrams sent in it. `None` where that window had no such figure (no datagram
+/// arrived; no one-way delay on that datapath).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct WindowSample {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub bitrate_bps: Option<f64>,
+    pub loss_pct: Option<f64>,
+    pub jitter_ns: Option<f64>,
+    pub owd_mean_ns: Option<f64>,
+}
+
+impl WindowSample {
+    /// Prefix of the stored metric names of a window sample (never an interval's).
+    pub const PREFIX: &'static str = "window_";
+
+    /// From a stored sample's metric map, if it is a window sample (its names carry
+    /// [`Self::PREFIX`]); `None` for an interval sample.
+    pub fn from_metrics(start_ns: i64, end_ns: i64, m: &BTreeMap<String, f64>) -> Option<Self> {
+        if !m.keys().any(|k| k.starts_with(Self::PREFIX)) {
+            return None;
+        }
+        let get = |k: &str| {
+            m.get(&format!("{}{k}", Self::PREFIX))
+                .copied()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+        };
+        Some(WindowSample {
+            start_ns,
+            end_ns,
+            bitrate_bps: get("bitrate_bps"),
+            loss_pct: get("loss_pct").map(|l| l.min(100.0)),
+            jitter_ns: get("jitter_ns"),
+            owd_mean_ns: get("owd_mean_ns"),
+        })
+    }
 }
 
 /// One interval sample as the engine records it: the client's own counters over a

@@ -87,7 +87,8 @@ pub fn dataset_with_series() -> Dataset {
     with_series(dataset())
 }
 
-/// `data` with the default selection's runs given interval samples ([`interval_samples`]),
+/// `data` with the default selection's runs given interval samples ([`interval_samples`])
+/// and, for udp-stream runs, per-window statistics ([`window_samples`]),
 /// run ids counted from 1 over all campaigns.
 pub fn with_series(mut data: Dataset) -> Dataset {
     let mut run_id = 0i64;
@@ -99,6 +100,7 @@ pub fn with_series(mut data: Dataset) -> Dataset {
                 run_index: i,
                 run_id: run_id + 1 + i as i64,
                 samples: interval_samples(&c.runs[i], i as u64),
+                windows: window_samples(&c.runs[i], i as u64),
             })
             .collect();
         run_id += c.runs.len() as i64;
@@ -142,6 +144,29 @@ pub fn interval_samples(run: &RunRow, seed: u64) -> Vec<IntervalCounts> {
                 s.recv_packets = Some(0.0);
             }
             s
+        })
+        .collect()
+}
+
+/// Per-window statistics of a udp-stream run as `--stats-window 100ms` stores them (none
+/// for other tests): ten windows at the run's throughput and loss, with a one-way delay
+/// of about 20 µs, with deterministic noise.
+pub fn window_samples(run: &RunRow, seed: u64) -> Vec<crate::dataset::WindowSample> {
+    if run.kind != TestKind::UdpStream {
+        return Vec::new();
+    }
+    let get = |m: &str| run.metrics.get(m).copied().unwrap_or(0.0);
+    (0..10u64)
+        .map(|i| {
+            let wobble = 1.0 + 0.03 * noise(seed * 64 + 32 + i);
+            crate::dataset::WindowSample {
+                start_ns: i as i64 * 100_000_000,
+                end_ns: (i as i64 + 1) * 100_000_000,
+                bitrate_bps: Some(get(metrics::THROUGHPUT_BPS) * wobble),
+                loss_pct: Some((get(metrics::LOSS_PCT) * wobble).clamp(0.0, 100.0)),
+                jitter_ns: Some(get(metrics::JITTER_RFC3550_NS)),
+                owd_mean_ns: Some(20_000.0 * wobble),
+            }
         })
         .collect()
 }

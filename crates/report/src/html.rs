@@ -84,8 +84,16 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         .iter()
         .filter(|f| f.id.ends_with("-timeseries"))
         .collect();
+    let windows: Vec<&crate::Figure> = report
+        .figures
+        .iter()
+        .filter(|f| f.id.contains("-windows-"))
+        .collect();
     if !series.is_empty() {
         out.push_str("<li><a href=\"#over-time\">Over time</a></li>\n");
+    }
+    if !windows.is_empty() {
+        out.push_str("<li><a href=\"#per-window\">Per window</a></li>\n");
     }
     out.push_str("<li><a href=\"#overhead\">Header overhead</a></li>\n<li><a href=\"#method\">Method</a></li>\n<li><a href=\"#systems\">Systems and runs</a></li>\n</ul></nav>\n<main>\n");
 
@@ -166,6 +174,13 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         out.push_str("<section id=\"over-time\">\n<h2>Over time: selected runs</h2>\n<p class=\"note\">What single runs did interval by interval, from the per-interval samples the client recorded: one figure per test and packet size, one line per system and IP version (the run with the median result of its cell unless chosen with <code>dualperf report --timeseries</code>). Every interval of every run is in <code>dualperf export --intervals</code>.</p>\n");
         out.push_str("<div class=\"figure-grid\">\n");
         for f in &series {
+            let _ = write!(out, "<figure>\n{}</figure>\n", f.svg);
+        }
+        out.push_str("</div>\n</section>\n");
+    }
+    if !windows.is_empty() {
+        out.push_str("<section id=\"per-window\">\n<h2>Per window: statistics by send time</h2>\n<p class=\"note\">The runs drawn over time that were measured with <code>--stats-window</code> (as D-ITG's ITGDec decodes its logs): goodput, loss and mean one-way delay for the datagrams sent in each window. Every window of every run is in <code>dualperf export --intervals</code> (metrics named <code>window_*</code>).</p>\n<div class=\"figure-grid\">\n");
+        for f in &windows {
             let _ = write!(out, "<figure>\n{}</figure>\n", f.svg);
         }
         out.push_str("</div>\n</section>\n");

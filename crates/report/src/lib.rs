@@ -29,11 +29,12 @@ pub mod svg;
 pub mod table;
 pub mod tables;
 pub mod timeseries;
+pub mod windows;
 
 pub use analysis::{analyse, Analysis, AnalysisOptions, View, ViewData};
 pub use dataset::{
     CampaignData, ConfidenceTarget, Dataset, IntervalCounts, MissedCell, RunOutcome, RunRow,
-    RunSeries,
+    RunSeries, WindowSample,
 };
 pub use findings::Finding;
 pub use stats::{LinkModel, OverheadModel};
@@ -166,6 +167,7 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
         })
         .collect();
     figures.extend(timeseries::figures(data, &analysis.systems));
+    figures.extend(windows::figures(data, &analysis.systems));
     let findings = findings::findings(&analysis, &options.link, options.link_rate_bps);
     let mut warnings = caveats::warnings(data, &analysis);
     if let Some(rate) = options.link_rate_bps {

@@ -121,7 +121,7 @@ impl Shown {
     }
 }
 
-fn test_title(kind: TestKind, direction: Direction) -> String {
+pub(crate) fn test_title(kind: TestKind, direction: Direction) -> String {
     let test = match kind {
         TestKind::TcpStream => "TCP stream",
         TestKind::UdpStream => "UDP stream",
@@ -148,9 +148,9 @@ fn direction_order(d: Direction) -> u8 {
 }
 
 /// A figure's cell: (test's place in `TestKind::ALL`, direction order, packet size).
-type CellKey = (usize, u8, u32);
+pub(crate) type CellKey = (usize, u8, u32);
 
-fn cell_key(r: &RunRow) -> CellKey {
+pub(crate) fn cell_key(r: &RunRow) -> CellKey {
     (
         kind_order(r.kind),
         direction_order(r.direction),
@@ -227,7 +227,7 @@ pub fn select(campaign: &CampaignData, sel: &Selection, asked: &[usize]) -> Vec<
     out.into_iter().collect()
 }
 
-fn runs_direction(order: u8) -> Direction {
+pub(crate) fn runs_direction(order: u8) -> Direction {
     match order {
         1 => Direction::Reverse,
         2 => Direction::Bidir,
@@ -236,12 +236,12 @@ fn runs_direction(order: u8) -> Direction {
 }
 
 /// One drawn line: a run's windows as (start s, end s, value).
-struct Line {
-    label: String,
-    colour: &'static str,
-    dash: &'static str,
-    square: bool,
-    steps: Vec<(f64, f64, f64)>,
+pub(crate) struct Line {
+    pub(crate) label: String,
+    pub(crate) colour: &'static str,
+    pub(crate) dash: &'static str,
+    pub(crate) square: bool,
+    pub(crate) steps: Vec<(f64, f64, f64)>,
 }
 
 /// Two windows as one: counts summed, from the first's start to the second's end.
@@ -364,24 +364,13 @@ fn figure(
         merged = merged.max(drawn.merged);
         short_tail |= drawn.short_tail;
         let nth = seen.entry((sys, run.family)).or_default();
-        let v6 = run.family == Family::V6;
-        let pair = PALETTE[sys % PALETTE.len()];
-        let who = match (many_systems, systems.get(sys)) {
-            (true, Some(name)) => format!("{name} {}", run.family),
-            _ => run.family.to_string(),
-        };
-        lines.push(Line {
-            label: format!("{who} · run {}", series.run_id),
-            colour: if v6 { pair.1 } else { pair.0 },
-            // A second run of the same system and IP version (asked for by id) dotted.
-            dash: match (*nth, v6) {
-                (0, false) => "",
-                (0, true) => "7 4",
-                _ => "2 3",
-            },
-            square: v6,
-            steps: drawn.steps,
-        });
+        lines.push(styled_line(
+            (sys, run, series.run_id),
+            *nth,
+            many_systems,
+            systems,
+            drawn.steps,
+        ));
         *nth += 1;
     }
     if lines.is_empty() {
@@ -424,16 +413,55 @@ fn figure(
         "{} at {size} bytes: {quantity} over time",
         test_title(kind, direction)
     );
-    Some(render(&id, title, quantity, unit, &lines, &note))
+    Some(render(
+        &id,
+        title,
+        (
+            "Time since the client's data workers started (s)",
+            quantity,
+            unit,
+        ),
+        &lines,
+        &note,
+    ))
+}
+
+/// A run's line as every figure over time draws it: its system's colour pair (IPv4 the
+/// first, IPv6 the second, with a dash and square markers), a second run of the same
+/// system and IP version (asked for by id) dotted, labelled with system (when several),
+/// IP version and run id.
+pub(crate) fn styled_line(
+    (sys, run, run_id): (usize, &RunRow, i64),
+    nth: usize,
+    many_systems: bool,
+    systems: &[String],
+    steps: Vec<(f64, f64, f64)>,
+) -> Line {
+    let v6 = run.family == Family::V6;
+    let pair = PALETTE[sys % PALETTE.len()];
+    let who = match (many_systems, systems.get(sys)) {
+        (true, Some(name)) => format!("{name} {}", run.family),
+        _ => run.family.to_string(),
+    };
+    Line {
+        label: format!("{who} · run {run_id}"),
+        colour: if v6 { pair.1 } else { pair.0 },
+        dash: match (nth, v6) {
+            (0, false) => "",
+            (0, true) => "7 4",
+            _ => "2 3",
+        },
+        square: v6,
+        steps,
+    }
 }
 
 /// Draw the lines against time: frame, ticks, step lines with a marker on every few
-/// steps, a legend that wraps, and the note.
-fn render(
+/// steps, a legend that wraps, and the note. `axes` = (time axis label, quantity, unit).
+pub(crate) fn render(
     id: &str,
     title: String,
-    quantity: &str,
-    unit: &str,
+    (x_label, quantity, unit): (&str, &str, &str),
     lines: &[Line],
     note: &str,
 ) -> Figure {
@@ -526,13 +554,7 @@ fn render(
             c(bottom + 5.0),
         );
     }
-    axes(
-        &mut svg,
-        (left, top, bottom),
-        "Time since the client's data workers started (s)",
-        quantity,
-        unit,
-    );
+    axes(&mut svg, (left, top, bottom), x_label, quantity, unit);
     for l in lines {
         draw_line(&mut svg, l, &px, &py);
     }
@@ -735,6 +757,7 @@ mod tests {
                 run_index: i,
                 run_id: 100 + i as i64,
                 samples: samples(bytes),
+                windows: Vec::new(),
             })
             .collect();
         Dataset { campaigns: vec![c] }
@@ -869,6 +892,7 @@ mod tests {
                 s[3].end_ns = 3_002_000_000;
                 s
             },
+            windows: Vec::new(),
         }];
         let figs = figures(&Dataset { campaigns: vec![c] }, &["S".into()]);
         assert!(words(&figs[0].svg).contains("merged into the one before it"));

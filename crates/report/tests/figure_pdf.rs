@@ -15,6 +15,10 @@ fn every_figure_is_a_pdf_with_its_fonts_embedded_and_its_text_readable() {
         report.figures.iter().any(|f| f.id.ends_with("-timeseries")),
         "no time-series figure to check"
     );
+    assert!(
+        report.figures.iter().any(|f| f.id.contains("-windows-")),
+        "no per-window figure to check"
+    );
     let dir = tempfile::tempdir().unwrap();
     for (f, fig) in pdfs.iter().zip(&report.figures) {
         assert_eq!(f.name, format!("figures/{}.pdf", fig.id));
@@ -54,6 +58,8 @@ fn every_figure_is_a_pdf_with_its_fonts_embedded_and_its_text_readable() {
         let text = String::from_utf8_lossy(&text.stdout);
         let axis = if fig.id.ends_with("-timeseries") {
             "Time since"
+        } else if fig.id.contains("-windows-") {
+            "Send time since"
         } else {
             "Packet size: payload per send (bytes)"
         };

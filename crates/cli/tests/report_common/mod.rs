@@ -48,6 +48,24 @@ fn stored_sample(s: &report::IntervalCounts) -> store::IntervalSample {
     }
 }
 
+/// A `--stats-window` sample as the study stores it: metrics prefixed `window_`.
+fn stored_window(w: &report::WindowSample) -> store::IntervalSample {
+    let metrics = [
+        ("bitrate_bps", w.bitrate_bps),
+        ("loss_pct", w.loss_pct),
+        ("jitter_ns", w.jitter_ns),
+        ("owd_mean_ns", w.owd_mean_ns),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| Some((format!("{}{k}", report::WindowSample::PREFIX), v?)))
+    .collect();
+    store::IntervalSample {
+        start_ns: w.start_ns,
+        end_ns: w.end_ns,
+        metrics,
+    }
+}
+
 /// Write `data` into a new database at `path`, each run with the fixture's interval
 /// samples; returns the campaign ids in order.
 pub fn dataset_db(path: &Path, data: &report::Dataset) -> Vec<i64> {
@@ -119,6 +137,11 @@ pub fn dataset_db(path: &Path, data: &report::Dataset) -> Vec<i64> {
                         RunOutcome::Ok => fixture::interval_samples(r, n as u64)
                             .iter()
                             .map(stored_sample)
+                            .chain(
+                                fixture::window_samples(r, n as u64)
+                                    .iter()
+                                    .map(stored_window),
+                            )
                             .collect(),
                         RunOutcome::Failed(_) => Vec::new(),
                     },
