@@ -132,6 +132,130 @@ fn send_delay_from_env() -> Vec<u64> {
 }
 
 /// `"0,2000"` → [0, 2 000 000] ns; anything malformed or out of range turns the hook off.
+/// The send schedule of a D-ITG-style traffic model, one home for both transports: a
+/// sender draws its gaps and sizes from the model (seeded; stream `i` draws gaps from
+/// sequence `2i` and sizes from `2i + 1`, so one model gives the same traffic over UDP and
+/// TCP), waits for each absolute due time (the sum of the drawn gaps from the data
+/// start, so a late send never shifts what follows) and records how late it left.
+/// Without a gap distribution it follows the fixed rate (`-b`), or sends back to back.
+pub(crate) struct ModelSchedule {
+    gaps: Option<measure::traffic::Sampler>,
+    sizes: Option<measure::traffic::Sampler>,
+    fixed_gap_ns: Option<f64>,
+    fixed_len: usize,
+    min_len: usize,
+    max_len: usize,
+    start: Instant,
+    sched_ns: f64,
+    late: LatencyHistogram,
+}
+
+impl ModelSchedule {
+    /// The schedule of `model` for stream `stream_id`: sizes within `min_len..=max_draw`
+    /// when drawn, `payload_bytes` (at least `min_len`) otherwise. An invalid model is an
+    /// error for the sender to report.
+    pub(crate) fn new(
+        model: &wire::traffic::TrafficModel,
+        stream_id: u16,
+        payload_bytes: usize,
+        pps: Option<f64>,
+        (min_len, max_draw): (usize, usize),
+        start: Instant,
+    ) -> Result<ModelSchedule, String> {
+        use measure::traffic::Sampler;
+        let stream = u64::from(stream_id);
+        let sampler = |d: Result<Option<wire::traffic::Dist>, String>, which: u64| {
+            d?.map(|d| Sampler::new(d, model.seed, 2 * stream + which))
+                .transpose()
+        };
+        let gaps = sampler(model.idt_dist(), 0).map_err(|e| format!("traffic model: {e}"))?;
+        let sizes = sampler(model.size_dist(), 1).map_err(|e| format!("traffic model: {e}"))?;
+        let fixed_len = payload_bytes.max(min_len);
+        Ok(ModelSchedule {
+            max_len: if sizes.is_some() {
+                max_draw.max(min_len)
+            } else {
+                fixed_len
+            },
+            gaps,
+            sizes,
+            fixed_gap_ns: pps.map(|p| 1e9 / p),
+            fixed_len,
+            min_len,
+            start,
+            sched_ns: 0.0,
+            late: LatencyHistogram::new(),
+        })
+    }
+
+    /// [`ModelSchedule::new`] from the data start, on a thread whose timer slack suits
+    /// pacing; an invalid model goes into `o`'s errors and gives `None`.
+    pub(crate) fn start(
+        model: &wire::traffic::TrafficModel,
+        (stream_id, payload_bytes, pps): (u16, usize, Option<f64>),
+        lens: (usize, usize),
+        shared: &Shared,
+        o: &mut Outcome,
+    ) -> Option<ModelSchedule> {
+        net::fine_timer_slack();
+        let start = shared.data_start();
+        ModelSchedule::new(model, stream_id, payload_bytes, pps, lens, start)
+            .map_err(|e| o.errors.push(e))
+            .ok()
+    }
+
+    /// The largest message this schedule can ask for (the sender's buffer size).
+    pub(crate) fn max_len(&self) -> usize {
+        self.max_len
+    }
+
+    /// Wait for the next message's due time and return its size; `None` once the bound
+    /// is reached (counting `sent` messages) or the session aborted.
+    pub(crate) fn next(&mut self, bound: &SendBound, sent: u64, shared: &Shared) -> Option<usize> {
+        let due = self.start + Duration::from_nanos(self.sched_ns as u64);
+        if bound.done(sent, Instant::now().max(due)) || shared.aborted() {
+            return None;
+        }
+        if self.gaps.is_some() || self.fixed_gap_ns.is_some() {
+            wait_until(due);
+            self.late
+                .record(Instant::now().saturating_duration_since(due).as_nanos() as u64);
+        }
+        self.sched_ns += match (self.gaps.as_mut(), self.fixed_gap_ns) {
+            (Some(g), _) => g.sample(),
+            (None, Some(f)) => f,
+            (None, None) => 0.0,
+        };
+        Some(match self.sizes.as_mut() {
+            Some(d) => (d.sample().round() as usize).clamp(self.min_len, self.max_len),
+            None => self.fixed_len,
+        })
+    }
+
+    /// Record how late the sends left (`schedule_late_*_us`), as [`note_schedule_late`].
+    pub(crate) fn note(&self, o: &mut Outcome) {
+        note_schedule_late(&self.late, o);
+    }
+}
+
+/// Sleep until `t` (spinning only for the last few µs). Oversleeping is harmless: the
+/// sender paces against its schedule, so a late wake-up sends the datagrams that came
+/// due as one batch and the average rate stays exact without burning a core.
+pub(crate) fn wait_until(t: Instant) {
+    loop {
+        let now = Instant::now();
+        if now >= t {
+            return;
+        }
+        let left = t - now;
+        if left > Duration::from_micros(5) {
+            std::thread::sleep(left);
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
 /// How late a model sender's sends left against their schedule, into `applied`
 /// (`schedule_late_p50_us`, `schedule_late_p99_us`, `schedule_late_max_us`); nothing
 /// when nothing was scheduled.

@@ -14,7 +14,7 @@
 //! datagrams its own socket dropped (full receive buffer) and the host's UDP error
 //! counters over the run, so loss can be told apart from the receiver's own drops.
 
-use crate::data::{note_schedule_late, Outcome, Pace, SendBound, Shared, POLL};
+use crate::data::{wait_until, ModelSchedule, Outcome, Pace, SendBound, Shared, POLL};
 use measure::{Arrival, Ipdv, LatencyHistogram, Rfc3550Jitter, SeqTracker};
 use net::{BatchConfig, UdpBatch, Wait};
 use std::io;
@@ -228,24 +228,13 @@ pub(crate) fn send_model(
     datapath: UdpDatapath,
     shared: Arc<Shared>,
 ) -> Outcome {
-    use measure::traffic::Sampler;
     let mut o = Outcome::default();
     let _ = sock.set_write_timeout(Some(POLL));
-    net::fine_timer_slack();
-    let stream = u64::from(stream_id);
-    let sampler = |d: Result<Option<wire::traffic::Dist>, String>, which: u64| {
-        d?.map(|d| Sampler::new(d, model.seed, 2 * stream + which))
-            .transpose()
+    let lens = (wire::datagram::HEADER_BYTES, MAX_MODEL_PAYLOAD);
+    let flow = (stream_id, payload_bytes, pps);
+    let Some(mut schedule) = ModelSchedule::start(model, flow, lens, &shared, &mut o) else {
+        return o;
     };
-    let (mut gaps, mut sizes) = match (sampler(model.idt_dist(), 0), sampler(model.size_dist(), 1))
-    {
-        (Ok(g), Ok(s)) => (g, s),
-        (Err(e), _) | (_, Err(e)) => {
-            o.errors.push(format!("traffic model: {e}"));
-            return o;
-        }
-    };
-    let fixed_gap_ns = pps.map(|p| 1e9 / p);
     let (path, _) = datapath_choice(datapath, false);
     let mut tx = UdpBatch::new(
         sock,
@@ -259,30 +248,10 @@ pub(crate) fn send_model(
             ..BatchConfig::default()
         },
     );
-    let min_len = wire::datagram::HEADER_BYTES;
-    let max_len = sizes
-        .as_ref()
-        .map_or(payload_bytes, |_| MAX_MODEL_PAYLOAD)
-        .max(min_len);
-    let mut buf = vec![0u8; max_len];
-    let start = shared.data_start();
-    let mut sched_ns = 0.0_f64;
-    let mut late = LatencyHistogram::new();
+    let mut buf = vec![0u8; schedule.max_len()];
     let mut windows = shared.windows();
     let mut seq = 0u64;
-    'run: loop {
-        let due = start + Duration::from_nanos(sched_ns as u64);
-        if bound.done(seq, Instant::now().max(due)) || shared.aborted() {
-            break;
-        }
-        if gaps.is_some() || fixed_gap_ns.is_some() {
-            wait_until(due);
-            late.record(Instant::now().saturating_duration_since(due).as_nanos() as u64);
-        }
-        let len = match sizes.as_mut() {
-            Some(s) => (s.sample().round() as usize).clamp(min_len, max_len),
-            None => payload_bytes.max(min_len),
-        };
+    'run: while let Some(len) = schedule.next(&bound, seq, &shared) {
         loop {
             let send_ns = shared.ns_since_go(Instant::now());
             stamp(
@@ -316,18 +285,13 @@ pub(crate) fn send_model(
             }
         }
         seq += 1;
-        sched_ns += match (gaps.as_mut(), fixed_gap_ns) {
-            (Some(g), _) => g.sample(),
-            (None, Some(f)) => f,
-            (None, None) => 0.0,
-        };
     }
     o.windows = windows;
     o.last_send_ns = shared.ns_since_go(Instant::now());
     note_datapath(&tx, &mut o);
     o.io.insert("traffic_model".into(), model.to_string());
     o.io.insert("udp_send_stamps".into(), "per-datagram".into());
-    note_schedule_late(&late, &mut o);
+    schedule.note(&mut o);
     o.streams.push(StreamStats {
         stream_id,
         sent_bytes: o.sent_bytes,
@@ -361,24 +325,6 @@ fn stamp(bufs: &mut [Vec<u8>], first_seq: u64, send_ns: u64, stream_id: u16, tok
                 flags: 0,
                 token,
             });
-        }
-    }
-}
-
-/// Sleep until `t` (spinning only for the last few µs). Oversleeping is harmless: the
-/// sender paces against its schedule, so a late wake-up sends the datagrams that came
-/// due as one batch and the average rate stays exact without burning a core.
-pub(crate) fn wait_until(t: Instant) {
-    loop {
-        let now = Instant::now();
-        if now >= t {
-            return;
-        }
-        let left = t - now;
-        if left > Duration::from_micros(5) {
-            std::thread::sleep(left);
-        } else {
-            std::hint::spin_loop();
         }
     }
 }

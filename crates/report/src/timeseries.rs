@@ -400,15 +400,7 @@ fn figure(
             " Intervals merged {merged} at a time to draw at most {MAX_STEPS} steps."
         );
     }
-    let id = format!(
-        "{}{}-{size}-timeseries",
-        kind.name(),
-        match direction {
-            Direction::Forward => "",
-            Direction::Reverse => "-reverse",
-            Direction::Bidir => "-bidir",
-        }
-    );
+    let id = format!("{}-timeseries", cell_id(kind, direction, size));
     let title = format!(
         "{} at {size} bytes: {quantity} over time",
         test_title(kind, direction)
@@ -612,6 +604,20 @@ fn draw_line(svg: &mut String, l: &Line, px: &dyn Fn(f64) -> f64, py: &dyn Fn(f6
         );
     }
     svg.push_str("</g>\n");
+}
+
+/// The figure-id stem of one cell: test kind, direction (nothing for forward) and size,
+/// as `tcp-stream-reverse-1408`; every per-cell figure's id starts with it.
+pub(crate) fn cell_id(kind: TestKind, direction: Direction, size: u32) -> String {
+    format!(
+        "{}{}-{size}",
+        kind.name(),
+        match direction {
+            Direction::Forward => "",
+            Direction::Reverse => "-reverse",
+            Direction::Bidir => "-bidir",
+        }
+    )
 }
 
 #[cfg(test)]

@@ -121,13 +121,8 @@ fn figure(
     }
     let (id_part, quantity, unit) = q.axis();
     let id = format!(
-        "{}{}-{size}-windows-{id_part}",
-        kind.name(),
-        match direction {
-            Direction::Forward => "",
-            Direction::Reverse => "-reverse",
-            Direction::Bidir => "-bidir",
-        }
+        "{}-windows-{id_part}",
+        crate::timeseries::cell_id(kind, direction, size)
     );
     let title = format!(
         "{} at {size} bytes: {} per window of send time",
