@@ -675,6 +675,21 @@ fn label(name: &str) -> String {
         m::SERVICE_DEMAND_REMOTE_US => "service demand, remote",
         m::IP_PACKET_BYTES => "IP packet size",
         m::ETH_FRAME_BYTES => "Ethernet frame size",
+        m::IDLE_UDP_RTT_P50_NS => "idle RTT p50, UDP probes",
+        m::IDLE_TCP_RTT_P50_NS => "idle RTT p50, TCP probes",
+        m::LOADED_UDP_RTT_P50_NS => "loaded RTT p50, UDP probes",
+        m::LOADED_TCP_RTT_P50_NS => "loaded RTT p50, TCP probes",
+        m::LOADED_UDP_RTT_P90_NS => "loaded RTT p90, UDP probes",
+        m::LOADED_TCP_RTT_P90_NS => "loaded RTT p90, TCP probes",
+        m::LOADED_UDP_RTT_P99_NS => "loaded RTT p99, UDP probes",
+        m::LOADED_TCP_RTT_P99_NS => "loaded RTT p99, TCP probes",
+        m::ADDED_UDP_RTT_P50_NS => "latency added by the load, UDP probes",
+        m::ADDED_TCP_RTT_P50_NS => "latency added by the load, TCP probes",
+        m::RPM_LOADED => "responsiveness under load",
+        m::RPM_IDLE => "responsiveness idle",
+        m::UPLOAD_BPS => "goodput under load, upload",
+        m::DOWNLOAD_BPS => "goodput under load, download",
+        m::LOADED_UDP_PROBE_TIMEOUTS => "UDP probes unanswered under load",
         other => return other.replace('_', " "),
     };
     l.to_string()
@@ -847,6 +862,7 @@ mod tests {
             sent_packets: 1000,
             recv_bytes: 0,
             recv_packets: 0,
+            ..IntervalSample::default()
         };
         let mut fwd = CliRecorder::new(false, Direction::Forward);
         let first = fwd.lines(&s);

@@ -474,6 +474,12 @@ fn start(spec: &TestSpec, o: Opened, early: Option<Running>) -> Result<Running, 
         }
         TestKind::UdpRr => plan::start_udp_rr_clients(spec, o.udp_out, shared, w)?,
         TestKind::UdpStream => plan::start_udp_senders(spec, o.udp_out, shared, w)?,
+        // Refused by validate_spec before any socket: run_loaded runs its parts.
+        TestKind::Rrul => {
+            return Err(EngineError::Spec(wire::proto::SpecError::Invalid(
+                "rrul runs through run_loaded".into(),
+            )))
+        }
     }
     Ok(r)
 }

@@ -24,6 +24,9 @@ pub(crate) struct Live {
     pub sent_packets: AtomicU64,
     pub recv_bytes: AtomicU64,
     pub recv_packets: AtomicU64,
+    /// Request/response clients: Σ RTT and count of completed transactions.
+    pub rtt_sum_ns: AtomicU64,
+    pub rtt_count: AtomicU64,
 }
 
 pub(crate) struct Shared {
@@ -101,6 +104,11 @@ impl Shared {
     pub(crate) fn add_recv(&self, bytes: u64, packets: u64) {
         self.live.recv_bytes.fetch_add(bytes, Relaxed);
         self.live.recv_packets.fetch_add(packets, Relaxed);
+    }
+    /// One completed transaction's RTT, for the interval samples.
+    pub(crate) fn add_rtt(&self, ns: u64) {
+        self.live.rtt_sum_ns.fetch_add(ns, Relaxed);
+        self.live.rtt_count.fetch_add(1, Relaxed);
     }
 }
 
@@ -587,7 +595,7 @@ impl Workers {
 pub(crate) struct Sampler {
     every_ns: u64,
     next_end_ns: u64,
-    last: [u64; 4],
+    last: [u64; 6],
     last_end_ns: u64,
 }
 
@@ -596,7 +604,7 @@ impl Sampler {
         Sampler {
             every_ns,
             next_end_ns: every_ns,
-            last: [0; 4],
+            last: [0; 6],
             last_end_ns: 0,
         }
     }
@@ -621,6 +629,8 @@ impl Sampler {
             l.sent_packets.load(Relaxed),
             l.recv_bytes.load(Relaxed),
             l.recv_packets.load(Relaxed),
+            l.rtt_sum_ns.load(Relaxed),
+            l.rtt_count.load(Relaxed),
         ];
         // A final partial interval shorter than 1 % of an interval says nothing — unless
         // it counted something: the samples must add up to the run's totals.
@@ -634,6 +644,8 @@ impl Sampler {
             sent_packets: cur[1] - self.last[1],
             recv_bytes: cur[2] - self.last[2],
             recv_packets: cur[3] - self.last[3],
+            rtt_sum_ns: cur[4] - self.last[4],
+            rtt_count: cur[5] - self.last[5],
         };
         self.last = cur;
         self.last_end_ns = now_ns;

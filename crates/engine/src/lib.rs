@@ -32,7 +32,8 @@ pub use client::{run_client, ClientConfig};
 pub use data::DROP_EVERY_ENV;
 pub use error::EngineError;
 pub use loaded::{
-    run_loaded, LoadDirection, LoadedResult, LoadedSpec, Probes, MIN_LOADED_NS, RPM_REFERENCE,
+    run_loaded, LoadedPart, LoadedResult, LoadedSpec, PartIntervals, Probes, MIN_LOADED_NS,
+    RPM_REFERENCE,
 };
 pub use result::{framing_bytes, OneWayDelay, RunResult, WindowRow, RESULT_SCHEMA_VERSION};
 pub use search::{run_rate_search, Bisection, RateSearch, SearchOutcome};
@@ -43,6 +44,7 @@ pub use server::{
 pub use server_session::CLOCK_SHIFT_ENV;
 pub use wire::proto::{IntervalSample, SideStats};
 pub use wire::session::Limits;
+pub use wire::spec::{LoadDirection, LoadedOpts};
 
 /// Receives results as a run produces them (per-interval samples of this side).
 pub trait Recorder {

@@ -11,33 +11,15 @@
 use crate::client::{run_client, ClientConfig};
 use crate::error::EngineError;
 use crate::result::RunResult;
-use crate::NullRecorder;
+use crate::VecRecorder;
+use measure::LatencySummary;
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use wire::metrics::Metric;
 use wire::proto::SpecError;
-use wire::spec::{Bound, Direction, Family, Rate, SocketOpts, TestKind, TestSpec};
-
-/// Which way the load streams send.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LoadDirection {
-    /// Client to server.
-    Upload,
-    /// Server to client.
-    Download,
-    /// Both at once: `streams` connections each way.
-    Both,
-}
-
-impl LoadDirection {
-    pub fn name(self) -> &'static str {
-        match self {
-            LoadDirection::Upload => "upload",
-            LoadDirection::Download => "download",
-            LoadDirection::Both => "both",
-        }
-    }
-}
+use wire::spec::{
+    Bound, Direction, Family, LoadDirection, LoadedOpts, Rate, SocketOpts, TestKind, TestSpec,
+};
 
 /// A loaded-latency test as asked for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -59,6 +41,35 @@ pub struct LoadedSpec {
     /// Socket options of the load streams (buffers, congestion control, TOS, …).
     #[serde(default)]
     pub load_socket: SocketOpts,
+    /// Interval samples of every part over windows of this many ns (none when absent):
+    /// throughput of the load and mean probe RTT over time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_ns: Option<u64>,
+}
+
+impl LoadedSpec {
+    /// The test of `opts` over `family`, the load writing `write_bytes` at a time for
+    /// `duration_ns`, with the load streams' socket options.
+    pub fn new(
+        family: Family,
+        write_bytes: u32,
+        duration_ns: u64,
+        opts: &LoadedOpts,
+        load_socket: SocketOpts,
+    ) -> LoadedSpec {
+        LoadedSpec {
+            family,
+            streams: opts.streams,
+            load: opts.load,
+            duration_ns,
+            idle_ns: opts.idle_ns,
+            probe_rate: opts.probe_rate,
+            probe_bytes: opts.probe_bytes,
+            write_bytes,
+            load_socket,
+            interval_ns: None,
+        }
+    }
 }
 
 /// Shortest loaded phase: the probes need a window between the ramps.
@@ -123,6 +134,7 @@ impl LoadedSpec {
         s.bound = Bound::DurationNs(ns);
         s.rate = Some(Rate::PacketsPerSec(self.probe_rate));
         s.group = Some(group);
+        s.interval_ns = self.interval_ns;
         s
     }
 
@@ -133,6 +145,7 @@ impl LoadedSpec {
         s.streams = self.streams;
         s.socket = self.load_socket.clone();
         s.group = Some(group);
+        s.interval_ns = self.interval_ns;
         s
     }
 }
@@ -154,6 +167,49 @@ pub struct LoadedResult {
     /// Load streams client → server, and server → client.
     pub upload: Option<RunResult>,
     pub download: Option<RunResult>,
+    /// When the load's and the loaded probes' client threads started, ns after the
+    /// idle probes' (the client's monotonic clock; each part's own control handshake,
+    /// a few round trips, follows).
+    #[serde(default)]
+    pub load_start_ns: u64,
+    #[serde(default)]
+    pub loaded_probes_start_ns: u64,
+    /// Each part's interval samples (with [`LoadedSpec::interval_ns`]), times relative
+    /// to that part's own start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<PartIntervals>,
+}
+
+/// The parts of a loaded-latency test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadedPart {
+    IdleUdpProbes,
+    IdleTcpProbes,
+    LoadedUdpProbes,
+    LoadedTcpProbes,
+    Upload,
+    Download,
+}
+
+impl LoadedPart {
+    /// The probe type of a probe part (`None` for the load).
+    pub fn probe(self) -> Option<TestKind> {
+        match self {
+            LoadedPart::IdleUdpProbes | LoadedPart::LoadedUdpProbes => Some(TestKind::UdpRr),
+            LoadedPart::IdleTcpProbes | LoadedPart::LoadedTcpProbes => Some(TestKind::TcpRr),
+            LoadedPart::Upload | LoadedPart::Download => None,
+        }
+    }
+}
+
+/// One part's interval samples and where its clock starts on the test's timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartIntervals {
+    pub part: LoadedPart,
+    /// The part's client thread started this many ns after the test started.
+    pub offset_ns: u64,
+    pub samples: Vec<wire::proto::IntervalSample>,
 }
 
 /// The responsiveness draft this figure follows, and how far.
@@ -170,6 +226,59 @@ impl LoadedResult {
         let i = idle.rtt.filter(|r| r.count > 0)?;
         let l = loaded.rtt.filter(|r| r.count > 0)?;
         Some(l.p50_ns as f64 - i.p50_ns as f64)
+    }
+
+    /// The flat metrics of the whole test (the `wire::metrics` latency-under-load
+    /// vocabulary): what a study stores per run and a report compares.
+    pub fn metrics(&self) -> Vec<Metric> {
+        use wire::metrics as m;
+        let mut out = Vec::new();
+        let mut put = |name: &str, v: Option<f64>| {
+            if let Some(v) = v.filter(|v| v.is_finite()) {
+                out.push(Metric::new(name, v));
+            }
+        };
+        let p = |r: &RunResult, f: fn(&LatencySummary) -> u64| {
+            r.rtt.filter(|s| s.count > 0).map(|s| f(&s) as f64)
+        };
+        put(m::IDLE_UDP_RTT_P50_NS, p(&self.idle.udp, |s| s.p50_ns));
+        put(m::IDLE_TCP_RTT_P50_NS, p(&self.idle.tcp, |s| s.p50_ns));
+        put(m::LOADED_UDP_RTT_P50_NS, p(&self.loaded.udp, |s| s.p50_ns));
+        put(m::LOADED_TCP_RTT_P50_NS, p(&self.loaded.tcp, |s| s.p50_ns));
+        put(m::LOADED_UDP_RTT_P90_NS, p(&self.loaded.udp, |s| s.p90_ns));
+        put(m::LOADED_TCP_RTT_P90_NS, p(&self.loaded.tcp, |s| s.p90_ns));
+        put(m::LOADED_UDP_RTT_P99_NS, p(&self.loaded.udp, |s| s.p99_ns));
+        put(m::LOADED_TCP_RTT_P99_NS, p(&self.loaded.tcp, |s| s.p99_ns));
+        put(m::ADDED_UDP_RTT_P50_NS, self.added_p50_ns(TestKind::UdpRr));
+        put(m::ADDED_TCP_RTT_P50_NS, self.added_p50_ns(TestKind::TcpRr));
+        put(m::RPM_LOADED, LoadedResult::rpm(&self.loaded));
+        put(m::RPM_IDLE, LoadedResult::rpm(&self.idle));
+        put(
+            m::UPLOAD_BPS,
+            self.upload.as_ref().and_then(|u| u.throughput_bps()),
+        );
+        put(
+            m::DOWNLOAD_BPS,
+            self.download.as_ref().and_then(|d| d.throughput_bps()),
+        );
+        put(
+            m::LOADED_UDP_PROBE_TIMEOUTS,
+            Some(self.loaded.udp.rr_timeouts as f64),
+        );
+        for (loaded, probes) in [(false, &self.idle), (true, &self.loaded)] {
+            for (udp, r) in [(true, &probes.udp), (false, &probes.tcp)] {
+                let Some(s) = r
+                    .rtt
+                    .filter(|s| s.count > 0 && s.ladder_ns.iter().any(|&v| v > 0))
+                else {
+                    continue;
+                };
+                for (pct, v) in m::RTT_LADDER_PCT.iter().zip(s.ladder_ns) {
+                    put(&m::rtt_ladder_name(loaded, udp, *pct), Some(v as f64));
+                }
+            }
+        }
+        out
     }
 
     /// Round trips per minute from the TCP probes' 95 % trimmed mean RTT, as
@@ -193,19 +302,42 @@ pub fn run_loaded(base: &ClientConfig, spec: &LoadedSpec) -> Result<LoadedResult
         spec: s,
         ..base.clone()
     };
-    let run = |what: &'static str, c: ClientConfig| {
-        run_client(&c, &mut NullRecorder).map_err(|e| EngineError::Phase(what, Box::new(e)))
+    let t0 = Instant::now();
+    let since = |t: Instant| t.duration_since(t0).as_nanos() as u64;
+    // Each part runs with its own recorder; its samples go into `intervals`.
+    let run = |what: &'static str, part: LoadedPart, c: ClientConfig| {
+        let offset_ns = since(Instant::now());
+        let mut rec = VecRecorder::default();
+        let r = run_client(&c, &mut rec).map_err(|e| EngineError::Phase(what, Box::new(e)))?;
+        let iv = PartIntervals {
+            part,
+            offset_ns,
+            samples: rec.samples,
+        };
+        Ok::<_, EngineError>((r, iv))
+    };
+    let mut intervals = Vec::new();
+    let mut keep = |x: Result<(RunResult, PartIntervals), EngineError>| {
+        x.map(|(r, iv)| {
+            if !iv.samples.is_empty() {
+                intervals.push(iv);
+            }
+            r
+        })
     };
 
     // Idle: both probe types at once, nothing else.
     let udp = cfg(spec.probe(TestKind::UdpRr, spec.idle_ns, group));
     let tcp = cfg(spec.probe(TestKind::TcpRr, spec.idle_ns, group));
     let (iu, it) = std::thread::scope(|sc| {
-        let u = sc.spawn(|| run("idle UDP probes", udp));
-        let t = run("idle TCP probes", tcp);
+        let u = sc.spawn(|| run("idle UDP probes", LoadedPart::IdleUdpProbes, udp));
+        let t = run("idle TCP probes", LoadedPart::IdleTcpProbes, tcp);
         (join(u), t)
     });
-    let idle = Probes { udp: iu?, tcp: it? };
+    let idle = Probes {
+        udp: keep(iu)?,
+        tcp: keep(it)?,
+    };
 
     // Loaded: the streams, then the probes inside the loaded window.
     let ramp = Duration::from_nanos(spec.ramp_ns());
@@ -216,20 +348,31 @@ pub fn run_loaded(base: &ClientConfig, spec: &LoadedSpec) -> Result<LoadedResult
         .then(|| cfg(spec.stream(Direction::Reverse, group)));
     let udp = cfg(spec.probe(TestKind::UdpRr, probe_ns, group));
     let tcp = cfg(spec.probe(TestKind::TcpRr, probe_ns, group));
-    let (upload, download, lu, lt) = std::thread::scope(|sc| {
-        let up = up.map(|c| sc.spawn(move || run("upload streams", c)));
-        let down = down.map(|c| sc.spawn(move || run("download streams", c)));
+    let load_start_ns = since(Instant::now());
+    let (upload, download, lu, lt, loaded_probes_start_ns) = std::thread::scope(|sc| {
+        let up = up.map(|c| sc.spawn(move || run("upload streams", LoadedPart::Upload, c)));
+        let down = down.map(|c| sc.spawn(move || run("download streams", LoadedPart::Download, c)));
         std::thread::sleep(ramp);
-        let u = sc.spawn(|| run("loaded UDP probes", udp));
-        let t = run("loaded TCP probes", tcp);
-        (up.map(join), down.map(join), join(u), t)
+        let probes_at = since(Instant::now());
+        let u = sc.spawn(|| run("loaded UDP probes", LoadedPart::LoadedUdpProbes, udp));
+        let t = run("loaded TCP probes", LoadedPart::LoadedTcpProbes, tcp);
+        (up.map(join), down.map(join), join(u), t, probes_at)
     });
+    let loaded = Probes {
+        udp: keep(lu)?,
+        tcp: keep(lt)?,
+    };
+    let upload = upload.map(&mut keep).transpose()?;
+    let download = download.map(&mut keep).transpose()?;
     Ok(LoadedResult {
         spec: spec.clone(),
         idle,
-        loaded: Probes { udp: lu?, tcp: lt? },
-        upload: upload.transpose()?,
-        download: download.transpose()?,
+        loaded,
+        upload,
+        download,
+        load_start_ns,
+        loaded_probes_start_ns,
+        intervals,
     })
 }
 

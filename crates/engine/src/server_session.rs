@@ -309,6 +309,12 @@ impl<'a> Test<'a> {
                     plan::start_udp_receiver(&spec, s, &shared, w)?;
                 }
             }
+            // Refused by validate_spec when the test was offered.
+            TestKind::Rrul => {
+                return Err(EngineError::Protocol(
+                    "rrul is not a test a server runs".into(),
+                ))
+            }
         }
         self.sampler = spec.interval_ns.map(Sampler::new);
         self.shared = Some(shared);

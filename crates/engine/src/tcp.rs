@@ -186,7 +186,9 @@ pub(crate) fn rr_client(
         match r {
             Ok(true) => {
                 let t1 = Instant::now();
-                rtt.record(t1.duration_since(t0).as_nanos().max(1) as u64);
+                let ns = t1.duration_since(t0).as_nanos().max(1) as u64;
+                rtt.record(ns);
+                shared.add_rtt(ns);
                 o.transactions += 1;
                 o.sent_packets += 1;
                 o.recv_packets += 1;

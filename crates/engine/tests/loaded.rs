@@ -4,8 +4,8 @@
 //! shaped lab: crates/cli/tests/loaded_lab.rs.)
 
 use dualperf_engine::{
-    run_client, run_loaded, ClientConfig, EmbeddedServer, EngineError, LoadDirection, LoadedResult,
-    LoadedSpec, NullRecorder, RunResult,
+    run_client, run_loaded, ClientConfig, EmbeddedServer, EngineError, LoadDirection, LoadedPart,
+    LoadedResult, LoadedSpec, NullRecorder, RunResult,
 };
 use std::time::{Duration, Instant};
 use wire::metrics as m;
@@ -22,6 +22,7 @@ fn spec(load: LoadDirection) -> LoadedSpec {
         probe_bytes: 64,
         write_bytes: 16 * 1024,
         load_socket: Default::default(),
+        interval_ns: None,
     }
 }
 
@@ -68,6 +69,77 @@ fn check(res: &LoadedResult, s: &LoadedSpec) {
     let added = res.added_p50_ns(TestKind::TcpRr).unwrap();
     let want = res.loaded.tcp.rtt.unwrap().p50_ns as f64 - res.idle.tcp.rtt.unwrap().p50_ns as f64;
     assert_eq!(added, want);
+    // The flat metrics say the same as the result, and each RTT ladder rises.
+    let flat: std::collections::BTreeMap<String, f64> = res
+        .metrics()
+        .into_iter()
+        .map(|x| (x.name, x.value))
+        .collect();
+    assert_eq!(flat[m::ADDED_TCP_RTT_P50_NS], added);
+    assert_eq!(flat[m::RPM_LOADED], rpm);
+    assert_eq!(
+        flat[m::LOADED_UDP_RTT_P50_NS],
+        res.loaded.udp.rtt.unwrap().p50_ns as f64
+    );
+    for loaded in [false, true] {
+        for udp in [false, true] {
+            let ladder: Vec<f64> = m::RTT_LADDER_PCT
+                .iter()
+                .map(|&p| flat[&m::rtt_ladder_name(loaded, udp, p)])
+                .collect();
+            assert!(ladder.windows(2).all(|w| w[0] <= w[1]), "{ladder:?}");
+        }
+    }
+    assert!(
+        res.load_start_ns >= s.idle_ns,
+        "the load follows the idle phase"
+    );
+    assert!(res.loaded_probes_start_ns >= res.load_start_ns + s.ramp_ns());
+    if s.interval_ns.is_none() {
+        assert!(res.intervals.is_empty());
+        return;
+    }
+    // Interval samples: the probes' RTT sums count every transaction once, and the
+    // load's samples add up to its bytes.
+    for iv in &res.intervals {
+        let run = match iv.part {
+            LoadedPart::IdleUdpProbes => &res.idle.udp,
+            LoadedPart::IdleTcpProbes => &res.idle.tcp,
+            LoadedPart::LoadedUdpProbes => &res.loaded.udp,
+            LoadedPart::LoadedTcpProbes => &res.loaded.tcp,
+            LoadedPart::Upload => res.upload.as_ref().unwrap(),
+            LoadedPart::Download => res.download.as_ref().unwrap(),
+        };
+        let sum =
+            |f: fn(&wire::proto::IntervalSample) -> u64| iv.samples.iter().map(f).sum::<u64>();
+        if iv.part.probe().is_some() {
+            assert_eq!(sum(|x| x.rtt_count), run.transactions, "{:?}", iv.part);
+            let rtt = run.rtt.unwrap();
+            let mean = sum(|x| x.rtt_sum_ns) as f64 / run.transactions as f64;
+            assert!(
+                (mean - rtt.mean_ns).abs() <= 1.0,
+                "{:?}: {mean} against {}",
+                iv.part,
+                rtt.mean_ns
+            );
+        } else if iv.part == LoadedPart::Upload {
+            assert_eq!(
+                sum(|x| x.sent_bytes) as f64,
+                run.metric(m::SENT_BYTES).unwrap()
+            );
+        } else {
+            assert_eq!(
+                sum(|x| x.recv_bytes) as f64,
+                run.metric(m::RECV_BYTES).unwrap()
+            );
+        }
+    }
+    let parts: Vec<LoadedPart> = res.intervals.iter().map(|iv| iv.part).collect();
+    assert_eq!(
+        parts.len(),
+        2 + 2 + usize::from(res.upload.is_some()) + usize::from(res.download.is_some()),
+        "{parts:?}"
+    );
 }
 
 #[test]
@@ -83,7 +155,11 @@ fn upload_download_and_both_measure_paced_probes_and_exact_load_bytes() {
         LoadDirection::Download,
         LoadDirection::Both,
     ] {
-        let s = spec(load);
+        let mut s = spec(load);
+        // One run records interval samples of every part.
+        if load == LoadDirection::Both {
+            s.interval_ns = Some(200_000_000);
+        }
         let res = run_loaded(&base, &s).unwrap_or_else(|e| panic!("{load:?}: {e}"));
         assert_eq!(res.upload.is_some(), load != LoadDirection::Download);
         assert_eq!(res.download.is_some(), load != LoadDirection::Upload);

@@ -285,7 +285,7 @@ pub fn build(
     let unavailable = m::ALL
         .iter()
         .copied()
-        .filter(|n| !metrics.iter().any(|x| x.name == *n))
+        .filter(|n| !m::LOADED.contains(n) && !metrics.iter().any(|x| x.name == *n))
         .collect();
     Ok(Iperf3Result {
         metrics,

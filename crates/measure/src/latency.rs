@@ -38,6 +38,10 @@ pub struct LatencySummary {
     /// responsiveness draft aggregates its probes; 0 when absent (older results).
     #[serde(default)]
     pub trimmed_mean_95_ns: f64,
+    /// The quantiles at [`wire::metrics::RTT_LADDER_PCT`] (0 = min, 100 = max), for
+    /// drawing the distribution; all zero when absent (older results).
+    #[serde(default)]
+    pub ladder_ns: [u64; wire::metrics::RTT_LADDER_PCT.len()],
 }
 
 impl Default for LatencyHistogram {
@@ -195,6 +199,11 @@ impl LatencyHistogram {
             p999_ns: self.quantile_ns(0.999),
             max_ns: self.max_ns,
             trimmed_mean_95_ns: self.trimmed_mean_ns(0.95),
+            ladder_ns: wire::metrics::RTT_LADDER_PCT.map(|p| match p {
+                0 => self.min_ns,
+                100 => self.max_ns,
+                p => self.quantile_ns(f64::from(p) / 100.0),
+            }),
         }
     }
 }

@@ -72,6 +72,58 @@ fn run_metrics(
             put(metrics::RTT_MEAN_NS, (base_us + v6_us + 3.0 * n(5)) * 1e3);
             put(metrics::TRANSACTIONS_PER_S, 1e6 / (base_us + v6_us));
         }
+        TestKind::Rrul => {
+            // Idle ~100 µs; the load adds a queue of ~2 ms (IPv6 0.3 ms more), growing
+            // with the load's write size; goodput split between the directions.
+            let idle_us = 100.0 + 10.0 * system as f64 + 2.0 * n(6);
+            let added_us = 2_000.0 + size as f64 / 2.0 + if v6 { 300.0 } else { 0.0 } + 60.0 * n(7);
+            let loaded_us = idle_us + added_us;
+            for (udp, k) in [(true, 8), (false, 9)] {
+                let idle = (idle_us + 2.0 * n(k)) * 1e3;
+                let loaded = (loaded_us + 40.0 * n(k + 10)) * 1e3;
+                let (i, l, a) = if udp {
+                    (
+                        metrics::IDLE_UDP_RTT_P50_NS,
+                        metrics::LOADED_UDP_RTT_P50_NS,
+                        metrics::ADDED_UDP_RTT_P50_NS,
+                    )
+                } else {
+                    (
+                        metrics::IDLE_TCP_RTT_P50_NS,
+                        metrics::LOADED_TCP_RTT_P50_NS,
+                        metrics::ADDED_TCP_RTT_P50_NS,
+                    )
+                };
+                put(i, idle);
+                put(l, loaded);
+                put(a, loaded - idle);
+                // Quantile ladders: idle within ±30 % of its median, loaded spread
+                // from 40 % to 180 % of its median.
+                for (pct, (fi, fl)) in metrics::RTT_LADDER_PCT.iter().zip([
+                    (0.7, 0.4),
+                    (0.75, 0.5),
+                    (0.8, 0.6),
+                    (0.85, 0.7),
+                    (0.9, 0.8),
+                    (0.95, 0.9),
+                    (1.0, 1.0),
+                    (1.04, 1.1),
+                    (1.07, 1.2),
+                    (1.1, 1.35),
+                    (1.15, 1.45),
+                    (1.22, 1.6),
+                    (1.3, 1.8),
+                ]) {
+                    put(&metrics::rtt_ladder_name(false, udp, *pct), idle * fi);
+                    put(&metrics::rtt_ladder_name(true, udp, *pct), loaded * fl);
+                }
+            }
+            put(metrics::RPM_LOADED, 60e6 / loaded_us);
+            put(metrics::RPM_IDLE, 60e6 / idle_us);
+            let gbps = 4.0 * sys_gain * size as f64 / (size as f64 + 52.0 + hdr);
+            put(metrics::UPLOAD_BPS, (gbps + 0.02 * n(11)) * 1e9);
+            put(metrics::DOWNLOAD_BPS, (gbps + 0.02 * n(12)) * 1e9);
+        }
     }
     m
 }

@@ -127,6 +127,7 @@ pub(crate) fn test_title(kind: TestKind, direction: Direction) -> String {
         TestKind::UdpStream => "UDP stream",
         TestKind::TcpRr => "TCP request/response",
         TestKind::UdpRr => "UDP request/response",
+        TestKind::Rrul => "Latency under load (rrul)",
     };
     match direction {
         Direction::Forward => test.to_string(),

@@ -7,7 +7,9 @@
 //! Metrics that count, per test (each only if the runs report it):
 //! - tcp-stream: throughput, local and remote CPU (as netperf -I with -c -C);
 //! - udp-stream: throughput, local and remote CPU;
-//! - tcp-rr, udp-rr: transaction rate, mean RTT, local and remote CPU.
+//! - tcp-rr, udp-rr: transaction rate, mean RTT, local and remote CPU;
+//! - rrul: responsiveness under load (RPM, from the TCP probes' trimmed mean RTT) and
+//!   the goodput of each loaded direction.
 //!
 //! Loss, jitter, counts and percentiles do not count: loss is usually 0 with rare
 //! bursts, and jitter on a fast path is a fraction of a microsecond of scheduling noise,
@@ -30,6 +32,7 @@ pub fn counted_metrics(kind: TestKind) -> &'static [&'static str] {
             m::CPU_LOCAL_PCT,
             m::CPU_REMOTE_PCT,
         ],
+        TestKind::Rrul => &[m::RPM_LOADED, m::UPLOAD_BPS, m::DOWNLOAD_BPS],
     }
 }
 

@@ -94,6 +94,24 @@ pub fn plausible_metrics(cell: &Cell, slot: &Slot) -> BTreeMap<String, f64> {
             out.insert(m::RTT_MEAN_NS.to_string(), rtt);
             out.insert(m::TRANSACTIONS_PER_S.to_string(), 1e9 / rtt);
         }
+        TestKind::Rrul => {
+            let idle = (20_000.0 + hdr) * noise;
+            let loaded = idle * 10.0 + size;
+            for (name, v) in [
+                (m::IDLE_TCP_RTT_P50_NS, idle),
+                (m::IDLE_UDP_RTT_P50_NS, idle),
+                (m::LOADED_TCP_RTT_P50_NS, loaded),
+                (m::LOADED_UDP_RTT_P50_NS, loaded),
+                (m::ADDED_TCP_RTT_P50_NS, loaded - idle),
+                (m::ADDED_UDP_RTT_P50_NS, loaded - idle),
+                (m::RPM_LOADED, 60e9 / loaded),
+                (m::RPM_IDLE, 60e9 / idle),
+                (m::UPLOAD_BPS, 4.0e9 * size / (size + hdr) * noise),
+                (m::DOWNLOAD_BPS, 4.0e9 * size / (size + hdr) * noise),
+            ] {
+                out.insert(name.to_string(), v);
+            }
+        }
     }
     out
 }

@@ -101,6 +101,60 @@ pub const PROC_REMOTE_PCT: &str = "proc_remote_pct";
 pub const SERVICE_DEMAND_LOCAL_US: &str = "service_demand_local_us";
 pub const SERVICE_DEMAND_REMOTE_US: &str = "service_demand_remote_us";
 
+// --- latency under load (rrul): probes on their own flows, idle then beside the load ---
+/// Median RTT of the UDP / TCP request/response probes on the idle path.
+pub const IDLE_UDP_RTT_P50_NS: &str = "idle_udp_rtt_p50_ns";
+pub const IDLE_TCP_RTT_P50_NS: &str = "idle_tcp_rtt_p50_ns";
+/// RTT percentiles of the probes while the load streams ran.
+pub const LOADED_UDP_RTT_P50_NS: &str = "loaded_udp_rtt_p50_ns";
+pub const LOADED_TCP_RTT_P50_NS: &str = "loaded_tcp_rtt_p50_ns";
+pub const LOADED_UDP_RTT_P90_NS: &str = "loaded_udp_rtt_p90_ns";
+pub const LOADED_TCP_RTT_P90_NS: &str = "loaded_tcp_rtt_p90_ns";
+pub const LOADED_UDP_RTT_P99_NS: &str = "loaded_udp_rtt_p99_ns";
+pub const LOADED_TCP_RTT_P99_NS: &str = "loaded_tcp_rtt_p99_ns";
+/// Loaded median minus idle median of one probe type: the latency the load added.
+pub const ADDED_UDP_RTT_P50_NS: &str = "added_udp_rtt_p50_ns";
+pub const ADDED_TCP_RTT_P50_NS: &str = "added_tcp_rtt_p50_ns";
+/// Round trips per minute (60 s / the TCP probes' 95 % trimmed mean RTT), under load
+/// and idle.
+pub const RPM_LOADED: &str = "rpm_loaded";
+pub const RPM_IDLE: &str = "rpm_idle";
+/// Goodput of the load streams at their receivers, client → server and server → client.
+pub const UPLOAD_BPS: &str = "upload_bps";
+pub const DOWNLOAD_BPS: &str = "download_bps";
+/// UDP probes that got no response within the timeout, under load.
+pub const LOADED_UDP_PROBE_TIMEOUTS: &str = "loaded_udp_probe_timeouts";
+/// The metrics of the latency-under-load test only (a wire test has none of them).
+pub const LOADED: &[&str] = &[
+    IDLE_UDP_RTT_P50_NS,
+    IDLE_TCP_RTT_P50_NS,
+    LOADED_UDP_RTT_P50_NS,
+    LOADED_TCP_RTT_P50_NS,
+    LOADED_UDP_RTT_P90_NS,
+    LOADED_TCP_RTT_P90_NS,
+    LOADED_UDP_RTT_P99_NS,
+    LOADED_TCP_RTT_P99_NS,
+    ADDED_UDP_RTT_P50_NS,
+    ADDED_TCP_RTT_P50_NS,
+    RPM_LOADED,
+    RPM_IDLE,
+    UPLOAD_BPS,
+    DOWNLOAD_BPS,
+    LOADED_UDP_PROBE_TIMEOUTS,
+];
+/// The quantile ladder a run's RTT distribution is kept as (for CDFs): percent points.
+pub const RTT_LADDER_PCT: [u32; 13] = [0, 1, 5, 10, 20, 30, 50, 70, 80, 90, 95, 99, 100];
+
+/// One rung of a probe RTT distribution: `{idle|loaded}_{udp|tcp}_rtt_q{NNN}_ns`, the
+/// `pct` percent quantile (0 = min, 100 = max).
+pub fn rtt_ladder_name(loaded: bool, udp: bool, pct: u32) -> String {
+    format!(
+        "{}_{}_rtt_q{pct:03}_ns",
+        if loaded { "loaded" } else { "idle" },
+        if udp { "udp" } else { "tcp" }
+    )
+}
+
 // --- framing implied by the payload size, family and transport (added by the engine) ---
 /// The largest IP packet one payload puts on an Ethernet link of MTU 1500 (the report's
 /// header-overhead model): payload + transport header (+ TCP timestamp option) + IP
@@ -156,6 +210,21 @@ pub const ALL: &[&str] = &[
     PROC_REMOTE_PCT,
     SERVICE_DEMAND_LOCAL_US,
     SERVICE_DEMAND_REMOTE_US,
+    IDLE_UDP_RTT_P50_NS,
+    IDLE_TCP_RTT_P50_NS,
+    LOADED_UDP_RTT_P50_NS,
+    LOADED_TCP_RTT_P50_NS,
+    LOADED_UDP_RTT_P90_NS,
+    LOADED_TCP_RTT_P90_NS,
+    LOADED_UDP_RTT_P99_NS,
+    LOADED_TCP_RTT_P99_NS,
+    ADDED_UDP_RTT_P50_NS,
+    ADDED_TCP_RTT_P50_NS,
+    RPM_LOADED,
+    RPM_IDLE,
+    UPLOAD_BPS,
+    DOWNLOAD_BPS,
+    LOADED_UDP_PROBE_TIMEOUTS,
     IP_PACKET_BYTES,
     ETH_FRAME_BYTES,
 ];
@@ -176,6 +245,7 @@ pub fn unit_of(name: &str) -> &'static str {
         || name == TRANSACTIONS
         || name == RR_TIMEOUTS
         || name == RATE_SEARCH_TRIALS
+        || name == LOADED_UDP_PROBE_TIMEOUTS
     {
         "count"
     } else if name.ends_with("_per_s") {
@@ -186,6 +256,8 @@ pub fn unit_of(name: &str) -> &'static str {
         "µs"
     } else if name == RECEIVER_LIMITED {
         "flag"
+    } else if name.starts_with("rpm_") {
+        "RPM"
     } else {
         ""
     }
@@ -195,7 +267,15 @@ pub fn unit_of(name: &str) -> &'static str {
 pub fn higher_is_better(name: &str) -> bool {
     matches!(
         name,
-        THROUGHPUT_BPS | SEND_RATE_BPS | RECV_PPS | SENT_PPS | TRANSACTIONS_PER_S
+        THROUGHPUT_BPS
+            | SEND_RATE_BPS
+            | RECV_PPS
+            | SENT_PPS
+            | TRANSACTIONS_PER_S
+            | RPM_LOADED
+            | RPM_IDLE
+            | UPLOAD_BPS
+            | DOWNLOAD_BPS
     )
 }
 

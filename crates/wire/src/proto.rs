@@ -103,6 +103,10 @@ pub struct CpuStats {
     pub system_busy_ns: u64,
 }
 
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
 /// One interval sample seen at one side.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct IntervalSample {
@@ -113,6 +117,12 @@ pub struct IntervalSample {
     pub sent_packets: u64,
     pub recv_bytes: u64,
     pub recv_packets: u64,
+    /// Request/response clients: Σ of the RTTs of the transactions that completed in
+    /// the interval, and how many (0 for every other side and test).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rtt_sum_ns: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rtt_count: u64,
 }
 
 /// One window, from either side: the sender fills `sent_*`, the receiver the rest.
@@ -440,6 +450,13 @@ pub const MAX_CLOCK_QUERIES: u32 = 16;
 
 /// Check a spec a peer sent (or a user typed) before acting on it.
 pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
+    if !spec.kind.on_wire() {
+        return Err(SpecError::Invalid(format!(
+            "{} is not one test but several: the client runs its parts (request/response \
+             probes and TCP streams) as tests of their own",
+            spec.kind
+        )));
+    }
     if spec.kind.is_udp() {
         let max_bytes = spec.family.max_udp_payload_bytes();
         if spec.payload_bytes > max_bytes {
@@ -727,6 +744,8 @@ mod tests {
                     sent_packets: u64::MAX,
                     recv_bytes: u64::MAX,
                     recv_packets: u64::MAX,
+                    rtt_sum_ns: u64::MAX,
+                    rtt_count: u64::MAX,
                 };
                 MAX_INTERVAL_SAMPLES as usize
             ],

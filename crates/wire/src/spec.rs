@@ -57,7 +57,62 @@ impl FromStr for Family {
     }
 }
 
-/// The four core tests.
+/// Which way the load streams send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadDirection {
+    /// Client to server.
+    Upload,
+    /// Server to client.
+    Download,
+    /// Both at once: `streams` connections each way.
+    Both,
+}
+
+impl LoadDirection {
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadDirection::Upload => "upload",
+            LoadDirection::Download => "download",
+            LoadDirection::Both => "both",
+        }
+    }
+}
+
+/// The parameters of a latency-under-load test (rrul) beyond family, write size, run
+/// length and socket options; the defaults are `dualperf run -t rrul`'s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LoadedOpts {
+    /// TCP connections of load per direction (flent's RRUL: 4).
+    pub streams: u16,
+    pub load: LoadDirection,
+    /// Probe transactions per second, per probe type (UDP and TCP).
+    pub probe_rate: u64,
+    /// Bytes of each probe request and response.
+    pub probe_bytes: u32,
+    /// Length of the idle phase before the load, ns.
+    pub idle_ns: u64,
+}
+
+impl Default for LoadedOpts {
+    /// 4 streams per direction both ways, as flent's RRUL; 20 probes/s of each type
+    /// (120 loaded samples per type in a 10 s run); 64-byte probes; 2 s idle.
+    fn default() -> LoadedOpts {
+        LoadedOpts {
+            streams: 4,
+            load: LoadDirection::Both,
+            probe_rate: 20,
+            probe_bytes: 64,
+            idle_ns: 2_000_000_000,
+        }
+    }
+}
+
+/// The write size of the load when none is given (`-s`), as iperf3's TCP default.
+pub const DEFAULT_LOAD_WRITE_BYTES: u32 = 128 * 1024;
+
+/// The core tests, and the composite loaded-latency test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TestKind {
@@ -69,10 +124,23 @@ pub enum TestKind {
     TcpRr,
     /// One UDP transaction at a time, with a per-transaction timeout (Netperf UDP_RR).
     UdpRr,
+    /// Latency under load (flent's RRUL): UDP and TCP request/response probes idle,
+    /// then beside TCP streams. A composite the client runs as tests of the four kinds
+    /// above in one group; never a test on the wire itself ([`TestKind::on_wire`]).
+    Rrul,
 }
 
 impl TestKind {
-    pub const ALL: [TestKind; 4] = [
+    /// Every test a study or report knows, in display order.
+    pub const ALL: [TestKind; 5] = [
+        TestKind::TcpStream,
+        TestKind::UdpStream,
+        TestKind::TcpRr,
+        TestKind::UdpRr,
+        TestKind::Rrul,
+    ];
+    /// The tests a server runs (and the default study's).
+    pub const WIRE: [TestKind; 4] = [
         TestKind::TcpStream,
         TestKind::UdpStream,
         TestKind::TcpRr,
@@ -84,7 +152,12 @@ impl TestKind {
             TestKind::UdpStream => "udp-stream",
             TestKind::TcpRr => "tcp-rr",
             TestKind::UdpRr => "udp-rr",
+            TestKind::Rrul => "rrul",
         }
+    }
+    /// A test one control session runs (every kind but the composite rrul).
+    pub fn on_wire(self) -> bool {
+        self != TestKind::Rrul
     }
     pub fn is_udp(self) -> bool {
         matches!(self, TestKind::UdpStream | TestKind::UdpRr)
@@ -111,11 +184,14 @@ impl FromStr for TestKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let norm = s.trim().to_ascii_lowercase().replace('_', "-");
+        if matches!(norm.as_str(), "loaded" | "loaded-latency") {
+            return Ok(TestKind::Rrul);
+        }
         TestKind::ALL
             .into_iter()
             .find(|k| k.name() == norm)
             .ok_or_else(|| {
-                format!("unknown test '{s}' (use tcp-stream, udp-stream, tcp-rr or udp-rr)")
+                format!("unknown test '{s}' (use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul)")
             })
     }
 }

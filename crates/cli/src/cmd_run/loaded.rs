@@ -3,17 +3,11 @@
 
 use super::{connect_timeout_of, say, secs_to_ns, LoadArg, RunArgs};
 use anyhow::{anyhow, bail, Context};
-use engine::{ClientConfig, EmbeddedServer, LoadDirection, LoadedResult, LoadedSpec, Probes};
+use engine::{
+    ClientConfig, EmbeddedServer, LoadDirection, LoadedOpts, LoadedResult, LoadedSpec, Probes,
+};
 use std::process::ExitCode;
-use wire::spec::{Family, SocketOpts, TestKind};
-
-/// Defaults: flent's RRUL uses 4 streams per direction; 20 probes/s of each type give
-/// 120 loaded samples per type in the default 10 s run.
-const DEFAULT_STREAMS: u16 = 4;
-const DEFAULT_PROBE_RATE: u64 = 20;
-const DEFAULT_PROBE_BYTES: u32 = 64;
-const DEFAULT_WRITE_BYTES: u32 = 128 * 1024;
-const DEFAULT_IDLE_S: f64 = 2.0;
+use wire::spec::{Family, SocketOpts, TestKind, DEFAULT_LOAD_WRITE_BYTES};
 
 fn spec_of(a: &RunArgs) -> anyhow::Result<LoadedSpec> {
     let refused = [
@@ -33,33 +27,34 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadedSpec> {
     }
     let family = crate::args::family_of(a.host.as_deref(), a.family)?;
     let duration_ns = secs_to_ns("--duration", a.duration.unwrap_or(10.0))?;
-    let idle_ns = secs_to_ns("--idle", a.idle.unwrap_or(DEFAULT_IDLE_S))?;
-    let streams = a.streams.unwrap_or(DEFAULT_STREAMS);
-    let probe_rate = a.probe_rate.unwrap_or(DEFAULT_PROBE_RATE);
-    let spec = LoadedSpec {
-        family,
-        streams,
-        load: match a.load.unwrap_or(LoadArg::Both) {
+    let idle_ns = match a.idle {
+        Some(s) => secs_to_ns("--idle", s)?,
+        None => LoadedOpts::default().idle_ns,
+    };
+    let d = LoadedOpts::default();
+    let opts = LoadedOpts {
+        streams: a.streams.unwrap_or(d.streams),
+        load: a.load.map_or(d.load, |l| match l {
             LoadArg::Upload => LoadDirection::Upload,
             LoadArg::Download => LoadDirection::Download,
             LoadArg::Both => LoadDirection::Both,
-        },
-        duration_ns,
+        }),
+        probe_rate: a.probe_rate.unwrap_or(d.probe_rate),
+        probe_bytes: a.probe_size.unwrap_or(d.probe_bytes),
         idle_ns,
-        probe_rate,
-        probe_bytes: a.probe_size.unwrap_or(DEFAULT_PROBE_BYTES),
-        write_bytes: a.size.unwrap_or(DEFAULT_WRITE_BYTES),
-        load_socket: SocketOpts {
-            sndbuf_bytes: a.sndbuf,
-            rcvbuf_bytes: a.rcvbuf,
-            nodelay: a.nodelay,
-            mss_bytes: None,
-            tos: a.tos,
-            flowlabel: None,
-            congestion: a.congestion.clone(),
-            dont_fragment: a.dont_fragment,
-        },
     };
+    let load_socket = SocketOpts {
+        sndbuf_bytes: a.sndbuf,
+        rcvbuf_bytes: a.rcvbuf,
+        nodelay: a.nodelay,
+        mss_bytes: None,
+        tos: a.tos,
+        flowlabel: None,
+        congestion: a.congestion.clone(),
+        dont_fragment: a.dont_fragment,
+    };
+    let write_bytes = a.size.unwrap_or(DEFAULT_LOAD_WRITE_BYTES);
+    let spec = LoadedSpec::new(family, write_bytes, duration_ns, &opts, load_socket);
     // The parts are ordinary tests: check each as a server would, before any traffic.
     for part in spec.parts(0) {
         wire::proto::validate_spec(&part).map_err(|e| anyhow!("{e}"))?;
