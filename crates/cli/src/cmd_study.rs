@@ -112,7 +112,9 @@ pub struct StudyArgs {
     /// IP families, e.g. 4,6 [default: 4,6; the family of an IP-address HOST].
     #[arg(long, value_delimiter = ',', value_name = "4,6")]
     pub families: Option<Vec<u8>>,
-    /// Tests: tcp-stream, udp-stream, tcp-rr, udp-rr (comma-separated).
+    /// Tests: tcp-stream, udp-stream, tcp-rr, udp-rr (comma-separated; the default: these
+    /// four), or rrul: latency under load (idle probes, then UDP and TCP probes beside TCP
+    /// streams; the size axis is the load's write size; see --load-duration).
     #[arg(long, value_delimiter = ',', value_name = "TESTS")]
     pub tests: Option<Vec<String>>,
     /// Payload sizes in bytes: 128,384,640 or 128..1408/256 (inclusive, with step).
@@ -175,6 +177,24 @@ pub struct StudyArgs {
     /// Seed of the model's draws [default: the study's seed]; recorded.
     #[arg(long, value_name = "N")]
     pub traffic_seed: Option<u64>,
+    /// rrul: which way the load streams send [default: both].
+    #[arg(long, value_enum, value_name = "DIR")]
+    pub load: Option<crate::cmd_run::LoadArg>,
+    /// rrul: TCP connections of load per direction [default: 4, as flent's RRUL].
+    #[arg(long, value_name = "N")]
+    pub load_streams: Option<u16>,
+    /// rrul: length of the loaded phase (-d sets the other tests' runs) [default: 4 s].
+    #[arg(long, value_name = "S", value_parser = crate::args::parse_secs)]
+    pub load_duration: Option<f64>,
+    /// rrul: length of the idle phase before the load [default: 1 s].
+    #[arg(long, value_name = "S", value_parser = crate::args::parse_secs)]
+    pub idle: Option<f64>,
+    /// rrul: probe transactions per second of each probe type, UDP and TCP [default: 20].
+    #[arg(long, value_name = "PER_SEC")]
+    pub probe_rate: Option<u64>,
+    /// rrul: bytes of each probe request and response [default: 64].
+    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u32)]
+    pub probe_size: Option<u32>,
     /// UDP request/response: how long to wait for a response before counting it lost.
     #[arg(long, value_name = "MS")]
     pub rr_timeout_ms: Option<u64>,
@@ -397,6 +417,19 @@ impl StudyArgs {
             retries: self.retries,
             socket: any_socket.then_some(socket),
             udp_socket,
+            load: self.load.map(|l| {
+                match l {
+                    crate::cmd_run::LoadArg::Upload => "upload",
+                    crate::cmd_run::LoadArg::Download => "download",
+                    crate::cmd_run::LoadArg::Both => "both",
+                }
+                .to_string()
+            }),
+            load_streams: self.load_streams,
+            load_duration_s: self.load_duration,
+            idle_s: self.idle,
+            probe_rate: self.probe_rate,
+            probe_size: self.probe_size,
         })
     }
 
@@ -811,7 +844,13 @@ pub fn dry_run_text(spec: &StudySpec, host: Option<&str>) -> String {
         wire::spec::Bound::DurationNs(ns) => format!("{} s", ns as f64 / 1e9),
         wire::spec::Bound::Count(n) => format!("{n} packets"),
     };
-    out.push_str(&format!("each run: {bound}\n"));
+    let wire_tests = spec.tests.iter().any(|t| t.on_wire());
+    if wire_tests {
+        out.push_str(&format!("each run: {bound}\n"));
+    }
+    if let Some(r) = &spec.rrul {
+        out.push_str(&format!("rrul run: {}\n", r.describe()));
+    }
     if spec.tests.contains(&wire::spec::TestKind::UdpStream) {
         let method = match &spec.traffic {
             Some(t) if t.idt.is_some() => {

@@ -17,7 +17,7 @@ pub use runner::{
     Attempt, CellOutcome, Executor, Finished, Journal, PastRun, Progress, RunOutput, Runner,
     RunnerError, Sample, StudyOutcome,
 };
-pub use spec::{Order, Repetition, SpecError, SpecFile, StudySpec, UdpMethod};
+pub use spec::{Order, Repetition, RrulPlan, SpecError, SpecFile, StudySpec, UdpMethod};
 
 #[cfg(test)]
 mod runner_tests;

@@ -38,6 +38,9 @@ impl Cell {
 /// found rate reach 35–45 % on loopback, 0.25 s trials 13–20 % (measured on this 2-core
 /// machine, 8–12 runs per cell).
 pub fn cell_bound(spec: &StudySpec, kind: TestKind) -> Bound {
+    if let (TestKind::Rrul, Some(r)) = (kind, &spec.rrul) {
+        return Bound::DurationNs(r.duration_ns);
+    }
     match (spec.udp_method, spec.bound) {
         (crate::UdpMethod::Rfc2544(s), Bound::DurationNs(ns)) if kind == TestKind::UdpStream => {
             Bound::DurationNs((ns / 2).saturating_mul(1 + u64::from(s.steps)))
@@ -69,6 +72,12 @@ pub fn cells(spec: &StudySpec) -> Vec<Cell> {
                     .clone()
                     .filter(|_| matches!(kind, TestKind::UdpStream | TestKind::TcpStream));
                 test.rr_timeout_ns = spec.rr_timeout_ns;
+                if let (TestKind::Rrul, Some(r)) = (kind, &spec.rrul) {
+                    // The load's streams and sampling; the rest is the RrulPlan's.
+                    test.direction = Direction::Forward;
+                    test.streams = r.opts.streams;
+                    test.interval_ns = Some(r.interval_ns);
+                }
                 test.udp_datapath = spec.udp_datapath;
                 test.socket = match (&spec.udp_socket, kind.is_udp()) {
                     (Some(udp), true) => udp.clone(),
@@ -79,7 +88,7 @@ pub fn cells(spec: &StudySpec) -> Vec<Cell> {
                     family,
                     kind,
                     payload_bytes: size,
-                    direction: spec.direction,
+                    direction: test.direction,
                     test,
                 });
             }
@@ -192,6 +201,12 @@ pub fn summarise(spec: &StudySpec) -> PlanSummary {
                     one_trial,
                     full + f64::from(s.steps) * SEARCH_TRIAL_OVERHEAD_S,
                 )
+            }
+            // The idle phase, then the load; its parts' handshakes overlap.
+            _ if c.test.kind == wire::spec::TestKind::Rrul => {
+                let idle = spec.rrul.map_or(0.0, |r| r.opts.idle_ns as f64 / 1e9);
+                let s = run_estimate_s(c.test.bound) + idle + RUN_OVERHEAD_S;
+                (s, s)
             }
             _ => (run_estimate_s(c.test.bound), run_estimate_s(c.test.bound)),
         })

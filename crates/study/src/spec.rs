@@ -3,7 +3,10 @@
 //! (validated, defaults applied), and is what a campaign stores as JSON.
 
 use serde::{Deserialize, Serialize};
-use wire::spec::{Bound, Direction, Family, Rate, RateSearch, SocketOpts, TestKind, UdpDatapath};
+use wire::spec::{
+    Bound, Direction, Family, LoadDirection, LoadedOpts, Rate, RateSearch, SocketOpts, TestKind,
+    UdpDatapath,
+};
 use wire::traffic::TrafficModel;
 
 /// Errors in a study spec, worded for the user.
@@ -80,7 +83,7 @@ pub struct SpecFile {
     pub label: Option<String>,
     /// 4 and/or 6.
     pub families: Option<Vec<u8>>,
-    /// tcp-stream, udp-stream, tcp-rr, udp-rr.
+    /// tcp-stream, udp-stream, tcp-rr, udp-rr (the default: these four), rrul.
     pub tests: Option<Vec<String>>,
     pub sizes: Option<SizesField>,
     /// Length of each run in seconds (exclusive with `count`).
@@ -136,6 +139,19 @@ pub struct SpecFile {
     pub socket: Option<SocketOpts>,
     /// Socket options for UDP tests only (replace `socket` for them).
     pub udp_socket: Option<SocketOpts>,
+    /// rrul: which way the load streams send (upload, download, both; default both).
+    pub load: Option<String>,
+    /// rrul: TCP connections of load per direction (default 4, as flent's RRUL).
+    pub load_streams: Option<u16>,
+    /// rrul: length of the loaded phase, seconds (default 4; not `duration_s`, which
+    /// the short default runs of the other tests set).
+    pub load_duration_s: Option<f64>,
+    /// rrul: length of the idle phase before the load, seconds (default 1).
+    pub idle_s: Option<f64>,
+    /// rrul: probe transactions per second of each probe type (default 20).
+    pub probe_rate: Option<u64>,
+    /// rrul: bytes of each probe request and response (default 64).
+    pub probe_size: Option<u32>,
 }
 
 macro_rules! take_over {
@@ -189,7 +205,13 @@ impl SpecFile {
             warmup,
             retries,
             socket,
-            udp_socket
+            udp_socket,
+            load,
+            load_streams,
+            load_duration_s,
+            idle_s,
+            probe_rate,
+            probe_size
         );
         if over.rate_bps.is_some() && over.rate_pps.is_none() {
             out.rate_pps = None;
@@ -225,7 +247,7 @@ impl SpecFile {
                 .collect::<Result<Vec<_>, _>>()?,
         };
         let tests = match &self.tests {
-            None => TestKind::ALL.to_vec(),
+            None => TestKind::WIRE.to_vec(),
             Some(list) => list
                 .iter()
                 .map(|t| t.parse::<TestKind>().map_err(SpecError::Invalid))
@@ -404,6 +426,11 @@ impl SpecFile {
         for opts in self.socket.iter().chain(self.udp_socket.iter()) {
             wire::bounds::check_socket_opts(opts).map_err(|e| SpecError::Invalid(e.to_string()))?;
         }
+        let rrul = if tests.contains(&TestKind::Rrul) {
+            Some(self.rrul_plan()?)
+        } else {
+            None
+        };
         let repetition = self.repetition()?;
         let cells = (families.len() * tests.len() * sizes_bytes.len()) as u64;
         let planned = cells.saturating_mul(
@@ -440,7 +467,80 @@ impl SpecFile {
             seed: self.seed.unwrap_or(default_seed),
             warmup_runs,
             retries,
+            rrul,
         })
+    }
+
+    /// The rrul cells' parameters, checked as `dualperf run -t rrul` checks them.
+    fn rrul_plan(&self) -> Result<RrulPlan, SpecError> {
+        let d = LoadedOpts::default();
+        let secs = |key: &str, v: Option<f64>, default: f64, min: f64| {
+            let v = v.unwrap_or(default);
+            if v.is_finite() && (min..=86_400.0).contains(&v) {
+                Ok((v * 1e9).round() as u64)
+            } else {
+                Err(SpecError::Invalid(format!(
+                    "{key} {v} s is out of range ({min} ≤ {key} ≤ 86400)"
+                )))
+            }
+        };
+        let duration_ns = secs(
+            "load_duration_s (--load-duration)",
+            self.load_duration_s,
+            DEFAULT_RRUL_DURATION_S,
+            MIN_LOADED_S,
+        )?;
+        let idle_ns = secs("idle_s (--idle)", self.idle_s, DEFAULT_RRUL_IDLE_S, 0.2)?;
+        let load = match self.load.as_deref() {
+            None => d.load,
+            Some("upload") => LoadDirection::Upload,
+            Some("download") => LoadDirection::Download,
+            Some("both") => LoadDirection::Both,
+            Some(o) => {
+                return Err(SpecError::Invalid(format!(
+                    "unknown load '{o}' (use upload, download or both)"
+                )))
+            }
+        };
+        let opts = LoadedOpts {
+            streams: check(
+                "load_streams (--load-streams)",
+                self.load_streams.unwrap_or(d.streams),
+                1,
+                wire::proto::MAX_STREAMS,
+                "",
+            )?,
+            load,
+            probe_rate: check(
+                "probe_rate (--probe-rate)",
+                self.probe_rate.unwrap_or(d.probe_rate),
+                1,
+                100_000,
+                "per second",
+            )?,
+            probe_bytes: check(
+                "probe_size (--probe-size)",
+                self.probe_size.unwrap_or(d.probe_bytes),
+                wire::datagram::HEADER_BYTES as u32,
+                Family::V6.max_udp_payload_bytes(),
+                "bytes",
+            )?,
+            idle_ns,
+        };
+        let plan = RrulPlan {
+            opts,
+            duration_ns,
+            interval_ns: RRUL_INTERVAL_NS,
+        };
+        let probes = opts.probe_rate as f64 * plan.loaded_probe_ns() as f64 / 1e9;
+        if probes < 10.0 {
+            return Err(SpecError::Invalid(format!(
+                "rrul: {} probes per second over the {:.1} s loaded window give fewer than 10 probes of each type; raise probe_rate (--probe-rate) or load_duration_s (--load-duration)",
+                opts.probe_rate,
+                plan.loaded_probe_ns() as f64 / 1e9
+            )));
+        }
+        Ok(plan)
     }
 
     /// `interval_ms` checked: 0 (no samples), or at least the protocol's shortest
@@ -752,6 +852,55 @@ pub struct StudySpec {
     pub seed: u64,
     pub warmup_runs: u32,
     pub retries: u32,
+    /// rrul cells' parameters (present when the tests include rrul).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rrul: Option<RrulPlan>,
+}
+
+/// Default length of an rrul cell's loaded phase, seconds: with its 0.8 s ramps, 2.4 s
+/// of loaded probes (48 of each type at the default 20/s).
+pub const DEFAULT_RRUL_DURATION_S: f64 = 4.0;
+/// Default idle phase of an rrul cell, seconds (20 idle probes of each type).
+pub const DEFAULT_RRUL_IDLE_S: f64 = 1.0;
+/// Shortest loaded phase (the engine's `MIN_LOADED_NS`), seconds.
+pub const MIN_LOADED_S: f64 = 1.0;
+/// Interval samples of an rrul run's parts, as flent's default 0.2 s step: throughput
+/// and probe RTT over time.
+pub const RRUL_INTERVAL_NS: u64 = 200_000_000;
+
+/// What an rrul cell runs beyond its family and load write size (the size axis).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RrulPlan {
+    pub opts: LoadedOpts,
+    /// Length of the loaded phase, ns.
+    pub duration_ns: u64,
+    /// Interval samples of every part, ns.
+    pub interval_ns: u64,
+}
+
+impl RrulPlan {
+    /// The ramp at each end of the loaded phase (the engine's rule: a fifth, 0.2–2 s).
+    pub fn ramp_ns(&self) -> u64 {
+        (self.duration_ns / 5).clamp(200_000_000, 2_000_000_000)
+    }
+    /// How long the loaded probes run.
+    pub fn loaded_probe_ns(&self) -> u64 {
+        self.duration_ns.saturating_sub(2 * self.ramp_ns())
+    }
+    /// One line for `--dry-run` and the report's metadata.
+    pub fn describe(&self) -> String {
+        let o = &self.opts;
+        format!(
+            "{} s idle, then {} s of load ({}, {} TCP stream(s) per direction, the size axis is the load's write size); UDP and TCP probes of {} bytes at {}/s each on their own flows; samples every {} ms",
+            o.idle_ns as f64 / 1e9,
+            self.duration_ns as f64 / 1e9,
+            o.load.name(),
+            o.streams,
+            o.probe_bytes,
+            o.probe_rate,
+            self.interval_ns / 1_000_000
+        )
+    }
 }
 
 impl StudySpec {
@@ -761,7 +910,7 @@ impl StudySpec {
     pub fn describe_sockets(&self) -> String {
         let all = self.socket.describe();
         match &self.udp_socket {
-            Some(u) if *u != self.socket => {
+            Some(u) if *u != self.socket && self.tests.iter().any(|t| t.is_udp()) => {
                 let why = match (&self.udp_method, u.rcvbuf_bytes) {
                     (UdpMethod::Rfc2544(_), Some(RFC2544_RCVBUF_BYTES))
                         if self.socket.rcvbuf_bytes.is_none() =>

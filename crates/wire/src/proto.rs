@@ -744,8 +744,9 @@ mod tests {
                     sent_packets: u64::MAX,
                     recv_bytes: u64::MAX,
                     recv_packets: u64::MAX,
-                    rtt_sum_ns: u64::MAX,
-                    rtt_count: u64::MAX,
+                    // RTT sums are a request/response client's own (never in a
+                    // server's result frame): zero, and not encoded.
+                    ..IntervalSample::default()
                 };
                 MAX_INTERVAL_SAMPLES as usize
             ],

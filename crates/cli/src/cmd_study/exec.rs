@@ -49,6 +49,8 @@ pub struct EngineExec {
     stop: Arc<AtomicBool>,
     /// How udp-stream cells measure (RFC 2544 search or one fixed rate).
     udp_method: study::UdpMethod,
+    /// What rrul cells run.
+    rrul: Option<study::RrulPlan>,
 }
 
 /// Wait before retry `attempt` (1, 2, ...) of a run: 0.5 s, doubling, at most 4 s, so
@@ -101,6 +103,7 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
             psk: None,
             stop: stop.clone(),
             udp_method: spec.udp_method,
+            rrul: spec.rrul,
         })));
     }
     let mut pinning = None;
@@ -144,6 +147,7 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
         psk: crate::args::load_psk(args.psk_file.as_deref())?,
         stop: stop.clone(),
         udp_method: spec.udp_method,
+        rrul: spec.rrul,
     })))
 }
 
@@ -315,6 +319,14 @@ impl EngineExec {
         cfg.connect_timeout = self.connect_timeout;
         cfg.client_info = self.client_info.get(&cell.family).cloned();
         cfg.psk = self.psk.clone();
+        if cell.kind == wire::spec::TestKind::Rrul {
+            let result = self.execute_loaded(cell, &cfg);
+            return Attempt {
+                started_unix_ns,
+                duration_ns: t0.elapsed().as_nanos() as i64,
+                result,
+            };
+        }
         let mut rec = engine::VecRecorder::default();
         let search = match self.udp_method {
             study::UdpMethod::Rfc2544(s) if cell.test.kind == wire::spec::TestKind::UdpStream => {
@@ -363,6 +375,107 @@ impl EngineExec {
             result,
         }
     }
+}
+
+impl EngineExec {
+    /// One rrul run: the latency-under-load test of the study's plan, the cell's size
+    /// as the load's write size, its flat metrics and its parts' interval samples.
+    fn execute_loaded(
+        &mut self,
+        cell: &Cell,
+        cfg: &engine::ClientConfig,
+    ) -> Result<RunOutput, String> {
+        let plan = self
+            .rrul
+            .ok_or_else(|| "the campaign has rrul cells but no rrul plan".to_string())?;
+        let mut spec = engine::LoadedSpec::new(
+            cell.family,
+            cell.payload_bytes,
+            plan.duration_ns,
+            &plan.opts,
+            cell.test.socket.clone(),
+        );
+        spec.interval_ns = Some(plan.interval_ns);
+        let run = || engine::run_loaded(cfg, &spec).map_err(|e| e.to_string());
+        let r = match &self.lab {
+            Some(lab) => in_ns(&lab.client_ns(), run).and_then(|r| r),
+            None => run(),
+        }?;
+        let first = &r.idle.tcp;
+        self.client_info
+            .entry(cell.family)
+            .or_insert_with(|| first.client_info.clone());
+        let parts = [
+            ("idle_udp", &r.idle.udp),
+            ("idle_tcp", &r.idle.tcp),
+            ("loaded_udp", &r.loaded.udp),
+            ("loaded_tcp", &r.loaded.tcp),
+        ]
+        .into_iter()
+        .chain(r.upload.iter().map(|u| ("upload", u)))
+        .chain(r.download.iter().map(|d| ("download", d)));
+        let mut applied = BTreeMap::new();
+        for (part, run) in parts {
+            for (side, map) in [
+                ("client", &run.client.applied),
+                ("server", &run.server.applied),
+            ] {
+                for (k, v) in map {
+                    applied.insert(format!("{side}.{part}.{k}"), v.clone());
+                }
+            }
+        }
+        Ok(RunOutput {
+            metrics: r.metrics().into_iter().map(|m| (m.name, m.value)).collect(),
+            samples: loaded_samples(&r),
+            server_info: first.server_info.clone(),
+            client_info: first.client_info.clone(),
+            applied,
+        })
+    }
+}
+
+/// An rrul run's interval samples as stored: each part's intervals placed on the
+/// test's timeline (ns since the idle probes' client threads started), with counts
+/// under `rrul_` names (`report::LoadedSample` reads them back): bytes the client wrote
+/// (upload) or read (download), and the probes' RTT sums and counts per phase.
+fn loaded_samples(r: &engine::LoadedResult) -> Vec<Sample> {
+    use engine::LoadedPart as P;
+    let mut out = Vec::new();
+    for iv in &r.intervals {
+        for s in &iv.samples {
+            let mut metrics = BTreeMap::new();
+            let mut put = |k: &str, v: u64| {
+                metrics.insert(format!("rrul_{k}"), v as f64);
+            };
+            match iv.part {
+                P::Upload => put("upload_sent_bytes", s.sent_bytes),
+                P::Download => put("download_recv_bytes", s.recv_bytes),
+                p => {
+                    let probe = if p.probe() == Some(wire::spec::TestKind::UdpRr) {
+                        "udp"
+                    } else {
+                        "tcp"
+                    };
+                    let phase = if matches!(p, P::IdleUdpProbes | P::IdleTcpProbes) {
+                        "idle"
+                    } else {
+                        "loaded"
+                    };
+                    put(&format!("{phase}_{probe}_rtt_sum_ns"), s.rtt_sum_ns);
+                    put(&format!("{phase}_{probe}_rtt_count"), s.rtt_count);
+                }
+            }
+            let at = |ns: u64| (iv.offset_ns.saturating_add(ns)).min(i64::MAX as u64) as i64;
+            out.push(Sample {
+                start_ns: at(s.start_ns),
+                end_ns: at(s.end_ns),
+                metrics,
+            });
+        }
+    }
+    out.sort_by_key(|s| s.start_ns);
+    out
 }
 
 /// `--window` rows as stored: one sample per window (its send-time span), metrics

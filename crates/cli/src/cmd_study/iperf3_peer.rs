@@ -223,6 +223,14 @@ pub fn record_busy(
 
 /// The message refusing tests an iperf3 peer cannot run, if the study has any.
 pub fn refuse_rr(spec: &study::StudySpec) -> Option<String> {
+    if spec.tests.contains(&wire::spec::TestKind::Rrul) {
+        return Some(
+            "an iperf3 peer cannot run rrul (latency under load): iperf3 runs one test at a \
+             time and has no request/response test, so it cannot answer probes beside the \
+             load. Use a dualperf server for rrul"
+                .into(),
+        );
+    }
     let rr: Vec<String> = spec
         .tests
         .iter()
