@@ -538,11 +538,17 @@ fn add_series(
             let samples = store
                 .samples(ids[i])
                 .with_context(|| format!("cannot read the interval samples of run {}", ids[i]))?;
-            // Window samples (`--stats-window`) are stored beside the interval samples,
-            // their names prefixed: each kind goes to its own figure.
-            let (windows, intervals): (Vec<_>, Vec<_>) = samples.iter().partition(|s| {
-                report::WindowSample::from_metrics(s.start_ns, s.end_ns, &s.metrics).is_some()
-            });
+            // Window samples (`--stats-window`) and an rrul run's samples are stored
+            // beside the interval samples, their names prefixed: each kind goes to its
+            // own figures.
+            let (loaded, samples): (Vec<&store::IntervalSample>, Vec<_>) =
+                samples.iter().partition(|s| {
+                    report::LoadedSample::from_metrics(s.start_ns, s.end_ns, &s.metrics).is_some()
+                });
+            let (windows, intervals): (Vec<&store::IntervalSample>, Vec<_>) =
+                samples.into_iter().partition(|s| {
+                    report::WindowSample::from_metrics(s.start_ns, s.end_ns, &s.metrics).is_some()
+                });
             campaign.series.push(report::RunSeries {
                 run_index: i,
                 run_id: ids[i],
@@ -554,6 +560,12 @@ fn add_series(
                     .iter()
                     .filter_map(|s| {
                         report::WindowSample::from_metrics(s.start_ns, s.end_ns, &s.metrics)
+                    })
+                    .collect(),
+                loaded: loaded
+                    .iter()
+                    .filter_map(|s| {
+                        report::LoadedSample::from_metrics(s.start_ns, s.end_ns, &s.metrics)
                     })
                     .collect(),
             });

@@ -578,6 +578,12 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     let spec = args.resolve()?;
     connect_timeout(&args)?;
     if args.dry_run {
+        // A plan the peer cannot run is refused here too, not only when it starts.
+        if args.peer == Peer::Iperf3 {
+            if let Some(why) = iperf3_peer::refuse_rr(&spec) {
+                bail!("{why}");
+            }
+        }
         print!("{}", dry_run_text(&spec, Some(&args.target_text())));
         return Ok(ExitCode::SUCCESS);
     }

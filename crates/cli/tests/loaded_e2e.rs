@@ -145,3 +145,135 @@ fn what_does_not_apply_is_refused_before_any_traffic() {
         assert!(stdout(&o).is_empty(), "{args:?}");
     }
 }
+
+/// `dualperf study --tests rrul` on loopback: every run stores the loaded-latency
+/// metrics (consistent with each other) and its parts' samples on one timeline, and
+/// the report draws the IPv4-vs-IPv6 views, the CDFs and the runs over time.
+#[test]
+fn a_study_of_rrul_is_stored_compared_and_drawn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("rrul.db");
+    let db = db.to_str().unwrap();
+    let o = Command::new(BIN)
+        .args([
+            "study",
+            "--tests",
+            "rrul",
+            "--sizes",
+            "1408",
+            "--runs",
+            "2",
+            "--load-duration",
+            "1",
+            "--idle",
+            "0.3",
+            "--probe-rate",
+            "40",
+            "--load-streams",
+            "2",
+            "--db",
+            db,
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("RTT p50 of TCP probes under load"),
+        "{}",
+        stdout(&o)
+    );
+    let s = store::Store::open_read_only(db.as_ref()).unwrap();
+    let c = &s.campaigns().unwrap()[0];
+    let spec = study::StudySpec::from_json(&c.spec_json).unwrap();
+    let plan = spec.rrul.expect("the rrul plan is recorded");
+    assert_eq!(plan.opts.streams, 2);
+    assert_eq!(plan.duration_ns, 1_000_000_000);
+    let runs = s.runs(c.id).unwrap();
+    assert_eq!(runs.len(), 4, "2 runs × IPv4 and IPv6");
+    for r in &runs {
+        assert!(r.status.is_ok(), "{:?}", r.status);
+        let get = |n: &str| r.metrics.get(n).copied().unwrap_or(f64::NAN);
+        for p in ["udp", "tcp"] {
+            let (idle, loaded, added) = (
+                get(&format!("idle_{p}_rtt_p50_ns")),
+                get(&format!("loaded_{p}_rtt_p50_ns")),
+                get(&format!("added_{p}_rtt_p50_ns")),
+            );
+            assert!(idle > 0.0 && loaded > 0.0, "{p}: {idle} {loaded}");
+            assert_eq!(added, loaded - idle, "{p}");
+            let ladder: Vec<f64> = wire::metrics::RTT_LADDER_PCT
+                .iter()
+                .map(|&q| get(&wire::metrics::rtt_ladder_name(true, p == "udp", q)))
+                .collect();
+            assert!(ladder.windows(2).all(|w| w[0] <= w[1]), "{ladder:?}");
+            assert_eq!(ladder[6], loaded, "the 50 % rung is the median");
+        }
+        assert!(get(wire::metrics::UPLOAD_BPS) > 0.0 && get(wire::metrics::DOWNLOAD_BPS) > 0.0);
+        // Samples: both phases of both probe types, then the load; the idle probes'
+        // samples all end before the first load sample starts.
+        let samples: Vec<report::LoadedSample> = s
+            .samples(r.id)
+            .unwrap()
+            .iter()
+            .filter_map(|x| report::LoadedSample::from_metrics(x.start_ns, x.end_ns, &x.metrics))
+            .collect();
+        let load_from = samples
+            .iter()
+            .filter(|x| x.upload_sent_bytes.is_some() || x.download_recv_bytes.is_some())
+            .map(|x| x.start_ns)
+            .min()
+            .expect("load samples");
+        let idle_to = samples
+            .iter()
+            .filter(|x| x.tcp_rtt.is_some() && !x.loaded_phase)
+            .map(|x| x.end_ns)
+            .max()
+            .expect("idle probe samples");
+        assert!(
+            idle_to <= load_from,
+            "idle ends {idle_to}, load starts {load_from}"
+        );
+        let probes = |loaded: bool| -> f64 {
+            samples
+                .iter()
+                .filter(|x| x.loaded_phase == loaded)
+                .filter_map(|x| x.tcp_rtt.map(|t| t.1))
+                .sum()
+        };
+        assert!(probes(false) >= 1.0 && probes(true) >= 10.0);
+    }
+    let out = tmp.path().join("report");
+    let rep = Command::new(BIN)
+        .args(["report", "--db", db, "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(rep.status.success(), "{}", stderr(&rep));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for id in [
+        "id=\"under-load\"",
+        "id=\"v-tcp-rtt-under-load-p50-of-probes\"",
+        "id=\"fig-rrul-1408-rtt-cdf-tcp\"",
+        "id=\"fig-rrul-1408-rtt-udp-timeseries\"",
+        "id=\"fig-rrul-1408-upload-timeseries\"",
+    ] {
+        assert!(html.contains(id), "{id} missing");
+    }
+}
+
+#[test]
+fn a_study_of_rrul_against_iperf3_is_refused_with_the_reason() {
+    let o = Command::new(BIN)
+        .args([
+            "study",
+            "--tests",
+            "rrul",
+            "--peer",
+            "iperf3",
+            "127.0.0.1",
+            "--dry-run",
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("cannot run rrul"), "{}", stderr(&o));
+}

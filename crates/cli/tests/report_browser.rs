@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const FIGURES: [&str; 22] = [
+const FIGURES: [&str; 35] = [
     "tcp-throughput",
     "udp-throughput",
     "tcp-rtt",
@@ -39,6 +39,19 @@ const FIGURES: [&str; 22] = [
     "udp-stream-1408-windows-goodput",
     "udp-stream-1408-windows-loss",
     "udp-stream-1408-windows-owd",
+    "tcp-rtt-under-load-p50-of-probes",
+    "udp-rtt-under-load-p50-of-probes",
+    "tcp-responsiveness-under-load",
+    "tcp-upload-goodput-under-load",
+    "tcp-download-goodput-under-load",
+    "rrul-128-rtt-cdf-tcp",
+    "rrul-128-rtt-cdf-udp",
+    "rrul-1408-rtt-cdf-tcp",
+    "rrul-1408-rtt-cdf-udp",
+    "rrul-1408-rtt-tcp-timeseries",
+    "rrul-1408-rtt-udp-timeseries",
+    "rrul-1408-upload-timeseries",
+    "rrul-1408-download-timeseries",
 ];
 
 /// Appended to a copy of the page (never to report.html itself): writes each figure's

@@ -53,12 +53,26 @@ fn default_report_draws_each_tests_smallest_and_largest_size_as_svg_and_pdf() {
             }
         }
     }
-    assert_eq!(files.len(), 16, "{files:?}");
+    // rrul: the probes' RTT and each direction's load over time.
+    for trace in ["rtt-tcp", "rtt-udp", "upload", "download"] {
+        for size in [128, 1408] {
+            for ext in ["svg", "pdf"] {
+                let name = format!("rrul-{size}-{trace}-timeseries.{ext}");
+                assert!(files.contains(&name), "{name} missing: {files:?}");
+            }
+        }
+    }
+    assert_eq!(files.len(), 16 + 16, "{files:?}");
     let pdf = std::fs::read(out.join("figures/tcp-throughput.pdf")).expect("a view's PDF");
     assert!(pdf.starts_with(b"%PDF-"));
     let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
     assert!(html.contains("id=\"over-time\""), "no Over time section");
     assert!(html.contains("id=\"fig-udp-rr-1408-timeseries\""));
+    assert!(
+        html.contains("id=\"under-load\""),
+        "no Latency under load section"
+    );
+    assert!(html.contains("id=\"fig-rrul-1408-rtt-cdf-tcp\""));
     // Both systems, both IP versions, each with its run id.
     let svg =
         std::fs::read_to_string(out.join("figures/tcp-stream-128-timeseries.svg")).expect("svg");

@@ -213,7 +213,7 @@ pub struct PartIntervals {
 }
 
 /// The responsiveness draft this figure follows, and how far.
-pub const RPM_REFERENCE: &str = "draft-ietf-ippm-responsiveness-09";
+pub use wire::metrics::RPM_REFERENCE;
 
 impl LoadedResult {
     /// Median RTT of one probe type under load minus its idle median, ns (negative when

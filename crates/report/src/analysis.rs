@@ -70,7 +70,7 @@ struct ViewDef {
     rank_test: bool,
 }
 
-use TestKind::{TcpRr, TcpStream, UdpRr, UdpStream};
+use TestKind::{Rrul, TcpRr, TcpStream, UdpRr, UdpStream};
 
 /// The figures the studies publish, in display order. For each, the first test kind
 /// with data supplies the metric (RTT from request/response tests when there are any).
@@ -154,6 +154,53 @@ const VIEW_DEFS: &[ViewDef] = &[
         kinds: &[UdpStream, UdpRr],
         unit: "%",
         scale: 1.0,
+        rank_test: false,
+    },
+    // Latency under load (rrul): the probes' median RTT beside the load, its
+    // responsiveness, and the load's goodput per direction.
+    ViewDef {
+        quantity: "RTT under load (p50 of probes)",
+        metric: metrics::LOADED_TCP_RTT_P50_NS,
+        transport: Transport::Tcp,
+        kinds: &[Rrul],
+        unit: "ms",
+        scale: 1e-6,
+        rank_test: true,
+    },
+    ViewDef {
+        quantity: "RTT under load (p50 of probes)",
+        metric: metrics::LOADED_UDP_RTT_P50_NS,
+        transport: Transport::Udp,
+        kinds: &[Rrul],
+        unit: "ms",
+        scale: 1e-6,
+        rank_test: true,
+    },
+    ViewDef {
+        quantity: "responsiveness under load",
+        metric: metrics::RPM_LOADED,
+        transport: Transport::Tcp,
+        kinds: &[Rrul],
+        unit: "RPM",
+        scale: 1.0,
+        rank_test: false,
+    },
+    ViewDef {
+        quantity: "upload goodput under load",
+        metric: metrics::UPLOAD_BPS,
+        transport: Transport::Tcp,
+        kinds: &[Rrul],
+        unit: "Mbit/s",
+        scale: 1e-6,
+        rank_test: false,
+    },
+    ViewDef {
+        quantity: "download goodput under load",
+        metric: metrics::DOWNLOAD_BPS,
+        transport: Transport::Tcp,
+        kinds: &[Rrul],
+        unit: "Mbit/s",
+        scale: 1e-6,
         rank_test: false,
     },
 ];
@@ -593,7 +640,15 @@ fn view_id(def: &ViewDef, dir: Direction) -> String {
         Direction::Reverse => "-reverse",
         Direction::Bidir => "-bidir",
     };
-    format!("{transport}-{}{suffix}", def.quantity.to_ascii_lowercase())
+    // "RTT under load (p50 of probes)" → "rtt-under-load-p50-of-probes".
+    let slug = def
+        .quantity
+        .to_ascii_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join("-");
+    format!("{transport}-{slug}{suffix}")
 }
 
 fn view_data(data: &Dataset, labels: &[String], view: View) -> ViewData {

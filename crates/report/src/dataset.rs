@@ -44,6 +44,91 @@ pub struct RunSeries {
     /// Per-window statistics (`--stats-window`, stored as `window_*` samples), in window
     /// order; empty when the run had none.
     pub windows: Vec<WindowSample>,
+    /// An rrul run's samples (stored as `rrul_*` samples), in time order; empty for
+    /// every other test.
+    pub loaded: Vec<LoadedSample>,
+}
+
+/// The finite, non-negative values of `m` under names `prefix` + key, looked up by
+/// key; `None` when no name in `m` carries the prefix (a sample of another kind).
+fn prefixed<'a>(
+    m: &'a BTreeMap<String, f64>,
+    prefix: &'static str,
+) -> Option<impl Fn(&str) -> Option<f64> + 'a> {
+    m.keys()
+        .any(|k| k.starts_with(prefix))
+        .then_some(move |k: &str| {
+            m.get(&format!("{prefix}{k}"))
+                .copied()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+        })
+}
+
+/// One interval of one part of an rrul run, on the test's timeline (ns since its idle
+/// probes started, the client's clock): what the client counted in it. `None` where
+/// the sample is of another part.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LoadedSample {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// Bytes the client wrote to its upload streams / read from its download streams.
+    pub upload_sent_bytes: Option<f64>,
+    pub download_recv_bytes: Option<f64>,
+    /// (Σ RTT ns, probes answered) of the UDP and TCP probes, and whether the sample is
+    /// of the loaded phase (else the idle one).
+    pub udp_rtt: Option<(f64, f64)>,
+    pub tcp_rtt: Option<(f64, f64)>,
+    pub loaded_phase: bool,
+}
+
+impl LoadedSample {
+    /// Prefix of the stored metric names of an rrul sample.
+    pub const PREFIX: &'static str = "rrul_";
+
+    /// The stored metric map of this sample (what [`Self::from_metrics`] reads back):
+    /// `rrul_upload_sent_bytes`, `rrul_download_recv_bytes`, and per probe type
+    /// `rrul_{idle|loaded}_{udp|tcp}_rtt_sum_ns` and `…_rtt_count`.
+    pub fn to_metrics(&self) -> BTreeMap<String, f64> {
+        let mut m = BTreeMap::new();
+        let p = Self::PREFIX;
+        if let Some(b) = self.upload_sent_bytes {
+            m.insert(format!("{p}upload_sent_bytes"), b);
+        }
+        if let Some(b) = self.download_recv_bytes {
+            m.insert(format!("{p}download_recv_bytes"), b);
+        }
+        let phase = if self.loaded_phase { "loaded" } else { "idle" };
+        for (probe, rtt) in [("udp", self.udp_rtt), ("tcp", self.tcp_rtt)] {
+            if let Some((sum, n)) = rtt {
+                m.insert(format!("{p}{phase}_{probe}_rtt_sum_ns"), sum);
+                m.insert(format!("{p}{phase}_{probe}_rtt_count"), n);
+            }
+        }
+        m
+    }
+
+    /// From a stored sample's metric map, if it is an rrul sample.
+    pub fn from_metrics(start_ns: i64, end_ns: i64, m: &BTreeMap<String, f64>) -> Option<Self> {
+        let get = prefixed(m, Self::PREFIX)?;
+        let mut s = LoadedSample {
+            start_ns,
+            end_ns,
+            upload_sent_bytes: get("upload_sent_bytes"),
+            download_recv_bytes: get("download_recv_bytes"),
+            ..LoadedSample::default()
+        };
+        for phase in ["idle", "loaded"] {
+            for (probe, slot) in [("udp", &mut s.udp_rtt), ("tcp", &mut s.tcp_rtt)] {
+                let sum = get(&format!("{phase}_{probe}_rtt_sum_ns"));
+                let n = get(&format!("{phase}_{probe}_rtt_count"));
+                if let (Some(sum), Some(n)) = (sum, n) {
+                    *slot = Some((sum, n));
+                    s.loaded_phase = phase == "loaded";
+                }
+            }
+        }
+        Some(s)
+    }
 }
 
 /// One window of `--stats-window` statistics as stored: a span of the sender's send
@@ -67,14 +152,7 @@ impl WindowSample {
     /// From a stored sample's metric map, if it is a window sample (its names carry
     /// [`Self::PREFIX`]); `None` for an interval sample.
     pub fn from_metrics(start_ns: i64, end_ns: i64, m: &BTreeMap<String, f64>) -> Option<Self> {
-        if !m.keys().any(|k| k.starts_with(Self::PREFIX)) {
-            return None;
-        }
-        let get = |k: &str| {
-            m.get(&format!("{}{k}", Self::PREFIX))
-                .copied()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-        };
+        let get = prefixed(m, Self::PREFIX)?;
         Some(WindowSample {
             start_ns,
             end_ns,

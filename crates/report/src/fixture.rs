@@ -153,6 +153,7 @@ pub fn with_series(mut data: Dataset) -> Dataset {
                 run_id: run_id + 1 + i as i64,
                 samples: interval_samples(&c.runs[i], i as u64),
                 windows: window_samples(&c.runs[i], i as u64),
+                loaded: loaded_samples(&c.runs[i], i as u64),
             })
             .collect();
         run_id += c.runs.len() as i64;
@@ -160,11 +161,15 @@ pub fn with_series(mut data: Dataset) -> Dataset {
     data
 }
 
-/// Ten interval samples of a run as the client records them: 1 s windows (the last one
+/// Ten interval samples of a run as the client records them (none for rrul, whose
+/// samples are [`loaded_samples`]): 1 s windows (the last one
 /// 0.5 s) with the run's throughput (stream: sent by the client, with a slower first
 /// second for TCP) or transaction rate (RR: one request sent and one response received
 /// per transaction), with deterministic noise.
 pub fn interval_samples(run: &RunRow, seed: u64) -> Vec<IntervalCounts> {
+    if run.kind == TestKind::Rrul {
+        return Vec::new();
+    }
     let get = |m: &str| run.metrics.get(m).copied().unwrap_or(0.0);
     (0..10u64)
         .map(|i| {
@@ -229,7 +234,7 @@ pub fn systems(labels: &[&str]) -> Dataset {
     let mut seed = 1u64;
     for (system, label) in labels.iter().enumerate() {
         let mut runs = Vec::new();
-        for kind in TestKind::ALL {
+        for kind in TestKind::WIRE {
             for size in SIZES {
                 for family in [Family::V4, Family::V6] {
                     for repetition in 0..6u32 {
@@ -258,6 +263,25 @@ pub fn systems(labels: &[&str]) -> Dataset {
             outcome: RunOutcome::Failed("server did not answer within 5 s".to_string()),
             metrics: BTreeMap::new(),
         });
+        // rrul runs last, with seeds of their own: the other tests' runs keep their
+        // places and values whatever this adds.
+        for size in SIZES {
+            for family in [Family::V4, Family::V6] {
+                for repetition in 0..6u32 {
+                    let seed = 1_000_000 + runs.len() as u64 + 1_000 * system as u64;
+                    runs.push(RunRow {
+                        family,
+                        kind: TestKind::Rrul,
+                        direction: Direction::Forward,
+                        payload_bytes: size,
+                        repetition,
+                        warmup: repetition == 0,
+                        outcome: RunOutcome::Ok,
+                        metrics: run_metrics(system, family, TestKind::Rrul, size, seed),
+                    });
+                }
+            }
+        }
         let mut hosts = BTreeMap::new();
         for role in ["client", "server"] {
             let mut meta = BTreeMap::new();
@@ -324,4 +348,64 @@ pub fn crafted(labels: &[&str], cells: &[CraftedCell]) -> Dataset {
         })
         .collect();
     Dataset { campaigns }
+}
+
+/// The samples of an rrul run as a study stores them (none for other tests): 1 s of
+/// idle probes, then 4 s of load in both directions with probes from 0.8 s after it
+/// started to 0.8 s before it ended, in 0.2 s intervals at the run's medians, with
+/// deterministic noise.
+pub fn loaded_samples(run: &RunRow, seed: u64) -> Vec<crate::dataset::LoadedSample> {
+    use crate::dataset::LoadedSample;
+    if run.kind != TestKind::Rrul {
+        return Vec::new();
+    }
+    let get = |m: &str| run.metrics.get(m).copied().unwrap_or(0.0);
+    let ms = 1_000_000i64;
+    let mut out = Vec::new();
+    let probes = |t: i64, loaded: bool, k: u64| {
+        let wobble = 1.0 + 0.05 * noise(seed * 64 + k);
+        let (tcp, udp) = if loaded {
+            (
+                get(metrics::LOADED_TCP_RTT_P50_NS),
+                get(metrics::LOADED_UDP_RTT_P50_NS),
+            )
+        } else {
+            (
+                get(metrics::IDLE_TCP_RTT_P50_NS),
+                get(metrics::IDLE_UDP_RTT_P50_NS),
+            )
+        };
+        LoadedSample {
+            start_ns: t,
+            end_ns: t + 200 * ms,
+            tcp_rtt: Some((4.0 * tcp * wobble, 4.0)),
+            udp_rtt: Some((4.0 * udp * wobble, 4.0)),
+            loaded_phase: loaded,
+            ..LoadedSample::default()
+        }
+    };
+    for i in 0..5i64 {
+        out.push(probes(i * 200 * ms, false, i as u64));
+    }
+    for i in 0..20i64 {
+        let t = 1000 * ms + i * 200 * ms;
+        let wobble = 1.0 + 0.05 * noise(seed * 64 + 16 + i as u64);
+        out.push(LoadedSample {
+            start_ns: t,
+            end_ns: t + 200 * ms,
+            upload_sent_bytes: Some(get(metrics::UPLOAD_BPS) / 8.0 * 0.2 * wobble),
+            ..LoadedSample::default()
+        });
+        out.push(LoadedSample {
+            start_ns: t,
+            end_ns: t + 200 * ms,
+            download_recv_bytes: Some(get(metrics::DOWNLOAD_BPS) / 8.0 * 0.2 / wobble),
+            ..LoadedSample::default()
+        });
+    }
+    for i in 0..12i64 {
+        out.push(probes(1800 * ms + i * 200 * ms, true, 40 + i as u64));
+    }
+    out.sort_by_key(|s| s.start_ns);
+    out
 }

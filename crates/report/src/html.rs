@@ -82,8 +82,14 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
     let series: Vec<&crate::Figure> = report
         .figures
         .iter()
-        .filter(|f| f.id.ends_with("-timeseries"))
+        .filter(|f| f.id.ends_with("-timeseries") && !f.id.starts_with("rrul-"))
         .collect();
+    let loaded: Vec<&crate::Figure> = report
+        .figures
+        .iter()
+        .filter(|f| f.id.starts_with("rrul-"))
+        .collect();
+    let loaded_table = find("rrul");
     let windows: Vec<&crate::Figure> = report
         .figures
         .iter()
@@ -94,6 +100,9 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
     }
     if !windows.is_empty() {
         out.push_str("<li><a href=\"#per-window\">Per window</a></li>\n");
+    }
+    if !loaded.is_empty() || loaded_table.is_some() {
+        out.push_str("<li><a href=\"#under-load\">Latency under load</a></li>\n");
     }
     out.push_str("<li><a href=\"#overhead\">Header overhead</a></li>\n<li><a href=\"#method\">Method</a></li>\n<li><a href=\"#systems\">Systems and runs</a></li>\n</ul></nav>\n<main>\n");
 
@@ -181,6 +190,22 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
     if !windows.is_empty() {
         out.push_str("<section id=\"per-window\">\n<h2>Per window: statistics by send time</h2>\n<p class=\"note\">The runs drawn over time that were measured with <code>--stats-window</code> (as D-ITG's ITGDec decodes its logs): goodput, loss and mean one-way delay for the datagrams sent in each window. Every window of every run is in <code>dualperf export --intervals</code> (metrics named <code>window_*</code>).</p>\n<div class=\"figure-grid\">\n");
         for f in &windows {
+            let _ = write!(out, "<figure>\n{}</figure>\n", f.svg);
+        }
+        out.push_str("</div>\n</section>\n");
+    }
+
+    if !loaded.is_empty() || loaded_table.is_some() {
+        let _ = write!(
+            out,
+            "<section id=\"under-load\">\n<h2>Latency under load (rrul)</h2>\n<p class=\"note\">UDP and TCP request/response probes on their own flows, first on the idle path, then beside TCP streams loading it (flent's RRUL test as one command). The IPv4-vs-IPv6 comparisons of the loaded median RTT, responsiveness (RPM, after {}) and goodput per direction are in their own sections above, with the same tests as every other metric; here: RTT distributions idle against loaded, and selected runs over time.</p>\n",
+            wire::metrics::RPM_REFERENCE
+        );
+        if let Some(t) = loaded_table {
+            tables_html(&mut out, &[t]);
+        }
+        out.push_str("<div class=\"figure-grid\">\n");
+        for f in &loaded {
             let _ = write!(out, "<figure>\n{}</figure>\n", f.svg);
         }
         out.push_str("</div>\n</section>\n");

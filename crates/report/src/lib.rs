@@ -21,6 +21,7 @@ pub mod format;
 pub mod headers;
 pub mod html;
 pub mod latex;
+pub mod loaded;
 #[cfg(feature = "pdf")]
 pub mod pdf;
 #[cfg(feature = "png")]
@@ -33,8 +34,8 @@ pub mod windows;
 
 pub use analysis::{analyse, Analysis, AnalysisOptions, View, ViewData};
 pub use dataset::{
-    CampaignData, ConfidenceTarget, Dataset, IntervalCounts, MissedCell, RunOutcome, RunRow,
-    RunSeries, WindowSample,
+    CampaignData, ConfidenceTarget, Dataset, IntervalCounts, LoadedSample, MissedCell, RunOutcome,
+    RunRow, RunSeries, WindowSample,
 };
 pub use findings::Finding;
 pub use stats::{LinkModel, OverheadModel};
@@ -152,6 +153,7 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
             source,
         ));
     }
+    tables.extend(loaded::table(data, &analysis.systems));
     tables.push(context::runs_table(data, &analysis.systems));
     for (i, (c, label)) in data.campaigns.iter().zip(&analysis.systems).enumerate() {
         tables.push(context::metadata_table(c, label, i));
@@ -168,6 +170,7 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
         .collect();
     figures.extend(timeseries::figures(data, &analysis.systems));
     figures.extend(windows::figures(data, &analysis.systems));
+    figures.extend(loaded::figures(data, &analysis.systems));
     let findings = findings::findings(&analysis, &options.link, options.link_rate_bps);
     let mut warnings = caveats::warnings(data, &analysis);
     if let Some(rate) = options.link_rate_bps {

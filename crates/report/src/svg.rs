@@ -168,7 +168,11 @@ pub(crate) fn text_lines(x: f64, y: f64, lines: &[String], line_h: f64, attrs: &
 /// clipped there with a chevron; loss is capped at 100 % the same way.
 pub fn figure(vd: &ViewData, level: f64) -> Figure {
     let view = &vd.view;
-    let title = format!("{} against packet size", view.title());
+    let title = if view.kind == wire::spec::TestKind::Rrul {
+        format!("{} against the load's write size", view.title())
+    } else {
+        format!("{} against packet size", view.title())
+    };
     let cap = (view.metric == wire::metrics::LOSS_PCT).then_some(100.0);
     let mut series = Vec::new();
     for s in 0..vd.systems.len() {
@@ -228,7 +232,7 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
     render(
         &view.id,
         title,
-        view.quantity,
+        (size_axis(view), view.quantity),
         view.unit,
         &vd.sizes,
         &series,
@@ -239,6 +243,15 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
             level * 100.0
         ),
     )
+}
+
+/// The x axis of a view's figure: the payload per send, or for rrul the load's writes.
+fn size_axis(view: &crate::View) -> &'static str {
+    if view.kind == wire::spec::TestKind::Rrul {
+        "Load: bytes per write of its TCP streams"
+    } else {
+        "Packet size: payload per send (bytes)"
+    }
 }
 
 /// The distribution of RTT behind an RTT view: for each system and IP version, the
@@ -309,7 +322,7 @@ pub fn percentile_figure(
     Some(render(
         &format!("{}-percentiles", view.id),
         format!("{} percentiles against packet size", view.title()),
-        view.quantity,
+        (size_axis(view), view.quantity),
         view.unit,
         &vd.sizes,
         &series,
@@ -325,7 +338,7 @@ pub fn percentile_figure(
 fn render(
     id: &str,
     title: String,
-    quantity: &str,
+    (x_label, quantity): (&str, &str),
     unit: &str,
     sizes: &[u32],
     series: &[Series],
@@ -449,13 +462,7 @@ fn render(
         );
     }
     // Axes and their labels.
-    axes(
-        &mut svg,
-        (left, top, plot_bottom),
-        "Packet size: payload per send (bytes)",
-        quantity,
-        unit,
-    );
+    axes(&mut svg, (left, top, plot_bottom), x_label, quantity, unit);
     // Series: error bars, line, markers. Offsets keep overlapping bars apart.
     let n_series = series.len().max(1) as f64;
     for (i, s) in series.iter().enumerate() {

@@ -206,13 +206,14 @@ pub fn select(campaign: &CampaignData, sel: &Selection, asked: &[usize]) -> Vec<
                 out.extend(mine);
                 continue;
             }
-            let show = shown(TestKind::ALL[cell.0], runs_direction(cell.1));
-            let value = |r: &RunRow| {
-                r.metrics
-                    .get(show.run_metric().0)
-                    .copied()
-                    .filter(|v| v.is_finite())
+            let kind = TestKind::ALL[cell.0];
+            // rrul: the run with the median loaded TCP probe RTT.
+            let by = if kind == TestKind::Rrul {
+                metrics::LOADED_TCP_RTT_P50_NS
+            } else {
+                shown(kind, runs_direction(cell.1)).run_metric().0
             };
+            let value = |r: &RunRow| r.metrics.get(by).copied().filter(|v| v.is_finite());
             let mut candidates: Vec<(f64, u32, usize)> = runs
                 .iter()
                 .enumerate()
@@ -327,7 +328,8 @@ pub fn figures(data: &Dataset, systems: &[String]) -> Vec<Figure> {
             let Some(run) = campaign.runs.get(series.run_index) else {
                 continue;
             };
-            if !series.samples.is_empty() {
+            // rrul runs are drawn by crate::loaded, from their own samples.
+            if !series.samples.is_empty() && run.kind != TestKind::Rrul {
                 groups
                     .entry(cell_key(run))
                     .or_default()
@@ -353,10 +355,9 @@ fn figure(
 ) -> Option<Figure> {
     let show = shown(kind, direction);
     let many_systems = members.iter().any(|m| m.0 != members[0].0);
-    let mut lines = Vec::new();
+    let mut set = LineSet::new(many_systems, systems);
     let mut merged = 1;
     let mut short_tail = false;
-    let mut seen: BTreeMap<(usize, Family), usize> = BTreeMap::new();
     for &(sys, run, series) in members {
         let drawn = steps(&series.samples, show);
         if drawn.steps.is_empty() {
@@ -364,16 +365,9 @@ fn figure(
         }
         merged = merged.max(drawn.merged);
         short_tail |= drawn.short_tail;
-        let nth = seen.entry((sys, run.family)).or_default();
-        lines.push(styled_line(
-            (sys, run, series.run_id),
-            *nth,
-            many_systems,
-            systems,
-            drawn.steps,
-        ));
-        *nth += 1;
+        set.push((sys, run, series.run_id), drawn.steps);
     }
+    let lines = set.lines;
     if lines.is_empty() {
         return None;
     }
@@ -417,6 +411,42 @@ fn figure(
         &lines,
         &note,
     ))
+}
+
+/// The lines of one figure over time, styled as they are added ([`styled_line`]): the
+/// second run of one system and IP version (asked for by id) is dotted.
+pub(crate) struct LineSet<'a> {
+    pub(crate) lines: Vec<Line>,
+    seen: BTreeMap<(usize, Family), usize>,
+    many_systems: bool,
+    systems: &'a [String],
+}
+
+impl<'a> LineSet<'a> {
+    pub(crate) fn new(many_systems: bool, systems: &'a [String]) -> LineSet<'a> {
+        LineSet {
+            lines: Vec::new(),
+            seen: BTreeMap::new(),
+            many_systems,
+            systems,
+        }
+    }
+    /// Add run `run_id` (of campaign `sys`) drawn as `steps`.
+    pub(crate) fn push(
+        &mut self,
+        (sys, run, run_id): (usize, &RunRow, i64),
+        steps: Vec<(f64, f64, f64)>,
+    ) {
+        let nth = self.seen.entry((sys, run.family)).or_default();
+        self.lines.push(styled_line(
+            (sys, run, run_id),
+            *nth,
+            self.many_systems,
+            self.systems,
+            steps,
+        ));
+        *nth += 1;
+    }
 }
 
 /// A run's line as every figure over time draws it: its system's colour pair (IPv4 the
@@ -765,6 +795,7 @@ mod tests {
                 run_id: 100 + i as i64,
                 samples: samples(bytes),
                 windows: Vec::new(),
+                loaded: Vec::new(),
             })
             .collect();
         Dataset { campaigns: vec![c] }
@@ -900,6 +931,7 @@ mod tests {
                 s
             },
             windows: Vec::new(),
+            loaded: Vec::new(),
         }];
         let figs = figures(&Dataset { campaigns: vec![c] }, &["S".into()]);
         assert!(words(&figs[0].svg).contains("merged into the one before it"));

@@ -11,7 +11,7 @@
 
 use crate::dataset::{Dataset, RunRow, RunSeries, WindowSample};
 use crate::svg::Figure;
-use crate::timeseries::{cell_key, render, runs_direction, styled_line, test_title, CellKey};
+use crate::timeseries::{cell_key, render, runs_direction, test_title, CellKey, LineSet};
 use std::collections::BTreeMap;
 use wire::spec::{Direction, Family, TestKind};
 
@@ -94,8 +94,7 @@ fn figure(
     systems: &[String],
 ) -> Option<Figure> {
     let many_systems = members.iter().any(|m| m.0 != members[0].0);
-    let mut seen: BTreeMap<(usize, Family), usize> = BTreeMap::new();
-    let mut lines = Vec::new();
+    let mut set = LineSet::new(many_systems, systems);
     let mut width_ms = None;
     for &(sys, run, series) in members {
         let drawn = steps(&series.windows, q);
@@ -106,16 +105,9 @@ fn figure(
             let w = series.windows.first()?;
             Some((w.end_ns - w.start_ns) as f64 / 1e6)
         });
-        let nth = seen.entry((sys, run.family)).or_default();
-        lines.push(styled_line(
-            (sys, run, series.run_id),
-            *nth,
-            many_systems,
-            systems,
-            drawn,
-        ));
-        *nth += 1;
+        set.push((sys, run, series.run_id), drawn);
     }
+    let lines = set.lines;
     if lines.is_empty() {
         return None;
     }
@@ -194,6 +186,7 @@ mod tests {
                 run_id: 10 + i as i64,
                 samples: Vec::new(),
                 windows: windows(5, owd),
+                loaded: Vec::new(),
             })
             .collect();
         Dataset { campaigns: vec![c] }

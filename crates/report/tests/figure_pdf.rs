@@ -19,6 +19,10 @@ fn every_figure_is_a_pdf_with_its_fonts_embedded_and_its_text_readable() {
         report.figures.iter().any(|f| f.id.contains("-windows-")),
         "no per-window figure to check"
     );
+    assert!(
+        report.figures.iter().any(|f| f.id.contains("-rtt-cdf-")),
+        "no rrul CDF to check"
+    );
     let dir = tempfile::tempdir().unwrap();
     for (f, fig) in pdfs.iter().zip(&report.figures) {
         assert_eq!(f.name, format!("figures/{}.pdf", fig.id));
@@ -60,6 +64,10 @@ fn every_figure_is_a_pdf_with_its_fonts_embedded_and_its_text_readable() {
             "Time since"
         } else if fig.id.contains("-windows-") {
             "Send time since"
+        } else if fig.id.contains("-rtt-cdf-") {
+            "RTT (ms)"
+        } else if fig.id.contains("under-load") {
+            "Load: bytes per write of its TCP streams"
         } else {
             "Packet size: payload per send (bytes)"
         };

@@ -118,6 +118,9 @@ pub const ADDED_TCP_RTT_P50_NS: &str = "added_tcp_rtt_p50_ns";
 /// Round trips per minute (60 s / the TCP probes' 95 % trimmed mean RTT), under load
 /// and idle.
 pub const RPM_LOADED: &str = "rpm_loaded";
+/// The responsiveness draft the RPM figures follow, and how far: their aggregation of
+/// probes (the 95 % trimmed mean), not its probe types (TLS, HTTP, on-flow probes).
+pub const RPM_REFERENCE: &str = "draft-ietf-ippm-responsiveness-09";
 pub const RPM_IDLE: &str = "rpm_idle";
 /// Goodput of the load streams at their receivers, client → server and server → client.
 pub const UPLOAD_BPS: &str = "upload_bps";

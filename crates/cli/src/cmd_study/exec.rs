@@ -436,41 +436,32 @@ impl EngineExec {
 }
 
 /// An rrul run's interval samples as stored: each part's intervals placed on the
-/// test's timeline (ns since the idle probes' client threads started), with counts
-/// under `rrul_` names (`report::LoadedSample` reads them back): bytes the client wrote
-/// (upload) or read (download), and the probes' RTT sums and counts per phase.
+/// test's timeline (ns since the idle probes' client threads started), as
+/// `report::LoadedSample` keeps them (bytes the client wrote to its upload streams or
+/// read from its download streams; the probes' RTT sums and counts per phase).
 fn loaded_samples(r: &engine::LoadedResult) -> Vec<Sample> {
     use engine::LoadedPart as P;
     let mut out = Vec::new();
     for iv in &r.intervals {
         for s in &iv.samples {
-            let mut metrics = BTreeMap::new();
-            let mut put = |k: &str, v: u64| {
-                metrics.insert(format!("rrul_{k}"), v as f64);
-            };
-            match iv.part {
-                P::Upload => put("upload_sent_bytes", s.sent_bytes),
-                P::Download => put("download_recv_bytes", s.recv_bytes),
-                p => {
-                    let probe = if p.probe() == Some(wire::spec::TestKind::UdpRr) {
-                        "udp"
-                    } else {
-                        "tcp"
-                    };
-                    let phase = if matches!(p, P::IdleUdpProbes | P::IdleTcpProbes) {
-                        "idle"
-                    } else {
-                        "loaded"
-                    };
-                    put(&format!("{phase}_{probe}_rtt_sum_ns"), s.rtt_sum_ns);
-                    put(&format!("{phase}_{probe}_rtt_count"), s.rtt_count);
-                }
-            }
-            let at = |ns: u64| (iv.offset_ns.saturating_add(ns)).min(i64::MAX as u64) as i64;
-            out.push(Sample {
+            let at = |ns: u64| iv.offset_ns.saturating_add(ns).min(i64::MAX as u64) as i64;
+            let rtt = Some((s.rtt_sum_ns as f64, s.rtt_count as f64));
+            let mut x = report::LoadedSample {
                 start_ns: at(s.start_ns),
                 end_ns: at(s.end_ns),
-                metrics,
+                loaded_phase: matches!(iv.part, P::LoadedUdpProbes | P::LoadedTcpProbes),
+                ..report::LoadedSample::default()
+            };
+            match iv.part {
+                P::Upload => x.upload_sent_bytes = Some(s.sent_bytes as f64),
+                P::Download => x.download_recv_bytes = Some(s.recv_bytes as f64),
+                P::IdleUdpProbes | P::LoadedUdpProbes => x.udp_rtt = rtt,
+                P::IdleTcpProbes | P::LoadedTcpProbes => x.tcp_rtt = rtt,
+            }
+            out.push(Sample {
+                start_ns: x.start_ns,
+                end_ns: x.end_ns,
+                metrics: x.to_metrics(),
             });
         }
     }

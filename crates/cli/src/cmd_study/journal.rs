@@ -399,7 +399,11 @@ pub fn summary_text(
         let (name, scale, unit) = if c.kind.is_rr() {
             (m::RTT_MEAN_NS, 1e-3, "µs RTT")
         } else if c.kind == wire::spec::TestKind::Rrul {
-            (m::LOADED_TCP_RTT_P50_NS, 1e-3, "µs RTT p50 of TCP probes under load")
+            (
+                m::LOADED_TCP_RTT_P50_NS,
+                1e-3,
+                "µs RTT p50 of TCP probes under load",
+            )
         } else {
             (m::THROUGHPUT_BPS, 1e-6, "Mbit/s")
         };

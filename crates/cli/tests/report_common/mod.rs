@@ -142,6 +142,13 @@ pub fn dataset_db(path: &Path, data: &report::Dataset) -> Vec<i64> {
                                     .iter()
                                     .map(stored_window),
                             )
+                            .chain(fixture::loaded_samples(r, n as u64).iter().map(|s| {
+                                store::IntervalSample {
+                                    start_ns: s.start_ns,
+                                    end_ns: s.end_ns,
+                                    metrics: s.to_metrics(),
+                                }
+                            }))
                             .collect(),
                         RunOutcome::Failed(_) => Vec::new(),
                     },
