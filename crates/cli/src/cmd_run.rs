@@ -181,6 +181,16 @@ pub struct RunArgs {
     /// so a run can be repeated exactly).
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
+    /// udp-stream, tcp-stream: on/off activity, as a voice codec with voice activity
+    /// detection sends talkspurts and pauses: lengths of the active periods, a duration
+    /// distribution as --idt (exp:1s); with --off-time. The stream follows its schedule
+    /// (--idt, or -b for UDP) in active periods and sends nothing in silent ones; the
+    /// number of active periods begun is reported (on_periods).
+    #[arg(long, value_name = "DIST", requires = "off_time")]
+    on_time: Option<String>,
+    /// udp-stream, tcp-stream: lengths of the silent periods; with --on-time.
+    #[arg(long, value_name = "DIST", requires = "on_time")]
+    off_time: Option<String>,
     /// udp-stream: per-window statistics as D-ITG's ITGDec gives them, over windows of
     /// this much send time (100ms, 1s; at least 1 ms): datagrams sent, received and lost
     /// (loss by send window, exact), goodput, RFC 3550 jitter, mean and max one-way delay.
@@ -319,7 +329,17 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
         && a.test != RunTest::One(TestKind::UdpStream)
         && a.test != RunTest::One(TestKind::TcpStream)
     {
-        bail!("--idt, --size-dist and --profile shape a udp-stream or tcp-stream; use -t udp-stream or -t tcp-stream");
+        bail!("--idt, --size-dist, --profile and --on-time/--off-time shape a udp-stream or tcp-stream; use -t udp-stream or -t tcp-stream");
+    }
+    if let Some(t) = spec
+        .traffic
+        .as_ref()
+        .filter(|t| t.on_time.is_some() && t.idt.is_none())
+    {
+        // The TCP stream takes no rate: only --idt paces it.
+        if spec.rate.is_none() || a.test == RunTest::One(TestKind::TcpStream) {
+            bail!("on/off periods ({t}) gate a schedule: give --idt (or a --profile), or -b with -t udp-stream");
+        }
     }
     spec.window_ns = a
         .stats_window
@@ -843,6 +863,7 @@ fn traffic_model(a: &RunArgs) -> anyhow::Result<Option<wire::traffic::TrafficMod
         a.idt.as_deref(),
         a.size_dist.as_deref(),
         a.profile.as_deref(),
+        (a.on_time.as_deref(), a.off_time.as_deref()),
         a.seed,
         clock_seed,
     )

@@ -177,6 +177,13 @@ pub struct StudyArgs {
     /// Seed of the model's draws [default: the study's seed]; recorded.
     #[arg(long, value_name = "N")]
     pub traffic_seed: Option<u64>,
+    /// Traffic model: lengths of the active periods (talkspurts), a duration
+    /// distribution as --idt (exp:1s); with --off-time. Silent periods send nothing.
+    #[arg(long, value_name = "DIST", requires = "off_time")]
+    pub on_time: Option<String>,
+    /// Traffic model: lengths of the silent periods (pauses); with --on-time.
+    #[arg(long, value_name = "DIST", requires = "on_time")]
+    pub off_time: Option<String>,
     /// rrul: which way the load streams send [default: both].
     #[arg(long, value_enum, value_name = "DIR")]
     pub load: Option<crate::cmd_run::LoadArg>,
@@ -404,6 +411,8 @@ impl StudyArgs {
             size_dist: self.size_dist.clone(),
             profile: self.profile.clone(),
             traffic_seed: self.traffic_seed,
+            on_time: self.on_time.clone(),
+            off_time: self.off_time.clone(),
             rr_timeout_ms: self.rr_timeout_ms,
             udp_datapath: self.udp_datapath.map(|d| d.name().to_string()),
             runs: self.runs,

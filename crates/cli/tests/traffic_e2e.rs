@@ -366,3 +366,93 @@ fn window_is_refused_where_it_does_not_apply() {
         );
     }
 }
+
+/// On/off activity (voice activity detection): with 100 ms talkspurts and 100 ms pauses
+/// and a datagram (TCP: message) every 10 ms, 40 sends take exactly four talkspurts of
+/// ten — in either direction and over either transport — and nothing is sent in a
+/// pause, so the last send is scheduled 690 ms after the first (the sender is never
+/// ahead of its schedule: exact whatever the load).
+#[test]
+fn on_off_periods_gate_the_schedule_exactly() {
+    let _turn = serial();
+    for test in ["udp-stream", "tcp-stream"] {
+        for dir in [&[][..], &["--reverse"]] {
+            let mut args = vec![
+                "-t",
+                test,
+                "-s",
+                "200",
+                "-n",
+                "40",
+                "--idt",
+                "constant:10ms",
+                "--on-time",
+                "constant:100ms",
+                "--off-time",
+                "constant:100ms",
+                "--seed",
+                "3",
+            ];
+            args.extend_from_slice(dir);
+            let v = run_json(&args, &[]);
+            assert_eq!(metric(&v, "sent_packets"), 40.0, "{args:?}");
+            assert_eq!(metric(&v, "recv_bytes"), 40.0 * 200.0, "{args:?}");
+            let side = if dir.is_empty() { "client" } else { "server" };
+            let applied = &v[side]["applied"];
+            assert_eq!(applied["on_periods"], "4", "{args:?}: {applied}");
+            assert_eq!(
+                applied["traffic_model"],
+                "idt constant:10ms, on constant:100ms, off constant:100ms, seed 3"
+            );
+            let send_s = v[side]["send_elapsed_ns"].as_f64().unwrap() / 1e9;
+            assert!(send_s >= 0.69, "{args:?}: the last send left {send_s} s in");
+        }
+    }
+    for (args, why) in [
+        (
+            &[
+                "-t",
+                "udp-stream",
+                "--on-time",
+                "exp:1s",
+                "--off-time",
+                "exp:1s",
+                "-n",
+                "5",
+            ][..],
+            "gate a schedule",
+        ),
+        (
+            &[
+                "-t",
+                "udp-stream",
+                "--idt",
+                "exp:1ms",
+                "--on-time",
+                "exp:1s",
+                "-n",
+                "5",
+            ],
+            "--off-time",
+        ),
+        (
+            &[
+                "-t",
+                "udp-stream",
+                "--idt",
+                "exp:1ms",
+                "--on-time",
+                "constant:0ms",
+                "--off-time",
+                "exp:1s",
+                "-n",
+                "5",
+            ],
+            "above 0",
+        ),
+    ] {
+        let o = run(&[&["run"][..], args].concat());
+        assert!(!o.status.success(), "{args:?} was accepted");
+        assert!(stderr(&o).contains(why), "{args:?}: {}", stderr(&o));
+    }
+}

@@ -156,6 +156,62 @@ pub(crate) struct ModelSchedule {
     start: Instant,
     sched_ns: f64,
     late: LatencyHistogram,
+    on_off: Option<OnOff>,
+    /// Active periods in which something was sent, and the last of them.
+    spurts: (u64, u64),
+}
+
+/// Active and silent periods (`--on-time`, `--off-time`), alternating from an active
+/// one at the data start: a send whose scheduled time falls in a silent period moves
+/// to the start of the next active one (a talkspurt's first packet), and the schedule
+/// goes on from there.
+pub(crate) struct OnOff {
+    on: measure::traffic::Sampler,
+    off: measure::traffic::Sampler,
+    active: bool,
+    /// End of the current period, ns from the data start.
+    end_ns: f64,
+    /// Number of the current period's active phase (1 for the first).
+    pub(crate) period: u64,
+}
+
+impl OnOff {
+    pub(crate) fn new(mut on: measure::traffic::Sampler, off: measure::traffic::Sampler) -> OnOff {
+        let end_ns = on.sample().max(0.0);
+        OnOff {
+            on,
+            off,
+            active: true,
+            end_ns,
+            period: 1,
+        }
+    }
+
+    /// The first time at or after `t_ns` inside an active period (`t_ns` never
+    /// decreases from one call to the next: the periods only move forward).
+    pub(crate) fn place(&mut self, mut t_ns: f64) -> f64 {
+        // Bounded, so draws of length 0 (rare, but possible for some distributions)
+        // can never stall a sender.
+        for _ in 0..1_000_000 {
+            if t_ns < self.end_ns {
+                if self.active {
+                    return t_ns;
+                }
+                // Silent: wait for the next active period.
+                t_ns = self.end_ns;
+                continue;
+            }
+            self.active = !self.active;
+            let d = if self.active {
+                self.period += 1;
+                self.on.sample()
+            } else {
+                self.off.sample()
+            };
+            self.end_ns += d.max(0.0);
+        }
+        t_ns
+    }
 }
 
 impl ModelSchedule {
@@ -179,6 +235,23 @@ impl ModelSchedule {
         let gaps = sampler(model.idt_dist(), 0).map_err(|e| format!("traffic model: {e}"))?;
         let sizes = sampler(model.size_dist(), 1).map_err(|e| format!("traffic model: {e}"))?;
         let fixed_len = payload_bytes.max(min_len);
+        // Sequences of their own, beyond every stream's gaps and sizes.
+        let on_off = match model.on_off_dists()? {
+            Some((on, off)) => {
+                if gaps.is_none() && pps.is_none() {
+                    return Err(
+                        "traffic model: on/off periods gate a schedule: give --idt or a rate (-b)"
+                            .into(),
+                    );
+                }
+                let base = (1u64 << 32) + 2 * stream;
+                Some(OnOff::new(
+                    Sampler::new(on, model.seed, base)?,
+                    Sampler::new(off, model.seed, base + 1)?,
+                ))
+            }
+            None => None,
+        };
         Ok(ModelSchedule {
             max_len: if sizes.is_some() {
                 max_draw.max(min_len)
@@ -193,6 +266,8 @@ impl ModelSchedule {
             start,
             sched_ns: 0.0,
             late: LatencyHistogram::new(),
+            on_off,
+            spurts: (0, 0),
         })
     }
 
@@ -220,6 +295,9 @@ impl ModelSchedule {
     /// Wait for the next message's due time and return its size; `None` once the bound
     /// is reached (counting `sent` messages) or the session aborted.
     pub(crate) fn next(&mut self, bound: &SendBound, sent: u64, shared: &Shared) -> Option<usize> {
+        if let Some(o) = self.on_off.as_mut() {
+            self.sched_ns = o.place(self.sched_ns);
+        }
         let due = self.start + Duration::from_nanos(self.sched_ns as u64);
         if bound.done(sent, Instant::now().max(due)) || shared.aborted() {
             return None;
@@ -234,15 +312,25 @@ impl ModelSchedule {
             (None, Some(f)) => f,
             (None, None) => 0.0,
         };
+        if let Some(o) = &self.on_off {
+            if self.spurts.1 != o.period {
+                self.spurts = (self.spurts.0 + 1, o.period);
+            }
+        }
         Some(match self.sizes.as_mut() {
             Some(d) => (d.sample().round() as usize).clamp(self.min_len, self.max_len),
             None => self.fixed_len,
         })
     }
 
-    /// Record how late the sends left (`schedule_late_*_us`), as [`note_schedule_late`].
+    /// Record how late the sends left (`schedule_late_*_us`), as [`note_schedule_late`],
+    /// and with on/off periods in how many active periods something was sent
+    /// (`on_periods`).
     pub(crate) fn note(&self, o: &mut Outcome) {
         note_schedule_late(&self.late, o);
+        if self.on_off.is_some() {
+            o.io.insert("on_periods".into(), self.spurts.0.to_string());
+        }
     }
 }
 
@@ -667,5 +755,47 @@ mod hook_tests {
         assert!(parse_send_delay("1,x").is_empty());
         assert!(parse_send_delay("2000000").is_empty(), "above 1 s");
         assert!(parse_send_delay(&"1,".repeat(100)).is_empty(), "too many");
+    }
+}
+
+#[cfg(test)]
+mod on_off_tests {
+    use super::OnOff;
+    use measure::traffic::Sampler;
+    use wire::traffic::Dist;
+
+    fn constant(ms: f64) -> Sampler {
+        Sampler::new(Dist::Constant { value: ms * 1e6 }, 1, 0).unwrap()
+    }
+
+    #[test]
+    fn sends_in_silent_periods_move_to_the_next_active_one() {
+        // 100 ms on, 50 ms off: active [0, 100), [150, 250), [300, 400), …
+        let mut o = OnOff::new(constant(100.0), constant(50.0));
+        let ms = |v: f64| v * 1e6;
+        assert_eq!(o.place(ms(0.0)), ms(0.0));
+        assert_eq!(o.place(ms(99.0)), ms(99.0));
+        assert_eq!(o.place(ms(100.0)), ms(150.0), "silent from 100 ms");
+        assert_eq!(o.place(ms(249.0)), ms(249.0));
+        assert_eq!(o.place(ms(260.0)), ms(300.0));
+        // A jump over whole periods lands in the right one.
+        assert_eq!(
+            o.place(ms(1_000.0)),
+            ms(1_050.0),
+            "[900, 1000) on, then off"
+        );
+        assert_eq!(o.period, 8);
+        // A sender every 10 ms for 1.5 s sends in the active 2/3 of the time only.
+        let mut o = OnOff::new(constant(100.0), constant(50.0));
+        let (mut t, mut sent) = (0.0, 0);
+        loop {
+            t = o.place(t);
+            if t >= ms(1_500.0) {
+                break;
+            }
+            sent += 1;
+            t += ms(10.0);
+        }
+        assert_eq!(sent, 100);
     }
 }

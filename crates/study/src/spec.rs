@@ -119,6 +119,10 @@ pub struct SpecFile {
     pub size_dist: Option<String>,
     pub profile: Option<String>,
     pub traffic_seed: Option<u64>,
+    /// On/off activity of the traffic model (D-ITG's VoIP voice activity): lengths of
+    /// the active and the silent periods (`exp:1s`); both or neither.
+    pub on_time: Option<String>,
+    pub off_time: Option<String>,
     pub rr_timeout_ms: Option<u64>,
     /// UDP datapath: `auto` (default), `per-datagram` (Netperf's method), `batched`, `gso`.
     pub udp_datapath: Option<String>,
@@ -193,6 +197,8 @@ impl SpecFile {
             size_dist,
             profile,
             traffic_seed,
+            on_time,
+            off_time,
             rr_timeout_ms,
             udp_datapath,
             runs,
@@ -257,6 +263,7 @@ impl SpecFile {
             self.idt.as_deref(),
             self.size_dist.as_deref(),
             self.profile.as_deref(),
+            (self.on_time.as_deref(), self.off_time.as_deref()),
             self.traffic_seed,
             default_seed,
         )
@@ -372,6 +379,17 @@ impl SpecFile {
             (None, None) => None,
         };
         // A model sets its own gaps: the rate search does not apply.
+        if let Some(t) = traffic
+            .as_ref()
+            .filter(|t| t.on_time.is_some() && t.idt.is_none())
+        {
+            // The TCP stream takes no rate: only --idt paces it.
+            if rate.is_none() || tests.contains(&TestKind::TcpStream) {
+                return Err(SpecError::Invalid(format!(
+                    "on/off periods ({t}) gate a schedule: give --idt (or a --profile), or a rate with udp-stream alone"
+                )));
+            }
+        }
         let udp_method = self.udp_method(rate.is_some() || traffic.is_some())?;
         let streams = check(
             "streams (--streams)",
@@ -1158,6 +1176,44 @@ mod tests {
             .unwrap();
         assert_eq!(s.seed, 1234);
         assert_eq!(StudySpec::from_json(&s.to_json()).unwrap(), s);
+    }
+
+    #[test]
+    fn on_off_periods_are_recorded_and_need_a_schedule() {
+        let s = SpecFile::from_toml(
+            "profile = 'voip-g729'\non_time = 'exp:1s'\noff_time = 'exp:1350ms'\ntests = ['udp-stream']\n",
+        )
+        .unwrap()
+        .resolve(7)
+        .unwrap();
+        let t = s.traffic.clone().expect("model");
+        assert_eq!(
+            (t.on_time.as_deref(), t.off_time.as_deref()),
+            (Some("exp:1s"), Some("exp:1350ms"))
+        );
+        assert_eq!(StudySpec::from_json(&s.to_json()).unwrap(), s);
+        for (toml, why) in [
+            // No gaps: nothing to gate (a TCP stream takes no rate).
+            (
+                "on_time = 'exp:1s'\noff_time = 'exp:1s'\ntests = ['tcp-stream']\n",
+                "gate a schedule",
+            ),
+            ("on_time = 'exp:1s'\nidt = 'exp:1ms'\n", "come together"),
+        ] {
+            let e = SpecFile::from_toml(toml)
+                .unwrap()
+                .resolve(1)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(why), "{toml}: {e}");
+        }
+        // A rate paces a UDP stream alone.
+        SpecFile::from_toml(
+            "on_time = 'exp:1s'\noff_time = 'exp:1s'\ntests = ['udp-stream']\nrate_pps = 50\n",
+        )
+        .unwrap()
+        .resolve(1)
+        .unwrap();
     }
 
     #[test]

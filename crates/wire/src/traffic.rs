@@ -237,6 +237,14 @@ pub struct TrafficModel {
     /// The application profile this came from, if any (e.g. `voip-g711`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
+    /// On/off activity (`--on-time`, `--off-time`: durations, e.g. `exp:1s`): the
+    /// stream alternates between periods in which it follows its schedule and silent
+    /// periods in which it sends nothing, as a voice codec with voice activity
+    /// detection sends talkspurts and pauses. Both or neither.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_time: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_time: Option<String>,
 }
 
 /// An application profile: what it sets and where its numbers come from.
@@ -290,6 +298,7 @@ impl TrafficModel {
         idt: Option<&str>,
         size: Option<&str>,
         profile_name: Option<&str>,
+        (on_time, off_time): (Option<&str>, Option<&str>),
         seed: Option<u64>,
         default_seed: u64,
     ) -> Result<Option<TrafficModel>, String> {
@@ -310,7 +319,10 @@ impl TrafficModel {
         let size = size
             .map(str::to_string)
             .or(prof.map(|p| p.size.to_string()));
-        if idt.is_none() && size.is_none() {
+        if on_time.is_some() != off_time.is_some() {
+            return Err("--on-time and --off-time come together (the lengths of the active and the silent periods)".into());
+        }
+        if idt.is_none() && size.is_none() && on_time.is_none() {
             if seed.is_some() {
                 return Err(
                     "--seed fixes the draws of --idt / --size-dist / --profile; give one of them"
@@ -324,6 +336,8 @@ impl TrafficModel {
             size,
             seed: seed.unwrap_or(default_seed),
             profile: prof.map(|p| p.name.to_string()),
+            on_time: on_time.map(str::to_string),
+            off_time: off_time.map(str::to_string),
         };
         m.check()?;
         Ok(Some(m))
@@ -345,10 +359,25 @@ impl TrafficModel {
             .transpose()
     }
 
-    /// Both distributions parse.
+    /// The on/off period distributions (active, silent), parsed; `None` without.
+    pub fn on_off_dists(&self) -> Result<Option<(Dist, Dist)>, String> {
+        match (&self.on_time, &self.off_time) {
+            (Some(on), Some(off)) => {
+                let d = |t: &str, what: &str| {
+                    Dist::parse(t, Quantity::Gap).map_err(|e| format!("{what}: {e}"))
+                };
+                Ok(Some((d(on, "--on-time")?, d(off, "--off-time")?)))
+            }
+            (None, None) => Ok(None),
+            _ => Err("--on-time and --off-time come together".into()),
+        }
+    }
+
+    /// Every distribution parses, and on/off periods have a schedule to gate.
     pub fn check(&self) -> Result<(), String> {
         self.idt_dist()?;
         self.size_dist()?;
+        self.on_off_dists()?;
         Ok(())
     }
 }
@@ -364,6 +393,9 @@ impl fmt::Display for TrafficModel {
         }
         if let Some(d) = &self.size {
             parts.push(format!("size {d}"));
+        }
+        if let (Some(on), Some(off)) = (&self.on_time, &self.off_time) {
+            parts.push(format!("on {on}, off {off}"));
         }
         parts.push(format!("seed {}", self.seed));
         f.write_str(&parts.join(", "))

@@ -15,8 +15,12 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadedSpec> {
         (a.reverse || a.bidir, "--reverse/--bidir (use --load)"),
         (a.rate.is_some() || a.rate_search, "--rate/--rate-search"),
         (
-            a.idt.is_some() || a.size_dist.is_some() || a.profile.is_some() || a.seed.is_some(),
-            "--idt/--size-dist/--profile/--seed",
+            a.idt.is_some()
+                || a.size_dist.is_some()
+                || a.profile.is_some()
+                || a.seed.is_some()
+                || a.on_time.is_some(),
+            "--idt/--size-dist/--profile/--seed/--on-time",
         ),
         (a.interval.is_some(), "--interval"),
         (a.flowlabel.is_some(), "--flowlabel"),
