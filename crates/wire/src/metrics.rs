@@ -245,6 +245,7 @@ pub fn unit_of(name: &str) -> &'static str {
     } else if name.ends_with("_bytes") {
         "bytes"
     } else if name.ends_with("_packets")
+        || name.ends_with("_count")
         || name == TRANSACTIONS
         || name == RR_TIMEOUTS
         || name == RATE_SEARCH_TRIALS
