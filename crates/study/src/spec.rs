@@ -498,7 +498,7 @@ impl SpecFile {
                 Ok((v * 1e9).round() as u64)
             } else {
                 Err(SpecError::Invalid(format!(
-                    "{key} {v} s is out of range ({min} ≤ {key} ≤ 86400)"
+                    "{key} {v} s is out of range: give between {min} and 86400 s"
                 )))
             }
         };
@@ -540,7 +540,8 @@ impl SpecFile {
                 "probe_size (--probe-size)",
                 self.probe_size.unwrap_or(d.probe_bytes),
                 wire::datagram::HEADER_BYTES as u32,
-                Family::V6.max_udp_payload_bytes(),
+                // UDP probes go over both families: the smaller limit.
+                Family::V4.max_udp_payload_bytes(),
                 "bytes",
             )?,
             idle_ns,
