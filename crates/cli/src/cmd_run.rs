@@ -640,6 +640,7 @@ fn group(name: &str) -> &'static str {
         | m::SERVICE_DEMAND_LOCAL_US
         | m::SERVICE_DEMAND_REMOTE_US => "CPU",
         m::IP_PACKET_BYTES | m::ETH_FRAME_BYTES => "framing (Ethernet, MTU 1500)",
+        n if m::LOADED.contains(&n) => "latency under load",
         _ => "other",
     }
 }
@@ -703,8 +704,8 @@ fn label(name: &str) -> String {
         m::LOADED_TCP_RTT_P90_NS => "loaded RTT p90, TCP probes",
         m::LOADED_UDP_RTT_P99_NS => "loaded RTT p99, UDP probes",
         m::LOADED_TCP_RTT_P99_NS => "loaded RTT p99, TCP probes",
-        m::ADDED_UDP_RTT_P50_NS => "latency added by the load, UDP probes",
-        m::ADDED_TCP_RTT_P50_NS => "latency added by the load, TCP probes",
+        m::ADDED_UDP_RTT_P50_NS => "added latency p50, UDP probes",
+        m::ADDED_TCP_RTT_P50_NS => "added latency p50, TCP probes",
         m::RPM_LOADED => "responsiveness under load",
         m::RPM_IDLE => "responsiveness idle",
         m::UPLOAD_BPS => "goodput under load, upload",
