@@ -163,7 +163,8 @@ pub struct RunArgs {
     /// distribution (D-ITG style):
     /// constant:1ms, uniform:100us..2ms, exp:1ms (Poisson arrivals), pareto:shape=1.5,mean=1ms,
     /// cauchy:loc=1ms,scale=100us, normal:mean=1ms,sd=100us, poisson:1ms,
-    /// gamma:shape=2,scale=500us, weibull:shape=1.5,scale=1ms. Sent one datagram (one
+    /// gamma:shape=2,scale=500us, weibull:shape=1.5,scale=1ms,
+    /// gumbel:loc=55ms,scale=6ms (largest extreme value). Sent one datagram (one
     /// message) per call on an absolute schedule; how late each left is reported
     /// (schedule_late_*).
     #[arg(long, value_name = "DIST", conflicts_with = "rate")]
@@ -174,7 +175,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIST")]
     size_dist: Option<String>,
     /// udp-stream, tcp-stream: an application model setting --idt and --size-dist (explicit flags
-    /// win): voip-g711, voip-g729, voip-g723, dns. `--profile list` shows their sources.
+    /// win): voip-g711, voip-g729, voip-g723, the same with voice activity
+    /// (voip-g711-vad, …: on/off periods too), game-client, game-server, dns. `--profile
+    /// list` shows their parameters and sources.
     #[arg(long, value_name = "NAME")]
     profile: Option<String>,
     /// Seed of the --idt / --size-dist draws (default: from the clock; always recorded,
@@ -850,8 +853,12 @@ fn traffic_model(a: &RunArgs) -> anyhow::Result<Option<wire::traffic::TrafficMod
     use wire::traffic::{TrafficModel, PROFILES};
     if a.profile.as_deref() == Some("list") {
         for p in PROFILES {
+            let on_off = p
+                .on_off
+                .map(|(on, off)| format!(", on {on}, off {off}"))
+                .unwrap_or_default();
             println!(
-                "{:<10} idt {:<14} size {:<16} {}",
+                "{}: idt {}, size {}{on_off}\n    {}",
                 p.name, p.idt, p.size, p.source
             );
         }

@@ -456,3 +456,102 @@ fn on_off_periods_gate_the_schedule_exactly() {
         assert!(stderr(&o).contains(why), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// The sends of stream 0 under `--on-time`/`--off-time` as the sender places them,
+/// recomputed from the seed's period draws (stream 0's periods are sequences 2³² and
+/// 2³² + 1): the number of active periods with a send, and when the last send is due.
+fn expected_spurts(on: &str, off: &str, gap_ns: f64, seed: u64, n: usize) -> (u64, f64) {
+    let sampler = |t: &str, stream: u64| {
+        Sampler::new(Dist::parse(t, Quantity::Gap).unwrap(), seed, stream).unwrap()
+    };
+    let (mut on, mut off) = (sampler(on, 1 << 32), sampler(off, (1 << 32) + 1));
+    let (mut end, mut active, mut period) = (on.sample(), true, 1u64);
+    let (mut t, mut spurts, mut last_period, mut last) = (0.0, 0, 0, 0.0);
+    for _ in 0..n {
+        loop {
+            if t < end && active {
+                break;
+            }
+            if t < end {
+                t = end;
+                continue;
+            }
+            active = !active;
+            if active {
+                period += 1;
+                end += on.sample();
+            } else {
+                end += off.sample();
+            }
+        }
+        if period != last_period {
+            spurts += 1;
+            last_period = period;
+        }
+        last = t;
+        t += gap_ns;
+    }
+    (spurts, last)
+}
+
+/// The game profile sends the NGMN uplink's sizes (the exact bytes of the seed's Gumbel
+/// draws) every 40 ms; a voice-activity profile sends its codec's packets only in the
+/// P.59 talkspurts the seed draws, exactly as many of them as the schedule holds.
+#[test]
+fn game_and_voice_activity_profiles_send_what_their_models_draw() {
+    let _turn = serial();
+    let v = run_json(
+        &[
+            "-t",
+            "udp-stream",
+            "--profile",
+            "game-client",
+            "-n",
+            "25",
+            "--seed",
+            "3",
+        ],
+        &[],
+    );
+    assert_eq!(metric(&v, "recv_packets"), 25.0);
+    assert_eq!(
+        metric(&v, "recv_bytes"),
+        expected_bytes("gumbel:loc=45,scale=5.7", 3, 25) as f64
+    );
+    let send_s = v["client"]["send_elapsed_ns"].as_f64().unwrap() / 1e9;
+    assert!(
+        send_s >= 24.0 * 0.040,
+        "never ahead of 40 ms gaps: {send_s} s"
+    );
+
+    let v = run_json(
+        &[
+            "-t",
+            "udp-stream",
+            "--profile",
+            "voip-g729-vad",
+            "-n",
+            "40",
+            "--seed",
+            "5",
+        ],
+        &[],
+    );
+    assert_eq!(metric(&v, "recv_bytes"), 40.0 * 32.0);
+    let applied = &v["client"]["applied"];
+    assert_eq!(
+        applied["traffic_model"],
+        "profile voip-g729-vad, idt constant:20ms, size constant:32, on exp:1004ms, off exp:1587ms, seed 5"
+    );
+    let (spurts, last_ns) = expected_spurts("exp:1004ms", "exp:1587ms", 20e6, 5, 40);
+    assert_eq!(
+        applied["on_periods"],
+        spurts.to_string().as_str(),
+        "{applied}"
+    );
+    let send_ns = v["client"]["send_elapsed_ns"].as_f64().unwrap();
+    assert!(
+        send_ns >= last_ns,
+        "the last send is due at {last_ns} ns, left at {send_ns}"
+    );
+}

@@ -1,11 +1,12 @@
 //! Drawing gaps and sizes from a [`wire::traffic::Dist`]: a seeded PCG generator
 //! (`rand_pcg::Pcg64Mcg`, a fixed algorithm, so a seed gives the same sequence on every
 //! build and platform) and `rand_distr`'s samplers. Draws that a distribution of
-//! positive values cannot take (negative Cauchy or normal values) are drawn again.
+//! positive values cannot take (negative Cauchy, normal or Gumbel values) are drawn
+//! again.
 
 use rand::RngExt;
 use rand::SeedableRng;
-use rand_distr::{Distribution, Exp, Gamma, Normal, Pareto, Poisson, Weibull};
+use rand_distr::{Distribution, Exp, Gamma, Gumbel, Normal, Pareto, Poisson, Weibull};
 use rand_pcg::Pcg64Mcg;
 use stats::special::{ln_gamma, normal_cdf, reg_upper_gamma};
 use wire::traffic::Dist;
@@ -27,6 +28,7 @@ enum Inner {
     Poisson(Poisson<f64>, f64),
     Gamma(Gamma<f64>),
     Weibull(Weibull<f64>),
+    Gumbel(Gumbel<f64>),
 }
 
 impl Sampler {
@@ -51,6 +53,9 @@ impl Sampler {
             }
             Dist::Weibull { shape, scale } => {
                 Inner::Weibull(Weibull::new(scale, shape).map_err(|e| bad(&e))?)
+            }
+            Dist::Gumbel { location, scale } => {
+                Inner::Gumbel(Gumbel::new(location, scale).map_err(|e| bad(&e))?)
             }
         };
         let mixed = seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -90,12 +95,18 @@ impl Sampler {
             Inner::Poisson(d, unit) => d.sample(rng) * unit,
             Inner::Gamma(d) => d.sample(rng),
             Inner::Weibull(d) => d.sample(rng),
+            Inner::Gumbel(d) => loop {
+                let v = d.sample(rng);
+                if v >= 0.0 {
+                    break v;
+                }
+            },
         }
     }
 }
 
 /// The cumulative distribution function of `dist` at `x` (for the Kolmogorov-Smirnov
-/// checks; Cauchy and normal conditioned on x ≥ 0, as sampled; `None` for Poisson,
+/// checks; Cauchy, normal and Gumbel conditioned on x ≥ 0, as sampled; `None` for Poisson,
 /// which is discrete).
 pub fn cdf(dist: &Dist, x: f64) -> Option<f64> {
     use std::f64::consts::PI;
@@ -120,14 +131,18 @@ pub fn cdf(dist: &Dist, x: f64) -> Option<f64> {
             (f(x) - f(0.0)) / (1.0 - f(0.0))
         }
         Dist::Weibull { shape, scale } => 1.0 - (-(x / scale).powf(shape)).exp(),
+        Dist::Gumbel { location, scale } => {
+            let f = |v: f64| (-(-(v - location) / scale).exp()).exp();
+            (f(x) - f(0.0)) / (1.0 - f(0.0))
+        }
         Dist::Gamma { shape, scale } => 1.0 - reg_upper_gamma(shape, x / scale),
         Dist::Poisson { .. } => return None,
     })
 }
 
 /// The mean of `dist`, where it exists (`None` for Cauchy, and for Pareto with shape
-/// ≤ 1). Normal is the untruncated mean (the redraw of negative values shifts it up,
-/// negligibly when sd ≪ mean).
+/// ≤ 1). Normal and Gumbel are the untruncated means (the redraw of negative values
+/// shifts them up, negligibly when the spread is small beside the location).
 pub fn mean(dist: &Dist) -> Option<f64> {
     match *dist {
         Dist::Constant { value } => Some(value),
@@ -138,8 +153,12 @@ pub fn mean(dist: &Dist) -> Option<f64> {
         Dist::Normal { mean, .. } => Some(mean),
         Dist::Gamma { shape, scale } => Some(shape * scale),
         Dist::Weibull { shape, scale } => Some(scale * ln_gamma(1.0 + 1.0 / shape).exp()),
+        Dist::Gumbel { location, scale } => Some(location + EULER_GAMMA * scale),
     }
 }
+
+/// The Euler-Mascheroni constant (the mean of the standard Gumbel distribution).
+const EULER_GAMMA: f64 = 0.577_215_664_901_532_9;
 
 /// The Kolmogorov-Smirnov statistic D = sup |F_n(x) − F(x)| of `sample` against `cdf`.
 pub fn ks_statistic(sample: &[f64], cdf: impl Fn(f64) -> f64) -> f64 {
@@ -186,6 +205,12 @@ mod tests {
             ("normal:mean=1ms,sd=100us", Quantity::Gap, true),
             ("gamma:shape=2,scale=500us", Quantity::Gap, true),
             ("weibull:shape=1.5,scale=1ms", Quantity::Gap, true),
+            ("gumbel:loc=55ms,scale=6ms", Quantity::Gap, true),
+            ("gumbel:loc=45,scale=5.7", Quantity::Size, true),
+            ("gumbel:loc=120,scale=36", Quantity::Size, true),
+            // Location near 0: a fifth of the draws would be negative and are drawn
+            // again; the CDF is the conditioned one.
+            ("gumbel:loc=1ms,scale=1ms", Quantity::Gap, false),
         ] {
             let (d, v) = draws(text, q, 7, N);
             assert!(v.iter().all(|x| *x >= 0.0 && x.is_finite()), "{text}");
@@ -253,6 +278,7 @@ mod tests {
             "gamma:shape=2,scale=1ms",
             "normal:mean=1ms,sd=300us",
             "cauchy:loc=1ms,scale=1ms",
+            "gumbel:loc=1ms,scale=300us",
         ] {
             let d = Dist::parse(text, Quantity::Gap).unwrap();
             assert!(cdf(&d, 0.0).unwrap() < 1e-6, "{text}");
@@ -260,6 +286,11 @@ mod tests {
             let mid = cdf(&d, 1e6).unwrap();
             assert!(mid > 0.0 && mid < 1.0);
         }
+        // Gumbel CDF at the location: 1/e (the conditioning on x ≥ 0 is negligible
+        // 20 scales above 0).
+        let g = Dist::parse("gumbel:loc=120,scale=6", Quantity::Size).unwrap();
+        assert!((cdf(&g, 120.0).unwrap() - (-1.0f64).exp()).abs() < 1e-9);
+        assert!((mean(&g).unwrap() - (120.0 + 6.0 * 0.5772156649)).abs() < 1e-6);
         // Γ(2) CDF at x = scale: 1 − 2/e.
         let g = Dist::parse("gamma:shape=2,scale=1ms", Quantity::Gap).unwrap();
         assert!((cdf(&g, 1e6).unwrap() - (1.0 - 2.0 / std::f64::consts::E)).abs() < 1e-9);

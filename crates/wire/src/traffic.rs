@@ -17,9 +17,11 @@
 //! | Poisson (counts of units) | `poisson:1ms` | the value |
 //! | gamma | `gamma:shape=2,scale=500us` | shape·scale |
 //! | Weibull | `weibull:shape=1.5,scale=1ms` | scale·Γ(1 + 1/shape) |
+//! | Gumbel (largest extreme value) | `gumbel:loc=55ms,scale=6ms` | loc + 0.5772·scale |
 //!
-//! Cauchy and normal draws below zero are drawn again (the distribution of positive
-//! values; D-ITG does the same for times). Poisson with a duration counts whole µs,
+//! Cauchy, normal and Gumbel draws below zero are drawn again (the distribution of
+//! positive values; D-ITG does the same for times). The spread parameters of a size
+//! distribution (`scale`, `sd`, `loc`) may be fractional bytes (`scale=5.7`). Poisson with a duration counts whole µs,
 //! with a size whole bytes.
 
 use crate::quantity::{parse_bytes, parse_duration_ns, QuantityError};
@@ -63,6 +65,12 @@ pub enum Dist {
     },
     Weibull {
         shape: f64,
+        scale: f64,
+    },
+    /// The largest extreme value (type I, Fisher-Tippett) distribution: F(x) =
+    /// exp(−exp(−(x − location)/scale)); the NGMN gaming model's.
+    Gumbel {
+        location: f64,
         scale: f64,
     },
 }
@@ -128,7 +136,12 @@ impl Dist {
                         v.parse::<f64>()
                             .map_err(|_| format!("'{text}': shape '{v}' is not a number"))
                     } else {
-                        q.parse(v)
+                        // A size distribution's parameter need not be whole bytes
+                        // (a Gumbel scale of 5.7 B): a plain number is taken as it is.
+                        q.parse(v).or_else(|e| match (q, v.parse::<f64>()) {
+                            (Quantity::Size, Ok(x)) if x.is_finite() => Ok(x),
+                            _ => Err(e),
+                        })
                     }
                 })
         };
@@ -192,9 +205,13 @@ impl Dist {
                 shape: positive("shape", kv("shape")?)?,
                 scale: positive("scale", kv("scale")?)?,
             },
+            "gumbel" | "lev" => Dist::Gumbel {
+                location: kv("loc")?,
+                scale: positive("scale", kv("scale")?)?,
+            },
             other => {
                 return Err(format!(
-                    "'{text}': unknown distribution '{other}' (constant, uniform, exp, pareto, cauchy, normal, poisson, gamma, weibull)"
+                    "'{text}': unknown distribution '{other}' (constant, uniform, exp, pareto, cauchy, normal, poisson, gamma, weibull, gumbel)"
                 ))
             }
         };
@@ -216,6 +233,9 @@ impl Dist {
             Dist::Normal { mean, sd } => format!("normal:mean={},sd={}", f(mean), f(sd)),
             Dist::Gamma { shape, scale } => format!("gamma:shape={shape},scale={}", f(scale)),
             Dist::Weibull { shape, scale } => format!("weibull:shape={shape},scale={}", f(scale)),
+            Dist::Gumbel { location, scale } => {
+                format!("gumbel:loc={},scale={}", f(location), f(scale))
+            }
         }
     }
 }
@@ -252,8 +272,15 @@ pub struct Profile {
     pub name: &'static str,
     pub idt: &'static str,
     pub size: &'static str,
+    /// On/off activity (active, silent period lengths), for voice activity detection.
+    pub on_off: Option<(&'static str, &'static str)>,
     pub source: &'static str,
 }
+
+/// Talkspurt and pause lengths of one talker in a conversation: exponentially
+/// distributed with means 1.004 s and 1.587 s (ITU-T P.59, artificial conversational
+/// speech).
+const P59_ON_OFF: Option<(&str, &str)> = Some(("exp:1004ms", "exp:1587ms"));
 
 /// The application profiles (`--profile`).
 pub const PROFILES: &[Profile] = &[
@@ -261,24 +288,63 @@ pub const PROFILES: &[Profile] = &[
         name: "voip-g711",
         idt: "constant:20ms",
         size: "constant:172",
+        on_off: None,
         source: "ITU-T G.711 (64 kbit/s) in 20 ms frames: 160 bytes of voice + 12-byte RTP header (RFC 3550), 50 packets/s; D-ITG's VoIP G.711 model without voice activity detection",
     },
     Profile {
         name: "voip-g729",
         idt: "constant:20ms",
         size: "constant:32",
+        on_off: None,
         source: "ITU-T G.729 (8 kbit/s) in 20 ms frames (2 × 10 ms): 20 bytes of voice + 12-byte RTP header (RFC 3550), 50 packets/s",
     },
     Profile {
         name: "voip-g723",
         idt: "constant:30ms",
         size: "constant:36",
+        on_off: None,
         source: "ITU-T G.723.1 (6.3 kbit/s) in 30 ms frames: 24 bytes of voice + 12-byte RTP header (RFC 3550), 33.3 packets/s",
+    },
+    Profile {
+        name: "voip-g711-vad",
+        idt: "constant:20ms",
+        size: "constant:172",
+        on_off: P59_ON_OFF,
+        source: "voip-g711 with voice activity detection: talkspurts and pauses of one talker, exponential with means 1.004 s and 1.587 s (ITU-T P.59 artificial conversational speech), so active 39 % of the time; nothing is sent in pauses (comfort-noise frames are not modelled)",
+    },
+    Profile {
+        name: "voip-g729-vad",
+        idt: "constant:20ms",
+        size: "constant:32",
+        on_off: P59_ON_OFF,
+        source: "voip-g729 with voice activity detection: ITU-T P.59 talkspurts (mean 1.004 s) and pauses (mean 1.587 s), exponential; G.729 Annex B's silence-description frames are not modelled",
+    },
+    Profile {
+        name: "voip-g723-vad",
+        idt: "constant:30ms",
+        size: "constant:36",
+        on_off: P59_ON_OFF,
+        source: "voip-g723 with voice activity detection: ITU-T P.59 talkspurts (mean 1.004 s) and pauses (mean 1.587 s), exponential; silence-description frames are not modelled",
+    },
+    Profile {
+        name: "game-client",
+        idt: "constant:40ms",
+        size: "gumbel:loc=45,scale=5.7",
+        on_off: None,
+        source: "online game, client to server (NGMN Alliance, Radio Access Performance Evaluation Methodology v1.0, 2008, Annex A, gaming uplink): a packet every 40 ms, sizes from the largest extreme value distribution a = 45 B, b = 5.7 B (mean 48.3 B); the first packet's random phase and the 2-byte compressed UDP header of the white paper are not modelled",
+    },
+    Profile {
+        name: "game-server",
+        idt: "gumbel:loc=55ms,scale=6ms",
+        size: "gumbel:loc=120,scale=36",
+        on_off: None,
+        source: "online game, server to client (NGMN 2008, Annex A, gaming downlink): gaps from the largest extreme value distribution a = 55 ms, b = 6 ms (mean 58.5 ms; b as in the Vienna LTE simulator, ns-3's TrafficGeneratorNgmnGaming defaults to 5.7 ms), sizes a = 120 B, b = 36 B (mean 140.8 B); gaps are not rounded to whole ms",
     },
     Profile {
         name: "dns",
         idt: "exp:100ms",
         size: "uniform:20..100",
+        on_off: None,
         source: "DNS queries as Poisson arrivals (exponential gaps, 10/s) of 20-100-byte messages (RFC 1035 questions without EDNS); a light request stream, not a measured resolver trace",
     },
 ];
@@ -319,6 +385,11 @@ impl TrafficModel {
         let size = size
             .map(str::to_string)
             .or(prof.map(|p| p.size.to_string()));
+        // Explicit on/off periods replace the profile's (both or neither).
+        let (on_time, off_time) = match (on_time, off_time, prof.and_then(|p| p.on_off)) {
+            (None, None, Some((on, off))) => (Some(on), Some(off)),
+            given => (given.0, given.1),
+        };
         if on_time.is_some() != off_time.is_some() {
             return Err("--on-time and --off-time come together (the lengths of the active and the silent periods)".into());
         }
@@ -418,6 +489,9 @@ mod tests {
             ("poisson:500us", Quantity::Gap),
             ("gamma:shape=2,scale=500us", Quantity::Gap),
             ("weibull:shape=1.5,scale=1ms", Quantity::Gap),
+            ("gumbel:loc=55ms,scale=6ms", Quantity::Gap),
+            ("gumbel:loc=55ms,scale=5700us", Quantity::Gap),
+            ("gumbel:loc=45,scale=5.7", Quantity::Size),
         ] {
             let d = Dist::parse(text, q).unwrap_or_else(|e| panic!("{text}: {e}"));
             let again = Dist::parse(&d.display(q), q).unwrap();
@@ -444,10 +518,16 @@ mod tests {
             ("zipf:1", "unknown distribution"),
             ("gamma:shape=2", "needs scale"),
             ("normal:mean=1ms,sd=0ms", "sd must be above 0"),
+            ("gumbel:loc=55ms", "needs scale"),
         ] {
             let e = Dist::parse(text, Quantity::Gap).unwrap_err();
             assert!(e.contains(why), "{text}: {e}");
         }
+        // Sizes take fractional spreads, never a fraction with a unit.
+        let e = Dist::parse("gumbel:loc=45,scale=5.7K", Quantity::Size).unwrap_err();
+        assert!(e.contains("whole number"), "{e}");
+        let e = Dist::parse("gumbel:loc=45,scale=-1", Quantity::Size).unwrap_err();
+        assert!(e.contains("above 0"), "{e}");
     }
 
     #[test]
@@ -455,7 +535,47 @@ mod tests {
         for p in PROFILES {
             Dist::parse(p.idt, Quantity::Gap).unwrap();
             Dist::parse(p.size, Quantity::Size).unwrap();
+            if let Some((on, off)) = p.on_off {
+                Dist::parse(on, Quantity::Gap).unwrap();
+                Dist::parse(off, Quantity::Gap).unwrap();
+            }
         }
         assert!(profile("VOIP-G711").is_some());
+    }
+
+    /// A voice-activity profile brings its talkspurts and pauses; flags replace them
+    /// (both, never one of the pair), and the model reads back what was applied.
+    #[test]
+    fn a_profile_brings_its_on_off_periods_and_flags_replace_them() {
+        let m = |on: Option<&str>, off: Option<&str>| {
+            TrafficModel::from_options(None, None, Some("voip-g729-vad"), (on, off), Some(1), 0)
+        };
+        let vad = m(None, None).unwrap().unwrap();
+        assert_eq!(
+            (vad.idt.as_deref(), vad.size.as_deref()),
+            (Some("constant:20ms"), Some("constant:32"))
+        );
+        assert_eq!(
+            (vad.on_time.as_deref(), vad.off_time.as_deref()),
+            (Some("exp:1004ms"), Some("exp:1587ms"))
+        );
+        let own = m(Some("exp:2s"), Some("exp:1s")).unwrap().unwrap();
+        assert_eq!(
+            (own.on_time.as_deref(), own.off_time.as_deref()),
+            (Some("exp:2s"), Some("exp:1s"))
+        );
+        assert!(m(Some("exp:2s"), None)
+            .unwrap_err()
+            .contains("come together"));
+        let plain =
+            TrafficModel::from_options(None, None, Some("voip-g729"), (None, None), None, 3)
+                .unwrap()
+                .unwrap();
+        assert_eq!(plain.on_time, None);
+        let game =
+            TrafficModel::from_options(None, None, Some("game-server"), (None, None), None, 3)
+                .unwrap()
+                .unwrap();
+        assert!(matches!(game.idt_dist(), Ok(Some(Dist::Gumbel { .. }))));
     }
 }
