@@ -455,10 +455,10 @@ pub fn load_dataset(
         );
         if let Ok(spec) = study::StudySpec::from_json(&c.spec_json) {
             if spec.tests.contains(&wire::spec::TestKind::UdpStream) {
-                facts.insert(
-                    "udp-stream method".to_string(),
-                    spec.udp_method.describe(spec.rate),
-                );
+                facts.insert("udp-stream method".to_string(), spec.describe_udp_stream());
+            }
+            if let Some(t) = spec.describe_traffic() {
+                facts.insert("traffic model".to_string(), t);
             }
             if spec.tests.iter().any(|t| t.is_udp()) {
                 facts.insert(

@@ -39,10 +39,10 @@ pub use inspect::{export_main, import_main, show_main, ExportArgs, ImportArgs, S
 /// With no flags this is dualperf's main job: the default study, 6 payload sizes
 /// (128..1408 step 256) × 4 tests (tcp-stream, udp-stream, tcp-rr, udp-rr) × IPv4 and
 /// IPv6, runs of 0.5 s repeated until the 95 % interval of each cell's throughput /
-/// transaction rate, RTT and CPU is within 20 % of the mean (5 to 12 runs), udp-stream
+/// transaction rate, RTT and CPU is within 20 % of the mean (5 to 20 runs), udp-stream
 /// as RFC 2544 throughput (up to six 0.25 s trials per run, 4 MiB UDP receive buffer), interleaved IPv4/IPv6,
-/// against an embedded loopback server — 240 to 576 runs, about 3 minutes (2m44s and
-/// 3m08s measured on 2 quiet cores). Flags override single axes; `--preset` starts from one
+/// against an embedded loopback server — 240 to 960 runs, about 4 to 5 minutes (4m29s
+/// measured on 2 quiet cores). Flags override single axes; `--preset` starts from one
 /// of the published studies' methods (`--list-presets`); `--spec FILE` reads the same
 /// settings from TOML, keys named like the flags with `_` (families, tests, sizes,
 /// duration_s, count, runs, confidence, ci_width, min_runs, max_runs, udp_method,
@@ -55,16 +55,16 @@ const DEFAULT_STUDY_HELP: &str = "\
 With no flags this is dualperf's main job, the default study: payload sizes 128, 384, 640, \
 896, 1152 and 1408 bytes x tcp-stream, udp-stream, tcp-rr, udp-rr x IPv4 and IPv6, runs of \
 0.5 s repeated until the 95% interval of throughput / transaction rate, RTT and CPU is \
-within 20% of the mean (5 to 12 runs per cell; 5 is the fewest with which a rank test can \
+within 20% of the mean (5 to 20 runs per cell; 5 is the fewest with which a rank test can \
 be significant after Holm's correction over 6 sizes), udp-stream measured as RFC 2544 \
 throughput (highest rate with loss <= 0.1%, searched in each run by up to six 0.25 s \
-trials, with a 4 MiB UDP receive buffer), IPv4/IPv6 interleaved, against an embedded server on 127.0.0.1 and ::1: 240 to 576 \
-runs, about 3 minutes (2m44s and 3m08s measured on 2 quiet cores), stored in dualperf.db. `--runs N` repeats a fixed number of times instead; \
+trials, with a 4 MiB UDP receive buffer), IPv4/IPv6 interleaved, against an embedded server on 127.0.0.1 and ::1: 240 to 960 \
+runs, about 4 to 5 minutes (4m06s and 4m29s measured on 2 quiet cores), stored in dualperf.db. `--runs N` repeats a fixed number of times instead; \
 `--udp-method fixed` sends unpaced (or at -b) as before. `--dry-run` shows any plan first; \
 `--list-presets` shows the published studies' methods; layering is preset, then --spec \
 file, then flags.";
 
-#[derive(Args, Debug, Default)]
+#[derive(Args, Debug, Default, Clone)]
 #[command(after_help = DEFAULT_STUDY_HELP)]
 pub struct StudyArgs {
     /// Server to test (`dualperf server`, or `iperf3 -s` with --peer iperf3); none = an
@@ -169,9 +169,10 @@ pub struct StudyArgs {
     /// it replaces the size axis (one size, its mean, labels the cells).
     #[arg(long, value_name = "DIST")]
     pub size_dist: Option<String>,
-    /// udp-stream cells: an application model (voip-g711, voip-g729, voip-g723, dns;
-    /// `dualperf run --profile list`). To compare models, run one campaign per model
-    /// (--label) and report them together.
+    /// udp-stream and tcp-stream cells: an application model (voip-g711, voip-g729,
+    /// voip-g723, their -vad forms, game-client, game-server, dns; `dualperf run
+    /// --profile list`). A list (voip-g711,voip-g729) is an axis: one campaign per
+    /// profile, labelled with it, to report together (the command is printed).
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
     /// Seed of the model's draws [default: the study's seed]; recorded.
@@ -582,6 +583,10 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     if let Some(id) = args.resume {
         return resume(args, id, crate::interrupt::study_stop_flag());
     }
+    if let Some(list) = args.profile.as_deref().filter(|p| p.contains(',')) {
+        let list = list.to_string();
+        return profile_axis(args, &list);
+    }
     // Checked and planned before the handler is installed: until then a signal ends
     // the process at once (the spec's range checks keep this short anyway).
     let spec = args.resolve()?;
@@ -596,21 +601,31 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
         print!("{}", dry_run_text(&spec, Some(&args.target_text())));
         return Ok(ExitCode::SUCCESS);
     }
+    let stop = crate::interrupt::study_stop_flag();
+    Ok(new_campaign(&args, &spec, &stop)?.0)
+}
+
+/// Run `spec` as a new campaign: (exit code, campaign id).
+fn new_campaign(
+    args: &StudyArgs,
+    spec: &StudySpec,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<(ExitCode, i64)> {
     // Nothing exists yet: no database file, no campaign, no lab.
-    preflight::check_target(&args, &spec)?;
+    preflight::check_target(args, spec)?;
     if let Some(path) = args.db.sqlite_path() {
         preflight::check_db(path)?;
     }
-    // Before any lab exists: the lab crate then leaves Ctrl-C to this handler.
-    let stop = crate::interrupt::study_stop_flag();
+    // The stop flag's handler is in place before any lab exists: the lab crate then
+    // leaves Ctrl-C to it.
     let mut store = journal::open_store(&args.db)?;
     let (version, revision) = version_and_revision();
     let created_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
-    let mut exec = exec::open(&args, &spec, &stop)?;
-    let client_info = exec.initial_client_info(&args);
+    let mut exec = exec::open(args, spec, stop)?;
+    let client_info = exec.initial_client_info(args);
     let label = if spec.label.is_empty() {
         default_label(&client_info.metadata)
     } else {
@@ -625,7 +640,7 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
         git_revision: revision,
     })?;
     let _lock = journal::lock_campaign(&mut store, &args.db, campaign_id)?;
-    let cells = journal::cell_records(campaign_id, &spec);
+    let cells = journal::cell_records(campaign_id, spec);
     store.add_cells(&cells)?;
     store.set_host(campaign_id, &client_info)?;
     if let Some(lab) = exec.lab_host() {
@@ -635,20 +650,96 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
         eprintln!(
             "dualperf: campaign {campaign_id} in {}: {} against {}",
             args.db,
-            plan_line(&spec),
-            exec.target_text(&args)
+            plan_line(spec),
+            exec.target_text(args)
         );
     }
-    let code = run_campaign(
-        &args,
-        &spec,
-        store,
-        campaign_id,
-        Vec::new(),
-        &mut exec,
-        &stop,
-    )?;
+    let code = run_campaign(args, spec, store, campaign_id, Vec::new(), &mut exec, stop)?;
     exec.close()?;
+    Ok((code, campaign_id))
+}
+
+/// `--profile A,B,…`: the traffic model as an axis. One campaign per profile, each
+/// labelled with it (after `--label`, if given), run one after the other with the same
+/// plan otherwise; the report compares them as it compares systems, each with its own
+/// IPv4-vs-IPv6 tests. Every profile is checked before anything runs.
+fn profile_axis(args: StudyArgs, list: &str) -> anyhow::Result<ExitCode> {
+    let names: Vec<&str> = list.split(',').map(str::trim).collect();
+    if names.iter().any(|n| n.is_empty()) {
+        bail!("--profile {list}: an empty name in the list (write e.g. voip-g711,voip-g729)");
+    }
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].iter().any(|m| m.eq_ignore_ascii_case(n)) {
+            bail!("--profile {list}: {n} is listed twice");
+        }
+    }
+    if args.resume.is_some() {
+        bail!("--resume continues one campaign and reads its profile from the database; leave out --profile");
+    }
+    let mut plans = Vec::new();
+    for n in &names {
+        let mut a = args.clone();
+        a.profile = Some((*n).to_string());
+        a.label = Some(match args.label.as_deref() {
+            Some(l) => format!("{l} {n}"),
+            None => (*n).to_string(),
+        });
+        let spec = a.resolve().with_context(|| format!("--profile {n}"))?;
+        plans.push((a, spec));
+    }
+    connect_timeout(&args)?;
+    if args.dry_run {
+        for (i, (a, spec)) in plans.iter().enumerate() {
+            if a.peer == Peer::Iperf3 {
+                if let Some(why) = iperf3_peer::refuse_rr(spec) {
+                    bail!("{why}");
+                }
+            }
+            println!(
+                "campaign {} of {} (profile {}):",
+                i + 1,
+                plans.len(),
+                names[i]
+            );
+            print!("{}", dry_run_text(spec, Some(&a.target_text())));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let stop = crate::interrupt::study_stop_flag();
+    let (mut ids, mut code) = (Vec::new(), ExitCode::SUCCESS);
+    for (i, (a, spec)) in plans.iter().enumerate() {
+        if !args.quiet {
+            eprintln!(
+                "dualperf: profile {} ({} of {})",
+                names[i],
+                i + 1,
+                plans.len()
+            );
+        }
+        let (c, id) = new_campaign(a, spec, &stop)?;
+        ids.push(id);
+        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+            if i + 1 < plans.len() {
+                eprintln!(
+                    "dualperf: not started: the campaigns of {}",
+                    names[i + 1..].join(", ")
+                );
+            }
+            return Ok(c);
+        }
+        if c != ExitCode::SUCCESS {
+            code = c;
+        }
+    }
+    if !args.quiet {
+        let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+        println!(
+            "one campaign per profile ({}); compare them with:\n  dualperf report --db {} --campaign {}",
+            names.join(", "),
+            args.db,
+            ids.join(" ")
+        );
+    }
     Ok(code)
 }
 
@@ -866,23 +957,16 @@ pub fn dry_run_text(spec: &StudySpec, host: Option<&str>) -> String {
     if let Some(r) = &spec.rrul {
         out.push_str(&format!("rrul run: {}\n", r.describe()));
     }
+    if let Some(t) = spec.describe_traffic() {
+        out.push_str(&format!(
+            "traffic model (udp-stream and tcp-stream cells): {t}\n"
+        ));
+    }
     if spec.tests.contains(&wire::spec::TestKind::UdpStream) {
-        let method = match &spec.traffic {
-            Some(t) if t.idt.is_some() => {
-                "the traffic model's own schedule (no rate search)".to_string()
-            }
-            _ => spec.udp_method.describe(spec.rate),
-        };
-        out.push_str(&format!("udp-stream method: {method}\n"));
-        if let Some(t) = &spec.traffic {
-            out.push_str(&format!(
-                "traffic model (udp-stream and tcp-stream cells): {}gaps {}, sizes {}, seed {} (one datagram or message per call on an absolute schedule)\n",
-                t.profile.as_ref().map_or(String::new(), |p| format!("{p}: ")),
-                t.idt.as_deref().unwrap_or("the rate (or unpaced)"),
-                t.size.as_deref().unwrap_or("the cell's size"),
-                t.seed
-            ));
-        }
+        out.push_str(&format!(
+            "udp-stream method: {}\n",
+            spec.describe_udp_stream()
+        ));
         if let Some(w) = spec.window_ns {
             out.push_str(&format!(
                 "udp-stream per-window statistics: windows of {} ms of send time\n",

@@ -91,16 +91,20 @@ fn small_real_study_records_every_cell_run_and_metric() {
         .iter()
         .any(|h| h.role == "server" && !h.metadata.is_empty()));
     // The default loopback study places client and embedded server on separate CPUs.
+    assert_eq!(
+        client.metadata.get("study.cpu_pinning").map(String::as_str),
+        Some(expected_pinning())
+    );
+}
+
+/// What a loopback study records of its thread placement on this machine.
+fn expected_pinning() -> &'static str {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let want = if cpus >= 2 {
+    if cpus >= 2 {
         "client threads on CPU 0, embedded server threads on CPU 1"
     } else {
         "none (one CPU)"
-    };
-    assert_eq!(
-        client.metadata.get("study.cpu_pinning").map(String::as_str),
-        Some(want)
-    );
+    }
 }
 
 #[test]
@@ -197,4 +201,116 @@ fn failed_runs_are_recorded_with_reason_and_ten_failures_in_a_row_stop_the_study
         }
     }
     assert!(!s.campaign(1).unwrap().finished);
+}
+
+/// `--profile A,B` is an axis: every profile is checked before anything runs, then one
+/// campaign per profile runs, labelled with it, its model recorded, and the command
+/// that reports them together is printed.
+#[test]
+fn a_list_of_profiles_runs_one_labelled_campaign_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("axis.db");
+    let db_s = db.display().to_string();
+    let base = [
+        "study",
+        "--tests",
+        "udp-stream",
+        "--runs",
+        "2",
+        "--duration",
+        "0.3",
+        "--label",
+        "lo",
+        "--db",
+        &db_s,
+    ];
+    for (list, why) in [
+        ("voip-g729,skype", "unknown profile"),
+        ("voip-g729,,dns", "empty name"),
+        ("voip-g729,VOIP-G729", "listed twice"),
+    ] {
+        let o = run(&[&base[..], &["--profile", list]].concat(), false);
+        assert!(!o.status.success(), "{list} was accepted");
+        assert!(text(&o).contains(why), "{list}: {}", text(&o));
+        assert!(
+            !db.exists(),
+            "{list}: nothing may be created before all are checked"
+        );
+    }
+    let dry = run(
+        &[
+            &base[..],
+            &["--profile", "voip-g729,game-client", "--dry-run"],
+        ]
+        .concat(),
+        false,
+    );
+    assert!(dry.status.success(), "{}", text(&dry));
+    let t = text(&dry);
+    assert!(t.contains("campaign 1 of 2 (profile voip-g729)"), "{t}");
+    assert!(t.contains("campaign 2 of 2 (profile game-client)"), "{t}");
+    assert!(
+        t.contains("traffic model (udp-stream and tcp-stream cells): voip-g729: gaps constant:20ms, sizes constant:32,"),
+        "{t}"
+    );
+    assert!(!db.exists(), "a dry run creates nothing");
+
+    let o = run(
+        &[&base[..], &["--profile", "voip-g729,game-client"]].concat(),
+        false,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let s = store::Store::open_read_only(db.as_ref()).unwrap();
+    let cs = s.campaigns().unwrap();
+    let got: Vec<(&str, bool)> = cs.iter().map(|c| (c.label.as_str(), c.finished)).collect();
+    assert_eq!(
+        got,
+        [("lo voip-g729", true), ("lo game-client", true)],
+        "in the order given"
+    );
+    for (c, (profile, size)) in cs.iter().zip([("voip-g729", 32), ("game-client", 48)]) {
+        let spec = study::StudySpec::from_json(&c.spec_json).unwrap();
+        let model = spec.traffic.expect("the model is recorded");
+        assert_eq!(model.profile.as_deref(), Some(profile));
+        assert_eq!(
+            spec.sizes_bytes,
+            [size],
+            "{profile}: its mean size labels the cells"
+        );
+        assert_eq!(measured_slots(db.as_ref(), c.id).len(), 2 * 2, "{profile}");
+        // Every campaign is placed as a campaign of its own would be (the first one's
+        // pinning of this process's thread must not leave the next one's server on
+        // the client's CPU).
+        let client = c.hosts.iter().find(|h| h.role == "client").unwrap();
+        assert_eq!(
+            client.metadata.get("study.cpu_pinning").map(String::as_str),
+            Some(expected_pinning()),
+            "{profile}"
+        );
+    }
+    let ids: Vec<String> = cs.iter().map(|c| c.id.to_string()).collect();
+    assert!(
+        text(&o).contains(&format!("--campaign {}", ids.join(" "))),
+        "{}",
+        text(&o)
+    );
+    // The report says which model each compared campaign ran.
+    let out = dir.path().join("report");
+    let r = run(
+        &[
+            &["report", "--db", &db_s, "--no-png", "--no-pdf", "--out"][..],
+            &[out.to_str().unwrap(), "--campaign"],
+            &ids.iter().map(String::as_str).collect::<Vec<_>>(),
+        ]
+        .concat(),
+        false,
+    );
+    assert!(r.status.success(), "{}", text(&r));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for want in [
+        "| traffic model | voip-g729: gaps constant:20ms, sizes constant:32, seed",
+        "| traffic model | game-client: gaps constant:40ms, sizes gumbel:loc=45,scale=5.7, seed",
+    ] {
+        assert!(md.contains(want), "{want}");
+    }
 }

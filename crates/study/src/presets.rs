@@ -42,8 +42,8 @@ pub fn all() -> Vec<Preset> {
             what_it_did: "dualperf's main job: a quick IPv4-vs-IPv6 sweep of the four core tests.",
             notes: "6 sizes (128..1408/256) x 4 tests x IPv4/IPv6, interleaved, runs of 0.5 s \
                     repeated until the 95% interval of throughput / transaction rate, RTT and \
-                    CPU is within 20% of the mean (5 to 12 runs per cell); udp-stream as RFC \
-                    2544 throughput (loss <= 0.1%); about 3 to 6 minutes on loopback.",
+                    CPU is within 20% of the mean (5 to 20 runs per cell); udp-stream as RFC \
+                    2544 throughput (loss <= 0.1%); about 4 to 5 minutes on loopback.",
             spec: SpecFile::default(),
         },
         Preset {
