@@ -439,6 +439,7 @@ pub fn load_dataset(
         let runs = store.runs(c.id)?;
         let (target, missed) = confidence_misses(&store, c, &runs)?;
         let mut facts = BTreeMap::new();
+        let mut offered_load = BTreeMap::new();
         facts.insert("command line".to_string(), c.command_line.clone());
         facts.insert(
             "created (UTC)".to_string(),
@@ -460,6 +461,7 @@ pub fn load_dataset(
             if let Some(t) = spec.describe_traffic() {
                 facts.insert("traffic model".to_string(), t);
             }
+            offered_load = spec.offered_load();
             if spec.tests.iter().any(|t| t.is_udp()) {
                 facts.insert(
                     "UDP datapath".to_string(),
@@ -489,6 +491,7 @@ pub fn load_dataset(
             target,
             missed,
             series: Vec::new(),
+            offered_load,
         });
     }
     add_series(&store, db, &mut campaigns, &run_ids, series, series_runs)?;

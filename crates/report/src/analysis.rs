@@ -448,6 +448,9 @@ pub struct Analysis {
     /// Counted UDP runs left out of the loss views because they were receiver-limited
     /// (`wire::metrics::RECEIVER_LIMITED`): their loss describes the receiving host.
     pub receiver_limited_runs: usize,
+    /// Per system: the stream tests whose throughput is the offered load, with why
+    /// ([`crate::CampaignData::offered_load`]).
+    pub offered_load: Vec<BTreeMap<TestKind, String>>,
 }
 
 /// System labels made unique (a repeated label gets " #id").
@@ -589,6 +592,11 @@ pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
         systems,
         views,
         receiver_limited_runs,
+        offered_load: data
+            .campaigns
+            .iter()
+            .map(|c| c.offered_load.clone())
+            .collect(),
     }
 }
 

@@ -29,6 +29,10 @@ pub struct CampaignData {
     /// The per-interval samples of the runs chosen for time-series figures (see
     /// [`crate::timeseries::select`]); only those runs', so memory stays bounded.
     pub series: Vec<RunSeries>,
+    /// Stream tests whose throughput is the load the sender offered (it followed a
+    /// traffic model's schedule, or a fixed rate), with why: what the path could carry
+    /// was not measured, so the header-overhead comparison does not apply to them.
+    pub offered_load: BTreeMap<TestKind, String>,
 }
 
 /// The per-interval samples of one run.

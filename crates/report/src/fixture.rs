@@ -307,6 +307,7 @@ pub fn systems(labels: &[&str]) -> Dataset {
             target: None,
             missed: Vec::new(),
             series: Vec::new(),
+            offered_load: Default::default(),
         });
     }
     Dataset { campaigns }

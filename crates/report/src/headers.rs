@@ -352,6 +352,25 @@ pub fn header_sentences(
     let mut out = Vec::new();
     for vd in throughput_views(analysis) {
         for (s, label) in analysis.systems.iter().enumerate() {
+            let on = if analysis.systems.len() > 1 {
+                format!(" on {label}")
+            } else {
+                String::new()
+            };
+            let offered = analysis
+                .offered_load
+                .get(s)
+                .and_then(|o| o.get(&vd.view.kind));
+            if let Some(why) = offered {
+                out.push((
+                    format!(
+                        "The header-overhead comparison does not apply to {}{on}: {why}, not what the path could carry.",
+                        vd.view.title()
+                    ),
+                    "Header sizes decide throughput only where the link is the bottleneck; a sender on its own schedule never met it.".to_string(),
+                ));
+                continue;
+            }
             let pairs: Vec<(u32, f64, f64)> = vd
                 .sizes
                 .iter()
@@ -370,11 +389,6 @@ pub fn header_sentences(
             let n = pairs.len() as f64;
             let expected = pairs.iter().map(|p| p.1).sum::<f64>() / n;
             let measured = pairs.iter().map(|p| p.2).sum::<f64>() / n;
-            let on = if analysis.systems.len() > 1 {
-                format!(" on {label}")
-            } else {
-                String::new()
-            };
             let mut text = format!(
                 "Header sizes alone ({} model) predict IPv6 {}{on} at {}% of IPv4 when the link is the bottleneck; it reached {}% (mean over {} sizes).",
                 model.link.name(),
@@ -485,6 +499,35 @@ mod tests {
         let s = header_sentences(&a, &OverheadModel::ethernet(), None);
         assert!(s[0].0.contains("No share of the gap"), "{}", s[0].0);
         assert!(!s[0].0.contains("13.4"), "{}", s[0].0);
+    }
+
+    /// A stream that followed its own schedule measured the load it offered: even a
+    /// significant gap says nothing of header sizes, and no prediction is made.
+    #[test]
+    fn streams_at_their_offered_load_get_no_header_prediction() {
+        let mut d = data(
+            [100.0, 100.2, 99.8, 100.1, 99.9],
+            [90.0, 90.2, 89.8, 90.1, 89.9],
+        );
+        d.campaigns[0].offered_load.insert(
+            TestKind::UdpStream,
+            "its udp-stream runs followed a traffic model (profile voip-g711), so their throughput is the load it offered".into(),
+        );
+        let a = analyse(&d, AnalysisOptions::default());
+        for rate in [None, Some(1e9)] {
+            let s = header_sentences(&a, &OverheadModel::ethernet(), rate);
+            assert_eq!(s.len(), 1);
+            assert!(
+                s[0].0.starts_with("The header-overhead comparison does not apply to UDP throughput: its udp-stream runs followed a traffic model (profile voip-g711)"),
+                "{}",
+                s[0].0
+            );
+            assert!(
+                !s[0].0.contains("predict") && !s[0].0.contains("explain"),
+                "{}",
+                s[0].0
+            );
+        }
     }
 
     #[test]

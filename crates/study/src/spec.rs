@@ -937,6 +937,42 @@ impl StudySpec {
         }
     }
 
+    /// The stream tests whose throughput is the load the sender offered rather than what
+    /// the path could carry, with why (for the report, which then draws no
+    /// header-overhead conclusion from them): streams on a traffic model's schedule, and
+    /// udp-stream at a fixed rate.
+    pub fn offered_load(&self) -> std::collections::BTreeMap<TestKind, String> {
+        let mut out = std::collections::BTreeMap::new();
+        let scheduled = self
+            .traffic
+            .as_ref()
+            .filter(|t| t.idt.is_some() || t.on_time.is_some());
+        for kind in [TestKind::UdpStream, TestKind::TcpStream] {
+            if !self.tests.contains(&kind) {
+                continue;
+            }
+            if let Some(t) = scheduled {
+                let model = match (&t.profile, &t.idt) {
+                    (Some(p), _) => format!("profile {p}"),
+                    (None, Some(idt)) => format!("gaps {idt}"),
+                    (None, None) => "on/off periods".to_string(),
+                };
+                out.insert(
+                    kind,
+                    format!("its {kind} runs followed a traffic model ({model}), so their throughput is the load it offered"),
+                );
+            } else if kind == TestKind::UdpStream && self.udp_method == UdpMethod::Fixed {
+                if let Some(r) = self.rate {
+                    out.insert(
+                        kind,
+                        format!("its udp-stream runs were sent at a fixed rate ({}), so their throughput is the load offered", self.udp_method.describe(Some(r))),
+                    );
+                }
+            }
+        }
+        out
+    }
+
     /// The udp-stream and tcp-stream cells' traffic model, one line for `--dry-run` and
     /// the report's metadata; `None` without one.
     pub fn describe_traffic(&self) -> Option<String> {
@@ -1248,6 +1284,27 @@ mod tests {
         .unwrap();
     }
 
+    /// Which stream tests measured the load offered rather than the path: scheduled
+    /// models (UDP and TCP), a fixed UDP rate; not the default study's RFC 2544 search,
+    /// nor an unpaced stream whose sizes alone are drawn.
+    #[test]
+    fn offered_load_names_the_streams_that_kept_their_own_schedule() {
+        let kinds = |toml: &str| {
+            let s = SpecFile::from_toml(toml).unwrap().resolve(1).unwrap();
+            s.offered_load().keys().copied().collect::<Vec<_>>()
+        };
+        assert_eq!(kinds(""), []);
+        assert_eq!(kinds("size_dist = 'uniform:64..1400'\n"), []);
+        assert_eq!(
+            kinds("idt = 'exp:1ms'\n"),
+            [TestKind::TcpStream, TestKind::UdpStream]
+        );
+        assert_eq!(
+            kinds("rate_bps = 100000000\nudp_method = 'fixed'\n"),
+            [TestKind::UdpStream]
+        );
+    }
+
     #[test]
     fn a_traffic_model_shapes_udp_streams_replaces_the_size_axis_and_is_recorded() {
         let s = SpecFile::from_toml("profile = 'voip-g711'\ntests = ['udp-stream', 'udp-rr']\n")
@@ -1273,6 +1330,13 @@ mod tests {
             );
         }
         assert_eq!(StudySpec::from_json(&s.to_json()).unwrap(), s);
+        // Its udp-stream throughput is the load it offered, and the report is told so.
+        let offered = s.offered_load();
+        assert_eq!(
+            offered.keys().copied().collect::<Vec<_>>(),
+            [TestKind::UdpStream]
+        );
+        assert!(offered[&TestKind::UdpStream].contains("profile voip-g711"));
         // Uniform sizes: their mean labels the cells; an explicit seed is kept.
         let s = SpecFile::from_toml("size_dist = 'uniform:64..1400'\ntraffic_seed = 3\n")
             .unwrap()
