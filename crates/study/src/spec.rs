@@ -965,7 +965,7 @@ impl StudySpec {
                 if let Some(r) = self.rate {
                     out.insert(
                         kind,
-                        format!("its udp-stream runs were sent at a fixed rate ({}), so their throughput is the load offered", self.udp_method.describe(Some(r))),
+                        format!("its udp-stream runs were sent at a {}, so their throughput is the load offered", self.udp_method.describe(Some(r))),
                     );
                 }
             }

@@ -137,9 +137,11 @@ impl Dist {
                             .map_err(|_| format!("'{text}': shape '{v}' is not a number"))
                     } else {
                         // A size distribution's parameter need not be whole bytes
-                        // (a Gumbel scale of 5.7 B): a plain number is taken as it is.
+                        // (a Gumbel scale of 5.7 B): a plain non-negative number is
+                        // taken as it is. Never a negative one: a location far below 0
+                        // would leave the sampler redrawing negative values for ever.
                         q.parse(v).or_else(|e| match (q, v.parse::<f64>()) {
-                            (Quantity::Size, Ok(x)) if x.is_finite() => Ok(x),
+                            (Quantity::Size, Ok(x)) if x.is_finite() && x >= 0.0 => Ok(x),
                             _ => Err(e),
                         })
                     }
@@ -527,7 +529,11 @@ mod tests {
         let e = Dist::parse("gumbel:loc=45,scale=5.7K", Quantity::Size).unwrap_err();
         assert!(e.contains("whole number"), "{e}");
         let e = Dist::parse("gumbel:loc=45,scale=-1", Quantity::Size).unwrap_err();
-        assert!(e.contains("above 0"), "{e}");
+        assert!(e.contains("non-negative"), "{e}");
+        // A location far below 0 would leave almost no draw non-negative.
+        for text in ["gumbel:loc=-1000,scale=1", "cauchy:loc=-1000000,scale=1"] {
+            assert!(Dist::parse(text, Quantity::Size).is_err(), "{text}");
+        }
     }
 
     #[test]
