@@ -17,8 +17,9 @@ each side as netperf defines it (µs of CPU per KB moved, KB = 1024 bytes): the 
 /proc/PID/stat deltas of the tool's long-running server around the case (not for qperf,
 whose server forks per test). DUALPERF=PATH picks the binary.
 
---baseline PATH adds an older dualperf binary as the tool `dualperf_baseline` (its own
-server on another port), interleaved with the rest, and a column dualperf / baseline:
+--baseline PATH adds an older dualperf binary as the tools `dualperf_baseline` and
+`dualperf_baseline_perdgram` (its own server on another port), interleaved with the
+rest, and a column new / baseline per datapath:
 a same-run check that a change left the datapath no slower. --tools limits the tools.
 """
 import argparse
@@ -144,13 +145,14 @@ def case_dualperf_paced(case, fam, dur, cpu):
     return case_dualperf(case, fam, dur, cpu, rate=UDP_RATE)
 
 
-def case_dualperf_perdgram(case, fam, dur, cpu):
+def case_dualperf_perdgram(case, fam, dur, cpu, exe=None, port=None):
     """dualperf with --udp-datapath per-datagram: one datagram per system call, the same
     work per packet as the peers (UDP only; TCP has no such choice)."""
     if case[0] != "udp":
         return None
     a = addr(fam)
-    base = [DUALPERF, "run", a, "-p", str(PORT_DP), "-f", str(fam), "-d", str(dur), "--json",
+    exe, port = exe or DUALPERF, port or PORT_DP
+    base = [exe, "run", a, "-p", str(port), "-f", str(fam), "-d", str(dur), "--json",
             "--udp-datapath", "per-datagram", "-t", "udp-stream", "-s", str(case[1])]
     m = dp_metrics(run(pin(cpu, base), dur + 20))
     return {"rx_kpps": m["recv_pps"] / 1e3, "loss_pct": m["loss_pct"]}
@@ -204,6 +206,10 @@ def case_dualperf_baseline(case, fam, dur, cpu):
     return case_dualperf(case, fam, dur, cpu, exe=BASELINE, port=PORT_BASELINE)
 
 
+def case_dualperf_baseline_perdgram(case, fam, dur, cpu):
+    return case_dualperf_perdgram(case, fam, dur, cpu, exe=BASELINE, port=PORT_BASELINE)
+
+
 TOOLS = {
     "dualperf": case_dualperf,
     "dualperf_paced": case_dualperf_paced,
@@ -252,6 +258,7 @@ def main():
     if a.baseline:
         globals()["BASELINE"] = a.baseline
         TOOLS["dualperf_baseline"] = case_dualperf_baseline
+        TOOLS["dualperf_baseline_perdgram"] = case_dualperf_baseline_perdgram
     if a.cases:
         keep_cases = [c.strip() for c in a.cases.split(",")]
         CASES[:] = [c for c in CASES if f"{c[0]} {c[1]}" in keep_cases]
@@ -279,7 +286,9 @@ def main():
     servers = list(srv.values())
 
     def server_of(tool, case, fam):
-        if tool.startswith("dualperf") and tool != "dualperf_baseline":
+        if tool.startswith("dualperf_baseline"):
+            return srv["dualperf_baseline"]
+        if tool.startswith("dualperf"):
             return srv["dualperf"]
         if tool == "nuttcp":
             return srv[f"nuttcp{fam}"]
@@ -324,7 +333,7 @@ def main():
     groups = {}
     for rep, case, fam, tool, k, v in rows:
         groups.setdefault((case, fam, k), {}).setdefault(tool, []).append(v)
-    extra = " dualperf / baseline |" if BASELINE else ""
+    extra = " new / baseline (batched / per-datagram) |" if BASELINE else ""
     print(f"| case | fam | metric | " + " | ".join(TOOLS) + " | dualperf / best peer |" + extra)
     print("|---|---|---|" + "---|" * len(TOOLS) + "---|" + ("---|" if BASELINE else ""))
     for (case, fam, k), per_tool in groups.items():
@@ -338,16 +347,22 @@ def main():
                 cells.append("–")
         peers = [v for t, v in med.items() if not t.startswith("dualperf")]
         ratio = "–"
-        if "dualperf" in med and peers:
-            lower_is_better = k in ("rtt_us", "loss_pct") or k.startswith("sd_")
-            best = min(peers) if lower_is_better else max(peers)
-            ratio = f"{med['dualperf'] / best:.2f}" if best else "–"
-            if "dualperf_perdgram" in med and best:
-                ratio += f" (per-datagram {med['dualperf_perdgram'] / best:.2f})"
+        lower_is_better = k in ("rtt_us", "loss_pct") or k.startswith("sd_")
+        best = (min(peers) if lower_is_better else max(peers)) if peers else None
+        if "dualperf" in med and best:
+            ratio = f"{med['dualperf'] / best:.2f}"
+        if "dualperf_perdgram" in med and best:
+            pd = f"per-datagram {med['dualperf_perdgram'] / best:.2f}"
+            ratio = f"{ratio} ({pd})" if ratio != "–" else pd
         tail = ""
         if BASELINE:
-            b = med.get("dualperf_baseline")
-            tail = f" {med['dualperf'] / b:.2f} |" if b and "dualperf" in med else " – |"
+            # Each dualperf datapath over the same datapath of the baseline binary.
+            parts = []
+            for new, old in (("dualperf", "dualperf_baseline"),
+                             ("dualperf_perdgram", "dualperf_baseline_perdgram")):
+                if med.get(old) and new in med:
+                    parts.append(f"{med[new] / med[old]:.2f}")
+            tail = f" {' / '.join(parts) or '–'} |"
         print(f"| {case} | v{fam} | {k} | " + " | ".join(cells) + f" | {ratio} |" + tail)
 
 

@@ -419,7 +419,10 @@ pub(crate) fn recv(
             // No GRO: a coalesced buffer has one arrival time, and a full receive buffer
             // would drop (and count) it as one datagram however many it holds.
             gro: false,
-            kernel_timestamps: true,
+            // Arrival stamps serve jitter, IPDV and transit, which only a per-datagram
+            // stamped stream has; elsewhere they would cost a control message per
+            // datagram (and a clock read per packet in the kernel) for nothing.
+            kernel_timestamps: timing == RxTiming::PerDatagram,
             count_drops: true,
         },
     );
@@ -444,6 +447,7 @@ pub(crate) fn recv(
     let mut drain_since: Option<Instant> = None;
     let mut last_rx = Instant::now();
     let clock = RxClock::new(&shared);
+    let timed = timing == RxTiming::PerDatagram;
     loop {
         match sock.recv_batch(&mut batch, Wait::Timeout(Duration::from_millis(10))) {
             Ok(0) => {}
@@ -457,7 +461,7 @@ pub(crate) fn recv(
                     // domain (jitter and IPDV use differences of transit times, so it
                     // need not match the sender's clock, only stay the same clock).
                     let arrival_ns = clock.arrival_ns(d.kernel_rx_ns, now_ns);
-                    if take(d.payload, arrival_ns, &mut rx, &shared) {
+                    if take(d.payload, arrival_ns, timed, &mut rx, &shared) {
                         bytes += d.payload.len() as u64;
                         packets += 1;
                         unstamped += u64::from(d.kernel_rx_ns.is_none());
@@ -568,8 +572,9 @@ fn note_datapath(b: &UdpBatch, o: &mut Outcome) {
 }
 
 /// Account one datagram; `true` if it counts as received (valid, ours, not a duplicate,
-/// not dropped by the test hook).
-fn take(dg: &[u8], arrival_ns: u64, rx: &mut [StreamRx], shared: &Shared) -> bool {
+/// not dropped by the test hook). `timed`: the stream stamps each datagram, so its delay
+/// variation and transit are recorded (else they are unavailable and not computed).
+fn take(dg: &[u8], arrival_ns: u64, timed: bool, rx: &mut [StreamRx], shared: &Shared) -> bool {
     let Ok(v) = DatagramView::new_checked(dg) else {
         return false;
     };
@@ -594,9 +599,11 @@ fn take(dg: &[u8], arrival_ns: u64, rx: &mut [StreamRx], shared: &Shared) -> boo
     s.seen += 1;
     s.bytes += dg.len() as u64;
     s.packets += 1;
-    s.jitter.record(v.send_time_ns(), arrival_ns);
-    s.ipdv.record(seq, v.send_time_ns(), arrival_ns);
-    s.transit.record(v.send_time_ns(), arrival_ns);
+    if timed {
+        s.jitter.record(v.send_time_ns(), arrival_ns);
+        s.ipdv.record(seq, v.send_time_ns(), arrival_ns);
+        s.transit.record(v.send_time_ns(), arrival_ns);
+    }
     if let Some(w) = s.windows.as_mut() {
         w.received(
             v.send_time_ns(),
@@ -840,22 +847,25 @@ mod tests {
     fn hostile_datagrams_are_ignored_or_counted_without_panicking() {
         let sh = shared(Some(10));
         let mut r = rx(1);
-        assert!(!take(&[1, 2, 3], 0, &mut r, &sh), "short");
-        assert!(!take(&dg(1, 0, 8, 0), 0, &mut r, &sh), "foreign token");
+        assert!(!take(&[1, 2, 3], 0, true, &mut r, &sh), "short");
         assert!(
-            !take(&dg(1, 9, 7, 0), 0, &mut r, &sh),
+            !take(&dg(1, 0, 8, 0), 0, true, &mut r, &sh),
+            "foreign token"
+        );
+        assert!(
+            !take(&dg(1, 9, 7, 0), 0, true, &mut r, &sh),
             "stream id out of range"
         );
-        assert!(take(&dg(0, 0, 7, 0), u64::MAX, &mut r, &sh));
-        assert!(take(&dg(1, 0, 7, u64::MAX), 0, &mut r, &sh));
-        assert!(!take(&dg(1, 0, 7, 0), 5, &mut r, &sh), "duplicate");
+        assert!(take(&dg(0, 0, 7, 0), u64::MAX, true, &mut r, &sh));
+        assert!(take(&dg(1, 0, 7, u64::MAX), 0, true, &mut r, &sh));
+        assert!(!take(&dg(1, 0, 7, 0), 5, true, &mut r, &sh), "duplicate");
         assert!(
-            !take(&dg(9, 0, 7, 0), 5, &mut r, &sh),
+            !take(&dg(9, 0, 7, 0), 5, true, &mut r, &sh),
             "every 10th dropped by the hook"
         );
-        assert!(take(&dg(u64::MAX - 1, 0, 7, 3), 9, &mut r, &sh));
+        assert!(take(&dg(u64::MAX - 1, 0, 7, 3), 9, true, &mut r, &sh));
         // seq + 1 wraps to 0, a multiple of 10: the hook drops it, nothing overflows.
-        assert!(!take(&dg(u64::MAX, 0, 7, 3), 9, &mut r, &sh));
+        assert!(!take(&dg(u64::MAX, 0, 7, 3), 9, true, &mut r, &sh));
         assert_eq!(r[0].packets, 3);
         assert_eq!(r[0].seq.counts().duplicates, 1);
     }
@@ -883,9 +893,9 @@ mod tests {
         let sh = shared(None);
         let mut r = rx(1);
         for _ in 0..3 {
-            take(&dg(0, 0, 7, 0), 1, &mut r, &sh);
+            take(&dg(0, 0, 7, 0), 1, true, &mut r, &sh);
         }
-        take(&dg(1, 0, 7, 0), 1, &mut r, &sh);
+        take(&dg(1, 0, 7, 0), 1, true, &mut r, &sh);
         assert_eq!(r[0].seen, 2, "two distinct datagrams arrived");
         assert_eq!(r[0].seq.counts().duplicates, 2);
     }

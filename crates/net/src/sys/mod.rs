@@ -16,10 +16,11 @@
 //! `readings::{cpu_snapshot, process_cpu_times, udp_error_counters, ipv6_check,
 //! pin_current_thread, fine_timer_slack}`; `errors::{is_no_buffer_space,
 //! is_af_unsupported, is_unreachable, is_invalid_argument}`; `sockopt::{…}` (buffers,
-//! MSS, congestion control, TOS, don't-fragment, flow labels); `sysinfo::{host_fields,
-//! iface_fields, host_name, process_alive}`; `udp::{setup, send, recv, recv_single,
-//! poll_readable, socket_drops}`. A name missing on one platform is a compile error
-//! there, which `cargo check --target …` in CI catches.
+//! MSS, congestion control, TOS, don't-fragment, flow labels, the receive low-water
+//! mark); `sysinfo::{host_fields, iface_fields, host_name, process_alive}`;
+//! `udp::{setup, send, recv, recv_single, recv_per_call, poll_readable, socket_drops}`.
+//! A name missing on one platform is a compile error there, which `cargo check
+//! --target …` in CI catches.
 
 pub(crate) mod portable;
 

@@ -535,6 +535,18 @@ pub(crate) mod udp {
         portable::recv_each(sock, batch, || poll_ms(sock, 0), |_| false)
     }
 
+    /// The per-call path: wait as `wait` says, then take what is queued.
+    pub(crate) fn recv_per_call(
+        b: &mut UdpBatch,
+        batch: &mut RecvBatch,
+        wait: Wait,
+    ) -> io::Result<usize> {
+        if !poll_readable(&b.sock, wait)? {
+            return Ok(0);
+        }
+        recv_single(&b.sock, batch)
+    }
+
     pub(crate) fn socket_drops(_sock: &UdpSocket) -> Option<u64> {
         None
     }

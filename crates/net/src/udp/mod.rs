@@ -68,7 +68,8 @@ pub struct BatchConfig {
     pub gro: bool,
     /// Ask for SO_TIMESTAMPNS kernel receive times.
     pub kernel_timestamps: bool,
-    /// Count the datagrams the kernel drops on this socket (SO_RXQ_OVFL).
+    /// Count the datagrams the kernel drops on this socket (Linux: SO_MEMINFO, or
+    /// SO_RXQ_OVFL where the kernel has no SO_MEMINFO drop count).
     pub count_drops: bool,
 }
 
@@ -189,10 +190,15 @@ pub struct UdpBatch {
     pub(crate) gso_refused_bytes: Option<usize>,
     pub(crate) gro: bool,
     pub(crate) timestamps: bool,
-    /// SO_RXQ_OVFL is on.
+    /// The socket's drop count can be read (SO_MEMINFO or SO_RXQ_OVFL).
     pub(crate) count_drops: bool,
     /// Highest SO_RXQ_OVFL count seen so far.
     pub(crate) drops_seen: Option<u64>,
+    /// The receive timeout (SO_RCVTIMEO) this wrapper last set on the socket, so a
+    /// receive that waits in its own call sets it only when the wait changes; `None`
+    /// until first set.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub(crate) recv_timeout: Option<Option<Duration>>,
     pub(crate) notes: Vec<String>,
     pub(crate) stats: IoStats,
 }
@@ -228,6 +234,7 @@ impl UdpBatch {
             timestamps: caps.timestamps,
             count_drops: caps.count_drops,
             drops_seen: None,
+            recv_timeout: None,
             notes,
             stats: IoStats::default(),
         }
@@ -342,6 +349,14 @@ impl UdpBatch {
     fn recv_inner(&mut self, batch: &mut RecvBatch, wait: Wait) -> io::Result<usize> {
         batch.metas.clear();
         batch.drops_seen = None;
+        if self.path == Datapath::PerCall {
+            // Each OS waits its own way (Linux: inside the receive call, one system call
+            // per datagram when the receiver keeps up).
+            let n = sys::udp::recv_per_call(self, batch, wait)?;
+            self.stats.recv_calls += n as u64;
+            self.stats.recv_datagrams += n as u64;
+            return Ok(n);
+        }
         // Where the receive calls never block (Linux: MSG_DONTWAIT), try them first and
         // wait only when nothing is queued: under load the queue is rarely empty, and
         // the poll per call is saved.

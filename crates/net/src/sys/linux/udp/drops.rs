@@ -1,8 +1,9 @@
 //! Datagrams the receiving host dropped itself, per socket: SO_RXQ_OVFL (a control
 //! message on every received datagram carrying the socket's cumulative drop count when
 //! it was queued) and SO_MEMINFO's SK_MEMINFO_DROPS (the same counter, `sk_drops`, read at
-//! any time, so drops after the last received datagram count too). Linux only; elsewhere
-//! the count is unavailable (`None`), never 0.
+//! any time, so drops after the last received datagram count too). SO_MEMINFO is used
+//! where the kernel has it (4.7 and later); SO_RXQ_OVFL only where it does not. Linux
+//! only; elsewhere the count is unavailable (`None`), never 0.
 
 /// SO_RXQ_OVFL and SO_MEMINFO in asm-generic/socket.h (x86, arm, riscv, mips; not in
 /// every libc release for glibc targets).

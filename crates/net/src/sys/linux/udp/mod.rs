@@ -8,7 +8,7 @@ mod mmsg;
 mod single;
 
 pub(crate) use mmsg::{recv, send};
-pub(crate) use single::recv as recv_single;
+pub(crate) use single::{recv as recv_single, recv_per_call};
 
 use super::sockopt::{get_int, set_int};
 use crate::udp::{BatchConfig, Caps, Datapath, Wait, MAX_GSO_SEGMENTS};
@@ -53,14 +53,19 @@ pub(crate) fn setup(
                 false
             }
         };
+    // SO_MEMINFO reads the socket's drop counter whenever asked, at no cost per
+    // datagram; SO_RXQ_OVFL (the same counter in a control message on every datagram
+    // received, which costs the receive path a put_cmsg each) only where SO_MEMINFO has
+    // no drop count (kernels before 4.7).
     let count_drops = cfg.count_drops
-        && match drops::enable(fd) {
-            Ok(()) => true,
-            Err(e) => {
-                notes.push(format!("receive drop counts unavailable ({e})"));
-                false
-            }
-        };
+        && (drops::socket_drops(fd).is_some()
+            || match drops::enable(fd) {
+                Ok(()) => true,
+                Err(e) => {
+                    notes.push(format!("receive drop counts unavailable ({e})"));
+                    false
+                }
+            });
     Caps {
         batched: true,
         gso_segments,
@@ -91,7 +96,8 @@ pub(crate) fn socket_drops(sock: &UdpSocket) -> Option<u64> {
     drops::socket_drops(sock.as_raw_fd())
 }
 
-/// recvmmsg and recvmsg are called with MSG_DONTWAIT: they never block.
+/// The batched path calls recvmmsg with MSG_DONTWAIT: it never blocks (the per-call
+/// path waits in its own call, [`single::recv_per_call`]).
 pub(crate) const RECV_NEVER_BLOCKS: bool = true;
 
 /// Wait until the socket is readable. `Ok(false)` on timeout or signal.

@@ -1,56 +1,102 @@
 //! Linux's one-datagram-per-call receive (`recvmsg`, with the control messages the
-//! batched path reads). Used when `DUALPERF_NO_BATCH=1`, when asked for, or when the
-//! batched calls fail.
+//! batched path reads). Used when asked for (`--udp-datapath per-datagram`,
+//! `DUALPERF_NO_BATCH=1`) or when the batched calls fail.
 
 use super::cmsg::{self, CmsgBuf};
-use crate::udp::{Meta, RecvBatch};
+use crate::udp::{Meta, RecvBatch, UdpBatch, Wait};
 use std::io;
 use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
+use std::time::Duration;
 
 /// Receive one datagram per `recvmsg` call (non-blocking) until the batch is full or
 /// the queue is empty.
 pub(crate) fn recv(sock: &UdpSocket, batch: &mut RecvBatch) -> io::Result<usize> {
     for i in 0..batch.bufs.len() {
-        let buf = &mut batch.bufs[i];
-        let mut iov = libc::iovec {
-            iov_base: buf.as_mut_ptr().cast(),
-            iov_len: buf.len(),
-        };
-        let mut addr = cmsg::empty_storage();
-        let mut cbuf: CmsgBuf = [0u64; 16];
-        // SAFETY: msghdr is plain data; zero is a valid empty header.
-        let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
-        h.msg_name = (&mut addr as *mut libc::sockaddr_storage).cast();
-        h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-        h.msg_iov = &mut iov;
-        h.msg_iovlen = 1;
-        h.msg_control = cbuf.as_mut_ptr().cast();
-        h.msg_controllen = cmsg::CMSG_BUF_BYTES as _;
-        // SAFETY: `h` points at `iov` (into `buf`), `addr` and `cbuf`, all alive for the
-        // call; MSG_DONTWAIT keeps it from blocking.
-        let rc = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut h, libc::MSG_DONTWAIT) };
-        if rc < 0 {
-            let e = io::Error::last_os_error();
-            return match e.kind() {
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(batch.metas.len()),
-                _ if !batch.metas.is_empty() => Ok(batch.metas.len()),
-                _ => Err(e),
-            };
+        match recv_one(sock, batch, i, libc::MSG_DONTWAIT) {
+            Ok(_) => {}
+            Err(e) if is_empty_or_interrupted(&e) => break,
+            Err(_) if !batch.metas.is_empty() => break,
+            Err(e) => return Err(e),
         }
-        let Some(src) = cmsg::to_socket_addr(&addr) else {
-            continue;
-        };
-        let info = cmsg::parse(&h);
-        batch.drops_seen = batch.drops_seen.max(info.drops);
-        batch.metas.push(Meta {
-            buf: i,
-            offset: 0,
-            len: (rc as usize).min(buf.len()),
-            src,
-            rx_ns: info.rx_ns,
-            truncated: h.msg_flags & libc::MSG_TRUNC != 0,
-        });
     }
     Ok(batch.metas.len())
+}
+
+/// The per-call path: one datagram per call, the wait inside the call itself (a
+/// blocking `recvmsg` bounded by SO_RCVTIMEO), so a receiver that keeps up makes one
+/// system call per datagram, as the C tools' `read` loops do, instead of a failed
+/// non-blocking try, a `ppoll` and a second try. `Wait::NonBlocking` drains what is
+/// queued, up to the batch, without waiting.
+pub(crate) fn recv_per_call(
+    b: &mut UdpBatch,
+    batch: &mut RecvBatch,
+    wait: Wait,
+) -> io::Result<usize> {
+    // SO_RCVTIMEO: `None` waits for ever; a zero timeout cannot be set (it would mean
+    // for ever too), so a zero wait is a non-blocking drain.
+    let timeout = match wait {
+        Wait::NonBlocking => return recv(&b.sock, batch),
+        Wait::Timeout(d) if d.is_zero() => return recv(&b.sock, batch),
+        Wait::Timeout(d) => Some(d.max(Duration::from_micros(1))),
+        Wait::Forever => None,
+    };
+    if b.recv_timeout != Some(timeout) {
+        b.sock.set_read_timeout(timeout)?;
+        b.recv_timeout = Some(timeout);
+    }
+    match recv_one(&b.sock, batch, 0, 0) {
+        Ok(_) => Ok(batch.metas.len()),
+        Err(e) if is_empty_or_interrupted(&e) => Ok(0),
+        Err(e) => Err(e),
+    }
+}
+
+/// EAGAIN (nothing queued, or SO_RCVTIMEO expired) or a signal: not an error.
+fn is_empty_or_interrupted(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+    )
+}
+
+/// One `recvmsg` into buffer `i` with `flags`; a received datagram is appended to
+/// `batch.metas` (`Ok(false)`: one arrived from an address family we cannot name, and
+/// was skipped).
+fn recv_one(sock: &UdpSocket, batch: &mut RecvBatch, i: usize, flags: i32) -> io::Result<bool> {
+    let buf = &mut batch.bufs[i];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let mut addr = cmsg::empty_storage();
+    let mut cbuf: CmsgBuf = [0u64; 16];
+    // SAFETY: msghdr is plain data; zero is a valid empty header.
+    let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
+    h.msg_name = (&mut addr as *mut libc::sockaddr_storage).cast();
+    h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    h.msg_iov = &mut iov;
+    h.msg_iovlen = 1;
+    h.msg_control = cbuf.as_mut_ptr().cast();
+    h.msg_controllen = cmsg::CMSG_BUF_BYTES as _;
+    // SAFETY: `h` points at `iov` (into `buf`), `addr` and `cbuf`, all alive for the
+    // call; without MSG_DONTWAIT it blocks at most the socket's SO_RCVTIMEO.
+    let rc = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut h, flags) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let Some(src) = cmsg::to_socket_addr(&addr) else {
+        return Ok(false);
+    };
+    let info = cmsg::parse(&h);
+    batch.drops_seen = batch.drops_seen.max(info.drops);
+    batch.metas.push(Meta {
+        buf: i,
+        offset: 0,
+        len: (rc as usize).min(buf.len()),
+        src,
+        rx_ns: info.rx_ns,
+        truncated: h.msg_flags & libc::MSG_TRUNC != 0,
+    });
+    Ok(true)
 }
