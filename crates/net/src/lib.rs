@@ -47,7 +47,8 @@ pub use readings::{
 };
 pub use socket::{tcp_connect, tcp_listen, udp_bind, udp_connect};
 pub use sockopt::{
-    apply_socket_opts, available_congestion_controls, read_applied, register_flowlabel, AppliedOpts,
+    apply_socket_opts, available_congestion_controls, read_applied, register_flowlabel,
+    set_recv_lowat, AppliedOpts,
 };
 pub use sys::{os_name, AsOsSocket};
 pub use udp::{BatchConfig, Datagram, Datapath, IoStats, RecvBatch, UdpBatch, Wait};

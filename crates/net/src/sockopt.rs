@@ -197,6 +197,15 @@ fn check_flowlabel(kind: SockKind, label: u32) -> Result<(), NetError> {
     Ok(())
 }
 
+/// Wake a reader blocked on this stream socket only once `bytes` are queued, its
+/// receive timeout expires, or the peer closes (SO_RCVLOWAT). A bulk receiver that sets
+/// it is woken (and, on loopback, makes the sender's softirq wake it) once per `bytes`
+/// instead of once per arriving segment. `Err` where the OS cannot set it (Windows).
+pub fn set_recv_lowat<S: AsOsSocket>(sock: &S, bytes: usize) -> io::Result<()> {
+    let s = SockRef::from(sock);
+    sys::sockopt::set_recv_lowat(&s, i32::try_from(bytes).unwrap_or(i32::MAX))
+}
+
 /// Read back the settings of a socket (e.g. one returned by `accept`).
 pub fn read_applied<S: AsOsSocket>(sock: &S) -> Result<AppliedOpts, NetError> {
     let s = SockRef::from(sock);

@@ -288,3 +288,54 @@ fn accepted_streams_inherit_the_listeners_settings() {
     assert_eq!(applied.rcvbuf_bytes, Some(131_072));
     assert_eq!(applied.nodelay, Some(true));
 }
+
+/// SO_RCVLOWAT as the TCP bulk receiver sets it: the kernel keeps the value, a reader
+/// with fewer bytes queued than the mark still gets them once its receive timeout
+/// expires (nothing held back for ever), and a closing peer wakes it at once.
+#[test]
+fn a_receive_low_water_mark_delays_a_read_but_never_loses_bytes() {
+    use dualperf_net::set_recv_lowat;
+    use std::io::{Read, Write};
+    let (listener, _) = tcp_listen("127.0.0.1:0".parse().unwrap(), &SocketOpts::default()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (mut tx, _) = tcp_connect(addr, &SocketOpts::default(), Duration::from_secs(2)).unwrap();
+    let (mut rx, _) = listener.accept().unwrap();
+    set_recv_lowat(&rx, 64 * 1024).unwrap();
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `v` and `len` are valid for writes; `len` holds `v`'s size.
+    let rc = unsafe {
+        libc::getsockopt(
+            rx.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVLOWAT,
+            (&mut v as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    assert_eq!((rc, v), (0, 64 * 1024));
+    rx.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    tx.write_all(b"ten bytes!").unwrap();
+    let mut buf = [0u8; 1024];
+    let t0 = std::time::Instant::now();
+    let n = rx.read(&mut buf).unwrap();
+    assert_eq!(
+        &buf[..n],
+        b"ten bytes!",
+        "the partial read comes back after the timeout"
+    );
+    // Below the mark the reader is not woken by the arrival, only by its timeout (a
+    // lower bound: load can only make it later).
+    assert!(
+        t0.elapsed() >= Duration::from_millis(80),
+        "{:?}",
+        t0.elapsed()
+    );
+    tx.write_all(b"tail").unwrap();
+    drop(tx);
+    let mut rest = Vec::new();
+    rx.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    rx.read_to_end(&mut rest).unwrap();
+    assert_eq!(rest, b"tail");
+}

@@ -370,6 +370,11 @@ pub(crate) mod sockopt {
         ""
     }
 
+    /// SO_RCVLOWAT (BSD sockets have it too).
+    pub(crate) fn set_recv_lowat(s: &SockRef<'_>, bytes: i32) -> io::Result<()> {
+        set_int(s, libc::SOL_SOCKET, libc::SO_RCVLOWAT, bytes)
+    }
+
     pub(crate) fn set_dont_fragment(s: &SockRef<'_>, kind: SockKind) -> Result<(), NetError> {
         if kind.v6 {
             set_int(s, libc::IPPROTO_IPV6, libc::IPV6_DONTFRAG, 1)

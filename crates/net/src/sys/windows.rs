@@ -298,6 +298,11 @@ pub(crate) mod sockopt {
         ""
     }
 
+    /// Winsock accepts SO_RCVLOWAT only as a read-only option: nothing to set.
+    pub(crate) fn set_recv_lowat(_s: &SockRef<'_>, _bytes: i32) -> io::Result<()> {
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
+
     pub(crate) fn set_dont_fragment(s: &SockRef<'_>, kind: SockKind) -> Result<(), NetError> {
         if kind.v6 {
             set_int(s, IPPROTO_IPV6, IPV6_DONTFRAG, 1)

@@ -16,6 +16,12 @@ const AVAILABLE_CC_PATH: &str = "/proc/sys/net/ipv4/tcp_available_congestion_con
 /// overhead): a read-back below this factor × the request means the request was capped.
 pub(crate) const BUFFER_READBACK_FACTOR: u64 = 2;
 
+/// SO_RCVLOWAT: a blocked reader is woken once this many bytes are queued (or its
+/// receive timeout expires, or the peer closes).
+pub(crate) fn set_recv_lowat(s: &SockRef<'_>, bytes: i32) -> io::Result<()> {
+    set_int(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVLOWAT, bytes)
+}
+
 /// Whether the socket is AF_INET6 (SO_DOMAIN).
 pub(crate) fn is_ipv6(s: &SockRef<'_>) -> io::Result<bool> {
     Ok(s.domain()? == socket2::Domain::IPV6)
