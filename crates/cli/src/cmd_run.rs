@@ -790,13 +790,16 @@ fn summary(r: &RunResult, embedded: bool) -> String {
             }
         }
     }
-    let applied = &r.client.applied;
-    if !applied.is_empty() {
-        let kv: Vec<String> = applied.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        out.push_str(&format!(
-            "  socket (client, as applied)        {}\n",
-            kv.join(" ")
-        ));
+    // Both ends: the receiver's side says how it received (datapath, low-water mark).
+    for (side, applied) in [("client", &r.client.applied), ("server", &r.server.applied)] {
+        if !applied.is_empty() {
+            let kv: Vec<String> = applied.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            out.push_str(&format!(
+                "  {:<34} {}\n",
+                format!("socket ({side}, as applied)"),
+                kv.join(" ")
+            ));
+        }
     }
     if let Some(search) = &r.rate_search {
         out.push_str(&format!(

@@ -249,6 +249,13 @@ fn readable_summary_names_the_standards() {
     for want in ["RFC 3550", "RFC 5481", "RFC 4737", "goodput at receiver"] {
         assert!(text.contains(want), "summary lacks {want}:\n{text}");
     }
+    // Both ends' settings, the receiver's with how it received.
+    let server = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("socket (server, as applied)"))
+        .unwrap_or_else(|| panic!("no server settings line:\n{text}"));
+    assert!(server.contains("udp_datapath="), "{server}");
+    assert!(text.contains("socket (client, as applied)"), "{text}");
 }
 
 #[test]
