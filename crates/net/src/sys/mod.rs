@@ -18,7 +18,7 @@
 //! is_af_unsupported, is_unreachable, is_invalid_argument}`; `sockopt::{…}` (buffers,
 //! MSS, congestion control, TOS, don't-fragment, flow labels, the receive low-water
 //! mark); `sysinfo::{host_fields, iface_fields, host_name, process_alive}`;
-//! `udp::{setup, send, recv, recv_single, recv_per_call, poll_readable, socket_drops}`.
+//! `udp::{setup, send, recv_batched, recv_per_call, socket_drops}`.
 //! A name missing on one platform is a compile error there, which `cargo check
 //! --target …` in CI catches.
 

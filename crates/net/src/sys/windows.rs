@@ -933,6 +933,18 @@ pub(crate) mod udp {
         )
     }
 
+    /// The batched path: wait as `wait` says, then take what is queued.
+    pub(crate) fn recv_batched(
+        b: &mut UdpBatch,
+        batch: &mut RecvBatch,
+        wait: Wait,
+    ) -> io::Result<usize> {
+        if !poll_readable(&b.sock, wait)? {
+            return Ok(0);
+        }
+        recv(b, batch)
+    }
+
     /// The per-call path: wait as `wait` says, then take what is queued.
     pub(crate) fn recv_per_call(
         b: &mut UdpBatch,
@@ -963,10 +975,8 @@ pub(crate) mod udp {
         Ok(rc > 0)
     }
 
-    /// recv_from and WSARecvMsg block on these sockets: poll first.
-    pub(crate) const RECV_NEVER_BLOCKS: bool = false;
-
-    pub(crate) fn poll_readable(sock: &UdpSocket, wait: Wait) -> io::Result<bool> {
+    /// recv_from blocks on these sockets: wait here first (a zero timeout polls).
+    fn poll_readable(sock: &UdpSocket, wait: Wait) -> io::Result<bool> {
         match wait {
             Wait::NonBlocking => poll_ms(sock, 0),
             Wait::Forever => poll_ms(sock, -1),

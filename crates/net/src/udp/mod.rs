@@ -349,40 +349,18 @@ impl UdpBatch {
     fn recv_inner(&mut self, batch: &mut RecvBatch, wait: Wait) -> io::Result<usize> {
         batch.metas.clear();
         batch.drops_seen = None;
-        if self.path == Datapath::PerCall {
-            // Each OS waits its own way (Linux: inside the receive call, one system call
-            // per datagram when the receiver keeps up).
-            let n = sys::udp::recv_per_call(self, batch, wait)?;
-            self.stats.recv_calls += n as u64;
-            self.stats.recv_datagrams += n as u64;
-            return Ok(n);
-        }
-        // Where the receive calls never block (Linux: MSG_DONTWAIT), try them first and
-        // wait only when nothing is queued: under load the queue is rarely empty, and
-        // the poll per call is saved.
-        if sys::udp::RECV_NEVER_BLOCKS {
-            let n = self.recv_now(batch)?;
-            if n > 0 || wait == Wait::NonBlocking {
-                return Ok(n);
-            }
-        }
-        if !sys::udp::poll_readable(&self.sock, wait)? {
-            return Ok(0);
-        }
-        self.recv_now(batch)
-    }
-
-    /// One receive on the current path, without waiting for the first datagram.
-    fn recv_now(&mut self, batch: &mut RecvBatch) -> io::Result<usize> {
         if self.path == Datapath::Batched {
-            match sys::udp::recv(self, batch) {
+            // Each OS waits its own way (Linux: inside recvmmsg, one call per wake-up).
+            match sys::udp::recv_batched(self, batch, wait) {
                 Err(e) if sys::errors::is_unsupported(&e) => {
                     self.degrade(format!("recvmmsg unavailable ({e}); one datagram per call"))
                 }
                 other => return other,
             }
         }
-        let n = sys::udp::recv_single(&self.sock, batch)?;
+        // Linux waits inside recvmsg: one system call per datagram when the receiver
+        // keeps up.
+        let n = sys::udp::recv_per_call(self, batch, wait)?;
         self.stats.recv_calls += n as u64;
         self.stats.recv_datagrams += n as u64;
         Ok(n)

@@ -152,8 +152,14 @@ fn send_plans<B: AsRef<[u8]>>(
     Ok(sent)
 }
 
-/// Receive with recvmmsg (non-blocking); GRO buffers are split into datagrams.
-pub(crate) fn recv(b: &mut UdpBatch, batch: &mut RecvBatch) -> io::Result<usize> {
+/// Receive with recvmmsg (`flags`: MSG_DONTWAIT, or MSG_WAITFORONE to wait for the first
+/// datagram as long as the socket's SO_RCVTIMEO says); GRO buffers are split into
+/// datagrams. 0 when nothing came (EAGAIN: empty, or the timeout) or on a signal.
+pub(crate) fn recv(
+    b: &mut UdpBatch,
+    batch: &mut RecvBatch,
+    flags: libc::c_int,
+) -> io::Result<usize> {
     let n = batch.bufs.len().min(MAX_MMSG);
     let mut iovecs: Vec<libc::iovec> = batch.bufs[..n]
         .iter_mut()
@@ -182,14 +188,15 @@ pub(crate) fn recv(b: &mut UdpBatch, batch: &mut RecvBatch) -> io::Result<usize>
         });
     }
     // SAFETY: `hdrs` holds `n` initialised mmsghdrs pointing into `iovecs`, `addrs`,
-    // `cmsgs` and `batch.bufs`, all alive and unmoved until the call returns; with
-    // MSG_DONTWAIT and a null timeout the call does not block.
+    // `cmsgs` and `batch.bufs`, all alive and unmoved until the call returns; a null
+    // timeout leaves the wait to `flags` and SO_RCVTIMEO (recvmmsg's own timeout is only
+    // checked between datagrams).
     let rc = unsafe {
         libc::recvmmsg(
             b.sock.as_raw_fd(),
             hdrs.as_mut_ptr(),
             n as libc::c_uint,
-            libc::MSG_DONTWAIT,
+            flags,
             std::ptr::null_mut(),
         )
     };

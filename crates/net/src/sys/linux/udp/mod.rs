@@ -1,20 +1,21 @@
 //! The Linux UDP datapath: sendmmsg/recvmmsg with GSO/GRO ([`mmsg`]), recvmsg one
 //! datagram at a time ([`single`]), control messages ([`cmsg`]), per-socket drop counts
-//! ([`drops`]) and ppoll.
+//! ([`drops`]). Both receive paths wait inside their own call, bounded by SO_RCVTIMEO
+//! ([`arm_wait`]): one system call per wake-up.
 
 mod cmsg;
 mod drops;
 mod mmsg;
 mod single;
 
-pub(crate) use mmsg::{recv, send};
-pub(crate) use single::{recv as recv_single, recv_per_call};
+pub(crate) use mmsg::send;
 
 use super::sockopt::{get_int, set_int};
-use crate::udp::{BatchConfig, Caps, Datapath, Wait, MAX_GSO_SEGMENTS};
+use crate::udp::{BatchConfig, Caps, Datapath, RecvBatch, UdpBatch, Wait, MAX_GSO_SEGMENTS};
 use std::io;
 use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
+use std::time::Duration;
 
 /// Switch on what `cfg` asks for and the kernel offers; a refusal becomes a note.
 pub(crate) fn setup(
@@ -96,39 +97,52 @@ pub(crate) fn socket_drops(sock: &UdpSocket) -> Option<u64> {
     drops::socket_drops(sock.as_raw_fd())
 }
 
-/// The batched path calls recvmmsg with MSG_DONTWAIT: it never blocks (the per-call
-/// path waits in its own call, [`single::recv_per_call`]).
-pub(crate) const RECV_NEVER_BLOCKS: bool = true;
-
-/// Wait until the socket is readable. `Ok(false)` on timeout or signal.
-pub(crate) fn poll_readable(sock: &UdpSocket, wait: Wait) -> io::Result<bool> {
-    let ts;
-    let ts_ptr: *const libc::timespec = match wait {
-        Wait::NonBlocking => return Ok(true), // the receive call itself does not block
-        Wait::Forever => std::ptr::null(),
-        Wait::Timeout(d) => {
-            ts = libc::timespec {
-                tv_sec: libc::time_t::try_from(d.as_secs()).unwrap_or(libc::time_t::MAX),
-                tv_nsec: d.subsec_nanos() as libc::c_long,
-            };
-            &ts
-        }
+/// Arm the socket's receive timeout (SO_RCVTIMEO) for `wait`, setting it only when it
+/// changes; `false` when the call must not wait (non-blocking, or a zero wait, which
+/// SO_RCVTIMEO cannot express: 0 means for ever there).
+fn arm_wait(b: &mut UdpBatch, wait: Wait) -> io::Result<bool> {
+    let timeout = match wait {
+        Wait::NonBlocking => return Ok(false),
+        Wait::Timeout(d) if d.is_zero() => return Ok(false),
+        Wait::Timeout(d) => Some(d.max(Duration::from_micros(1))),
+        Wait::Forever => None,
     };
-    let mut pfd = libc::pollfd {
-        fd: sock.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: `pfd` is one valid pollfd (nfds 1); `ts_ptr` is null or points to `ts`,
-    // which outlives the call; a null sigmask leaves the signal mask alone.
-    let rc = unsafe { libc::ppoll(&mut pfd, 1, ts_ptr, std::ptr::null()) };
-    if rc < 0 {
-        let e = io::Error::last_os_error();
-        return if e.kind() == io::ErrorKind::Interrupted {
-            Ok(false)
-        } else {
-            Err(e)
-        };
+    if b.recv_timeout != Some(timeout) {
+        b.sock.set_read_timeout(timeout)?;
+        b.recv_timeout = Some(timeout);
     }
-    Ok(rc > 0)
+    Ok(true)
+}
+
+/// The batched path: one recvmmsg that waits for the first datagram (MSG_WAITFORONE,
+/// bounded by SO_RCVTIMEO) and then takes what else is queued, up to the batch, where it
+/// used to make a failed non-blocking try, a `ppoll` and a second try whenever the queue
+/// was empty.
+pub(crate) fn recv_batched(
+    b: &mut UdpBatch,
+    batch: &mut RecvBatch,
+    wait: Wait,
+) -> io::Result<usize> {
+    let flags = if arm_wait(b, wait)? {
+        libc::MSG_WAITFORONE
+    } else {
+        libc::MSG_DONTWAIT
+    };
+    mmsg::recv(b, batch, flags)
+}
+
+/// The per-call path: one datagram per call, the wait inside the call itself (a
+/// blocking `recvmsg`), so a receiver that keeps up makes one system call per datagram,
+/// as the C tools' `read` loops do. A call that must not wait drains what is queued, up
+/// to the batch.
+pub(crate) fn recv_per_call(
+    b: &mut UdpBatch,
+    batch: &mut RecvBatch,
+    wait: Wait,
+) -> io::Result<usize> {
+    if arm_wait(b, wait)? {
+        single::recv_one_waiting(&b.sock, batch)
+    } else {
+        single::recv(&b.sock, batch)
+    }
 }

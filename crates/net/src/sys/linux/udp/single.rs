@@ -3,11 +3,10 @@
 //! `DUALPERF_NO_BATCH=1`) or when the batched calls fail.
 
 use super::cmsg::{self, CmsgBuf};
-use crate::udp::{Meta, RecvBatch, UdpBatch, Wait};
+use crate::udp::{Meta, RecvBatch};
 use std::io;
 use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
-use std::time::Duration;
 
 /// Receive one datagram per `recvmsg` call (non-blocking) until the batch is full or
 /// the queue is empty.
@@ -23,29 +22,10 @@ pub(crate) fn recv(sock: &UdpSocket, batch: &mut RecvBatch) -> io::Result<usize>
     Ok(batch.metas.len())
 }
 
-/// The per-call path: one datagram per call, the wait inside the call itself (a
-/// blocking `recvmsg` bounded by SO_RCVTIMEO), so a receiver that keeps up makes one
-/// system call per datagram, as the C tools' `read` loops do, instead of a failed
-/// non-blocking try, a `ppoll` and a second try. `Wait::NonBlocking` drains what is
-/// queued, up to the batch, without waiting.
-pub(crate) fn recv_per_call(
-    b: &mut UdpBatch,
-    batch: &mut RecvBatch,
-    wait: Wait,
-) -> io::Result<usize> {
-    // SO_RCVTIMEO: `None` waits for ever; a zero timeout cannot be set (it would mean
-    // for ever too), so a zero wait is a non-blocking drain.
-    let timeout = match wait {
-        Wait::NonBlocking => return recv(&b.sock, batch),
-        Wait::Timeout(d) if d.is_zero() => return recv(&b.sock, batch),
-        Wait::Timeout(d) => Some(d.max(Duration::from_micros(1))),
-        Wait::Forever => None,
-    };
-    if b.recv_timeout != Some(timeout) {
-        b.sock.set_read_timeout(timeout)?;
-        b.recv_timeout = Some(timeout);
-    }
-    match recv_one(&b.sock, batch, 0, 0) {
+/// One datagram with one blocking `recvmsg` (bounded by the socket's SO_RCVTIMEO, which
+/// the caller armed); 0 on timeout or signal.
+pub(crate) fn recv_one_waiting(sock: &UdpSocket, batch: &mut RecvBatch) -> io::Result<usize> {
+    match recv_one(sock, batch, 0, 0) {
         Ok(_) => Ok(batch.metas.len()),
         Err(e) if is_empty_or_interrupted(&e) => Ok(0),
         Err(e) => Err(e),
