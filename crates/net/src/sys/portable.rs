@@ -43,6 +43,19 @@ pub(crate) fn sleep_until_ns(deadline_ns: u64) -> io::Result<()> {
     }
 }
 
+/// Where receive calls block (Windows, the BSDs): `ready` is the wait for readability
+/// (`Ok(false)`: timed out), then `recv` takes what is queued.
+pub(crate) fn when_readable(
+    ready: io::Result<bool>,
+    recv: impl FnOnce() -> io::Result<usize>,
+) -> io::Result<usize> {
+    if ready? {
+        recv()
+    } else {
+        Ok(0)
+    }
+}
+
 /// Receive one datagram per `recv_from` until the batch is full or `ready` says nothing
 /// more is queued (`ready` is only asked before the second and later datagrams: the
 /// caller has waited for the first). A datagram longer than its buffer is cut and

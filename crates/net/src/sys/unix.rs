@@ -532,24 +532,17 @@ pub(crate) mod udp {
         Err(unsupported())
     }
 
-    pub(crate) fn recv(_b: &mut UdpBatch, _batch: &mut RecvBatch) -> io::Result<usize> {
-        Err(unsupported())
-    }
-
     pub(crate) fn recv_single(sock: &UdpSocket, batch: &mut RecvBatch) -> io::Result<usize> {
         portable::recv_each(sock, batch, || poll_ms(sock, 0), |_| false)
     }
 
-    /// The batched path: wait as `wait` says, then take what is queued.
+    /// No batched receive here: the caller falls back to the per-call path at once.
     pub(crate) fn recv_batched(
-        b: &mut UdpBatch,
-        batch: &mut RecvBatch,
-        wait: Wait,
+        _b: &mut UdpBatch,
+        _batch: &mut RecvBatch,
+        _wait: Wait,
     ) -> io::Result<usize> {
-        if !poll_readable(&b.sock, wait)? {
-            return Ok(0);
-        }
-        recv(b, batch)
+        Err(unsupported())
     }
 
     /// The per-call path: wait as `wait` says, then take what is queued.
@@ -558,10 +551,7 @@ pub(crate) mod udp {
         batch: &mut RecvBatch,
         wait: Wait,
     ) -> io::Result<usize> {
-        if !poll_readable(&b.sock, wait)? {
-            return Ok(0);
-        }
-        recv_single(&b.sock, batch)
+        portable::when_readable(poll_readable(&b.sock, wait), || recv_single(&b.sock, batch))
     }
 
     pub(crate) fn socket_drops(_sock: &UdpSocket) -> Option<u64> {

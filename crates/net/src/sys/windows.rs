@@ -825,7 +825,7 @@ pub(crate) mod udp {
 
     /// Receive with WSARecvMsg into each buffer until the batch is full or nothing is
     /// queued, splitting a coalesced buffer by its UDP_COALESCED_INFO segment size.
-    pub(crate) fn recv(b: &mut UdpBatch, batch: &mut RecvBatch) -> io::Result<usize> {
+    fn recv(b: &mut UdpBatch, batch: &mut RecvBatch) -> io::Result<usize> {
         let Some(f) = wsa_recvmsg() else {
             return recv_single(&b.sock, batch);
         };
@@ -939,10 +939,7 @@ pub(crate) mod udp {
         batch: &mut RecvBatch,
         wait: Wait,
     ) -> io::Result<usize> {
-        if !poll_readable(&b.sock, wait)? {
-            return Ok(0);
-        }
-        recv(b, batch)
+        portable::when_readable(poll_readable(&b.sock, wait), || recv(b, batch))
     }
 
     /// The per-call path: wait as `wait` says, then take what is queued.
@@ -951,10 +948,7 @@ pub(crate) mod udp {
         batch: &mut RecvBatch,
         wait: Wait,
     ) -> io::Result<usize> {
-        if !poll_readable(&b.sock, wait)? {
-            return Ok(0);
-        }
-        recv_single(&b.sock, batch)
+        portable::when_readable(poll_readable(&b.sock, wait), || recv_single(&b.sock, batch))
     }
 
     pub(crate) fn socket_drops(_sock: &UdpSocket) -> Option<u64> {
