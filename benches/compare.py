@@ -95,10 +95,10 @@ def addr(fam):
 UDP_RATE = "800kpps"
 
 
-def case_dualperf(case, fam, dur, cpu, rate=None, exe=None, port=None):
+def case_dualperf(case, fam, dur, cpu, rate=None, exe=None, port=None, extra=()):
     a = addr(fam)
     exe, port = exe or DUALPERF, port or PORT_DP
-    base = [exe, "run", a, "-p", str(port), "-f", str(fam), "-d", str(dur), "--json"]
+    base = [exe, "run", a, "-p", str(port), "-f", str(fam), "-d", str(dur), "--json", *extra]
     kind, size = case
     if kind == "udp":
         extra = ["-b", rate] if rate else []
@@ -139,10 +139,13 @@ def case_sockperf(case, fam, dur, cpu):
     return {"rtt_us": 2 * float(mo.group(1))}  # sockperf prints half the round trip
 
 
+PACED_ARGS = []
+
+
 def case_dualperf_paced(case, fam, dur, cpu):
     if case[0] != "udp":
         return None
-    return case_dualperf(case, fam, dur, cpu, rate=UDP_RATE)
+    return case_dualperf(case, fam, dur, cpu, rate=UDP_RATE, extra=PACED_ARGS)
 
 
 def case_dualperf_perdgram(case, fam, dur, cpu, exe=None, port=None):
@@ -250,11 +253,14 @@ def main():
     ap.add_argument("--csv", default="/tmp/dualperf-compare.csv")
     ap.add_argument("--families", default="4,6")
     ap.add_argument("--udp-rate", default=UDP_RATE, help="rate of the dualperf_paced UDP runs")
+    ap.add_argument("--paced-args", default="",
+                    help="more dualperf run options for dualperf_paced, e.g. '--rcvbuf 16M'")
     ap.add_argument("--baseline", help="an older dualperf binary to compare with, same run")
     ap.add_argument("--tools", help="comma-separated subset of the tools (default: all)")
     ap.add_argument("--cases", help="comma-separated subset of the cases, e.g. 'udp 128,tcp 1408'")
     a = ap.parse_args()
     globals()["UDP_RATE"] = a.udp_rate
+    globals()["PACED_ARGS"] = a.paced_args.split()
     if a.baseline:
         globals()["BASELINE"] = a.baseline
         TOOLS["dualperf_baseline"] = case_dualperf_baseline
@@ -351,9 +357,10 @@ def main():
         best = (min(peers) if lower_is_better else max(peers)) if peers else None
         if "dualperf" in med and best:
             ratio = f"{med['dualperf'] / best:.2f}"
-        if "dualperf_perdgram" in med and best:
-            pd = f"per-datagram {med['dualperf_perdgram'] / best:.2f}"
-            ratio = f"{ratio} ({pd})" if ratio != "–" else pd
+        for tool, name in (("dualperf_paced", "paced"), ("dualperf_perdgram", "per-datagram")):
+            if tool in med and best:
+                part = f"{name} {med[tool] / best:.2f}"
+                ratio = f"{ratio} ({part})" if ratio != "–" else part
         tail = ""
         if BASELINE:
             # Each dualperf datapath over the same datapath of the baseline binary.

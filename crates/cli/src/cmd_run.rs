@@ -153,10 +153,10 @@ pub struct RunArgs {
     /// Per-transaction timeout of udp-rr, in milliseconds.
     #[arg(long, default_value_t = 200)]
     rr_timeout_ms: u64,
-    /// UDP datapath: auto (batched, with GSO for unpaced senders: the default),
+    /// UDP datapath: auto (batched; GSO at the sender and GRO at the receiver for streams unpaced or paced above 20 kpps: the default),
     /// per-datagram (one datagram per system call, as Netperf, iperf3, nuttcp and qperf
-    /// send: the studies' method), batched (no segmentation offload) or gso (offload
-    /// even when paced). Recorded with every run as applied.udp_datapath_calls.
+    /// send: the studies' method), batched (no offloads) or gso (GSO
+    /// and GRO even when paced). Recorded with every run as applied.udp_datapath_calls.
     #[arg(long, value_name = "PATH", default_value = "auto")]
     udp_datapath: wire::spec::UdpDatapath,
     /// udp-stream, tcp-stream: gaps between datagrams (TCP: messages) drawn from a
@@ -782,6 +782,12 @@ fn summary(r: &RunResult, embedded: bool) -> String {
             }
         }
         if *g == "delivery and jitter" {
+            if let Some(why) = r.drop_counts_unavailable() {
+                out.push_str(&format!(
+                    "    {:<32} unavailable: {why}\n",
+                    "datagrams dropped by receiver"
+                ));
+            }
             if let Some(why) = r.jitter_unavailable() {
                 out.push_str(&format!(
                     "    {:<32} unavailable: {why}\n",

@@ -32,10 +32,10 @@ pub struct ServerArgs {
     /// Parallel streams one test may ask for.
     #[arg(long, value_name = "N", default_value_t = 16)]
     max_streams: u16,
-    /// UDP datapath of this server's sockets when the client asks for auto: auto (batched, with GSO for unpaced senders: the default),
+    /// UDP datapath of this server's sockets when the client asks for auto: auto (batched; GSO at the sender and GRO at the receiver for streams unpaced or paced above 20 kpps: the default),
     /// per-datagram (one datagram per system call, as Netperf, iperf3, nuttcp and qperf
-    /// send: the studies' method), batched (no segmentation offload) or gso (offload
-    /// even when paced). Recorded with every run as applied.udp_datapath_calls.
+    /// send: the studies' method), batched (no offloads) or gso (GSO
+    /// and GRO even when paced). Recorded with every run as applied.udp_datapath_calls.
     #[arg(long, value_name = "PATH", default_value = "auto")]
     udp_datapath: wire::spec::UdpDatapath,
     /// Longest test, seconds; count-bound tests are ended after this long too.

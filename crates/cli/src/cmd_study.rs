@@ -206,10 +206,10 @@ pub struct StudyArgs {
     /// UDP request/response: how long to wait for a response before counting it lost.
     #[arg(long, value_name = "MS")]
     pub rr_timeout_ms: Option<u64>,
-    /// UDP datapath: auto (batched, with GSO for unpaced senders: the default; the presets of the published studies use per-datagram),
+    /// UDP datapath: auto (batched; GSO at the sender and GRO at the receiver for streams unpaced or paced above 20 kpps: the default; the presets of the published studies use per-datagram),
     /// per-datagram (one datagram per system call, as Netperf, iperf3, nuttcp and qperf
-    /// send: the studies' method), batched (no segmentation offload) or gso (offload
-    /// even when paced). Recorded with every run as applied.udp_datapath_calls.
+    /// send: the studies' method), batched (no offloads) or gso (GSO
+    /// and GRO even when paced). Recorded with every run as applied.udp_datapath_calls.
     #[arg(long, value_name = "PATH")]
     pub udp_datapath: Option<wire::spec::UdpDatapath>,
     /// Socket send and receive buffer (TCP window), bytes (K, M suffixes).

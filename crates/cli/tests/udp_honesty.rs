@@ -19,7 +19,8 @@ fn metric_opt(v: &serde_json::Value, name: &str) -> Option<f64> {
 fn receiver_limited_run_counts_every_lost_datagram_as_a_socket_drop() {
     let _turn = serial();
     for (fam, _) in families() {
-        // Unpaced into a small receive buffer: the receiving socket overflows.
+        // Unpaced into a small receive buffer: the receiving socket overflows. A receiver
+        // without GRO (`batched`), so the socket counts datagrams.
         let args = [
             "-t",
             "udp-stream",
@@ -31,6 +32,8 @@ fn receiver_limited_run_counts_every_lost_datagram_as_a_socket_drop() {
             "20000",
             "--rcvbuf",
             "8K",
+            "--udp-datapath",
+            "batched",
         ];
         let v = run_json(&args, &[]);
         let lost = metric(&v, "lost_packets");
@@ -47,6 +50,67 @@ fn receiver_limited_run_counts_every_lost_datagram_as_a_socket_drop() {
             metric(&v, "host_udp_in_error_packets") >= metric(&v, "host_udp_rcvbuf_error_packets")
         );
     }
+}
+
+/// The default receiver of an unpaced stream takes GRO-coalesced buffers: its socket
+/// counts dropped buffers of 1 to 64 datagrams, so the run shows no datagram count for
+/// them, only the RFC 4737 loss, the receiver-limited mark and the reason.
+#[test]
+fn a_coalescing_receiver_counts_dropped_buffers_and_says_so() {
+    let _turn = serial();
+    let args = [
+        "-t",
+        "udp-stream",
+        "-s",
+        "1024",
+        "-n",
+        "20000",
+        "--rcvbuf",
+        "8K",
+    ];
+    let v = run_json(&args, &[]);
+    let srv = &v["server"];
+    // UDP GRO is in every kernel since 5.0: its absence here is a regression.
+    assert_eq!(srv["applied"]["udp_gro"], "true", "{}", srv["applied"]);
+    assert_eq!(srv["rx_coalesced"], true);
+    let lost = metric(&v, "lost_packets");
+    assert!(lost > 0.0, "an 8 KiB buffer cannot take an unpaced burst");
+    // Loopback loses nothing on the path: every lost datagram was in a dropped buffer
+    // of at most 64 (one GSO send).
+    let buffers = srv["rx_socket_drops"]
+        .as_f64()
+        .expect("the socket's drop count");
+    assert!(
+        buffers >= 1.0 && buffers <= lost && lost <= 64.0 * buffers,
+        "{buffers} buffers for {lost} datagrams"
+    );
+    assert_eq!(metric_opt(&v, "rx_socket_drop_packets"), None);
+    assert_eq!(metric_opt(&v, "host_udp_rcvbuf_error_packets"), None);
+    assert_eq!(metric(&v, "receiver_limited"), 1.0);
+    assert_eq!(
+        metric(&v, "sent_packets"),
+        metric(&v, "recv_packets") + lost,
+        "every datagram sent is received or lost"
+    );
+    // The summary says why instead of a number.
+    let o = run(&[
+        "run",
+        "-t",
+        "udp-stream",
+        "-s",
+        "1024",
+        "-n",
+        "20000",
+        "--rcvbuf",
+        "8K",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("datagrams dropped by receiver    unavailable: the receiver took datagrams coalesced by GRO"),
+        "{out}"
+    );
+    assert!(!out.contains("dropped by receiving socket "), "{out}");
 }
 
 #[test]

@@ -483,6 +483,9 @@ pub(crate) struct Outcome {
     pub jitter_unavailable: Option<String>,
     /// Datagrams the receiving socket dropped; growth of the host's UDP error counters.
     pub rx_socket_drops: Option<u64>,
+    /// The receiving socket took GRO-coalesced buffers: its drop count (and the host's
+    /// counters) count buffers, not datagrams.
+    pub rx_coalesced: bool,
     pub rx_host_udp_errors: Option<measure::UdpErrorCounters>,
     pub ipdv: Option<LatencyHistogram>,
     /// Transit times of the datagrams received (kept only with per-datagram timing).
@@ -514,6 +517,7 @@ impl Outcome {
             self.jitter_unavailable = o.jitter_unavailable;
         }
         self.rx_socket_drops = add_opt(self.rx_socket_drops, o.rx_socket_drops);
+        self.rx_coalesced |= o.rx_coalesced;
         self.rx_host_udp_errors = match (self.rx_host_udp_errors, o.rx_host_udp_errors) {
             (Some(a), Some(b)) => Some(a.plus(&b)),
             (a, b) => a.or(b),
@@ -582,6 +586,7 @@ impl Outcome {
                 .map(|h| h.quantile_ns(0.99) as f64),
             jitter_unavailable: self.jitter_unavailable,
             rx_socket_drops: self.rx_socket_drops,
+            rx_coalesced: self.rx_coalesced,
             rx_host_udp_rcvbuf_errors: self.rx_host_udp_errors.map(|c| c.rcvbuf_errors),
             rx_host_udp_in_errors: self.rx_host_udp_errors.map(|c| c.in_errors),
             realtime_at_go_ns: None,

@@ -223,9 +223,23 @@ impl RunResult {
                 let drops = sum_opt(rxs.iter().map(|s| s.rx_socket_drops));
                 let rcvbuf = sum_opt(rxs.iter().map(|s| s.rx_host_udp_rcvbuf_errors));
                 let in_errors = sum_opt(rxs.iter().map(|s| s.rx_host_udp_in_errors));
-                put(m::RX_SOCKET_DROP_PACKETS, drops.map(|d| d as f64));
-                put(m::HOST_UDP_RCVBUF_ERROR_PACKETS, rcvbuf.map(|d| d as f64));
-                put(m::HOST_UDP_IN_ERROR_PACKETS, in_errors.map(|d| d as f64));
+                // A receiver that took GRO-coalesced buffers counts dropped buffers, not
+                // datagrams: only a zero is a datagram count then (see
+                // `drop_counts_unavailable`). Whether it dropped at all holds either way.
+                let coalesced = rxs.iter().any(|s| s.rx_coalesced);
+                let datagrams = |n: Option<u64>| n.filter(|&d| !coalesced || d == 0);
+                put(
+                    m::RX_SOCKET_DROP_PACKETS,
+                    datagrams(drops).map(|d| d as f64),
+                );
+                put(
+                    m::HOST_UDP_RCVBUF_ERROR_PACKETS,
+                    datagrams(rcvbuf).map(|d| d as f64),
+                );
+                put(
+                    m::HOST_UDP_IN_ERROR_PACKETS,
+                    datagrams(in_errors).map(|d| d as f64),
+                );
                 put(m::RECEIVER_LIMITED, receiver_limited(drops, rcvbuf));
                 if let Some(c) = &self.clock {
                     put(m::CLOCK_OFFSET_NS, Some(c.offset_ns as f64));
@@ -299,6 +313,37 @@ impl RunResult {
         sides
             .into_iter()
             .find_map(|s| s.jitter_unavailable.as_deref())
+    }
+
+    /// Why the receiving socket's drop count (and the host's UDP error counters) are not
+    /// shown as datagrams: the receiver took GRO-coalesced buffers and dropped some, so
+    /// the counters hold buffers of up to 64 datagrams each. `None` when they are
+    /// datagram counts (or zero).
+    pub fn drop_counts_unavailable(&self) -> Option<String> {
+        if self.spec.kind != wire::spec::TestKind::UdpStream {
+            return None;
+        }
+        let (_, rx) = self.sender_receiver();
+        let sides: Vec<&SideStats> = if self.spec.direction == Direction::Bidir {
+            vec![&self.client, &self.server]
+        } else {
+            vec![rx]
+        };
+        if !sides.iter().any(|s| s.rx_coalesced) {
+            return None;
+        }
+        let buffers = sum_opt(sides.iter().map(|s| s.rx_socket_drops));
+        let host = sum_opt(sides.iter().map(|s| s.rx_host_udp_rcvbuf_errors));
+        let counted = match (buffers, host) {
+            (Some(b), _) if b > 0 => format!("the receiving socket dropped {b} of them"),
+            (_, Some(h)) if h > 0 => format!("the host's RcvbufErrors grew by {h}"),
+            _ => return None,
+        };
+        Some(format!(
+            "the receiver took datagrams coalesced by GRO into buffers of up to 64 and \
+             {counted}, a count of buffers, not datagrams; the RFC 4737 loss above counts \
+             the datagrams (use --udp-datapath batched for a receiver without GRO)"
+        ))
     }
 
     /// One-way delay of a forward or reverse UDP stream on the client's clock, or why
@@ -554,6 +599,57 @@ mod tests {
             None,
             "unknown is absent, not 0"
         );
+    }
+
+    #[test]
+    fn a_coalescing_receivers_drop_counts_are_buffers_and_never_shown_as_datagrams() {
+        // 1000 sent, 900 received: 100 datagrams lost in 3 dropped GRO buffers.
+        let mut rx = side(0, 900, 1_000_000_000);
+        rx.rx_coalesced = true;
+        rx.rx_socket_drops = Some(3);
+        rx.rx_host_udp_rcvbuf_errors = Some(3);
+        rx.rx_host_udp_in_errors = Some(4);
+        let tx = side(1000, 0, 1_000_000_000);
+        let r = result(
+            TestKind::UdpStream,
+            Direction::Forward,
+            tx.clone(),
+            rx.clone(),
+        );
+        assert_eq!(r.metric(m::LOST_PACKETS), Some(100.0));
+        for name in [
+            m::RX_SOCKET_DROP_PACKETS,
+            m::HOST_UDP_RCVBUF_ERROR_PACKETS,
+            m::HOST_UDP_IN_ERROR_PACKETS,
+        ] {
+            assert_eq!(r.metric(name), None, "{name}: buffers are not datagrams");
+        }
+        assert_eq!(r.metric(m::RECEIVER_LIMITED), Some(1.0));
+        let why = r.drop_counts_unavailable().expect("a reason");
+        assert!(
+            why.contains("dropped 3 of them") && why.contains("GRO"),
+            "{why}"
+        );
+        // Nothing dropped: zero buffers is zero datagrams, shown as such, no reason.
+        rx.rx_socket_drops = Some(0);
+        rx.rx_host_udp_rcvbuf_errors = Some(0);
+        rx.rx_host_udp_in_errors = Some(0);
+        let r = result(
+            TestKind::UdpStream,
+            Direction::Forward,
+            tx.clone(),
+            rx.clone(),
+        );
+        assert_eq!(r.metric(m::RX_SOCKET_DROP_PACKETS), Some(0.0));
+        assert_eq!(r.metric(m::HOST_UDP_IN_ERROR_PACKETS), Some(0.0));
+        assert_eq!(r.metric(m::RECEIVER_LIMITED), Some(0.0));
+        assert_eq!(r.drop_counts_unavailable(), None);
+        // A receiver without GRO: its counts are datagrams and need no reason.
+        rx.rx_coalesced = false;
+        rx.rx_socket_drops = Some(100);
+        let r = result(TestKind::UdpStream, Direction::Forward, tx, rx);
+        assert_eq!(r.metric(m::RX_SOCKET_DROP_PACKETS), Some(100.0));
+        assert_eq!(r.drop_counts_unavailable(), None);
     }
 
     #[test]

@@ -6,11 +6,13 @@
 //!
 //! Jitter and IPDV need one send stamp and one arrival time per datagram. A stream paced
 //! at up to [`PER_DATAGRAM_MAX_PPS`] gives them: its sender stamps each datagram right
-//! before the system call that sends it alone (no GSO), and the receiver (never GRO)
-//! takes each datagram's kernel receive time. Faster paced streams and unpaced ones send
-//! batches that share a stamp (and GSO super-datagrams whose segments share an arrival
-//! time), so their jitter is reported as unavailable with that reason, never as a
-//! number. Every receiver also counts the
+//! before the system call that sends it alone (no GSO), and the receiver (no GRO under
+//! `auto`) takes each datagram's kernel receive time. Faster paced streams and unpaced
+//! ones send batches that share a stamp (GSO super-datagrams, which their receivers take
+//! whole with GRO: one arrival time and one socket-queue entry for up to 64 datagrams),
+//! so their jitter is reported as unavailable with that reason, never as a number; such
+//! a receiver's socket counts dropped buffers, not datagrams, and the result says so
+//! instead of showing them as datagrams. Every receiver also counts the
 //! datagrams its own socket dropped (full receive buffer) and the host's UDP error
 //! counters over the run, so loss can be told apart from the receiver's own drops.
 
@@ -94,7 +96,11 @@ pub(crate) fn send(
             ..BatchConfig::default()
         },
     );
-    let mut bufs = vec![vec![0u8; payload_bytes]; BATCH];
+    // Datagrams per call: at least a batch, and with segmentation offload as many as one
+    // offloaded send carries (64 of 128 bytes, 46 of 1408), so a call leaves as one
+    // buffer and wakes the receiver at most once.
+    let batch = BATCH.max(tx.offload_segments(payload_bytes));
+    let mut bufs = vec![vec![0u8; payload_bytes]; batch];
     let mut o = Outcome::default();
     let mut windows = shared.windows();
     // The schedule starts at the data phase's start, so a late thread start catches up.
@@ -103,7 +109,7 @@ pub(crate) fn send(
     // Datagrams sent per wake-up when paced: what falls due in PACING_QUANTUM (1 at
     // low rates, so their spacing is kept; up to a batch at high rates).
     let quantum = pps.map_or(1, |p| {
-        ((p * PACING_QUANTUM.as_secs_f64()) as u64).clamp(1, BATCH as u64)
+        ((p * PACING_QUANTUM.as_secs_f64()) as u64).clamp(1, batch as u64)
     });
     // A paced duration-bound run sends at most the datagrams its schedule holds; the
     // deadline stays a hard stop, so a rate the host cannot reach never overruns it.
@@ -124,7 +130,7 @@ pub(crate) fn send(
                 let allowed = (now.duration_since(start).as_secs_f64() * pps) as u64 + 1;
                 allowed.saturating_sub(seq)
             }
-            None => BATCH as u64,
+            None => batch as u64,
         };
         let mut quantum = quantum;
         if let Some(c) = bound.count {
@@ -140,7 +146,7 @@ pub(crate) fn send(
             }
             continue;
         }
-        let n = due.min(BATCH as u64) as usize;
+        let n = due.min(batch as u64) as usize;
         let mut done = 0;
         while done < n {
             // (Re)stamp what is left right before each attempt: time spent waiting on a
@@ -397,6 +403,17 @@ pub(crate) const JITTER_FAST_PACED: &str = "paced above 20 kpps: datagrams leave
      batches that share one send stamp (one system call per 50 µs), so per-datagram delay \
      variation cannot be measured; pace at 20 kpps or less to measure jitter and IPDV";
 
+/// Whether a receiver asks for GRO: `gso` always (offloads at both ends), `auto` for
+/// streams without per-datagram timing (their datagrams share arrival times anyway),
+/// never on `batched` or `per-datagram`.
+pub(crate) fn gro_wanted(datapath: UdpDatapath, timing: RxTiming) -> bool {
+    match datapath {
+        UdpDatapath::Gso => true,
+        UdpDatapath::Auto => timing != RxTiming::PerDatagram,
+        UdpDatapath::Batched | UdpDatapath::PerDatagram => false,
+    }
+}
+
 /// Receiver for `streams` flows on one socket. Stops on abort, when every expected
 /// datagram was seen (count-bound), or after draining once the peer's senders are done.
 pub(crate) fn recv(
@@ -416,9 +433,11 @@ pub(crate) fn recv(
             max_batch: BATCH,
             max_datagram_bytes: payload_bytes.max(wire::datagram::HEADER_BYTES),
             gso: false,
-            // No GRO: a coalesced buffer has one arrival time, and a full receive buffer
-            // would drop (and count) it as one datagram however many it holds.
-            gro: false,
+            // GRO (receive coalescing) where no per-datagram arrival time is needed: one
+            // buffer per GSO send instead of one socket-queue entry per datagram, which
+            // takes most of the per-datagram work off both ends on loopback. Its cost,
+            // said in the result: the socket's drop counter then counts buffers.
+            gro: gro_wanted(datapath, timing),
             // Arrival stamps serve jitter, IPDV and transit, which only a per-datagram
             // stamped stream has; elsewhere they would cost a control message per
             // datagram (and a clock read per packet in the kernel) for nothing.
@@ -493,6 +512,7 @@ pub(crate) fn recv(
         }
     }
     o.rx_socket_drops = sock.socket_drops();
+    o.rx_coalesced = sock.gro_enabled();
     o.rx_host_udp_errors = host_before
         .zip(net::udp_error_counters())
         .map(|(before, after)| after.since(&before));

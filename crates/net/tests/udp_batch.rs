@@ -208,6 +208,60 @@ fn gro_receive_splits_coalesced_datagrams() {
     assert!(rxs.recv_calls < N as u64 / 16);
 }
 
+/// `offload_segments` is what one offloaded send carries: that many datagrams sent in one
+/// call leave as one GSO super-datagram and, with GRO, arrive as one buffer.
+#[test]
+fn one_offloaded_send_carries_offload_segments_datagrams() {
+    let plain = UdpBatch::new(
+        udp_bind("127.0.0.1:0".parse().unwrap(), &SocketOpts::default())
+            .unwrap()
+            .0,
+        BatchConfig {
+            gso: false,
+            ..config(Datapath::Batched)
+        },
+    );
+    assert_eq!(
+        plain.offload_segments(128),
+        1,
+        "no GSO: one datagram a send"
+    );
+    for (size, expect) in [(128, 64), (1408, 46), (9000, 7), (65_000, 1)] {
+        let rx_cfg = BatchConfig {
+            gro: true,
+            ..config(Datapath::Batched)
+        };
+        let (mut tx, mut rx) = pair("127.0.0.1:0", config(Datapath::Batched), rx_cfg);
+        if !tx.gso_enabled() || !rx.gro_enabled() {
+            println!("GSO/GRO not available, skipped: {:?}", tx.notes());
+            return;
+        }
+        assert_eq!(tx.offload_segments(size), expect, "{size}-byte datagrams");
+        assert_eq!(tx.offload_segments(0), 1);
+        assert_eq!(tx.offload_segments(70_000), 1);
+        let payloads: Vec<Vec<u8>> = (0..expect).map(|i| payload(i as u64, size)).collect();
+        assert_eq!(
+            tx.send_batch(&payloads).unwrap(),
+            expect,
+            "{size}: one call"
+        );
+        let got = drain(&mut rx, expect);
+        assert_eq!(got.len(), expect, "{size}");
+        assert!(got
+            .values()
+            .all(|c| c.len() == 1 && c[0].0 == size && c[0].1));
+        let (txs, rxs) = (tx.stats(), rx.stats());
+        assert_eq!(
+            (txs.send_calls, txs.sent_datagrams),
+            (1, expect as u64),
+            "{size}"
+        );
+        assert_eq!(txs.gso_sends, u64::from(expect > 1), "{size}: {txs:?}");
+        assert_eq!(rxs.recv_datagrams, expect as u64, "{size}");
+        assert_eq!(rxs.gro_buffers, u64::from(expect > 1), "{size}: {rxs:?}");
+    }
+}
+
 #[test]
 fn send_to_an_unconnected_peer_reports_the_source() {
     for bind in families() {

@@ -180,6 +180,11 @@ pub struct SideStats {
     /// UDP receiver: datagrams the receiving socket itself dropped (full receive
     /// buffer; SO_RXQ_OVFL / SO_MEMINFO). `None` where the OS cannot say.
     pub rx_socket_drops: Option<u64>,
+    /// UDP receiver: the socket took datagrams coalesced by GRO (URO on Windows) into
+    /// buffers of up to 64, so `rx_socket_drops` and the host's counters below count
+    /// buffers, not datagrams (the RFC 4737 loss still counts datagrams exactly).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rx_coalesced: bool,
     /// UDP receiver: growth of the host's UDP `RcvbufErrors` and `InErrors` counters
     /// (/proc/net/snmp + snmp6, both families) over the receive: system-wide, so other
     /// programs' datagrams count too. `None` where unreadable.

@@ -241,16 +241,18 @@ pub enum Direction {
 #[serde(rename_all = "kebab-case")]
 pub enum UdpDatapath {
     /// The default: batched calls (sendmmsg/recvmmsg on Linux), with segmentation
-    /// offload (GSO/USO) for unpaced senders; per-datagram where the OS has no batching.
+    /// offload (GSO/USO) at the sender and receive coalescing (GRO/URO) at the receiver
+    /// of streams unpaced or paced above 20 kpps; per-datagram where the OS has no
+    /// batching.
     #[default]
     Auto,
     /// One datagram per system call, as Netperf's UDP_STREAM, iperf3, nuttcp and qperf
     /// send: the studies' method.
     PerDatagram,
-    /// Batched calls without segmentation offload.
+    /// Batched calls without offloads.
     Batched,
-    /// Batched calls with segmentation offload (GSO on Linux, USO on Windows) even for
-    /// paced senders.
+    /// Batched calls with segmentation offload (GSO on Linux, USO on Windows) and
+    /// receive coalescing (GRO, URO) even for paced streams.
     Gso,
 }
 
@@ -279,13 +281,15 @@ impl UdpDatapath {
     pub fn describe(self) -> &'static str {
         match self {
             UdpDatapath::Auto => {
-                "auto: batched system calls (sendmmsg/recvmmsg on Linux), segmentation offload for unpaced senders"
+                "auto: batched system calls (sendmmsg/recvmmsg on Linux); segmentation offload (GSO) and receive coalescing (GRO) for streams unpaced or paced above 20 kpps"
             }
             UdpDatapath::PerDatagram => {
                 "per-datagram: one datagram per system call at both ends, as Netperf's UDP_STREAM"
             }
-            UdpDatapath::Batched => "batched system calls, no segmentation offload",
-            UdpDatapath::Gso => "batched system calls with segmentation offload, paced or not",
+            UdpDatapath::Batched => "batched system calls, no offloads",
+            UdpDatapath::Gso => {
+                "batched system calls with segmentation offload (GSO) and receive coalescing (GRO), paced or not"
+            }
         }
     }
 }

@@ -261,6 +261,15 @@ impl UdpBatch {
     pub fn gso_enabled(&self) -> bool {
         self.gso_segments > 0
     }
+    /// Datagrams of `bytes` each that one segmentation-offloaded send (GSO, USO) carries;
+    /// 1 when the offload is off.
+    pub fn offload_segments(&self, bytes: usize) -> usize {
+        if self.gso_segments > 1 && bytes > 0 && bytes <= usize::from(u16::MAX) {
+            (MAX_GSO_BYTES / bytes).clamp(1, self.gso_segments)
+        } else {
+            1
+        }
+    }
     pub fn gro_enabled(&self) -> bool {
         self.gro
     }
