@@ -329,7 +329,7 @@ fn dry_run_prints_the_plan_and_writes_nothing() {
     // RFC 2544 udp-stream runs are one to six trials of 0.25 s: 0.25 to 1.5 s each.
     assert!(t.contains("estimated duration: 2m09s to 15m12s"), "{t}");
     assert!(
-        t.contains("socket options: OS defaults; UDP tests: rcvbuf=4194304 bytes"),
+        t.contains("socket options: OS defaults; UDP tests: rcvbuf=16777216 bytes"),
         "{t}"
     );
     assert!(!std::path::Path::new(&db).exists());

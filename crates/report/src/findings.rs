@@ -65,7 +65,10 @@ pub fn findings(
                 if n == 1 { "was" } else { "were" },
                 if n == 1 { "is" } else { "are" },
             ),
-            evidence: format!("receiver_limited = 1 (rx_socket_drop_packets > 0) in {n} run(s)"),
+            evidence: format!(
+                "receiver_limited = 1 in {n} run(s): the receiving socket's drop counter grew \
+                 (datagrams, or GRO buffers of datagrams)"
+            ),
         });
     }
     out

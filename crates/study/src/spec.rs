@@ -785,13 +785,16 @@ pub enum Repetition {
 }
 
 /// The receive buffer an RFC 2544 study asks for on UDP sockets when none is given
-/// (4 MiB; the kernel caps it at net.core.rmem_max unless the process may force it, and
+/// (16 MiB; the kernel caps it at net.core.rmem_max unless the process may force it, and
 /// the applied size is recorded with each run). With the default 208 KiB a receiving
 /// thread that stalls for half a millisecond (a VM's vCPU preempted, a kworker) drops
 /// datagrams at any offered rate, so on loopback each search trial passed or failed by
 /// luck: 8 searches at 1408 bytes ended at 6.8–9.2 Gbit/s with the default buffer, at
-/// 11.3–12.9 Gbit/s and far fewer failing trials with 4 MiB (2026-11-24, 2 cores).
-pub const RFC2544_RCVBUF_BYTES: u32 = 4 << 20;
+/// 11.3–12.9 Gbit/s and far fewer failing trials with 4 MiB (2026-11-24, 2 cores). Since
+/// GRO receivers take 35–50 Gbit/s on loopback, 4 MiB held only ~1 ms again: 37 of the
+/// main job's 99 udp-stream runs were receiver-limited (kernel threads held the
+/// receiver's CPU for 2–4 ms); with 16 MiB none of 98 and 89 (2026-11-26).
+pub const RFC2544_RCVBUF_BYTES: u32 = 16 << 20;
 
 /// How udp-stream cells measure throughput, recorded with the campaign.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
