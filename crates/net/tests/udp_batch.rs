@@ -93,13 +93,24 @@ fn send_all(tx: &mut UdpBatch, sizes: &[usize]) {
 }
 
 fn check_every_datagram_arrives_once(path: Datapath, gso: bool) {
+    check_arrivals(path, gso, true);
+}
+
+/// `stamps`: the receiver asks for kernel timestamps (control messages: `recvmsg` on the
+/// per-call path); without them and with SO_MEMINFO drop counts it receives with
+/// `recvfrom`.
+fn check_arrivals(path: Datapath, gso: bool, stamps: bool) {
     const N: usize = 300;
     for bind in families() {
         let tx_cfg = BatchConfig {
             gso,
             ..config(path)
         };
-        let (mut tx, mut rx) = pair(bind, tx_cfg, config(path));
+        let rx_cfg = BatchConfig {
+            kernel_timestamps: stamps,
+            ..config(path)
+        };
+        let (mut tx, mut rx) = pair(bind, tx_cfg, rx_cfg);
         assert_eq!(tx.datapath(), path);
         assert_eq!(rx.datapath(), path);
         let t0 = wall_ns();
@@ -111,8 +122,12 @@ fn check_every_datagram_arrives_once(path: Datapath, gso: bool) {
             let (len, intact, rx_ns) = copies[0];
             assert_eq!(len, 256);
             assert!(intact, "seq {seq} corrupted");
-            let rx_ns = rx_ns.expect("kernel timestamp missing");
-            assert!(rx_ns + 1_000_000_000 > t0 && rx_ns < wall_ns() + 1_000_000_000);
+            if stamps {
+                let rx_ns = rx_ns.expect("kernel timestamp missing");
+                assert!(rx_ns + 1_000_000_000 > t0 && rx_ns < wall_ns() + 1_000_000_000);
+            } else {
+                assert_eq!(rx_ns, None, "no stamp was asked for");
+            }
         }
         assert!(tx.notes().is_empty(), "{:?}", tx.notes());
         let (txs, rxs) = (tx.stats(), rx.stats());
@@ -150,6 +165,13 @@ fn batched_path_with_gso_delivers_every_datagram_once() {
 #[test]
 fn per_call_fallback_delivers_every_datagram_once() {
     check_every_datagram_arrives_once(Datapath::PerCall, true);
+}
+
+/// The per-call receive without control messages (`recvfrom`): the same datagrams, once
+/// each, intact, one call each.
+#[test]
+fn per_call_receive_without_control_messages_delivers_every_datagram_once() {
+    check_arrivals(Datapath::PerCall, false, false);
 }
 
 #[test]
@@ -319,22 +341,40 @@ fn receive_timeout_and_non_blocking_return_zero() {
 
 #[test]
 fn a_datagram_longer_than_the_buffer_is_flagged_truncated() {
-    for path in [Datapath::Batched, Datapath::PerCall] {
+    // Per call both ways: recvmsg (stamps asked for) and recvfrom (none).
+    for (path, stamps) in [
+        (Datapath::Batched, true),
+        (Datapath::PerCall, true),
+        (Datapath::PerCall, false),
+    ] {
         let rx_cfg = BatchConfig {
             max_datagram_bytes: 100,
+            kernel_timestamps: stamps,
             ..config(path)
         };
         let (mut tx, mut rx) = pair("127.0.0.1:0", config(path), rx_cfg);
         let long = payload(7, 300);
-        assert_eq!(tx.send_batch(&[&long]).unwrap(), 1);
+        let short = payload(8, 60);
+        assert_eq!(tx.send_batch(&[&long, &short]).unwrap(), 2);
         let mut batch = rx.recv_buffers();
-        let n = rx
-            .recv_batch(&mut batch, Wait::Timeout(Duration::from_secs(1)))
-            .unwrap();
-        assert_eq!(n, 1);
-        let d = batch.get(0).unwrap();
-        assert!(d.truncated, "{path:?}");
-        assert_eq!(d.payload.len(), 100);
+        let mut got = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while got.len() < 2 && Instant::now() < deadline {
+            rx.recv_batch(&mut batch, Wait::Timeout(Duration::from_millis(100)))
+                .unwrap();
+            got.extend(batch.iter().map(|d| (d.truncated, d.payload.to_vec())));
+        }
+        assert_eq!(got.len(), 2, "{path:?} stamps={stamps}");
+        assert!(
+            got[0].0,
+            "{path:?} stamps={stamps}: the long one is flagged"
+        );
+        assert_eq!(got[0].1, long[..100], "its first 100 bytes");
+        assert!(
+            !got[1].0,
+            "{path:?} stamps={stamps}: the short one is whole"
+        );
+        assert_eq!(got[1].1, short);
     }
 }
 

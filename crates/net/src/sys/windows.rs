@@ -711,6 +711,7 @@ pub(crate) mod udp {
             gro: uro,
             timestamps: false,
             count_drops: false,
+            rx_control: false,
         }
     }
 

@@ -190,6 +190,9 @@ pub struct UdpBatch {
     pub(crate) gso_refused_bytes: Option<usize>,
     pub(crate) gro: bool,
     pub(crate) timestamps: bool,
+    /// See [`Caps::rx_control`].
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub(crate) rx_control: bool,
     /// The socket's drop count can be read (SO_MEMINFO or SO_RXQ_OVFL).
     pub(crate) count_drops: bool,
     /// Highest SO_RXQ_OVFL count seen so far.
@@ -212,6 +215,9 @@ pub(crate) struct Caps {
     pub gro: bool,
     pub timestamps: bool,
     pub count_drops: bool,
+    /// Received datagrams carry control messages (kernel timestamps, SO_RXQ_OVFL), so a
+    /// one-datagram receive needs `recvmsg`; without them `recvfrom` does, for less.
+    pub rx_control: bool,
 }
 
 impl UdpBatch {
@@ -232,6 +238,7 @@ impl UdpBatch {
             gso_refused_bytes: None,
             gro: caps.gro,
             timestamps: caps.timestamps,
+            rx_control: caps.rx_control,
             count_drops: caps.count_drops,
             drops_seen: None,
             recv_timeout: None,

@@ -58,21 +58,23 @@ pub(crate) fn setup(
     // datagram; SO_RXQ_OVFL (the same counter in a control message on every datagram
     // received, which costs the receive path a put_cmsg each) only where SO_MEMINFO has
     // no drop count (kernels before 4.7).
-    let count_drops = cfg.count_drops
-        && (drops::socket_drops(fd).is_some()
-            || match drops::enable(fd) {
-                Ok(()) => true,
-                Err(e) => {
-                    notes.push(format!("receive drop counts unavailable ({e})"));
-                    false
-                }
-            });
+    let meminfo = cfg.count_drops && drops::socket_drops(fd).is_some();
+    let rxq_ovfl = cfg.count_drops
+        && !meminfo
+        && match drops::enable(fd) {
+            Ok(()) => true,
+            Err(e) => {
+                notes.push(format!("receive drop counts unavailable ({e})"));
+                false
+            }
+        };
     Caps {
         batched: true,
         gso_segments,
         gro,
         timestamps,
-        count_drops,
+        count_drops: meminfo || rxq_ovfl,
+        rx_control: timestamps || rxq_ovfl,
     }
 }
 
@@ -141,8 +143,8 @@ pub(crate) fn recv_per_call(
     wait: Wait,
 ) -> io::Result<usize> {
     if arm_wait(b, wait)? {
-        single::recv_one_waiting(&b.sock, batch)
+        single::recv_one_waiting(&b.sock, batch, b.rx_control)
     } else {
-        single::recv(&b.sock, batch)
+        single::recv(&b.sock, batch, b.rx_control)
     }
 }

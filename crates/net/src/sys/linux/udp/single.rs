@@ -1,6 +1,8 @@
-//! Linux's one-datagram-per-call receive (`recvmsg`, with the control messages the
-//! batched path reads). Used when asked for (`--udp-datapath per-datagram`,
-//! `DUALPERF_NO_BATCH=1`) or when the batched calls fail.
+//! Linux's one-datagram-per-call receive: `recvmsg` when the socket delivers control
+//! messages (kernel timestamps, SO_RXQ_OVFL), else `recvfrom`, which copies no message
+//! header or iovec in and out of the kernel (as nuttcp's and iperf3's receivers call).
+//! Used when asked for (`--udp-datapath per-datagram`, `DUALPERF_NO_BATCH=1`) or when
+//! the batched calls fail.
 
 use super::cmsg::{self, CmsgBuf};
 use crate::udp::{Meta, RecvBatch};
@@ -10,9 +12,9 @@ use std::os::fd::AsRawFd;
 
 /// Receive one datagram per `recvmsg` call (non-blocking) until the batch is full or
 /// the queue is empty.
-pub(crate) fn recv(sock: &UdpSocket, batch: &mut RecvBatch) -> io::Result<usize> {
+pub(crate) fn recv(sock: &UdpSocket, batch: &mut RecvBatch, control: bool) -> io::Result<usize> {
     for i in 0..batch.bufs.len() {
-        match recv_one(sock, batch, i, libc::MSG_DONTWAIT) {
+        match recv_one(sock, batch, i, libc::MSG_DONTWAIT, control) {
             Ok(_) => {}
             Err(e) if is_empty_or_interrupted(&e) => break,
             Err(_) if !batch.metas.is_empty() => break,
@@ -24,8 +26,12 @@ pub(crate) fn recv(sock: &UdpSocket, batch: &mut RecvBatch) -> io::Result<usize>
 
 /// One datagram with one blocking `recvmsg` (bounded by the socket's SO_RCVTIMEO, which
 /// the caller armed); 0 on timeout or signal.
-pub(crate) fn recv_one_waiting(sock: &UdpSocket, batch: &mut RecvBatch) -> io::Result<usize> {
-    match recv_one(sock, batch, 0, 0) {
+pub(crate) fn recv_one_waiting(
+    sock: &UdpSocket,
+    batch: &mut RecvBatch,
+    control: bool,
+) -> io::Result<usize> {
+    match recv_one(sock, batch, 0, 0, control) {
         Ok(_) => Ok(batch.metas.len()),
         Err(e) if is_empty_or_interrupted(&e) => Ok(0),
         Err(e) => Err(e),
@@ -40,10 +46,19 @@ fn is_empty_or_interrupted(e: &io::Error) -> bool {
     )
 }
 
-/// One `recvmsg` into buffer `i` with `flags`; a received datagram is appended to
-/// `batch.metas` (`Ok(false)`: one arrived from an address family we cannot name, and
-/// was skipped).
-fn recv_one(sock: &UdpSocket, batch: &mut RecvBatch, i: usize, flags: i32) -> io::Result<bool> {
+/// One datagram into buffer `i` with `flags` (`recvmsg` when `control` messages are
+/// wanted, else `recvfrom`); a received datagram is appended to `batch.metas`
+/// (`Ok(false)`: one arrived from an address family we cannot name, and was skipped).
+fn recv_one(
+    sock: &UdpSocket,
+    batch: &mut RecvBatch,
+    i: usize,
+    flags: i32,
+    control: bool,
+) -> io::Result<bool> {
+    if !control {
+        return recv_one_from(sock, batch, i, flags);
+    }
     let buf = &mut batch.bufs[i];
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
@@ -77,6 +92,47 @@ fn recv_one(sock: &UdpSocket, batch: &mut RecvBatch, i: usize, flags: i32) -> io
         src,
         rx_ns: info.rx_ns,
         truncated: h.msg_flags & libc::MSG_TRUNC != 0,
+    });
+    Ok(true)
+}
+
+/// [`recv_one`] without control messages: `recvfrom` with MSG_TRUNC, which returns the
+/// datagram's real length, so a cut datagram is still flagged.
+fn recv_one_from(
+    sock: &UdpSocket,
+    batch: &mut RecvBatch,
+    i: usize,
+    flags: i32,
+) -> io::Result<bool> {
+    let buf = &mut batch.bufs[i];
+    let mut addr = cmsg::empty_storage();
+    let mut addr_len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    // SAFETY: `buf` and `addr` are alive and writable for the call, their lengths are
+    // what is passed; without MSG_DONTWAIT it blocks at most the socket's SO_RCVTIMEO.
+    let rc = unsafe {
+        libc::recvfrom(
+            sock.as_raw_fd(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            flags | libc::MSG_TRUNC,
+            (&mut addr as *mut libc::sockaddr_storage).cast(),
+            &mut addr_len,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let Some(src) = cmsg::to_socket_addr(&addr) else {
+        return Ok(false);
+    };
+    let full = rc as usize;
+    batch.metas.push(Meta {
+        buf: i,
+        offset: 0,
+        len: full.min(buf.len()),
+        src,
+        rx_ns: None,
+        truncated: full > buf.len(),
     });
     Ok(true)
 }
