@@ -411,14 +411,25 @@ fn drop_hook_loss_is_exact_over_two_streams() {
 }
 
 /// `--udp-datapath` reaches both ends and is recorded: per-datagram runs one datagram
-/// per call on both sockets, batched runs sendmmsg/recvmmsg without GSO; the counts stay
-/// exact either way.
+/// per call on both sockets (the receiver of this stamped stream with `recvmsg`, for its
+/// kernel timestamps; the sender's socket, which stamps nothing, would use `recvfrom`),
+/// batched runs sendmmsg/recvmmsg without GSO; the counts stay exact either way.
 #[test]
 fn the_udp_datapath_option_is_applied_on_both_ends_and_recorded() {
     let _turn = serial();
-    for (path, applied, calls) in [
-        ("per-datagram", "per-call", "linux:send/recvmsg"),
-        ("batched", "batched", "linux:sendmmsg/recvmmsg"),
+    for (path, applied, client_calls, server_calls) in [
+        (
+            "per-datagram",
+            "per-call",
+            "linux:send/recvfrom",
+            "linux:send/recvmsg",
+        ),
+        (
+            "batched",
+            "batched",
+            "linux:sendmmsg/recvmmsg",
+            "linux:sendmmsg/recvmmsg",
+        ),
     ] {
         let v = run_json(
             &[
@@ -438,7 +449,7 @@ fn the_udp_datapath_option_is_applied_on_both_ends_and_recorded() {
             &[],
         );
         assert_eq!(metric(&v, "recv_packets"), 300.0, "{path}");
-        for side in ["client", "server"] {
+        for (side, calls) in [("client", client_calls), ("server", server_calls)] {
             assert_eq!(v[side]["applied"]["udp_datapath"], applied, "{path} {side}");
             assert_eq!(
                 v[side]["applied"]["udp_datapath_calls"], calls,

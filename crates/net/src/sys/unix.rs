@@ -516,7 +516,7 @@ pub(crate) mod udp {
         Caps::default()
     }
 
-    pub(crate) fn describe(_path: Datapath, _gso: bool, _gro: bool) -> String {
+    pub(crate) fn describe(_path: Datapath, _gso: bool, _gro: bool, _rx_control: bool) -> String {
         format!("{}:send/recvfrom", std::env::consts::OS)
     }
 

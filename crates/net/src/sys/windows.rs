@@ -715,7 +715,7 @@ pub(crate) mod udp {
         }
     }
 
-    pub(crate) fn describe(path: Datapath, gso: bool, gro: bool) -> String {
+    pub(crate) fn describe(path: Datapath, gso: bool, gro: bool, _rx_control: bool) -> String {
         match path {
             Datapath::Batched => format!(
                 "windows:{}/{}",

@@ -5,7 +5,8 @@
 //!   out as one UDP GSO send (UDP_SEGMENT) when the kernel allows; receive can ask for
 //!   UDP GRO (coalesced datagrams are split again here). An offload the kernel refuses is
 //!   switched off once and remembered, with a note for the report.
-//! - [`Datapath::PerCall`]: one datagram per `send`/`recvmsg` (Linux) or `send`/
+//! - [`Datapath::PerCall`]: one datagram per `send`/`recvfrom` (Linux; `recvmsg` when
+//!   kernel timestamps or SO_RXQ_OVFL are asked for) or `send`/
 //!   `recv_from` (every other OS, std only), the shape every OS offers. Chosen by
 //!   `DUALPERF_NO_BATCH=1`, by [`BatchConfig::datapath`], when the batched calls fail
 //!   with ENOSYS/EOPNOTSUPP, or where the OS has no batched path (macOS, FreeBSD).
@@ -261,9 +262,10 @@ impl UdpBatch {
         self.path
     }
     /// The OS calls that ran, compact (`applied.udp_datapath_calls`): `OS:calls+offloads`,
-    /// e.g. `linux:sendmmsg/recvmmsg+gso`, `linux:send/recvmsg`, `windows:send/recvfrom`.
+    /// e.g. `linux:sendmmsg/recvmmsg+gso`, `linux:send/recvmsg` (per call, with control
+    /// messages), `linux:send/recvfrom` (per call, none), `windows:send/recvfrom`.
     pub fn datapath_calls(&self) -> String {
-        sys::udp::describe(self.path, self.gso_segments > 0, self.gro)
+        sys::udp::describe(self.path, self.gso_segments > 0, self.gro, self.rx_control)
     }
     pub fn gso_enabled(&self) -> bool {
         self.gso_segments > 0

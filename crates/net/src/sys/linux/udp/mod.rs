@@ -79,7 +79,7 @@ pub(crate) fn setup(
 }
 
 /// The calls a path makes, compact: `linux:sendmmsg/recvmmsg+gso`.
-pub(crate) fn describe(path: Datapath, gso: bool, gro: bool) -> String {
+pub(crate) fn describe(path: Datapath, gso: bool, gro: bool, rx_control: bool) -> String {
     match path {
         Datapath::Batched => {
             let mut s = "linux:sendmmsg/recvmmsg".to_string();
@@ -91,7 +91,8 @@ pub(crate) fn describe(path: Datapath, gso: bool, gro: bool) -> String {
             }
             s
         }
-        Datapath::PerCall => "linux:send/recvmsg".to_string(),
+        Datapath::PerCall if rx_control => "linux:send/recvmsg".to_string(),
+        Datapath::PerCall => "linux:send/recvfrom".to_string(),
     }
 }
 
