@@ -2,7 +2,7 @@
 //! `recvmmsg` with optional UDP GRO, kernel timestamps read from control messages.
 
 use super::cmsg::{self, CmsgBuf};
-use crate::udp::{Meta, RecvBatch, UdpBatch, MAX_GSO_BYTES};
+use crate::udp::{RecvBatch, UdpBatch, MAX_GSO_BYTES};
 use socket2::SockAddr;
 use std::io;
 use std::net::SocketAddr;
@@ -215,25 +215,16 @@ pub(crate) fn recv(
         batch.drops_seen = batch.drops_seen.max(info.drops);
         let len = (h.msg_len as usize).min(batch.bufs[i].len());
         let truncated = h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
-        let seg = info.gro_segment_bytes.filter(|&s| s < len).unwrap_or(len);
-        if seg < len {
+        if super::push_received(
+            batch,
+            i,
+            len,
+            info.gro_segment_bytes,
+            src,
+            info.rx_ns,
+            truncated,
+        ) {
             b.stats.gro_buffers += 1;
-        }
-        let mut offset = 0;
-        loop {
-            let piece = seg.min(len - offset);
-            batch.metas.push(Meta {
-                buf: i,
-                offset,
-                len: piece,
-                src,
-                rx_ns: info.rx_ns,
-                truncated,
-            });
-            offset += piece;
-            if offset >= len || piece == 0 {
-                break;
-            }
         }
     }
     if rc > 0 {

@@ -11,9 +11,9 @@ mod single;
 pub(crate) use mmsg::send;
 
 use super::sockopt::{get_int, set_int};
-use crate::udp::{BatchConfig, Caps, Datapath, RecvBatch, UdpBatch, Wait, MAX_GSO_SEGMENTS};
+use crate::udp::{BatchConfig, Caps, Datapath, Meta, RecvBatch, UdpBatch, Wait, MAX_GSO_SEGMENTS};
 use std::io;
-use std::net::UdpSocket;
+use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
@@ -74,8 +74,42 @@ pub(crate) fn setup(
         gro,
         timestamps,
         count_drops: meminfo || rxq_ovfl,
-        rx_control: timestamps || rxq_ovfl,
+        // GRO too: a per-call receive (the batched one refused at run time) must read the
+        // segment size to split a coalesced buffer.
+        rx_control: timestamps || rxq_ovfl || gro,
     }
+}
+
+/// Append what one receive call put in buffer `buf` (`len` bytes) to `batch.metas`: one
+/// datagram, or one per `gro_segment` bytes when GRO coalesced several (the last may be
+/// shorter). `true` when the buffer was coalesced.
+fn push_received(
+    batch: &mut RecvBatch,
+    buf: usize,
+    len: usize,
+    gro_segment: Option<usize>,
+    src: SocketAddr,
+    rx_ns: Option<u64>,
+    truncated: bool,
+) -> bool {
+    let seg = gro_segment.filter(|&s| s > 0 && s < len).unwrap_or(len);
+    let mut offset = 0;
+    loop {
+        let piece = seg.min(len - offset);
+        batch.metas.push(Meta {
+            buf,
+            offset,
+            len: piece,
+            src,
+            rx_ns,
+            truncated,
+        });
+        offset += piece;
+        if offset >= len || piece == 0 {
+            break;
+        }
+    }
+    seg < len
 }
 
 /// The calls a path makes, compact: `linux:sendmmsg/recvmmsg+gso`.
@@ -144,8 +178,50 @@ pub(crate) fn recv_per_call(
     wait: Wait,
 ) -> io::Result<usize> {
     if arm_wait(b, wait)? {
-        single::recv_one_waiting(&b.sock, batch, b.rx_control)
+        single::recv_one_waiting(&b.sock, batch, b.rx_control, &mut b.stats.gro_buffers)
     } else {
-        single::recv(&b.sock, batch, b.rx_control)
+        single::recv(&b.sock, batch, b.rx_control, &mut b.stats.gro_buffers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(len: usize, seg: Option<usize>) -> (bool, Vec<(usize, usize)>) {
+        let mut batch = RecvBatch::new(2, 4096);
+        let src: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        batch.metas.push(Meta {
+            buf: 0,
+            offset: 0,
+            len: 1,
+            src,
+            rx_ns: None,
+            truncated: false,
+        });
+        let coalesced = push_received(&mut batch, 1, len, seg, src, Some(5), false);
+        assert_eq!(batch.metas[0].buf, 0, "what was there stays");
+        let got = batch.metas[1..]
+            .iter()
+            .inspect(|m| assert_eq!((m.buf, m.rx_ns), (1, Some(5))))
+            .map(|m| (m.offset, m.len))
+            .collect();
+        (coalesced, got)
+    }
+
+    #[test]
+    fn a_coalesced_buffer_is_split_at_its_segment_size_and_nothing_else_is() {
+        // Three 128-byte datagrams and a 40-byte one behind them.
+        assert_eq!(
+            pieces(424, Some(128)),
+            (true, vec![(0, 128), (128, 128), (256, 128), (384, 40)])
+        );
+        assert_eq!(pieces(256, Some(128)), (true, vec![(0, 128), (128, 128)]));
+        // No GRO segment size, one as long as the buffer, or a nonsensical 0: one datagram.
+        assert_eq!(pieces(300, None), (false, vec![(0, 300)]));
+        assert_eq!(pieces(300, Some(300)), (false, vec![(0, 300)]));
+        assert_eq!(pieces(300, Some(0)), (false, vec![(0, 300)]));
+        // An empty datagram is one datagram.
+        assert_eq!(pieces(0, Some(128)), (false, vec![(0, 0)]));
     }
 }

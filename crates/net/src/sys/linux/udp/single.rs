@@ -12,9 +12,14 @@ use std::os::fd::AsRawFd;
 
 /// Receive one datagram per `recvmsg` call (non-blocking) until the batch is full or
 /// the queue is empty.
-pub(crate) fn recv(sock: &UdpSocket, batch: &mut RecvBatch, control: bool) -> io::Result<usize> {
+pub(crate) fn recv(
+    sock: &UdpSocket,
+    batch: &mut RecvBatch,
+    control: bool,
+    gro_buffers: &mut u64,
+) -> io::Result<usize> {
     for i in 0..batch.bufs.len() {
-        match recv_one(sock, batch, i, libc::MSG_DONTWAIT, control) {
+        match recv_one(sock, batch, i, libc::MSG_DONTWAIT, control, gro_buffers) {
             Ok(_) => {}
             Err(e) if is_empty_or_interrupted(&e) => break,
             Err(_) if !batch.metas.is_empty() => break,
@@ -30,8 +35,9 @@ pub(crate) fn recv_one_waiting(
     sock: &UdpSocket,
     batch: &mut RecvBatch,
     control: bool,
+    gro_buffers: &mut u64,
 ) -> io::Result<usize> {
-    match recv_one(sock, batch, 0, 0, control) {
+    match recv_one(sock, batch, 0, 0, control, gro_buffers) {
         Ok(_) => Ok(batch.metas.len()),
         Err(e) if is_empty_or_interrupted(&e) => Ok(0),
         Err(e) => Err(e),
@@ -46,15 +52,17 @@ fn is_empty_or_interrupted(e: &io::Error) -> bool {
     )
 }
 
-/// One datagram into buffer `i` with `flags` (`recvmsg` when `control` messages are
-/// wanted, else `recvfrom`); a received datagram is appended to `batch.metas`
-/// (`Ok(false)`: one arrived from an address family we cannot name, and was skipped).
+/// One receive into buffer `i` with `flags` (`recvmsg` when `control` messages are
+/// wanted, else `recvfrom`); what arrived is appended to `batch.metas` — one datagram,
+/// or several that GRO coalesced (counted in `gro_buffers`) — (`Ok(false)`: it came
+/// from an address family we cannot name, and was skipped).
 fn recv_one(
     sock: &UdpSocket,
     batch: &mut RecvBatch,
     i: usize,
     flags: i32,
     control: bool,
+    gro_buffers: &mut u64,
 ) -> io::Result<bool> {
     if !control {
         return recv_one_from(sock, batch, i, flags);
@@ -85,14 +93,19 @@ fn recv_one(
     };
     let info = cmsg::parse(&h);
     batch.drops_seen = batch.drops_seen.max(info.drops);
-    batch.metas.push(Meta {
-        buf: i,
-        offset: 0,
-        len: (rc as usize).min(buf.len()),
+    let len = (rc as usize).min(buf.len());
+    let truncated = h.msg_flags & libc::MSG_TRUNC != 0;
+    if super::push_received(
+        batch,
+        i,
+        len,
+        info.gro_segment_bytes,
         src,
-        rx_ns: info.rx_ns,
-        truncated: h.msg_flags & libc::MSG_TRUNC != 0,
-    });
+        info.rx_ns,
+        truncated,
+    ) {
+        *gro_buffers += 1;
+    }
     Ok(true)
 }
 
