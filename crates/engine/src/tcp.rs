@@ -15,14 +15,17 @@ use wire::proto::StreamStats;
 const RECV_CHUNK_BYTES: usize = 128 * 1024;
 
 /// A bulk receiver fast enough asks to be woken once per this many bytes (SO_RCVLOWAT)
-/// instead of once per arriving segment. Fewer wake-ups, and fewer ACKs sent the moment
-/// the queue is drained, so the sender's segments carry more writes each: on loopback,
-/// where the sender's CPU runs the receive path, 1408-byte writes went 5-9 % faster and
-/// the receiver spent half the CPU per byte (docs/benchmarks.md, section 5).
-const LOWAT_BYTES: usize = 64 * 1024;
-/// "Fast enough": [`LOWAT_BYTES`] arrive within this long on average over the stream's
-/// first [`LOWAT_PROBE`] (64 KiB per ms: 524 Mbit/s), so a read waits about this long for
-/// its bytes; if the stream slows down later, at most [`POLL`] (the receive timeout).
+/// instead of once per arriving segment: the largest of these marks that its stream
+/// fills within [`LOWAT_MAX_WAIT`]. Fewer wake-ups, and fewer ACKs sent the moment the
+/// queue is drained, so the sender's segments carry more writes each: on loopback, where
+/// the sender's CPU runs the receive path, 1408-byte writes went 5-9 % faster with 64
+/// KiB and the receiver spent half the CPU per byte (docs/benchmarks.md, section 5b), and
+/// 3-14 % faster again with 256 KiB (section 5e).
+const LOWAT_MARKS: [usize; 2] = [256 * 1024, 64 * 1024];
+/// "Fast enough": the mark's bytes arrive within this long on average over the stream's
+/// first [`LOWAT_PROBE`] (64 KiB per ms is 524 Mbit/s, 256 KiB per ms 2.1 Gbit/s), so a
+/// read waits about this long for its bytes; if the stream slows down later, at most
+/// [`POLL`] (the receive timeout).
 const LOWAT_MAX_WAIT: Duration = Duration::from_millis(1);
 const LOWAT_PROBE: Duration = Duration::from_millis(50);
 
@@ -48,14 +51,16 @@ impl LowWater {
     }
 
     fn observe(&mut self, s: &TcpStream, received: u64, now: Instant, o: &mut Outcome) {
-        if self.decide(received, now) == Some(true) && net::set_recv_lowat(s, LOWAT_BYTES).is_ok() {
-            o.io.insert("tcp_recv_lowat_bytes".into(), LOWAT_BYTES.to_string());
+        if let Some(Some(mark)) = self.decide(received, now) {
+            if net::set_recv_lowat(s, mark).is_ok() {
+                o.io.insert("tcp_recv_lowat_bytes".into(), mark.to_string());
+            }
         }
     }
 
-    /// `Some(set?)` the one time the probe is over, `None` before and after. `received`:
-    /// the stream's bytes so far, after a read that ended at `now`.
-    fn decide(&mut self, received: u64, now: Instant) -> Option<bool> {
+    /// `Some(mark to set, if any)` the one time the probe is over, `None` before and
+    /// after. `received`: the stream's bytes so far, after a read that ended at `now`.
+    fn decide(&mut self, received: u64, now: Instant) -> Option<Option<usize>> {
         if self.decided {
             return None;
         }
@@ -70,7 +75,7 @@ impl LowWater {
         self.decided = true;
         let per_wait = received.saturating_sub(b0) as f64 * LOWAT_MAX_WAIT.as_secs_f64()
             / elapsed.as_secs_f64();
-        Some(per_wait >= LOWAT_BYTES as f64)
+        Some(LOWAT_MARKS.into_iter().find(|&m| per_wait >= m as f64))
     }
 }
 
@@ -318,8 +323,8 @@ mod tests {
     use super::*;
 
     /// The low-water mark is decided once, after the probe, from the bytes that arrived
-    /// after the first read: set at 64 KiB per ms or more, not below, and never for
-    /// writes above 16 KiB.
+    /// after the first read: 256 KiB at 256 KiB per ms or more, 64 KiB at 64 KiB per ms
+    /// or more, none below, and never for writes above 16 KiB.
     #[test]
     fn the_low_water_mark_is_decided_once_from_the_probe_rate() {
         let t0 = Instant::now();
@@ -332,19 +337,29 @@ mod tests {
         );
         assert_eq!(fast.decide(20 << 20, ms(49)), None, "the probe lasts 50 ms");
         // 50 ms at exactly 64 KiB per ms after the first read.
-        assert_eq!(fast.decide((1 << 20) + 50 * 65_536, ms(50)), Some(true));
+        assert_eq!(
+            fast.decide((1 << 20) + 50 * 65_536, ms(50)),
+            Some(Some(65_536))
+        );
         assert_eq!(fast.decide(u64::MAX, ms(60)), None, "decided once");
+        // Just below and at 256 KiB per ms.
+        let mut faster = LowWater::for_writes(1408);
+        faster.decide(0, ms(0));
+        assert_eq!(faster.decide(50 * 262_144 - 1, ms(50)), Some(Some(65_536)));
+        let mut fastest = LowWater::for_writes(1408);
+        fastest.decide(0, ms(0));
+        assert_eq!(fastest.decide(50 * 262_144, ms(50)), Some(Some(262_144)));
 
         let mut slow = LowWater::for_writes(128);
         slow.decide(0, ms(0));
-        assert_eq!(slow.decide(50 * 65_536 - 1, ms(50)), Some(false));
+        assert_eq!(slow.decide(50 * 65_536 - 1, ms(50)), Some(None));
         assert_eq!(slow.decide(u64::MAX, ms(500)), None);
 
         // A clock that does not advance, or bytes that do not (a stalled stream).
         let mut stalled = LowWater::for_writes(1408);
         stalled.decide(5, ms(10));
         assert_eq!(stalled.decide(5, ms(0)), None);
-        assert_eq!(stalled.decide(5, ms(70)), Some(false));
+        assert_eq!(stalled.decide(5, ms(70)), Some(None));
 
         // Writes above 16 KiB never get it, however fast.
         let mut large = LowWater::for_writes(128 * 1024);
