@@ -95,6 +95,14 @@ impl RunResult {
         }
     }
 
+    /// The side(s) that received the stream: both for a bidirectional test.
+    fn receiving_sides(&self) -> Vec<&SideStats> {
+        match self.spec.direction {
+            Direction::Bidir => vec![&self.client, &self.server],
+            _ => vec![self.sender_receiver().1],
+        }
+    }
+
     /// Goodput at the receiver(s), bit/s; bidirectional = the sum of both directions.
     pub fn throughput_bps(&self) -> Option<f64> {
         let rate = |s: &SideStats| per_s(s.recv_bytes as f64 * 8.0, s.recv_elapsed_ns);
@@ -201,11 +209,7 @@ impl RunResult {
                     m::LOSS_PCT,
                     (sent_packets > 0).then(|| lost as f64 * 100.0 / sent_packets as f64),
                 );
-                let rxs: Vec<&SideStats> = if bidir {
-                    vec![&self.client, &self.server]
-                } else {
-                    vec![rx]
-                };
+                let rxs = self.receiving_sides();
                 let dup = rxs
                     .iter()
                     .fold(0u64, |a, s| a.saturating_add(s.dup_packets));
@@ -304,12 +308,7 @@ impl RunResult {
         if self.spec.kind != wire::spec::TestKind::UdpStream {
             return None;
         }
-        let (_, rx) = self.sender_receiver();
-        let sides: Vec<&SideStats> = if self.spec.direction == Direction::Bidir {
-            vec![&self.client, &self.server]
-        } else {
-            vec![rx]
-        };
+        let sides = self.receiving_sides();
         sides
             .into_iter()
             .find_map(|s| s.jitter_unavailable.as_deref())
@@ -323,12 +322,7 @@ impl RunResult {
         if self.spec.kind != wire::spec::TestKind::UdpStream {
             return None;
         }
-        let (_, rx) = self.sender_receiver();
-        let sides: Vec<&SideStats> = if self.spec.direction == Direction::Bidir {
-            vec![&self.client, &self.server]
-        } else {
-            vec![rx]
-        };
+        let sides = self.receiving_sides();
         if !sides.iter().any(|s| s.rx_coalesced) {
             return None;
         }

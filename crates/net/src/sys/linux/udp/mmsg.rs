@@ -211,19 +211,7 @@ pub(crate) fn recv(
         let Some(src) = cmsg::to_socket_addr(&addrs[i]) else {
             continue;
         };
-        let info = cmsg::parse(&h.msg_hdr);
-        batch.drops_seen = batch.drops_seen.max(info.drops);
-        let len = (h.msg_len as usize).min(batch.bufs[i].len());
-        let truncated = h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
-        if super::push_received(
-            batch,
-            i,
-            len,
-            info.gro_segment_bytes,
-            src,
-            info.rx_ns,
-            truncated,
-        ) {
+        if super::take_message(batch, i, &h.msg_hdr, h.msg_len as usize, src) {
             b.stats.gro_buffers += 1;
         }
     }

@@ -80,6 +80,32 @@ pub(crate) fn setup(
     }
 }
 
+/// Take what one `recvmsg`/`recvmmsg` slot received into buffer `buf` (`received`
+/// bytes, header `h`, from `src`): its control messages (drop count, kernel stamp, GRO
+/// segment size), truncation flag and datagram(s), as [`push_received`]. `true` when
+/// the buffer was coalesced.
+fn take_message(
+    batch: &mut RecvBatch,
+    buf: usize,
+    h: &libc::msghdr,
+    received: usize,
+    src: SocketAddr,
+) -> bool {
+    let info = cmsg::parse(h);
+    batch.drops_seen = batch.drops_seen.max(info.drops);
+    let len = received.min(batch.bufs[buf].len());
+    let truncated = h.msg_flags & libc::MSG_TRUNC != 0;
+    push_received(
+        batch,
+        buf,
+        len,
+        info.gro_segment_bytes,
+        src,
+        info.rx_ns,
+        truncated,
+    )
+}
+
 /// Append what one receive call put in buffer `buf` (`len` bytes) to `batch.metas`: one
 /// datagram, or one per `gro_segment` bytes when GRO coalesced several (the last may be
 /// shorter). `true` when the buffer was coalesced.

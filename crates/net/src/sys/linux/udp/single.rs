@@ -91,19 +91,7 @@ fn recv_one(
     let Some(src) = cmsg::to_socket_addr(&addr) else {
         return Ok(false);
     };
-    let info = cmsg::parse(&h);
-    batch.drops_seen = batch.drops_seen.max(info.drops);
-    let len = (rc as usize).min(buf.len());
-    let truncated = h.msg_flags & libc::MSG_TRUNC != 0;
-    if super::push_received(
-        batch,
-        i,
-        len,
-        info.gro_segment_bytes,
-        src,
-        info.rx_ns,
-        truncated,
-    ) {
+    if super::take_message(batch, i, &h, rc as usize, src) {
         *gro_buffers += 1;
     }
     Ok(true)
