@@ -457,6 +457,34 @@ fn the_udp_datapath_option_is_applied_on_both_ends_and_recorded() {
             );
         }
     }
+    // Unpaced, per datagram: no arrival time per datagram is needed, so the receiver
+    // reads after timed waits (`+naps`) instead of a socket wake-up per datagram; the
+    // count stays exact.
+    let v = run_json(
+        &[
+            "-t",
+            "udp-stream",
+            "-s",
+            "256",
+            "-n",
+            "2000",
+            "--rcvbuf",
+            "8M",
+            "--udp-datapath",
+            "per-datagram",
+        ],
+        &[],
+    );
+    assert_eq!(metric(&v, "sent_packets"), 2000.0);
+    assert_eq!(metric(&v, "recv_packets"), 2000.0);
+    assert_eq!(
+        v["server"]["applied"]["udp_datapath_calls"],
+        "linux:send/recvfrom+naps"
+    );
+    assert_eq!(
+        v["client"]["applied"]["udp_datapath_calls"],
+        "linux:send/recvfrom"
+    );
     let o = run(&[
         "run",
         "-t",

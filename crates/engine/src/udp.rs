@@ -15,6 +15,9 @@
 //! instead of showing them as datagrams. Every receiver also counts the
 //! datagrams its own socket dropped (full receive buffer) and the host's UDP error
 //! counters over the run, so loss can be told apart from the receiver's own drops.
+//! On the per-datagram path the receiver of a stream without per-datagram timing reads
+//! after short timed waits instead of a socket wake-up per datagram (`net`'s
+//! `BatchConfig::coalesce_wakeups`, `+naps` in `udp_datapath_calls`).
 
 use crate::data::{wait_until, ModelSchedule, Outcome, Pace, SendBound, Shared, POLL};
 use measure::{Arrival, Ipdv, LatencyHistogram, Rfc3550Jitter, SeqTracker};
@@ -443,6 +446,10 @@ pub(crate) fn recv(
             // datagram (and a clock read per packet in the kernel) for nothing.
             kernel_timestamps: timing == RxTiming::PerDatagram,
             count_drops: true,
+            // Per call, a stream without per-datagram timing is read after short timed
+            // waits, not one socket wake-up per datagram (which on loopback its sender
+            // pays for): `+naps` in udp_datapath_calls.
+            coalesce_wakeups: timing != RxTiming::PerDatagram,
         },
     );
     // Datagrams counted without a kernel receive time of their own.
@@ -584,6 +591,12 @@ fn note_datapath(b: &UdpBatch, o: &mut Outcome) {
         o.io.insert(
             "udp_datagrams_per_call".into(),
             format!("{:.2}", dgrams as f64 / calls as f64),
+        );
+    }
+    if st.naps > 0 {
+        o.io.insert(
+            "udp_datagrams_per_nap".into(),
+            format!("{:.2}", st.recv_datagrams as f64 / st.naps as f64),
         );
     }
     for n in b.notes() {

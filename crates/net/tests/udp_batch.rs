@@ -518,3 +518,85 @@ fn check_waits_in_the_call(path: Datapath) {
         Datapath::Batched => assert!((1..=10).contains(&calls), "{calls} calls"),
     }
 }
+
+/// A per-call receiver that coalesces its wake-ups (timed waits between reads once
+/// datagrams are arriving): every datagram of bursts sent while it reads arrives once and
+/// intact, the reads after the first of each burst wait on a timer (counted, and said in
+/// the datapath), and once the queue is empty a read waits on the socket again for its
+/// whole timeout instead of returning at once.
+#[test]
+fn a_napping_per_call_receiver_takes_every_datagram_once_and_sleeps_on_the_socket_when_idle() {
+    for bind in families() {
+        let rx_cfg = BatchConfig {
+            kernel_timestamps: false,
+            coalesce_wakeups: true,
+            ..config(Datapath::PerCall)
+        };
+        let (mut tx, mut rx) = pair(bind, config(Datapath::PerCall), rx_cfg);
+        assert!(rx.naps_enabled(), "{bind}: {:?}", rx.notes());
+        assert_eq!(rx.datapath_calls(), "linux:send/recvfrom+naps");
+        assert!(!tx.naps_enabled(), "a sender's config asked for none");
+        const BURSTS: usize = 20;
+        const PER_BURST: usize = 100;
+        let sender = std::thread::spawn(move || {
+            for b in 0..BURSTS {
+                let sizes = vec![200; PER_BURST];
+                let payloads: Vec<Vec<u8>> = (0..PER_BURST)
+                    .map(|i| payload((b * PER_BURST + i) as u64, sizes[i]))
+                    .collect();
+                let mut sent = 0;
+                while sent < PER_BURST {
+                    sent += tx.send_batch(&payloads[sent..]).unwrap();
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        });
+        let got = drain(&mut rx, BURSTS * PER_BURST);
+        sender.join().unwrap();
+        assert_eq!(got.len(), BURSTS * PER_BURST, "{bind}");
+        assert!(got
+            .values()
+            .all(|c| c.len() == 1 && c[0] == (200, true, None)));
+        let st = rx.stats();
+        assert_eq!(st.recv_datagrams, (BURSTS * PER_BURST) as u64);
+        // Every read after one that found datagrams is a timed one: at least one per
+        // datagram read by a blocking call, and never more reads than datagrams plus the
+        // one empty read that ends each run of them.
+        assert!(st.naps >= 1, "{st:?}");
+        assert!(st.naps <= 2 * st.recv_datagrams, "{st:?}");
+        // Idle: the first read may be a timed one that finds nothing; from then on each
+        // read waits on the socket for its timeout.
+        let mut batch = rx.recv_buffers();
+        let wait = Duration::from_millis(30);
+        let _ = rx.recv_batch(&mut batch, Wait::Timeout(wait)).unwrap();
+        let t = Instant::now();
+        assert_eq!(rx.recv_batch(&mut batch, Wait::Timeout(wait)).unwrap(), 0);
+        assert!(
+            t.elapsed() >= Duration::from_millis(25),
+            "{:?}",
+            t.elapsed()
+        );
+    }
+}
+
+/// Naps need room: a receive buffer too small to hold what queues during one gets none,
+/// and the path says so by not naming them.
+#[test]
+fn a_receiver_with_a_tiny_buffer_takes_no_naps() {
+    let small = SocketOpts {
+        rcvbuf_bytes: Some(4096),
+        ..SocketOpts::default()
+    };
+    let (sock, _) = udp_bind("127.0.0.1:0".parse().unwrap(), &small).unwrap();
+    let rx = UdpBatch::new(
+        sock,
+        BatchConfig {
+            kernel_timestamps: false,
+            coalesce_wakeups: true,
+            max_datagram_bytes: 1408,
+            ..config(Datapath::PerCall)
+        },
+    );
+    assert!(!rx.naps_enabled());
+    assert_eq!(rx.datapath_calls(), "linux:send/recvfrom");
+}

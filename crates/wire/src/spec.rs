@@ -247,7 +247,9 @@ pub enum UdpDatapath {
     #[default]
     Auto,
     /// One datagram per system call, as Netperf's UDP_STREAM, iperf3, nuttcp and qperf
-    /// send: the studies' method.
+    /// send: the studies' method. On Linux the receiver of a stream without per-datagram
+    /// timing (unpaced, or paced above 20 kpps) waits on a timer between its reads once
+    /// datagrams arrive (`+naps` in `udp_datapath_calls`).
     PerDatagram,
     /// Batched calls without offloads.
     Batched,
@@ -284,7 +286,7 @@ impl UdpDatapath {
                 "auto: batched system calls (sendmmsg/recvmmsg on Linux); segmentation offload (GSO) and receive coalescing (GRO) for streams unpaced or paced above 20 kpps"
             }
             UdpDatapath::PerDatagram => {
-                "per-datagram: one datagram per system call at both ends, as Netperf's UDP_STREAM"
+                "per-datagram: one datagram per system call at both ends, as Netperf's UDP_STREAM (on Linux the receiver of a stream unpaced or paced above 20 kpps reads after short timed waits, not one wake-up per datagram)"
             }
             UdpDatapath::Batched => "batched system calls, no offloads",
             UdpDatapath::Gso => {

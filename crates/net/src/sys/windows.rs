@@ -712,6 +712,7 @@ pub(crate) mod udp {
             timestamps: false,
             count_drops: false,
             rx_control: false,
+            naps: false,
         }
     }
 

@@ -10,6 +10,9 @@
 //!   `recv_from` (every other OS, std only), the shape every OS offers. Chosen by
 //!   `DUALPERF_NO_BATCH=1`, by [`BatchConfig::datapath`], when the batched calls fail
 //!   with ENOSYS/EOPNOTSUPP, or where the OS has no batched path (macOS, FreeBSD).
+//!   On Linux its receiver can wait on a timer between reads while datagrams keep
+//!   arriving instead of being woken for each ([`BatchConfig::coalesce_wakeups`],
+//!   `naps.rs`).
 //! - On Windows, [`Datapath::Batched`] is WSASendMsg with USO where the stack offers it
 //!   and WSARecvMsg with receive coalescing (URO) when GRO is asked for.
 //!
@@ -20,10 +23,13 @@
 //! [`UdpBatch::socket_drops`] counts the datagrams the kernel dropped on this socket
 //! (full receive buffer): SO_RXQ_OVFL and SO_MEMINFO, Linux only.
 
+mod naps;
+
 use crate::sys;
+use naps::Naps;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Env variable that forces [`Datapath::PerCall`] when set to `1`.
 pub const NO_BATCH_ENV: &str = "DUALPERF_NO_BATCH";
@@ -72,6 +78,12 @@ pub struct BatchConfig {
     /// Count the datagrams the kernel drops on this socket (Linux: SO_MEMINFO, or
     /// SO_RXQ_OVFL where the kernel has no SO_MEMINFO drop count).
     pub count_drops: bool,
+    /// On the per-call path, once datagrams are arriving, sleep on a timer for about the
+    /// time half a batch takes to queue and then read what queued (one datagram per
+    /// call) instead of sleeping on the socket for each datagram, whose wake-ups a
+    /// loopback sender pays for (see `naps.rs`). For receivers that need no arrival time
+    /// of their own per datagram. Linux only; the receiving thread gets 1 ns timer slack.
+    pub coalesce_wakeups: bool,
 }
 
 impl Default for BatchConfig {
@@ -84,6 +96,7 @@ impl Default for BatchConfig {
             gro: false,
             kernel_timestamps: true,
             count_drops: true,
+            coalesce_wakeups: false,
         }
     }
 }
@@ -124,6 +137,11 @@ pub struct IoStats {
     pub recv_datagrams: u64,
     /// Received buffers that GRO had coalesced from several datagrams.
     pub gro_buffers: u64,
+    /// Reads the per-call receiver made after a timed wait instead of waiting on the
+    /// socket ([`BatchConfig::coalesce_wakeups`]; the wait is 0 when its time had
+    /// already passed).
+    #[serde(default)]
+    pub naps: u64,
 }
 
 /// One received datagram.
@@ -205,6 +223,10 @@ pub struct UdpBatch {
     pub(crate) recv_timeout: Option<Option<Duration>>,
     pub(crate) notes: Vec<String>,
     pub(crate) stats: IoStats,
+    /// [`BatchConfig::coalesce_wakeups`], where the OS and the receive buffer allow it.
+    naps: Option<Naps>,
+    /// This thread's timer slack is 1 ns (set at the first nap).
+    fine_slack: bool,
 }
 
 /// What the OS layer switched on for a socket ([`sys`]'s `udp::setup`).
@@ -219,6 +241,8 @@ pub(crate) struct Caps {
     /// Received datagrams carry control messages (kernel timestamps, SO_RXQ_OVFL), so a
     /// one-datagram receive needs `recvmsg`; without them `recvfrom` does, for less.
     pub rx_control: bool,
+    /// Timed waits ([`BatchConfig::coalesce_wakeups`]) are precise enough here.
+    pub naps: bool,
 }
 
 impl UdpBatch {
@@ -230,11 +254,21 @@ impl UdpBatch {
         if path == Datapath::Batched && !caps.batched {
             path = Datapath::PerCall;
         }
+        let max_batch = cfg.max_batch.max(1);
+        let max_datagram_bytes = cfg.max_datagram_bytes.clamp(1, MAX_DATAGRAM_BYTES);
+        let naps = if caps.naps {
+            let rcvbuf = socket2::SockRef::from(&sock)
+                .recv_buffer_size()
+                .unwrap_or(0);
+            Naps::new(max_batch, max_datagram_bytes, rcvbuf)
+        } else {
+            None
+        };
         UdpBatch {
             sock,
             path,
-            max_batch: cfg.max_batch.max(1),
-            max_datagram_bytes: cfg.max_datagram_bytes.clamp(1, MAX_DATAGRAM_BYTES),
+            max_batch,
+            max_datagram_bytes,
             gso_segments: caps.gso_segments,
             gso_refused_bytes: None,
             gro: caps.gro,
@@ -245,6 +279,8 @@ impl UdpBatch {
             recv_timeout: None,
             notes,
             stats: IoStats::default(),
+            naps,
+            fine_slack: false,
         }
     }
 
@@ -263,9 +299,19 @@ impl UdpBatch {
     }
     /// The OS calls that ran, compact (`applied.udp_datapath_calls`): `OS:calls+offloads`,
     /// e.g. `linux:sendmmsg/recvmmsg+gso`, `linux:send/recvmsg` (per call, with control
-    /// messages), `linux:send/recvfrom` (per call, none), `windows:send/recvfrom`.
+    /// messages), `linux:send/recvfrom` (per call, none), `windows:send/recvfrom`;
+    /// `+naps` when the per-call receiver takes timed waits
+    /// ([`BatchConfig::coalesce_wakeups`]).
     pub fn datapath_calls(&self) -> String {
-        sys::udp::describe(self.path, self.gso_segments > 0, self.gro, self.rx_control)
+        let mut s = sys::udp::describe(self.path, self.gso_segments > 0, self.gro, self.rx_control);
+        if self.naps_enabled() {
+            s.push_str("+naps");
+        }
+        s
+    }
+    /// The per-call receiver takes timed waits ([`BatchConfig::coalesce_wakeups`]).
+    pub fn naps_enabled(&self) -> bool {
+        self.path == Datapath::PerCall && self.naps.is_some()
     }
     pub fn gso_enabled(&self) -> bool {
         self.gso_segments > 0
@@ -377,11 +423,39 @@ impl UdpBatch {
             }
         }
         // Linux waits inside recvmsg: one system call per datagram when the receiver
-        // keeps up.
-        let n = sys::udp::recv_per_call(self, batch, wait)?;
+        // keeps up; with naps, a timed sleep and then what queued meanwhile.
+        let wait = self.nap(wait);
+        let r = sys::udp::recv_per_call(self, batch, wait);
+        if let Some(naps) = self.naps.as_mut() {
+            naps.after_read(Instant::now(), *r.as_ref().unwrap_or(&0));
+        }
+        let n = r?;
         self.stats.recv_calls += n as u64;
         self.stats.recv_datagrams += n as u64;
         Ok(n)
+    }
+
+    /// Take the nap due before a per-call read, if any, and say how that read may wait.
+    fn nap(&mut self, wait: Wait) -> Wait {
+        if matches!(wait, Wait::NonBlocking) || wait == Wait::Timeout(Duration::ZERO) {
+            return wait;
+        }
+        let Some(nap) = self
+            .naps
+            .as_ref()
+            .and_then(|n| n.before_read(Instant::now()))
+        else {
+            return wait;
+        };
+        if !nap.is_zero() {
+            if !self.fine_slack {
+                crate::fine_timer_slack();
+                self.fine_slack = true;
+            }
+            std::thread::sleep(nap);
+        }
+        self.stats.naps += 1;
+        Wait::NonBlocking
     }
 
     fn degrade(&mut self, note: String) {

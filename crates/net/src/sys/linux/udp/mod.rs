@@ -74,6 +74,8 @@ pub(crate) fn setup(
         gro,
         timestamps,
         count_drops: meminfo || rxq_ovfl,
+        // hrtimers with the thread's slack at 1 ns: a nap of tens of µs lasts about that.
+        naps: cfg.coalesce_wakeups,
         // GRO too: a per-call receive (the batched one refused at run time) must read the
         // segment size to split a coalesced buffer.
         rx_control: timestamps || rxq_ovfl || gro,
