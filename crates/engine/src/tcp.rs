@@ -130,6 +130,9 @@ pub(crate) fn pattern(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i % 251) as u8).collect()
 }
 
+/// Writes between two looks at the clock and the shared counters, in bytes.
+const CHECK_BYTES: usize = 16 * 1024;
+
 /// Bulk sender: `payload_bytes` per write until the bound, then half-close.
 pub(crate) fn send(
     mut s: TcpStream,
@@ -141,16 +144,31 @@ pub(crate) fn send(
     let _ = s.set_write_timeout(Some(POLL));
     let buf = pattern(payload_bytes);
     let mut o = Outcome::default();
+    // The clock, the abort flag and the shared live counters once per CHECK_BYTES of
+    // writes rather than per write (they were ~3 % of a 1408-byte sender's time); a count
+    // bound is still checked at every write, and a deadline is overshot by at most
+    // those few writes (µs).
+    let every = (CHECK_BYTES / payload_bytes.max(1)).clamp(1, 64) as u64;
+    let mut until_check = 0u64;
+    let mut unreported = 0u64;
     loop {
-        let now = Instant::now();
-        if bound.done(o.sent_packets, now) || shared.aborted() {
+        if bound.count.is_some_and(|c| o.sent_packets >= c) {
             break;
         }
+        if until_check == 0 {
+            until_check = every;
+            shared.add_sent(unreported * payload_bytes as u64, unreported);
+            unreported = 0;
+            if bound.deadline.is_some_and(|d| Instant::now() >= d) || shared.aborted() {
+                break;
+            }
+        }
+        until_check -= 1;
         match write_full(&mut s, &buf, &shared) {
             Ok(true) => {
                 o.sent_packets += 1;
                 o.sent_bytes += payload_bytes as u64;
-                shared.add_sent(payload_bytes as u64, 1);
+                unreported += 1;
             }
             Ok(false) => break,
             Err(e) => {
@@ -160,6 +178,7 @@ pub(crate) fn send(
             }
         }
     }
+    shared.add_sent(unreported * payload_bytes as u64, unreported);
     o.last_send_ns = shared.ns_since_go(Instant::now());
     let _ = s.shutdown(Shutdown::Write);
     o.streams.push(StreamStats {
