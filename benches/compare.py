@@ -306,6 +306,13 @@ def main():
             return None
         return srv.get(tool)
     time.sleep(1)
+    # A server that could not start (its port still held by an earlier one, say) would
+    # leave the clients measuring whatever answers there, and its CPU as 0: stop instead.
+    dead = [name for name, p in srv.items() if p.poll() is not None]
+    if dead:
+        for p in servers:
+            p.kill()
+        sys.exit(f"compare.py: server(s) {', '.join(dead)} exited at start (port in use?)")
     rows = []
     try:
         fams = [int(f) for f in a.families.split(",")]
