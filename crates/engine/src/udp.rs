@@ -398,9 +398,9 @@ impl RxTiming {
 
 /// Why an unpaced stream has no jitter figure.
 pub(crate) const JITTER_UNPACED: &str = "unpaced stream: the sender stamps each batch of \
-     datagrams once (and GSO segments share one arrival time), so per-datagram delay \
-     variation cannot be measured; give a rate of at most 20 kpps (-b) to measure jitter \
-     and IPDV";
+     datagrams once (and on the batched path GSO segments share one arrival time), so \
+     per-datagram delay variation cannot be measured; give a rate of at most 20 kpps (-b) \
+     to measure jitter and IPDV";
 /// Why a stream paced above [`PER_DATAGRAM_MAX_PPS`] has no jitter figure.
 pub(crate) const JITTER_FAST_PACED: &str = "paced above 20 kpps: datagrams leave in \
      batches that share one send stamp (one system call per 50 µs), so per-datagram delay \
