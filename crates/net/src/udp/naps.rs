@@ -3,8 +3,8 @@
 //! A receiver that sleeps on its socket whenever the queue is empty is woken once per
 //! datagram when it keeps up, and on loopback the sender pays for each of those
 //! wake-ups inside its own `send` (the receiving softirq runs there): 15 % of a
-//! 128-byte sender's samples. The C tools' receivers are slower per datagram, so they
-//! sleep less often and their senders pay less. With [`Naps`] the receiver, once
+//! 128-byte sender's samples (iperf3's, whose receiver is slower per datagram and so
+//! sleeps less often, 8 %). With [`Naps`] the receiver, once
 //! datagrams are arriving, sleeps on a timer for about the time the stream takes to
 //! queue half a batch and then reads what queued, still one datagram per call; while
 //! it sleeps it is on no socket wait queue, so no send wakes it. When a read finds
