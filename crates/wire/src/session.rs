@@ -250,7 +250,7 @@ impl ClientSession {
                 },
             ) => match self.authenticate_server(server_nonce, server_proof) {
                 Ok(client_proof) => {
-                    self.server_info = server_info;
+                    self.server_info = crate::text::cap_metadata(server_info);
                     self.out.push_back(Msg::Request {
                         spec: self.spec.clone(),
                         client_proof,
@@ -275,7 +275,7 @@ impl ClientSession {
             ) => {
                 if !server_info.is_empty() {
                     // A keyed server tells who it is only after the key was proven.
-                    self.server_info = server_info;
+                    self.server_info = crate::text::cap_metadata(server_info);
                 }
                 self.set_state(S::Connecting, hs);
                 self.events
@@ -546,7 +546,7 @@ impl ServerSession {
                     }
                 };
                 self.client_nonce = client_nonce;
-                self.client_info = client_info;
+                self.client_info = crate::text::cap_metadata(client_info);
                 // A keyed server says nothing about its host before the client has
                 // proven the key: its metadata goes with `accept`.
                 let server_info = if self.auth.is_some() {
