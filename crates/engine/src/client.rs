@@ -118,7 +118,7 @@ pub fn run_client(
         sess = sess.with_psk(key.clone(), crate::os_nonce()?);
     }
     let mut run: Option<Running> = None;
-    let mut clock = Vec::new();
+    let mut clock = ClockLog::default();
     let outcome = drive(
         cfg, addr, &mut conn, &mut sess, &mut run, recorder, &mut clock,
     );
@@ -127,7 +127,11 @@ pub fn run_client(
         r.workers.join();
     }
     let (server, client, extra) = outcome?;
-    let clock = clock_offset(&client_info, sess.server_info(), &clock);
+    let (clock, clock_unavailable) = match clock_offset(&client_info, sess.server_info(), &clock) {
+        None => (None, None),
+        Some(Ok(c)) => (Some(c), None),
+        Some(Err(why)) => (None, Some(why)),
+    };
     // What the server reports is checked before anyone sees or stores it.
     let peer_cores = sess
         .server_info()
@@ -150,6 +154,7 @@ pub fn run_client(
         warnings: extra.warnings,
         rate_search: None,
         clock,
+        clock_unavailable,
     })
 }
 
@@ -163,7 +168,7 @@ fn drive(
     sess: &mut ClientSession,
     run: &mut Option<Running>,
     recorder: &mut dyn Recorder,
-    clock: &mut Vec<ClockSample>,
+    clock: &mut ClockLog,
 ) -> Result<Sides, EngineError> {
     let spec = &cfg.spec;
     let mut opened: Option<Opened> = None;
@@ -180,7 +185,7 @@ fn drive(
                 ClientEvent::Accepted { data_port, token } => {
                     if wants_clock(spec, sess.server_info()) {
                         accepted = Some((data_port, token));
-                        sess.clock_query(net::clock::wall_ns());
+                        clock.query(sess);
                     } else {
                         connect_data(cfg, addr, conn, sess, run, &mut opened, data_port, token)?;
                     }
@@ -190,14 +195,14 @@ fn drive(
                     t2_ns,
                     t3_ns,
                 } => {
-                    clock.push(ClockSample {
+                    clock.reply(ClockSample {
                         t1_ns,
                         t2_ns,
                         t3_ns,
                         t4_ns: last_rx_wall,
                     });
-                    if clock.len() < CLOCK_QUERIES {
-                        sess.clock_query(net::clock::wall_ns());
+                    if clock.exchanges() < CLOCK_QUERIES {
+                        clock.query(sess);
                     } else if let Some((data_port, token)) = accepted.take() {
                         connect_data(cfg, addr, conn, sess, run, &mut opened, data_port, token)?;
                     }
@@ -305,20 +310,65 @@ fn connect_data(
     }
 }
 
-/// The server's clock offset for this run: zero by construction when both ends read
-/// one wall clock (the same kernel: equal boot ids), else estimated from the exchanges.
+/// The clock exchanges of one run: each reply checked against the query it answers
+/// ([`ClockSample::check`]) before it counts.
+#[derive(Default)]
+struct ClockLog {
+    /// The t1 of the query waiting for its reply.
+    sent_t1_ns: Option<u64>,
+    good: Vec<ClockSample>,
+    rejected: u32,
+}
+
+impl ClockLog {
+    fn query(&mut self, sess: &mut ClientSession) {
+        let t1 = net::clock::wall_ns();
+        self.sent_t1_ns = Some(t1);
+        sess.clock_query(t1);
+    }
+
+    fn reply(&mut self, sample: ClockSample) {
+        // A reply nobody asked for echoes no query: rejected like a wrong echo.
+        let checked = match self.sent_t1_ns.take() {
+            Some(t1) => sample.check(t1),
+            None => Err(measure::ClockReject::EchoMismatch),
+        };
+        match checked {
+            Ok(()) => self.good.push(sample),
+            Err(_) => self.rejected += 1,
+        }
+    }
+
+    fn exchanges(&self) -> usize {
+        self.good.len() + self.rejected as usize
+    }
+}
+
+/// The server's clock offset for this run (`None` when no exchange took place): zero by
+/// construction when both ends read one wall clock (the same kernel: equal boot ids, and
+/// every exchange ordered as one clock orders it — a server that only echoes the
+/// client's boot id is caught by its stamps), else estimated from the checked
+/// exchanges, or the reason there is none.
 fn clock_offset(
     client_info: &BTreeMap<String, String>,
     server_info: &BTreeMap<String, String>,
-    samples: &[ClockSample],
-) -> Option<ClockOffset> {
-    if samples.is_empty() {
+    log: &ClockLog,
+) -> Option<Result<ClockOffset, String>> {
+    if log.exchanges() == 0 {
         return None;
     }
     let boot = |m: &BTreeMap<String, String>| m.get(net::sysinfo::BOOT_ID_KEY).cloned();
+    let one_clock = |s: &ClockSample| s.t1_ns <= s.t2_ns && s.t3_ns <= s.t4_ns;
     match (boot(client_info), boot(server_info)) {
-        (Some(a), Some(b)) if a == b => Some(ClockOffset::same_clock()),
-        _ => ClockOffset::estimate(samples),
+        (Some(a), Some(b))
+            if a == b
+                && log.rejected == 0
+                && !log.good.is_empty()
+                && log.good.iter().all(one_clock) =>
+        {
+            Some(Ok(ClockOffset::same_clock()))
+        }
+        _ => Some(ClockOffset::estimate(&log.good, log.rejected)),
     }
 }
 

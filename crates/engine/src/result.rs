@@ -38,6 +38,10 @@ pub struct RunResult {
     /// UDP stream: the server's wall-clock offset from the client's, for one-way delay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<measure::ClockOffset>,
+    /// UDP stream: why there is no clock offset although exchanges took place (too few
+    /// replies passed the checks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_unavailable: Option<String>,
 }
 
 /// One window of a UDP stream's per-window statistics (D-ITG's ITGDec style).
@@ -350,6 +354,9 @@ impl RunResult {
             return Err("not measured for --bidir (two directions at once)".into());
         }
         let Some(clock) = &self.clock else {
+            if let Some(why) = &self.clock_unavailable {
+                return Err(why.clone());
+            }
             return Err(
                 "the server does not answer clock queries (an older dualperf): its clock's \
                  offset is unknown"
@@ -513,6 +520,7 @@ mod tests {
             warnings: Vec::new(),
             rate_search: None,
             clock: None,
+            clock_unavailable: None,
         }
     }
 

@@ -1,16 +1,20 @@
-//! Issue 11.5: a server that lies in its result. A proxy on the control connection
-//! rewrites the real server's `result` message; the client must fail the run naming
-//! the impossible number, never return it as data.
+//! A server that lies. A proxy on the control connection rewrites the real server's
+//! messages: an impossible `result` must fail the run naming the number, never be
+//! returned as data; forged `clock_reply` messages must be rejected and counted, and
+//! one-way delay reported unavailable with the reason, never as an exact figure.
 
-use dualperf_engine::{run_client, ClientConfig, EmbeddedServer, EngineError, NullRecorder};
+use dualperf_engine::{
+    run_client, ClientConfig, EmbeddedServer, EngineError, NullRecorder, RunResult,
+};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::thread;
 use wire::proto::{encode_frame, FrameDecoder, Msg, SideStats, PROTOCOL_VERSION};
-use wire::spec::{Bound, Family, TestKind, TestSpec};
+use wire::spec::{Bound, Family, Rate, TestKind, TestSpec};
 
-/// Forward one control connection to `server_port`, passing `lie` every server stats.
-fn lying_proxy(server_port: u16, lie: fn(&mut SideStats)) -> u16 {
+/// Forward one control connection to `server_port`, passing `lie` every message the
+/// server sends.
+fn lying_proxy(server_port: u16, lie: impl Fn(&mut Msg) + Send + 'static) -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     thread::spawn(move || {
@@ -34,9 +38,7 @@ fn lying_proxy(server_port: u16, lie: fn(&mut SideStats)) -> u16 {
             }
             dec.push(&buf[..n]);
             while let Ok(Some(mut msg)) = dec.next_msg() {
-                if let Msg::Result { stats } = &mut msg {
-                    lie(stats);
-                }
+                lie(&mut msg);
                 if c_wr
                     .write_all(&encode_frame(&msg, PROTOCOL_VERSION))
                     .is_err()
@@ -51,7 +53,11 @@ fn lying_proxy(server_port: u16, lie: fn(&mut SideStats)) -> u16 {
 
 fn run_against_liar(kind: TestKind, lie: fn(&mut SideStats)) -> Result<(), EngineError> {
     let srv = EmbeddedServer::start().unwrap();
-    let port = lying_proxy(srv.port(), lie);
+    let port = lying_proxy(srv.port(), move |msg| {
+        if let Msg::Result { stats } = msg {
+            lie(stats)
+        }
+    });
     let mut spec = TestSpec::new(kind, Family::V4, 1000);
     spec.bound = Bound::DurationNs(200_000_000);
     run_client(
@@ -105,4 +111,72 @@ fn impossible_numbers_from_the_server_fail_the_run_with_the_reason() {
             other => panic!("{kind} {words}: expected an implausible-result error, got {other:?}"),
         }
     }
+}
+
+/// A paced UDP stream (per-datagram send stamps, so one-way delay is measured) through a
+/// proxy that rewrites every clock reply with `forge`.
+fn udp_run_with_forged_clock(forge: fn(&mut u64, &mut u64, &mut u64)) -> RunResult {
+    let srv = EmbeddedServer::start().unwrap();
+    let port = lying_proxy(srv.port(), move |msg| {
+        if let Msg::ClockReply {
+            t1_ns,
+            t2_ns,
+            t3_ns,
+        } = msg
+        {
+            forge(t1_ns, t2_ns, t3_ns)
+        }
+    });
+    let mut spec = TestSpec::new(TestKind::UdpStream, Family::V4, 200);
+    spec.bound = Bound::DurationNs(200_000_000);
+    spec.rate = Some(Rate::PacketsPerSec(1000));
+    run_client(
+        &ClientConfig::new("127.0.0.1", port, spec),
+        &mut NullRecorder,
+    )
+    .unwrap()
+}
+
+#[test]
+fn forged_clock_replies_are_rejected_and_one_way_delay_is_unavailable() {
+    // The attack of issue 28: the reply claims the server held the query 50 ms, longer
+    // than the whole round trip, and shifts its clock by 2.95 s. Before the checks this
+    // gave "offset 2949.949 ms ±0.0 µs".
+    let held_too_long = udp_run_with_forged_clock(|_, t2, t3| {
+        *t2 += 2_949_949_000_000;
+        *t3 = *t2 + 50_000_000;
+    });
+    // A reply that does not echo the query's t1.
+    let wrong_echo = udp_run_with_forged_clock(|t1, _, _| *t1 ^= 1);
+    // A reply sent before the query was received.
+    let negative_hold = udp_run_with_forged_clock(|_, t2, t3| *t3 = t2.saturating_sub(1));
+    for (what, r) in [
+        ("hold > round trip", held_too_long),
+        ("wrong echo", wrong_echo),
+        ("negative hold", negative_hold),
+    ] {
+        assert!(r.clock.is_none(), "{what}: {:?}", r.clock);
+        let why = r.one_way_delay().unwrap_err();
+        assert!(
+            why.contains("0 of 8 clock exchanges passed the checks"),
+            "{what}: {why}"
+        );
+        let m = r.metrics();
+        assert!(
+            !m.iter().any(|x| x.name == wire::metrics::OWD_MEAN_NS
+                || x.name == wire::metrics::CLOCK_OFFSET_NS),
+            "{what}: no offset or one-way delay may be stored: {m:?}"
+        );
+    }
+}
+
+#[test]
+fn honest_clock_replies_give_an_offset_with_a_bound_of_at_least_a_microsecond() {
+    let r = udp_run_with_forged_clock(|_, _, _| {});
+    let c = r.clock.expect("an honest server's replies are used");
+    assert_eq!(c.rejected_exchanges, 0);
+    assert!(
+        c.uncertainty_ns == 0 || c.uncertainty_ns >= measure::owd::MIN_UNCERTAINTY_NS,
+        "{c:?}"
+    );
 }

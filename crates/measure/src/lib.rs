@@ -28,7 +28,7 @@ pub use cpu::{
 pub use interval::{IntervalMeter, IntervalSample};
 pub use jitter::{Ipdv, Rfc3550Jitter};
 pub use latency::{LatencyHistogram, LatencySummary};
-pub use owd::{ClockOffset, ClockSample, Transit};
+pub use owd::{ClockOffset, ClockReject, ClockSample, Transit};
 pub use seq::{Arrival, SeqCounts, SeqTracker, SEQ_WINDOW};
 pub use snmp::UdpErrorCounters;
 pub use units::{BitsPerSec, Bytes, Nanos, PacketsPerSec};

@@ -3,6 +3,15 @@
 //! round trip δ = (t4 − t1) − (t3 − t2)) from the exchange with the smallest δ, whose
 //! error is at most δ / 2 whatever the asymmetry of the path.
 //!
+//! A reply is only as good as the server that sent it, so each one is checked before it
+//! is used ([`ClockSample::check`]): it must echo the client's own `t1`, the hold it
+//! claims (t3 − t2) must be neither negative nor longer than the round trip the client
+//! measured, and the client's clock must not have gone back. Rejected exchanges are
+//! counted; with fewer than [`MIN_GOOD_EXCHANGES`] good ones there is no offset, and the
+//! reason says why. The stated bound is never below [`MIN_UNCERTAINTY_NS`]: the four
+//! stamps are read in user space around system calls, so no exchange can place the
+//! server's clock closer than that, whatever a reply claims.
+//!
 //! A transit time is a datagram's arrival on the receiver's clock minus its send stamp
 //! on the sender's clock, each counted from its own side's start; add the difference of
 //! the two starts on one clock and it is the one-way delay.
@@ -78,7 +87,60 @@ pub struct ClockSample {
     pub t4_ns: u64,
 }
 
+/// Why a clock reply was not used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockReject {
+    /// The reply's t1 is not the one the client sent.
+    EchoMismatch,
+    /// The client's own clock went back between query and reply (t4 < t1).
+    ClientClockBackwards,
+    /// The server claims it sent the reply before it received the query (t3 < t2).
+    NegativeHold,
+    /// The server claims it held the query longer than the whole round trip.
+    HoldExceedsRoundTrip,
+}
+
+impl std::fmt::Display for ClockReject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ClockReject::EchoMismatch => "the reply did not echo the query's own send time",
+            ClockReject::ClientClockBackwards => "the client's clock went back during the exchange",
+            ClockReject::NegativeHold => "the server claims it replied before it was asked",
+            ClockReject::HoldExceedsRoundTrip => {
+                "the server claims it held the query longer than the whole round trip"
+            }
+        })
+    }
+}
+
+/// The fewest good exchanges an offset is estimated from.
+pub const MIN_GOOD_EXCHANGES: usize = 3;
+
+/// The smallest ± bound ever stated, ns: each of the four stamps is a user-space clock
+/// read beside a system call (send or receive on the control connection), so it is off
+/// the event it marks by at least a clock read and a system-call return, each well above
+/// 100 ns; 1 µs covers the two stamps of a side with room.
+pub const MIN_UNCERTAINTY_NS: u64 = 1_000;
+
 impl ClockSample {
+    /// Whether this reply can be used: `sent_t1_ns` is the t1 the client put in its
+    /// query. See [`ClockReject`].
+    pub fn check(&self, sent_t1_ns: u64) -> Result<(), ClockReject> {
+        if self.t1_ns != sent_t1_ns {
+            return Err(ClockReject::EchoMismatch);
+        }
+        if self.t4_ns < self.t1_ns {
+            return Err(ClockReject::ClientClockBackwards);
+        }
+        if self.t3_ns < self.t2_ns {
+            return Err(ClockReject::NegativeHold);
+        }
+        if self.t3_ns - self.t2_ns > self.t4_ns - self.t1_ns {
+            return Err(ClockReject::HoldExceedsRoundTrip);
+        }
+        Ok(())
+    }
+
     /// Round trip without the server's turnaround, ns (0 if the stamps are inconsistent).
     pub fn delay_ns(&self) -> u64 {
         let total = self.t4_ns as i128 - self.t1_ns as i128;
@@ -104,6 +166,10 @@ pub struct ClockOffset {
     pub uncertainty_ns: u64,
     /// How it was found, for the output.
     pub method: String,
+    /// Exchanges whose replies were rejected ([`ClockSample::check`]); they are not in
+    /// the estimate.
+    #[serde(default)]
+    pub rejected_exchanges: u32,
 }
 
 impl ClockOffset {
@@ -115,19 +181,41 @@ impl ClockOffset {
             uncertainty_ns: 0,
             method: "both ends on one host read the same wall clock: offset 0 by construction"
                 .into(),
+            rejected_exchanges: 0,
         }
     }
 
-    /// From exchanges: the one with the smallest round trip. `None` without samples.
-    pub fn estimate(samples: &[ClockSample]) -> Option<ClockOffset> {
-        let best = samples.iter().min_by_key(|s| s.delay_ns())?;
-        Some(ClockOffset {
+    /// From checked exchanges (`good`, each passed [`ClockSample::check`]): the one
+    /// with the smallest round trip, its bound half that round trip but at least
+    /// [`MIN_UNCERTAINTY_NS`]. `rejected` counts the replies that failed the check. With
+    /// fewer than [`MIN_GOOD_EXCHANGES`] good exchanges: the reason there is no offset.
+    pub fn estimate(good: &[ClockSample], rejected: u32) -> Result<ClockOffset, String> {
+        let best = match good.iter().min_by_key(|s| s.delay_ns()) {
+            Some(b) if good.len() >= MIN_GOOD_EXCHANGES => b,
+            _ => {
+                return Err(format!(
+                    "the server's clock offset is unknown: {} of {} clock exchanges passed the \
+                     checks (replies must echo the query's send time and claim a hold between \
+                     0 and the round trip); {MIN_GOOD_EXCHANGES} are needed",
+                    good.len(),
+                    good.len() + rejected as usize
+                ))
+            }
+        };
+        let rejected_note = if rejected > 0 {
+            format!(" ({rejected} replies rejected by the checks)")
+        } else {
+            String::new()
+        };
+        Ok(ClockOffset {
             offset_ns: best.offset_ns(),
-            uncertainty_ns: best.delay_ns().div_ceil(2),
+            uncertainty_ns: best.delay_ns().div_ceil(2).max(MIN_UNCERTAINTY_NS),
             method: format!(
-                "NTP-style over the control connection: the smallest-round-trip exchange of {}",
-                samples.len()
+                "NTP-style over the control connection: the smallest-round-trip exchange of {}{}",
+                good.len(),
+                rejected_note
             ),
+            rejected_exchanges: rejected,
         })
     }
 }
@@ -167,14 +255,60 @@ mod tests {
         assert_eq!(symmetric.delay_ns(), 200_000);
         // A slower, asymmetric exchange is not the one used.
         let skewed = sample(2_000_000_000, 900_000, 100_000);
-        let est = ClockOffset::estimate(&[skewed, symmetric]).unwrap();
+        let slow = sample(4_000_000_000, 500_000, 500_000);
+        let est = ClockOffset::estimate(&[skewed, symmetric, slow], 0).unwrap();
         assert_eq!(est.offset_ns, shift as i64);
         assert_eq!(est.uncertainty_ns, 100_000);
         // Even a fully asymmetric best exchange stays within its stated uncertainty.
         let lopsided = sample(3_000_000_000, 190_000, 10_000);
-        let est = ClockOffset::estimate(&[lopsided]).unwrap();
+        let est = ClockOffset::estimate(&[lopsided, skewed, slow], 2).unwrap();
         assert!((est.offset_ns - shift as i64).unsigned_abs() <= est.uncertainty_ns);
-        assert_eq!(ClockOffset::estimate(&[]), None);
+        assert_eq!(est.rejected_exchanges, 2);
+        assert!(est.method.contains("2 replies rejected"), "{}", est.method);
+        let none = ClockOffset::estimate(&[symmetric, skewed], 6).unwrap_err();
+        assert!(
+            none.contains("2 of 8 clock exchanges passed the checks"),
+            "{none}"
+        );
+        assert!(ClockOffset::estimate(&[], 0).is_err());
         assert_eq!(ClockOffset::same_clock().offset_ns, 0);
+    }
+
+    #[test]
+    fn forged_replies_are_rejected_and_the_bound_has_a_floor() {
+        let t1 = 1_000_000_000u64;
+        let honest = ClockSample {
+            t1_ns: t1,
+            t2_ns: 9_000,
+            t3_ns: 9_500,
+            t4_ns: t1 + 3_000,
+        };
+        assert_eq!(honest.check(t1), Ok(()));
+        // The proxy's forgery: a hold longer than the whole round trip, which would
+        // otherwise clamp the round trip to 0 and state the offset as exact.
+        let forged = ClockSample {
+            t3_ns: 9_000 + 50_000_000,
+            ..honest
+        };
+        assert_eq!(forged.check(t1), Err(ClockReject::HoldExceedsRoundTrip));
+        assert_eq!(honest.check(t1 + 1), Err(ClockReject::EchoMismatch));
+        let backwards = ClockSample {
+            t3_ns: 8_000,
+            ..honest
+        };
+        assert_eq!(backwards.check(t1), Err(ClockReject::NegativeHold));
+        let stepped = ClockSample {
+            t4_ns: t1 - 1,
+            ..honest
+        };
+        assert_eq!(stepped.check(t1), Err(ClockReject::ClientClockBackwards));
+        // A hold of exactly the round trip passes the check, but the bound keeps its floor.
+        let exact = ClockSample {
+            t3_ns: 9_000 + 3_000,
+            ..honest
+        };
+        assert_eq!(exact.check(t1), Ok(()));
+        let est = ClockOffset::estimate(&[exact, exact, exact], 0).unwrap();
+        assert_eq!(est.uncertainty_ns, MIN_UNCERTAINTY_NS);
     }
 }
