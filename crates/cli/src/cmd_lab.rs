@@ -106,9 +106,9 @@ fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
     for w in lab.warnings() {
         eprintln!("dualperf: warning: {w}");
     }
-    print_lab(&lab);
+    print_lab(&lab)?;
     if args.foreground {
-        println!("lab {} is up; press Ctrl-C to remove it", lab.name());
+        outln!("lab {} is up; press Ctrl-C to remove it", lab.name())?;
         flush_stdout();
         loop {
             // The lab crate's signal guard removes the lab and exits on SIGINT/SIGTERM.
@@ -116,7 +116,7 @@ fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let name = lab.persist();
-    println!("lab {name} is up; remove it with `dualperf lab down {name}`");
+    outln!("lab {name} is up; remove it with `dualperf lab down {name}`")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -128,44 +128,44 @@ fn first_free_name(topology: Topology) -> anyhow::Result<String> {
         .context("no free lab name; pass --name")
 }
 
-fn print_lab(lab: &Lab) {
+fn print_lab(lab: &Lab) -> std::io::Result<()> {
     let d = lab.describe();
     let get = |k: &str| d.get(&format!("lab.{k}")).cloned().unwrap_or_default();
-    println!(
+    outln!(
         "lab {} ({}, MTU {} bytes)",
         lab.name(),
         get("topology"),
         get("mtu_bytes")
-    );
-    println!("  shaping: {}", get("shaping"));
-    println!(
+    )?;
+    outln!("  shaping: {}", get("shaping"))?;
+    outln!(
         "  client  {:<28} {:<12} {}",
         get("client_ns"),
         get("client_addr_v4"),
         get("client_addr_v6")
-    );
-    println!(
+    )?;
+    outln!(
         "  server  {:<28} {:<12} {}",
         get("server_ns"),
         get("server_addr_v4"),
         get("server_addr_v6")
-    );
+    )?;
     if let Some(router) = lab.router_ns() {
-        println!("  router  {router}");
+        outln!("  router  {router}")?;
     }
     // Printed so that it works when pasted: this very binary (by name when that is what
     // PATH finds, since `sudo` and `ip netns exec` ignore shell aliases), and the server's
     // IPv6 address, whose family `run` takes from the address itself.
     let exe = self_command();
-    println!(
+    outln!(
         "  run a server:  ip netns exec {} {exe} server",
         lab.server_ns()
-    );
-    println!(
+    )?;
+    outln!(
         "  run a client:  ip netns exec {} {exe} run {}",
         lab.client_ns(),
         get("server_addr_v6")
-    );
+    )
 }
 
 /// `dualperf` if PATH leads to this executable, else its full path.
@@ -193,7 +193,7 @@ fn down(args: DownArgs) -> anyhow::Result<ExitCode> {
     let mut failed = false;
     for name in &names {
         match lab::destroy(name) {
-            Ok(()) => println!("removed lab {name}"),
+            Ok(()) => outln!("removed lab {name}")?,
             Err(e) => {
                 eprintln!("dualperf: error: {e}");
                 failed = true;
@@ -201,7 +201,7 @@ fn down(args: DownArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if args.all && names.is_empty() {
-        println!("no labs");
+        outln!("no labs")?;
     }
     Ok(if failed {
         ExitCode::from(1)
@@ -213,25 +213,28 @@ fn down(args: DownArgs) -> anyhow::Result<ExitCode> {
 fn list() -> anyhow::Result<ExitCode> {
     let labs = lab::list_labs()?;
     if labs.is_empty() {
-        println!("no labs");
+        outln!("no labs")?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "{:<20} {:<14} {:<10} {:<6} NAMESPACES",
-        "NAME", "TOPOLOGY", "RATE", "MTU"
-    );
+        "NAME",
+        "TOPOLOGY",
+        "RATE",
+        "MTU"
+    )?;
     for l in labs {
         let topology = l.topology.map_or("incomplete", |t| t.name());
         let mtu = l.mtu_bytes.map_or("-".to_string(), |m| m.to_string());
         let rate = l.rate.unwrap_or_else(|| "-".to_string());
-        println!(
+        outln!(
             "{:<20} {:<14} {:<10} {:<6} {}",
             l.name,
             topology,
             rate,
             mtu,
             l.namespaces.join(" ")
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

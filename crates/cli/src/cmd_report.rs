@@ -162,9 +162,9 @@ pub fn main(mut args: ReportArgs) -> anyhow::Result<ExitCode> {
 
     match args.format {
         // Labels and metadata come from the database: no escape sequences on a terminal.
-        Some(PrintFormat::Markdown) => print!("{}", wire::text::terminal_safe(&report.markdown())),
-        Some(PrintFormat::Text) => print!("{}", wire::text::terminal_safe(&report.text())),
-        Some(PrintFormat::Latex) => print!("{}", wire::text::terminal_safe(&report.latex())),
+        Some(PrintFormat::Markdown) => out!("{}", wire::text::terminal_safe(&report.markdown()))?,
+        Some(PrintFormat::Text) => out!("{}", wire::text::terminal_safe(&report.text()))?,
+        Some(PrintFormat::Latex) => out!("{}", wire::text::terminal_safe(&report.latex()))?,
         None => {}
     }
     let out_dir = match (&args.out, args.format) {
@@ -176,7 +176,7 @@ pub fn main(mut args: ReportArgs) -> anyhow::Result<ExitCode> {
         write_files(&report, &dir, !args.no_png, !args.no_pdf)?;
         if args.format.is_none() {
             for f in &report.findings {
-                println!("- {}", wire::text::terminal_safe(&f.text));
+                outln!("- {}", wire::text::terminal_safe(&f.text))?;
             }
         }
         eprintln!(

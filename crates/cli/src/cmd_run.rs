@@ -866,10 +866,13 @@ fn traffic_model(a: &RunArgs) -> anyhow::Result<Option<wire::traffic::TrafficMod
                 .on_off
                 .map(|(on, off)| format!(", on {on}, off {off}"))
                 .unwrap_or_default();
-            println!(
+            outln!(
                 "{}: idt {}, size {}{on_off}\n    {}",
-                p.name, p.idt, p.size, p.source
-            );
+                p.name,
+                p.idt,
+                p.size,
+                p.source
+            )?;
         }
         std::process::exit(0);
     }

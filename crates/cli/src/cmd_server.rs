@@ -207,7 +207,8 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
         max_connections: limits.max_connections,
         psk: crate::args::load_psk(args.psk_file.as_deref())?,
         on_test: Some(Arc::new(|t: &TestLog| {
-            println!("{}", wire::text::terminal_safe_line(&log_line(t)))
+            // The log is for whoever watches; a closed stdout does not stop serving.
+            let _ = outln!("{}", wire::text::terminal_safe_line(&log_line(t)));
         })),
         ..ServerConfig::default()
     };
@@ -218,10 +219,10 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
     };
     if let Some(side) = &iperf3 {
         let addrs: Vec<String> = side.local_addrs().iter().map(|a| a.to_string()).collect();
-        println!(
+        outln!(
             "dualperf server: iperf3 clients served on {}",
             addrs.join(", ")
-        );
+        )?;
     }
     let keyed = cfg.psk.is_some();
     let handle = engine::start_server(cfg).map_err(|e| anyhow::anyhow!("{e}"));
@@ -239,7 +240,7 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
     if let Some(w) = open_server_warning(handle.local_addrs(), keyed) {
         eprintln!("{w}");
     }
-    println!(
+    outln!(
         "dualperf server: listening on {}{}; Ctrl-C to stop",
         addrs.join(", "),
         if keyed {
@@ -247,7 +248,7 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
         } else {
             ""
         }
-    );
+    )?;
     while !stop.load(Ordering::SeqCst) {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }

@@ -576,7 +576,7 @@ fn command_line() -> String {
 
 pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     if args.list_presets {
-        print!("{}", list_presets());
+        out!("{}", list_presets())?;
         return Ok(ExitCode::SUCCESS);
     }
     args.check_target()?;
@@ -598,7 +598,7 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
                 bail!("{why}");
             }
         }
-        print!("{}", dry_run_text(&spec, Some(&args.target_text())));
+        out!("{}", dry_run_text(&spec, Some(&args.target_text())))?;
         return Ok(ExitCode::SUCCESS);
     }
     let stop = crate::interrupt::study_stop_flag();
@@ -695,13 +695,13 @@ fn profile_axis(args: StudyArgs, list: &str) -> anyhow::Result<ExitCode> {
                     bail!("{why}");
                 }
             }
-            println!(
+            outln!(
                 "campaign {} of {} (profile {}):",
                 i + 1,
                 plans.len(),
                 names[i]
-            );
-            print!("{}", dry_run_text(spec, Some(&a.target_text())));
+            )?;
+            out!("{}", dry_run_text(spec, Some(&a.target_text())))?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -733,12 +733,12 @@ fn profile_axis(args: StudyArgs, list: &str) -> anyhow::Result<ExitCode> {
     }
     if !args.quiet {
         let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
-        println!(
+        outln!(
             "one campaign per profile ({}); compare them with:\n  dualperf report --db {} --campaign {}",
             names.join(", "),
             args.db,
             ids.join(" ")
-        );
+        )?;
     }
     Ok(code)
 }
@@ -749,7 +749,7 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
     let spec = StudySpec::from_json(&campaign.spec_json)
         .with_context(|| format!("campaign {id} has a spec this dualperf cannot read"))?;
     if campaign.finished {
-        println!("campaign {id} is already finished; nothing to do");
+        outln!("campaign {id} is already finished; nothing to do")?;
         return Ok(ExitCode::SUCCESS);
     }
     let _lock = journal::lock_campaign(&mut store, &args.db, id)?;
@@ -853,16 +853,16 @@ fn run_campaign(
     store.set_finished(campaign_id, true)?;
     let failed_cells = outcome.cells.iter().filter(|c| c.ok_runs == 0).count();
     if args.quiet {
-        println!("{campaign_id}");
+        outln!("{campaign_id}")?;
     } else {
         let summary = journal::summary_text(&store, campaign_id, spec, &outcome, &args.db)?;
-        print!("{}", wire::text::terminal_safe(&summary));
+        out!("{}", wire::text::terminal_safe(&summary))?;
         if let Some(b) = busy.filter(|b| b.answers > 0) {
-            println!(
+            outln!(
                 "the iperf3 server answered \"busy\" {} time(s); waited {:.1} s in all (not recorded as results)",
                 b.answers,
                 b.waited.as_secs_f64()
-            );
+            )?;
         }
     }
     Ok(if failed_cells > 0 {

@@ -6,6 +6,24 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// `print!` that returns the write's `io::Result` instead of panicking: a reader that
+/// closes the pipe early (`dualperf show | head -1`) ends the command quietly (see
+/// [`closed_pipe`]) instead of a panic.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout(), $($arg)*)
+    }};
+}
+
+/// `println!` that returns the write's `io::Result`, as [`out!`].
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout(), $($arg)*)
+    }};
+}
+
 mod args;
 mod cmd_lab;
 mod cmd_report;
@@ -58,6 +76,9 @@ fn main() -> ExitCode {
     let result = dispatch(cli.command);
     match result {
         Ok(code) => code,
+        // The reader of our output went away (`| head -1`): nothing is wrong with the
+        // command, and nobody is left to read a message. Exit as ripgrep does.
+        Err(err) if closed_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             // An error may quote a peer or a database: no escape sequences reach the terminal.
             let text = format!("{err:#}");
@@ -65,6 +86,14 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Whether `err` comes from writing to a standard output whose reader has gone.
+fn closed_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 fn dispatch(command: Command) -> anyhow::Result<ExitCode> {

@@ -99,7 +99,8 @@ fn log_loop(reports: &Mutex<Vec<SessionReport>>, stop: &AtomicBool) {
         };
         printed += fresh.len();
         for line in fresh {
-            println!("{line}");
+            // As the engine's log: a closed stdout does not stop serving.
+            let _ = outln!("{line}");
         }
         if stopping {
             return;

@@ -83,7 +83,7 @@ pub fn show_main(args: ShowArgs) -> anyhow::Result<ExitCode> {
     let Some(id) = args.campaign else {
         let camps = store.campaigns()?;
         if camps.is_empty() {
-            println!("no campaigns in {}", args.db);
+            outln!("no campaigns in {}", args.db)?;
         }
         for c in camps {
             let runs = store.runs(c.id)?;
@@ -91,7 +91,7 @@ pub fn show_main(args: ShowArgs) -> anyhow::Result<ExitCode> {
                 .iter()
                 .filter(|r| r.status.is_ok() && !r.warmup)
                 .count();
-            println!(
+            outln!(
                 "{:>4}  {}  {:<9} {:>6} runs  {}",
                 c.id,
                 when(c.created_unix_s),
@@ -102,12 +102,12 @@ pub fn show_main(args: ShowArgs) -> anyhow::Result<ExitCode> {
                 } else {
                     wire::text::terminal_safe_line(&c.label)
                 }
-            );
+            )?;
         }
         return Ok(ExitCode::SUCCESS);
     };
     // Labels, host metadata and failure reasons come from the database (and from peers).
-    print!("{}", wire::text::terminal_safe(&show_text(&store, id)?));
+    out!("{}", wire::text::terminal_safe(&show_text(&store, id)?))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -657,20 +657,20 @@ pub fn import_main(args: ImportArgs) -> anyhow::Result<ExitCode> {
         .import_store(&source, &args.other.to_string())
         .with_context(|| format!("importing {}", args.other))?;
     for (from, to) in &sum.imported {
-        println!(
+        outln!(
             "imported campaign {from} of {} as campaign {to}",
             args.other
-        );
+        )?;
     }
     for from in &sum.skipped {
-        println!("skipped campaign {from}: already in {}", args.db);
+        outln!("skipped campaign {from}: already in {}", args.db)?;
     }
-    println!(
+    outln!(
         "{} campaigns, {} runs imported into {}",
         sum.imported.len(),
         sum.runs,
         args.db
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
