@@ -28,6 +28,6 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     assert_eq!(stats.received, (data.len() / 16) as u64);
-    assert!(stats.jitter_s.is_finite() && stats.jitter_s >= 0.0);
+    assert!(stats.jitter_s().is_finite() && stats.jitter_s() >= 0.0);
     assert!(stats.errors >= 0);
 });

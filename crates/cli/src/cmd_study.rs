@@ -537,12 +537,19 @@ fn default_label(client: &std::collections::BTreeMap<String, String>) -> String 
         .or_else(|| client.get("os.name"))
         .filter(|v| !v.is_empty());
     let kernel = client.get("kernel.release").filter(|v| !v.is_empty());
-    match (os, kernel) {
+    let label = match (os, kernel) {
         (Some(os), Some(k)) => format!("{os}, Linux {k}"),
         (Some(os), None) => os.clone(),
         (None, Some(k)) => format!("Linux {k}"),
         (None, None) => "unlabelled".to_string(),
-    }
+    };
+    // The metadata is this host's, but it is text from files: held to the entry limits
+    // of a typed label (one line, no controls, at most MAX_NAME_CHARS characters).
+    wire::text::terminal_safe_line(&label)
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(wire::text::MAX_NAME_CHARS)
+        .collect()
 }
 
 /// This build's version and git revision (`DUALPERF_GIT_REV` at build time).
@@ -1057,6 +1064,10 @@ mod tests {
             "Fedora Linux"
         );
         assert_eq!(default_label(&md(&[])), "unlabelled");
+        let hostile = "x".repeat(300) + "\r\\input{/etc/hostname}";
+        let label = default_label(&md(&[("os.pretty_name", &hostile)]));
+        assert_eq!(label.chars().count(), wire::text::MAX_NAME_CHARS);
+        assert!(wire::text::check_name("label", &label).is_ok(), "{label}");
     }
 
     use super::*;

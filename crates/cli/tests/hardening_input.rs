@@ -263,3 +263,82 @@ fn endless_spec_and_key_files_are_refused_after_a_bounded_read() {
     assert!(stderr(&o).contains("/dev/zero"), "{}", text(&o));
     assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
 }
+
+/// `dualperf ARGS` whose reader closes standard output before anything is written (as
+/// `| head -1` does once it has its line): every write fails with a broken pipe.
+fn with_closed_stdout(args: &[&str], db_dir: &std::path::Path) -> std::process::Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .current_dir(db_dir)
+        .env("DUALPERF_STUDY_FAKE", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the dualperf binary starts");
+    drop(child.stdout.take());
+    child.wait_with_output().expect("dualperf ends")
+}
+
+#[test]
+fn a_reader_that_closes_the_pipe_early_ends_the_command_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let db = db.to_str().unwrap();
+    let o = run(
+        &["study", "--db", db, "--runs", "2", "--sizes", "128", "-q"],
+        true,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    // Before the fix each of these panicked (exit 101, "failed printing to stdout").
+    let cases: [&[&str]; 5] = [
+        &["show", "--db", db],
+        &["report", "--db", db, "--format", "markdown"],
+        &["report", "--db", db, "--format", "text"],
+        &["run", "--profile", "list"],
+        &["study", "--dry-run"],
+    ];
+    for args in cases {
+        let o = with_closed_stdout(args, dir.path());
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o));
+        assert!(o.stderr.is_empty(), "{args:?}: {}", text(&o));
+    }
+}
+
+#[test]
+fn hostile_or_overlong_labels_are_refused_at_the_flag() {
+    let long = "x".repeat(300);
+    let cases: [(&str, &str); 3] = [
+        ("x\r\\input{/etc/hostname}\r", "label contains the control character U+000D"),
+        // (NUL cannot be passed in argv; the spec-file path is tested in study's spec.)
+        ("\u{1b}[2J", "label contains the control character U+001B"),
+        (&long, "label is 300 characters long; at most 256"),
+    ];
+    for (label, words) in cases {
+        let o = run(&["study", "--dry-run", "--label", label], true);
+        assert!(!o.status.success(), "{label:?}: {}", text(&o));
+        assert!(stderr(&o).contains(words), "{label:?}: {}", text(&o));
+    }
+}
+
+#[test]
+fn a_loaded_test_too_short_for_its_ramps_and_an_oversized_size_model_are_named() {
+    let o = run(&["run", "-t", "rrul", "-d", "0.2"], false);
+    assert!(!o.status.success(), "{}", text(&o));
+    // Before: "duration must be > 0" (a part of zero length), not the real reason.
+    assert!(
+        stderr(&o).contains("the loaded phase must last at least 1 s"),
+        "{}",
+        text(&o)
+    );
+    let o = run(
+        &["run", "-t", "udp-stream", "--size-dist", "constant:70000", "-d", "0.2"],
+        false,
+    );
+    assert!(!o.status.success(), "{}", text(&o));
+    // Before: sent 65 507-byte datagrams while recording `constant:70000`.
+    assert!(
+        stderr(&o).contains("a 70000-byte payload does not fit in one IPv4 UDP datagram"),
+        "{}",
+        text(&o)
+    );
+}

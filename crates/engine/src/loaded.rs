@@ -86,7 +86,10 @@ impl LoadedSpec {
         self.duration_ns.saturating_sub(2 * self.ramp_ns())
     }
 
-    fn check(&self) -> Result<(), EngineError> {
+    /// The loaded test's own limits (phase lengths, streams, probes per window). Checked
+    /// before its parts, whose lengths derive from these: a phase too short for its ramps
+    /// is named as such, not as a part of zero length.
+    pub fn check(&self) -> Result<(), EngineError> {
         let bad = |m: String| Err(EngineError::Spec(SpecError::Invalid(m)));
         if self.duration_ns < MIN_LOADED_NS {
             return bad(format!(

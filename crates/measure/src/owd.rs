@@ -152,7 +152,9 @@ impl ClockSample {
     pub fn offset_ns(&self) -> i64 {
         let a = self.t2_ns as i128 - self.t1_ns as i128;
         let b = self.t3_ns as i128 - self.t4_ns as i128;
-        ((a + b) / 2) as i64
+        // Stamps centuries apart do not fit: saturate rather than wrap, so the
+        // one-way-delay checks see the absurd offset for what it is.
+        i64::try_from((a + b) / 2).unwrap_or(if a + b < 0 { i64::MIN } else { i64::MAX })
     }
 }
 
@@ -310,5 +312,12 @@ mod tests {
         assert_eq!(exact.check(t1), Ok(()));
         let est = ClockOffset::estimate(&[exact, exact, exact], 0).unwrap();
         assert_eq!(est.uncertainty_ns, MIN_UNCERTAINTY_NS);
+        let far = ClockSample {
+            t1_ns: 0,
+            t2_ns: u64::MAX - 1,
+            t3_ns: u64::MAX,
+            t4_ns: 10,
+        };
+        assert_eq!(far.offset_ns(), i64::MAX, "saturates, does not wrap");
     }
 }

@@ -245,9 +245,39 @@ impl SpecFile {
         out
     }
 
+    /// Every free-text value (the label and each option string) within the entry limits
+    /// of [`wire::text::check_name`]: at most 256 characters, no control characters. The
+    /// label reaches every table, figure and export; the other strings are parsed, but are
+    /// stored and quoted back in errors, so they are bounded before anything reads them.
+    fn check_text(&self) -> Result<(), SpecError> {
+        let strings = [
+            ("label", &self.label),
+            ("direction", &self.direction),
+            ("udp_method", &self.udp_method),
+            ("idt", &self.idt),
+            ("size_dist", &self.size_dist),
+            ("profile", &self.profile),
+            ("on_time", &self.on_time),
+            ("off_time", &self.off_time),
+            ("udp_datapath", &self.udp_datapath),
+            ("order", &self.order),
+            ("load", &self.load),
+        ];
+        let listed = self.tests.iter().flatten().map(|t| ("tests", t));
+        for (field, text) in strings
+            .into_iter()
+            .filter_map(|(f, t)| Some((f, t.as_ref()?)))
+            .chain(listed)
+        {
+            wire::text::check_name(field, text).map_err(|e| SpecError::Invalid(e.to_string()))?;
+        }
+        Ok(())
+    }
+
     /// Validate and apply defaults. `default_seed` is used when the spec names none
     /// (the caller draws it from the clock so that a random order is still recorded).
     pub fn resolve(&self, default_seed: u64) -> Result<StudySpec, SpecError> {
+        self.check_text()?;
         let families = match &self.families {
             None => vec![Family::V4, Family::V6],
             Some(list) => list
@@ -1037,6 +1067,53 @@ impl StudySpec {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn hostile_or_overlong_text_is_refused_where_it_enters() {
+        for label in ["x\r\\input{/etc/hostname}\r", "a\nb", "a\u{0}b"] {
+            let spec = SpecFile {
+                label: Some(label.into()),
+                ..SpecFile::default()
+            };
+            let e = spec.resolve(1).unwrap_err().to_string();
+            assert!(
+                e.contains("label contains the control character"),
+                "{label:?}: {e}"
+            );
+        }
+        let spec = SpecFile {
+            label: Some("x".repeat(10_000)),
+            ..SpecFile::default()
+        };
+        let e = spec.resolve(1).unwrap_err().to_string();
+        assert!(
+            e.contains("label is 10000 characters long; at most 256"),
+            "{e}"
+        );
+        let spec = SpecFile {
+            size_dist: Some("=".repeat(300)),
+            ..SpecFile::default()
+        };
+        assert!(spec
+            .resolve(1)
+            .unwrap_err()
+            .to_string()
+            .contains("size_dist is 300"));
+        let spec = SpecFile {
+            tests: Some(vec!["udp\u{1b}[2J".into()]),
+            ..SpecFile::default()
+        };
+        assert!(spec
+            .resolve(1)
+            .unwrap_err()
+            .to_string()
+            .contains("tests contains"));
+        let spec = SpecFile {
+            label: Some("Fedora 39 — über".into()),
+            ..SpecFile::default()
+        };
+        assert_eq!(spec.resolve(1).unwrap().label, "Fedora 39 — über");
+    }
+
     use super::*;
 
     #[test]

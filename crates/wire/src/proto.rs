@@ -471,6 +471,20 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
                 max_bytes,
             });
         }
+        // A bounded size model (constant, uniform) whose largest draw would not fit is
+        // refused like `-s 70000`, not sent clipped to the limit under the model's name.
+        let model_max = spec
+            .traffic
+            .as_ref()
+            .and_then(|t| t.size_dist().ok().flatten())
+            .and_then(|d| d.max());
+        if let Some(m) = model_max.filter(|&m| m > f64::from(max_bytes)) {
+            return Err(SpecError::PayloadTooLarge {
+                payload_bytes: m.ceil().min(f64::from(u32::MAX)) as u32,
+                family: spec.family,
+                max_bytes,
+            });
+        }
         let min_bytes = crate::datagram::HEADER_BYTES as u32;
         if spec.payload_bytes < min_bytes {
             return Err(SpecError::PayloadTooSmall {
@@ -697,6 +711,32 @@ mod tests {
         s.payload_bytes = 65_508;
         let err = validate_spec(&s).unwrap_err();
         assert!(err.to_string().contains("at most 65507 bytes"), "{err}");
+        // The same limit for a size model whose largest draw is known.
+        for (model, ok) in [
+            ("constant:70000", false),
+            ("uniform:100..65508", false),
+            ("uniform:100..65507", true),
+        ] {
+            let mut m = TestSpec::new(TestKind::UdpStream, Family::V4, 1000);
+            m.traffic = crate::traffic::TrafficModel::from_options(
+                None,
+                Some(model),
+                None,
+                (None, None),
+                None,
+                1,
+            )
+            .unwrap();
+            let r = validate_spec(&m);
+            assert_eq!(r.is_ok(), ok, "{model}: {r:?}");
+            if let Err(e) = r {
+                assert!(
+                    e.to_string()
+                        .contains("does not fit in one IPv4 UDP datagram"),
+                    "{e}"
+                );
+            }
+        }
         s.family = Family::V6;
         assert_eq!(validate_spec(&s), Ok(()));
         s.payload_bytes = 65_528;

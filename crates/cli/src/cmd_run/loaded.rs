@@ -59,6 +59,7 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadedSpec> {
     };
     let write_bytes = a.size.unwrap_or(DEFAULT_LOAD_WRITE_BYTES);
     let spec = LoadedSpec::new(family, write_bytes, duration_ns, &opts, load_socket);
+    spec.check().map_err(|e| anyhow!("{e}"))?;
     // The parts are ordinary tests: check each as a server would, before any traffic.
     for part in spec.parts(0) {
         wire::proto::validate_spec(&part).map_err(|e| anyhow!("{e}"))?;
