@@ -714,6 +714,15 @@ fn label(name: &str) -> String {
         m::UPLOAD_BPS => "goodput under load, upload",
         m::DOWNLOAD_BPS => "goodput under load, download",
         m::LOADED_UDP_PROBE_TIMEOUTS => "UDP probes unanswered under load",
+        m::IDLE_UDP_PROBE_TIMEOUTS => "UDP probes unanswered idle",
+        m::IDLE_UDP_PROBES_SENT => "UDP probes sent idle",
+        m::IDLE_UDP_PROBES_ANSWERED => "UDP probes answered idle",
+        m::IDLE_TCP_PROBES_SENT => "TCP probes sent idle",
+        m::IDLE_TCP_PROBES_ANSWERED => "TCP probes answered idle",
+        m::LOADED_UDP_PROBES_SENT => "UDP probes sent under load",
+        m::LOADED_UDP_PROBES_ANSWERED => "UDP probes answered under load",
+        m::LOADED_TCP_PROBES_SENT => "TCP probes sent under load",
+        m::LOADED_TCP_PROBES_ANSWERED => "TCP probes answered under load",
         other => return other.replace('_', " "),
     };
     l.to_string()

@@ -308,7 +308,10 @@ fn a_reader_that_closes_the_pipe_early_ends_the_command_quietly() {
 fn hostile_or_overlong_labels_are_refused_at_the_flag() {
     let long = "x".repeat(300);
     let cases: [(&str, &str); 3] = [
-        ("x\r\\input{/etc/hostname}\r", "label contains the control character U+000D"),
+        (
+            "x\r\\input{/etc/hostname}\r",
+            "label contains the control character U+000D",
+        ),
         // (NUL cannot be passed in argv; the spec-file path is tested in study's spec.)
         ("\u{1b}[2J", "label contains the control character U+001B"),
         (&long, "label is 300 characters long; at most 256"),
@@ -331,7 +334,15 @@ fn a_loaded_test_too_short_for_its_ramps_and_an_oversized_size_model_are_named()
         text(&o)
     );
     let o = run(
-        &["run", "-t", "udp-stream", "--size-dist", "constant:70000", "-d", "0.2"],
+        &[
+            "run",
+            "-t",
+            "udp-stream",
+            "--size-dist",
+            "constant:70000",
+            "-d",
+            "0.2",
+        ],
         false,
     );
     assert!(!o.status.success(), "{}", text(&o));

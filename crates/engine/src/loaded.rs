@@ -103,6 +103,12 @@ impl LoadedSpec {
         if self.streams == 0 {
             return bad("a loaded-latency test needs at least one load stream".into());
         }
+        if self.probe_rate == 0 || self.probe_rate > wire::proto::MAX_RR_RATE {
+            return bad(format!(
+                "the probe rate must be between 1 and {} transactions per second",
+                wire::proto::MAX_RR_RATE
+            ));
+        }
         let per_probe = self.probe_rate as f64 * self.loaded_probe_ns() as f64 / 1e9;
         if per_probe < 10.0 {
             return bad(format!(
@@ -268,6 +274,37 @@ impl LoadedResult {
             m::LOADED_UDP_PROBE_TIMEOUTS,
             Some(self.loaded.udp.rr_timeouts as f64),
         );
+        put(
+            m::IDLE_UDP_PROBE_TIMEOUTS,
+            Some(self.idle.udp.rr_timeouts as f64),
+        );
+        // Probes sent (requests the client put on the wire) and answered (completed
+        // transactions) of each phase and type: recorded whatever the answers were.
+        for (sent, answered, r) in [
+            (
+                m::IDLE_UDP_PROBES_SENT,
+                m::IDLE_UDP_PROBES_ANSWERED,
+                &self.idle.udp,
+            ),
+            (
+                m::IDLE_TCP_PROBES_SENT,
+                m::IDLE_TCP_PROBES_ANSWERED,
+                &self.idle.tcp,
+            ),
+            (
+                m::LOADED_UDP_PROBES_SENT,
+                m::LOADED_UDP_PROBES_ANSWERED,
+                &self.loaded.udp,
+            ),
+            (
+                m::LOADED_TCP_PROBES_SENT,
+                m::LOADED_TCP_PROBES_ANSWERED,
+                &self.loaded.tcp,
+            ),
+        ] {
+            put(sent, Some(r.client.sent_packets as f64));
+            put(answered, Some(r.transactions as f64));
+        }
         for (loaded, probes) in [(false, &self.idle), (true, &self.loaded)] {
             for (udp, r) in [(true, &probes.udp), (false, &probes.tcp)] {
                 let Some(s) = r

@@ -127,6 +127,19 @@ pub const UPLOAD_BPS: &str = "upload_bps";
 pub const DOWNLOAD_BPS: &str = "download_bps";
 /// UDP probes that got no response within the timeout, under load.
 pub const LOADED_UDP_PROBE_TIMEOUTS: &str = "loaded_udp_probe_timeouts";
+/// UDP probes that got no response within the timeout, on the idle path.
+pub const IDLE_UDP_PROBE_TIMEOUTS: &str = "idle_udp_probe_timeouts";
+/// Probes sent and answered per phase and probe type: a phase whose probes got no
+/// answer (a starved or lossy path) is a measured outcome, 0 answered of N sent, not a
+/// missing number.
+pub const IDLE_UDP_PROBES_SENT: &str = "idle_udp_probes_sent_count";
+pub const IDLE_UDP_PROBES_ANSWERED: &str = "idle_udp_probes_answered_count";
+pub const IDLE_TCP_PROBES_SENT: &str = "idle_tcp_probes_sent_count";
+pub const IDLE_TCP_PROBES_ANSWERED: &str = "idle_tcp_probes_answered_count";
+pub const LOADED_UDP_PROBES_SENT: &str = "loaded_udp_probes_sent_count";
+pub const LOADED_UDP_PROBES_ANSWERED: &str = "loaded_udp_probes_answered_count";
+pub const LOADED_TCP_PROBES_SENT: &str = "loaded_tcp_probes_sent_count";
+pub const LOADED_TCP_PROBES_ANSWERED: &str = "loaded_tcp_probes_answered_count";
 /// The metrics of the latency-under-load test only (a wire test has none of them).
 pub const LOADED: &[&str] = &[
     IDLE_UDP_RTT_P50_NS,
@@ -144,6 +157,15 @@ pub const LOADED: &[&str] = &[
     UPLOAD_BPS,
     DOWNLOAD_BPS,
     LOADED_UDP_PROBE_TIMEOUTS,
+    IDLE_UDP_PROBE_TIMEOUTS,
+    IDLE_UDP_PROBES_SENT,
+    IDLE_UDP_PROBES_ANSWERED,
+    IDLE_TCP_PROBES_SENT,
+    IDLE_TCP_PROBES_ANSWERED,
+    LOADED_UDP_PROBES_SENT,
+    LOADED_UDP_PROBES_ANSWERED,
+    LOADED_TCP_PROBES_SENT,
+    LOADED_TCP_PROBES_ANSWERED,
 ];
 /// The quantile ladder a run's RTT distribution is kept as (for CDFs): percent points.
 pub const RTT_LADDER_PCT: [u32; 13] = [0, 1, 5, 10, 20, 30, 50, 70, 80, 90, 95, 99, 100];
@@ -228,6 +250,15 @@ pub const ALL: &[&str] = &[
     UPLOAD_BPS,
     DOWNLOAD_BPS,
     LOADED_UDP_PROBE_TIMEOUTS,
+    IDLE_UDP_PROBE_TIMEOUTS,
+    IDLE_UDP_PROBES_SENT,
+    IDLE_UDP_PROBES_ANSWERED,
+    IDLE_TCP_PROBES_SENT,
+    IDLE_TCP_PROBES_ANSWERED,
+    LOADED_UDP_PROBES_SENT,
+    LOADED_UDP_PROBES_ANSWERED,
+    LOADED_TCP_PROBES_SENT,
+    LOADED_TCP_PROBES_ANSWERED,
     IP_PACKET_BYTES,
     ETH_FRAME_BYTES,
 ];
@@ -250,6 +281,7 @@ pub fn unit_of(name: &str) -> &'static str {
         || name == RR_TIMEOUTS
         || name == RATE_SEARCH_TRIALS
         || name == LOADED_UDP_PROBE_TIMEOUTS
+        || name == IDLE_UDP_PROBE_TIMEOUTS
     {
         "count"
     } else if name.ends_with("_per_s") {

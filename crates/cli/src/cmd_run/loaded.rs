@@ -189,7 +189,13 @@ fn probe_lines(out: &mut String, phase: &str, p: &Probes) {
                 s.count
             )),
             None => out.push_str(&format!(
-                "    {phase:<7} {name}  unavailable: no probe was answered\n"
+                "    {phase:<7} {name}  no RTT: 0 of {} probes sent were answered{}\n",
+                r.client.sent_packets,
+                if r.rr_timeouts > 0 {
+                    format!(" ({} timed out)", r.rr_timeouts)
+                } else {
+                    String::new()
+                }
             )),
         }
     }
