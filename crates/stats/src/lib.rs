@@ -5,13 +5,19 @@
 #![forbid(unsafe_code)]
 
 pub mod compare;
+pub mod outliers;
 pub mod overhead;
+pub mod percent;
 pub mod reach;
 pub mod special;
 pub mod summary;
 
-pub use compare::{cohens_d, exact_is_computable, hedges_g, holm, MannWhitney, Welch};
+pub use compare::{
+    cohens_d, exact_is_computable, hedges_g, holm, HodgesLehmann, MannWhitney, Welch,
+};
+pub use outliers::{outliers, OUTLIER_SCALED_MADS};
 pub use overhead::{header_share_of_gap, LinkModel, OverheadModel, WireCost};
+pub use percent::{base_words, percent_difference, PercentBase};
 pub use reach::{smallest_corrected_p, smallest_p, PrimaryTest, Reach};
 pub use special::{normal_cdf, normal_quantile, student_t_cdf, student_t_quantile};
 pub use summary::Summary;
