@@ -64,6 +64,21 @@ fn shortened_main_job_repeats_to_its_target_and_measures_udp_without_tool_made_l
             cell.kind
         );
     }
+    // Every stored stream run: no more payload received than sent, so (with goodput
+    // and sending rate on one time base) no goodput above the sending rate.
+    for r in runs.iter().filter(|r| r.status.is_ok() && !r.kind.is_rr()) {
+        let get = |name: &str| r.metrics.get(name).copied();
+        let (sent, recv) = (get(m::SENT_BYTES).unwrap(), get(m::RECV_BYTES).unwrap());
+        assert!(recv <= sent, "{} {}: {recv} > {sent}", r.family, r.kind);
+        if let (Some(goodput), Some(send_rate)) = (get(m::THROUGHPUT_BPS), get(m::SEND_RATE_BPS)) {
+            assert!(
+                goodput <= send_rate,
+                "{} {}: goodput {goodput} > sending rate {send_rate}",
+                r.family,
+                r.kind
+            );
+        }
+    }
     let mut limited = 0;
     for r in runs
         .iter()

@@ -49,8 +49,8 @@ pub struct ServerConfig {
     pub udp_datapath: wire::spec::UdpDatapath,
     /// Longest duration-bound test; count-bound tests end (failed) after this long too.
     pub max_duration: Duration,
-    /// Total UDP rate the server may be asked to send (reverse / bidir), bit/s, payload
-    /// plus UDP/IP headers; `None` = unlimited. Unpaced ("as fast as possible") server
+    /// Total UDP rate the server may be asked to send (reverse / bidir), payload bit/s
+    /// (as `--rate` counts them); `None` = unlimited. Unpaced ("as fast as possible") server
     /// sending is allowed only to a loopback peer while this is set.
     pub max_send_rate_bps: Option<u64>,
     /// Largest payload a test may ask for; `None` = the family's datagram maximum (UDP)
@@ -343,15 +343,15 @@ pub fn check_limits(cfg: &ServerConfig, spec: &TestSpec, peer: IpAddr) -> Result
         }
     }
     let server_sends = spec.kind == TestKind::UdpStream && spec.direction != Direction::Forward;
-    let wire_bytes = u64::from(spec.payload_bytes)
-        + u64::from(spec.family.ip_header_bytes())
-        + u64::from(Transport::Udp.header_bytes());
+    // Payload bits, as `--rate` means them (engine::plan's pacing): one meaning of a bit
+    // rate for what a client asks and what the server allows.
     let streams = u64::from(spec.streams);
     let total_bps = match spec.rate {
         Some(Rate::BitsPerSec(b)) => Some(b.saturating_mul(streams)),
-        Some(Rate::PacketsPerSec(p)) => {
-            Some(p.saturating_mul(wire_bytes * 8).saturating_mul(streams))
-        }
+        Some(Rate::PacketsPerSec(p)) => Some(
+            p.saturating_mul(u64::from(spec.payload_bytes) * 8)
+                .saturating_mul(streams),
+        ),
         None => None,
     };
     if let (Bound::Count(n), Some(Rate::PacketsPerSec(p))) = (spec.bound, spec.rate) {

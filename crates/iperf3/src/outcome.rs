@@ -270,17 +270,17 @@ pub fn build(
     }
     metrics.push(Metric::new(m::PROC_LOCAL_PCT, local_cpu_pct));
     metrics.push(Metric::new(m::PROC_REMOTE_PCT, server.cpu_util_total));
-    let kb = head.recv_bytes.max(head.sent_bytes) as f64 / 1024.0;
-    if kb > 0.0 {
-        // netperf's service demand: µs of CPU per KB moved.
-        metrics.push(Metric::new(
-            m::SERVICE_DEMAND_LOCAL_US,
-            local_cpu_pct / 100.0 * secs * 1e6 / kb,
-        ));
-        metrics.push(Metric::new(
-            m::SERVICE_DEMAND_REMOTE_US,
-            server.cpu_util_total / 100.0 * secs * 1e6 / kb,
-        ));
+    // Service demand as the engine defines it (wire::metrics): each side's process CPU
+    // (iperf3's cpu_util_total is user + system time as % of one core over the test)
+    // per KB of payload received. One function computes it for both peers.
+    let cpu_ns = |pct: f64| pct / 100.0 * secs * 1e9;
+    for (name, pct) in [
+        (m::SERVICE_DEMAND_LOCAL_US, local_cpu_pct),
+        (m::SERVICE_DEMAND_REMOTE_US, server.cpu_util_total),
+    ] {
+        if let Some(d) = measure::service_demand_us_per_kb(cpu_ns(pct), head.recv_bytes) {
+            metrics.push(Metric::new(name, d));
+        }
     }
     let unavailable = m::ALL
         .iter()

@@ -211,14 +211,15 @@ impl ProcessCpuTimes {
     }
 }
 
-/// Netperf service demand for a stream test: µs of CPU (over all cores) per KB
-/// (1024 bytes) moved. `None` when no byte moved.
+/// Netperf's service demand for a stream test: µs of CPU per KB (1024 bytes) of
+/// payload moved, from the CPU time the caller names (dualperf uses its own process's
+/// user + system time on each side). `None` when no byte moved.
 pub fn service_demand_us_per_kb(busy_cpu_ns: f64, bytes: u64) -> Option<f64> {
     (bytes > 0).then(|| busy_cpu_ns / 1000.0 / (bytes as f64 / 1024.0))
 }
 
-/// Netperf service demand for a request/response test: µs of CPU (over all cores) per
-/// transaction. `None` when no transaction completed.
+/// Netperf's service demand for a request/response test: µs of CPU (the caller's
+/// figure, as above) per transaction. `None` when no transaction completed.
 pub fn service_demand_us_per_transaction(busy_cpu_ns: f64, transactions: u64) -> Option<f64> {
     (transactions > 0).then(|| busy_cpu_ns / 1000.0 / transactions as f64)
 }

@@ -89,15 +89,19 @@ pub const RTT_P99_NS: &str = "rtt_p99_ns";
 pub const RTT_P999_NS: &str = "rtt_p999_ns";
 pub const RTT_MAX_NS: &str = "rtt_max_ns";
 
-// --- CPU (system-wide from /proc/stat; process from getrusage) ---
+// --- CPU: two different things, never one for the other ---
+// The host's state: system-wide busy % of all cores (/proc/stat), every process's load
+// included (another program's busy loop shows here).
 pub const CPU_LOCAL_PCT: &str = "cpu_local_pct";
 pub const CPU_REMOTE_PCT: &str = "cpu_remote_pct";
 pub const CPU_LOCAL_BUSIEST_CORE_PCT: &str = "cpu_local_busiest_core_pct";
 pub const CPU_REMOTE_BUSIEST_CORE_PCT: &str = "cpu_remote_busiest_core_pct";
-/// Process user+system time as % of one core.
+/// The tool's own cost: the dualperf (or iperf3) process's user + system time on that
+/// side, as % of one core (getrusage).
 pub const PROC_LOCAL_PCT: &str = "proc_local_pct";
 pub const PROC_REMOTE_PCT: &str = "proc_remote_pct";
-/// µs of CPU per KB moved (streams) or per transaction (RR), netperf's service demand.
+/// Netperf's service demand, from the process CPU above: µs of that side's process
+/// CPU per KB (1024 bytes) of payload received (streams) or per transaction (RR).
 pub const SERVICE_DEMAND_LOCAL_US: &str = "service_demand_local_us";
 pub const SERVICE_DEMAND_REMOTE_US: &str = "service_demand_remote_us";
 
