@@ -43,6 +43,14 @@ pub struct ReportArgs {
     /// recorded `--confidence` level, else 95].
     #[arg(long, value_name = "PCT")]
     pub confidence: Option<f64>,
+
+    /// What percentage differences A − B are taken over: `first` = IPv4 (or the first
+    /// system), as the studies quote them ("6.1 % higher" over the IPv4 value); `second`
+    /// = IPv6 (or the other system). Every table and sentence names its base. [default:
+    /// the campaigns' recorded `percent_of` (the seed presets record `first`), else
+    /// second]
+    #[arg(long, value_name = "BASE", value_parser = ["first", "second"])]
+    pub percent_of: Option<String>,
     /// Significance level applied to Holm-corrected p-values.
     #[arg(long, value_name = "P", default_value_t = 0.05)]
     pub alpha: f64,
@@ -148,8 +156,11 @@ pub fn main(mut args: ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(why) = nothing_measured(&data) {
         bail!("{why}");
     }
+    let ids: Vec<i64> = data.campaigns.iter().map(|c| c.id).collect();
+    if args.percent_of.is_none() {
+        args.percent_of = recorded_percent_of(&args.db, &ids)?;
+    }
     if args.confidence.is_none() {
-        let ids: Vec<i64> = data.campaigns.iter().map(|c| c.id).collect();
         let (level, note) = recorded_confidence_pct(&args.db, &ids)?;
         args.confidence = Some(level);
         if let Some(note) = note {
@@ -236,6 +247,22 @@ fn nothing_measured(data: &Dataset) -> Option<String> {
         "nothing to report: {}; fix the cause, then {resume} (or run a new study)",
         parts.join("; ")
     ))
+}
+
+/// The percentage base the chosen campaigns recorded (`percent_of` of their spec, set by
+/// the seed presets), when they all recorded the same one.
+fn recorded_percent_of(db: &store::DbTarget, ids: &[i64]) -> anyhow::Result<Option<String>> {
+    let store = Store::open_target_read_only(db)
+        .with_context(|| format!("cannot read results database {db}"))?;
+    let mut bases = std::collections::BTreeSet::new();
+    for &id in ids {
+        let spec = study::StudySpec::from_json(&store.campaign(id)?.spec_json).ok();
+        bases.insert(spec.and_then(|s| s.percent_of));
+    }
+    Ok(match bases.len() {
+        1 => bases.into_iter().next().flatten(),
+        _ => None,
+    })
 }
 
 /// The confidence level the chosen campaigns were repeated to (`study --confidence`),
@@ -384,6 +411,10 @@ fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOpt
         analysis: report::AnalysisOptions {
             confidence: confidence / 100.0,
             alpha: args.alpha,
+            percent_base: match args.percent_of.as_deref() {
+                Some("first") => stats::PercentBase::First,
+                _ => stats::PercentBase::Second,
+            },
         },
         link,
         link_rate_bps,

@@ -440,6 +440,8 @@ impl StudyArgs {
             idle_s: self.idle,
             probe_rate: self.probe_rate,
             probe_size: self.probe_size,
+            // Set by presets and spec files; `report --percent-of` chooses per report.
+            percent_of: None,
         })
     }
 

@@ -4,7 +4,10 @@
 //! Produces no text; the tables, figures and findings format what is here.
 
 use crate::dataset::{Dataset, RunRow};
-use stats::{hedges_g, holm, smallest_corrected_p, MannWhitney, PrimaryTest, Summary, Welch};
+use stats::{
+    hedges_g, holm, outliers, percent_difference, smallest_corrected_p, HodgesLehmann, MannWhitney,
+    PercentBase, PrimaryTest, Summary, Welch,
+};
 use std::collections::{BTreeMap, BTreeSet};
 use wire::metrics;
 use wire::spec::{Direction, Family, TestKind, Transport};
@@ -212,6 +215,9 @@ pub struct AnalysisOptions {
     pub confidence: f64,
     /// Significance level applied to Holm-adjusted p-values, e.g. 0.05.
     pub alpha: f64,
+    /// What every percentage difference A − B is taken over (A = IPv4 or the first
+    /// system): one base for every table, sentence and figure, stated with it.
+    pub percent_base: PercentBase,
 }
 
 impl Default for AnalysisOptions {
@@ -219,7 +225,28 @@ impl Default for AnalysisOptions {
         AnalysisOptions {
             confidence: 0.95,
             alpha: 0.05,
+            percent_base: PercentBase::Second,
         }
+    }
+}
+
+impl AnalysisOptions {
+    /// "IPv4 − IPv6, as % of IPv6" for these names under this report's base.
+    pub fn percent_words(&self, a: &str, b: &str) -> String {
+        stats::base_words(a, b, self.percent_base)
+    }
+
+    /// The name of the side the base is, of `a` and `b`.
+    pub fn base_name<'a>(&self, a: &'a str, b: &'a str) -> &'a str {
+        match self.percent_base {
+            PercentBase::First => a,
+            PercentBase::Second => b,
+        }
+    }
+
+    /// A − B as a percentage of this report's base (NaN where it has none).
+    pub fn percent(&self, a: f64, b: f64) -> f64 {
+        percent_difference(a, b, self.percent_base).unwrap_or(f64::NAN)
     }
 }
 
@@ -228,6 +255,43 @@ impl Default for AnalysisOptions {
 pub struct Cell {
     pub values: Vec<f64>,
     pub summary: Summary,
+    /// Per value, whether it lies beyond [`stats::OUTLIER_SCALED_MADS`] scaled MADs of
+    /// the cell's median. Outliers stay in every statistic; they are marked and named.
+    pub outlier: Vec<bool>,
+}
+
+impl Cell {
+    pub fn new(values: Vec<f64>) -> Cell {
+        Cell {
+            summary: Summary::of(&values),
+            outlier: outliers(&values),
+            values,
+        }
+    }
+
+    /// The outlying values, in run order.
+    pub fn outliers(&self) -> Vec<f64> {
+        self.values
+            .iter()
+            .zip(&self.outlier)
+            .filter(|(_, o)| **o)
+            .map(|(v, _)| *v)
+            .collect()
+    }
+
+    /// The summary without the outliers (`None` when there are none).
+    pub fn without_outliers(&self) -> Option<Summary> {
+        self.outlier.iter().any(|o| *o).then(|| {
+            let kept: Vec<f64> = self
+                .values
+                .iter()
+                .zip(&self.outlier)
+                .filter(|(_, o)| !**o)
+                .map(|(v, _)| *v)
+                .collect();
+            Summary::of(&kept)
+        })
+    }
 }
 
 /// One size of a two-group comparison: a − b.
@@ -239,6 +303,12 @@ pub struct Point {
     pub welch: Welch,
     /// Present for rank-tested (latency-like) views.
     pub mann_whitney: Option<MannWhitney>,
+    /// The effect that goes with Mann-Whitney: the Hodges-Lehmann shift of a against b
+    /// with its distribution-free CI (rank-tested views only).
+    pub hodges_lehmann: Option<HodgesLehmann>,
+    /// Outlying runs in each side's cell.
+    pub outliers_a: Vec<f64>,
+    pub outliers_b: Vec<f64>,
     pub hedges_g: f64,
     /// p of the view's primary test, before correction.
     pub p: f64,
@@ -250,9 +320,19 @@ pub struct Point {
 }
 
 impl Point {
-    /// (a − b) / b in percent.
-    pub fn diff_pct(&self) -> f64 {
-        (self.a.mean - self.b.mean) / self.b.mean.abs() * 100.0
+    /// mean(a) − mean(b) as a percentage of the report's base.
+    pub fn diff_pct(&self, options: &AnalysisOptions) -> f64 {
+        options.percent(self.a.mean, self.b.mean)
+    }
+
+    /// The effect that matches the primary test, with its CI at `level`: the
+    /// Hodges-Lehmann shift for a rank-tested view, the difference of means (Welch CI)
+    /// otherwise; and its name.
+    pub fn effect(&self, level: f64) -> (f64, (f64, f64), &'static str) {
+        match &self.hodges_lehmann {
+            Some(hl) => (hl.shift, hl.ci, "Hodges-Lehmann shift"),
+            None => (self.welch.diff, self.welch.ci(level), "difference of means"),
+        }
     }
 }
 
@@ -399,7 +479,7 @@ pub struct ViewData {
     pub left_out: BTreeMap<(usize, Family, u32), usize>,
     /// IPv4 vs IPv6, one per system.
     pub family_cmp: Vec<Comparison>,
-    /// First system vs each other system, per IP version.
+    /// Every pair of systems (each in campaign order), per IP version.
     pub system_cmp: Vec<Comparison>,
 }
 
@@ -577,7 +657,7 @@ pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
                         .then(|| one_host_note(data, &systems))
                         .flatten(),
                 };
-                views.push(view_data(data, &systems, view));
+                views.push(view_data(data, &systems, view, options.confidence));
             }
         }
     }
@@ -659,7 +739,7 @@ fn view_id(def: &ViewDef, dir: Direction) -> String {
     format!("{transport}-{slug}{suffix}")
 }
 
-fn view_data(data: &Dataset, labels: &[String], view: View) -> ViewData {
+fn view_data(data: &Dataset, labels: &[String], view: View, level: f64) -> ViewData {
     let mut raw: BTreeMap<(usize, Family, u32), Vec<f64>> = BTreeMap::new();
     let mut left_out_runs: BTreeMap<(usize, Family, u32), usize> = BTreeMap::new();
     for (sys, campaign) in data.campaigns.iter().enumerate() {
@@ -701,10 +781,7 @@ fn view_data(data: &Dataset, labels: &[String], view: View) -> ViewData {
     let system_idx: Vec<usize> = present.iter().copied().collect();
     let cells: BTreeMap<_, _> = raw
         .into_iter()
-        .map(|(k, values)| {
-            let summary = Summary::of(&values);
-            (k, Cell { values, summary })
-        })
+        .map(|(k, values)| (k, Cell::new(values)))
         .collect();
     let mut vd = ViewData {
         view,
@@ -723,15 +800,17 @@ fn view_data(data: &Dataset, labels: &[String], view: View) -> ViewData {
             ("IPv6", (sys, Family::V6)),
             &labels[sys],
             rank,
+            level,
         );
         vd.family_cmp.extend(cmp);
     }
-    if let Some((&first, others)) = system_idx.split_first() {
-        for family in [Family::V4, Family::V6] {
-            for &other in others {
+    // Every pair of systems, each in campaign order, per IP version.
+    for family in [Family::V4, Family::V6] {
+        for (i, &first) in system_idx.iter().enumerate() {
+            for &other in &system_idx[i + 1..] {
                 let a = (labels[first].as_str(), (first, family));
                 let b = (labels[other].as_str(), (other, family));
-                let cmp = compare(&vd, a, b, &family.to_string(), rank);
+                let cmp = compare(&vd, a, b, &family.to_string(), rank, level);
                 vd.system_cmp.extend(cmp);
             }
         }
@@ -747,6 +826,7 @@ fn compare(
     (b, who_b): (&str, (usize, Family)),
     context: &str,
     rank: bool,
+    level: f64,
 ) -> Option<Comparison> {
     let left =
         |(sys, f): (usize, Family), s: u32| vd.left_out.get(&(sys, f, s)).copied().unwrap_or(0);
@@ -765,12 +845,18 @@ fn compare(
             (Some(ca), Some(cb)) => {
                 let welch = Welch::of(&ca.summary, &cb.summary);
                 let mann_whitney = rank.then(|| MannWhitney::of(&ca.values, &cb.values));
+                let hodges_lehmann = rank
+                    .then(|| HodgesLehmann::of(&ca.values, &cb.values, level))
+                    .flatten();
                 points.push(Point {
                     payload_bytes: s,
                     a: ca.summary,
                     b: cb.summary,
                     welch,
                     mann_whitney,
+                    hodges_lehmann,
+                    outliers_a: ca.outliers(),
+                    outliers_b: cb.outliers(),
                     hedges_g: hedges_g(&ca.summary, &cb.summary),
                     p: mann_whitney.map_or(welch.p, |m| m.p),
                     p_holm: f64::NAN,

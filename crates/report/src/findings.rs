@@ -8,7 +8,7 @@
 //! not reach alpha after correction it says "cannot show a difference with this many
 //! runs", never "equal" or "no difference". Ties stay ties.
 
-use crate::analysis::{Analysis, Comparison, Point, Tally, View, ViewData};
+use crate::analysis::{Analysis, AnalysisOptions, Comparison, Point, Tally, View, ViewData};
 use crate::caveats::p_short;
 use crate::format::{num, num_like, p_phrase, pct};
 use crate::headers::header_sentences;
@@ -362,69 +362,160 @@ fn sentence(
             text.push_str(&format!(" and equal at {}", t.ties));
         }
     }
-    let evidence = largest_and_evidence(
-        &mut text,
-        cmp,
-        view,
-        &pts,
-        &ns,
-        alpha,
-        analysis.options.confidence,
-    );
+    let evidence = largest_and_evidence(&mut text, cmp, view, &pts, &ns, &analysis.options);
     text.push('.');
     Some(Finding { text, evidence })
 }
 
-/// Appends the largest difference (either direction, with its corrected p) to `text`
-/// and returns the evidence: that size's numbers, or every size's when the means were
-/// equal everywhere; then the sizes left without runs on a side.
+/// The effect of one size in words, as the test that judged it measures it: the
+/// Hodges-Lehmann shift with its CI for a rank-tested view, else the difference of means
+/// with its Welch CI and its percentage of the report's stated base; which side was
+/// higher; the test's verdict; and the outlying runs of its cells, with the difference
+/// of means without them.
+fn effect_phrase(
+    cmp: &Comparison,
+    view: &View,
+    p: &Point,
+    ns: &NotShown,
+    options: &AnalysisOptions,
+) -> String {
+    let (a, b) = (&cmp.a, &cmp.b);
+    let level = options.confidence;
+    let alpha = options.alpha;
+    let unit_words = if view.unit == "%" {
+        "percentage points"
+    } else {
+        view.unit
+    };
+    let (effect, (lo, hi), name) = p.effect(level);
+    let higher = if effect > 0.0 { a } else { b };
+    // The amount and its CI as the size of the difference in the direction named.
+    let (lo, hi) = if effect < 0.0 { (-hi, -lo) } else { (lo, hi) };
+    let ci = |achieved: f64| {
+        let reach = if achieved + 1e-9 < level {
+            format!("{:.0}% CI, the most these runs reach", achieved * 100.0)
+        } else {
+            format!("{:.0}% CI", level * 100.0)
+        };
+        format!(
+            "{reach} [{}, {}]",
+            num_like(lo, effect),
+            num_like(hi, effect)
+        )
+    };
+    let amount = match &p.hodges_lehmann {
+        Some(hl) => format!(
+            "a {name} of {} {unit_words} ({})",
+            num(effect.abs()),
+            ci(hl.level_achieved)
+        ),
+        None => format!(
+            "a {name} of {} {unit_words} ({}; {a} − {b} = {}% of {})",
+            num(effect.abs()),
+            ci(level),
+            pct(p.diff_pct(options)),
+            options.base_name(a, b),
+        ),
+    };
+    let test = if p.too_few() {
+        "too few runs to test".to_string()
+    } else {
+        let verdict = if p.significant(alpha) {
+            ""
+        } else if ns.weak.iter().any(|w| std::ptr::eq(w.0, p)) {
+            ": not significant, and this many runs could not show it"
+        } else {
+            ": not significant"
+        };
+        format!(
+            "{} {} after Holm correction{verdict}",
+            view.test_name(),
+            p_phrase(p.p_holm)
+        )
+    };
+    let mut out = format!(
+        "{amount} at {} bytes, {higher} higher ({test})",
+        p.payload_bytes
+    );
+    let k = p.outliers_a.len() + p.outliers_b.len();
+    if k > 0 {
+        let without = |s: &stats::Summary, o: &[f64]| {
+            let kept = s.n - o.len();
+            (kept > 0).then(|| (s.mean * s.n as f64 - o.iter().sum::<f64>()) / kept as f64)
+        };
+        let list = |who: &str, o: &[f64]| {
+            (!o.is_empty()).then(|| {
+                format!(
+                    "{who} {}",
+                    o.iter()
+                        .map(|v| format!("{} {}", num(*v), view.unit))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+        };
+        let named: Vec<String> = [list(a, &p.outliers_a), list(b, &p.outliers_b)]
+            .into_iter()
+            .flatten()
+            .collect();
+        out.push_str(&format!(
+            "; {k} outlying run{} (beyond {} scaled MADs of {} cell: {})",
+            if k == 1 { "" } else { "s" },
+            stats::OUTLIER_SCALED_MADS,
+            if k == 1 { "its" } else { "their" },
+            named.join("; ")
+        ));
+        if let (Some(ma), Some(mb)) = (without(&p.a, &p.outliers_a), without(&p.b, &p.outliers_b)) {
+            out.push_str(&format!(
+                "; without {}, {a} − {b} = {} {unit_words} (difference of means)",
+                if k == 1 { "it" } else { "them" },
+                num(ma - mb)
+            ));
+        }
+    }
+    out
+}
+
+/// Appends the size to quote to `text`: the largest significant difference (by the
+/// test's own effect) when there is one, naming a larger difference that was not
+/// significant as such; otherwise the largest difference, said to be not significant.
+/// Returns the evidence: that size's numbers, or every size's when the means were equal
+/// everywhere; then the sizes left without runs on a side.
 fn largest_and_evidence(
     text: &mut String,
     cmp: &Comparison,
     view: &View,
     pts: &[&Point],
     ns: &NotShown,
-    alpha: f64,
-    level: f64,
+    options: &AnalysisOptions,
 ) -> String {
     let (a, b) = (&cmp.a, &cmp.b);
-    let largest = pts
-        .iter()
-        .filter(|p| p.welch.diff != 0.0)
-        .max_by(|x, y| x.welch.diff.abs().total_cmp(&y.welch.diff.abs()))
-        .copied();
-    let mut evidence = if let Some(p) = largest {
-        let higher = if p.welch.diff > 0.0 { a } else { b };
-        let lower_mean = p.a.mean.min(p.b.mean);
-        let rel = p.welch.diff.abs() / lower_mean.abs() * 100.0;
-        let test = if p.too_few() {
-            "too few runs to test".to_string()
+    let level = options.confidence;
+    let size_of = |p: &&Point| p.effect(level).0.abs();
+    let largest_among = |keep: &dyn Fn(&Point) -> bool| {
+        pts.iter()
+            .filter(|p| keep(p) && p.effect(level).0 != 0.0)
+            .max_by(|x, y| size_of(x).total_cmp(&size_of(y)))
+            .copied()
+    };
+    let largest_sig = largest_among(&|p| p.significant(options.alpha));
+    let largest = largest_among(&|_| true);
+    let quoted = largest_sig.or(largest);
+    let mut evidence = if let Some(p) = quoted {
+        let phrase = effect_phrase(cmp, view, p, ns, options);
+        if largest_sig.is_some() {
+            text.push_str(&format!(
+                "; the largest significant difference was {phrase}"
+            ));
+            if let Some(l) = largest.filter(|l| !std::ptr::eq(*l, p)) {
+                text.push_str(&format!(
+                    "; a larger difference was not significant: {}",
+                    effect_phrase(cmp, view, l, ns, options)
+                ));
+            }
         } else {
-            let verdict = if p.significant(alpha) {
-                ""
-            } else if ns.weak.iter().any(|w| std::ptr::eq(w.0, p)) {
-                ": not significant, and this many runs could not show it"
-            } else {
-                ": not significant"
-            };
-            format!(
-                "{} {} after Holm correction{verdict}",
-                view.test_name(),
-                p_phrase(p.p_holm)
-            )
-        };
-        let unit_words = if view.unit == "%" {
-            "percentage points"
-        } else {
-            view.unit
-        };
-        text.push_str(&format!(
-            "; the largest difference was {} {} ({}%) at {} bytes, {higher} higher ({test})",
-            num(p.welch.diff.abs()),
-            unit_words,
-            pct(rel),
-            p.payload_bytes,
-        ));
+            text.push_str(&format!("; the largest difference was {phrase}"));
+        }
         point_evidence(cmp, view, p, level)
     } else if pts.is_empty() {
         String::new()

@@ -110,10 +110,11 @@ pub struct OutputFile {
 pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
     let analysis = analyse(data, options.analysis);
     let level = analysis.options.confidence;
-    let alpha = analysis.options.alpha;
+    let opts = analysis.options;
     let mut tables = vec![tables::summary_table(&analysis)];
+    tables.extend(tables::system_summary_table(&analysis));
     for vd in &analysis.views {
-        tables.push(tables::means_table(vd));
+        tables.push(tables::means_table(vd, &opts));
         tables.push(tables::sd_table(vd));
         if !vd.family_cmp.is_empty() {
             tables.push(tables::comparison_table(
@@ -122,8 +123,7 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
                 "ipv4-vs-ipv6",
                 "IPv4 (A) vs IPv6 (B) per size",
                 "System",
-                level,
-                alpha,
+                &opts,
             ));
         }
         if !vd.system_cmp.is_empty() {
@@ -133,8 +133,7 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
                 "systems",
                 "System vs system per size",
                 "IP version",
-                level,
-                alpha,
+                &opts,
             ));
         }
     }

@@ -2,7 +2,7 @@
 //! IP version, means over sizes with percentage differences, per-size comparisons with
 //! their tests, and the best/better summary.
 
-use crate::analysis::{Analysis, Comparison, Side, ViewData};
+use crate::analysis::{Analysis, AnalysisOptions, Comparison, Side, Tally, ViewData};
 use crate::format::{int_cell, num, num_cell, num_like, p_cell, pct_cell};
 use crate::table::{Cell, Table};
 use wire::spec::Family;
@@ -79,7 +79,7 @@ fn sizes_text(common: &[u32], all: usize) -> String {
 /// per further system "A higher than B (%)". Every mean and percentage of a row uses
 /// only the sizes both sides have (a missing cell would otherwise tilt the mean), and
 /// the last column says which.
-pub fn means_table(vd: &ViewData) -> Table {
+pub fn means_table(vd: &ViewData, options: &AnalysisOptions) -> Table {
     let systems = systems_with_data(vd);
     let unit = vd.view.unit;
     let all = vd.sizes.len();
@@ -87,7 +87,7 @@ pub fn means_table(vd: &ViewData) -> Table {
         "System".to_string(),
         format!("IPv4 mean ({unit})"),
         format!("IPv6 mean ({unit})"),
-        "IPv4 higher than IPv6 (%)".to_string(),
+        options.percent_words("IPv4", "IPv6"),
         "Sizes averaged (bytes)".to_string(),
     ];
     let mut rows = Vec::new();
@@ -119,23 +119,21 @@ pub fn means_table(vd: &ViewData) -> Table {
             vd.systems[s].clone().into(),
             num_cell(m4),
             num_cell(m6),
-            pct_cell((m4 - m6) / m6.abs() * 100.0),
+            pct_cell(options.percent(m4, m6)),
             sizes_text(&used, all).into(),
         ]);
     }
     if let Some((&first, others)) = systems.split_first() {
         for &other in others {
-            let mut row: Vec<Cell> = vec![format!(
-                "{} higher than {} (%)",
-                vd.systems[first], vd.systems[other]
-            )
-            .into()];
+            let mut row: Vec<Cell> = vec![options
+                .percent_words(&vd.systems[first], &vd.systems[other])
+                .into()];
             let mut used = Vec::new();
             for f in FAMILIES {
                 let common = vd.common_sizes(&[(first, f), (other, f)]);
                 let a = vd.mean_over(first, f, &common).unwrap_or(f64::NAN);
                 let b = vd.mean_over(other, f, &common).unwrap_or(f64::NAN);
-                row.push(pct_cell((a - b) / b.abs() * 100.0));
+                row.push(pct_cell(options.percent(a, b)));
                 used.push(format!("{f}: {}", sizes_text(&common, all)));
             }
             row.push("".into());
@@ -149,9 +147,10 @@ pub fn means_table(vd: &ViewData) -> Table {
         columns,
         rows,
         note: Some(
-            "Mean of the per-size means over the sizes both sides of the row have (listed); a \
-             negative percentage means lower. These are descriptive: which differences are real \
-             is in the per-size tests."
+            "Mean of the per-size means over the sizes both sides of the row have (listed). \
+             Percentages are the difference as a percentage of the named base (the column or row \
+             header says which); a negative one means lower. These are descriptive: which \
+             differences are real is in the per-size tests."
                 .to_string(),
         ),
     }
@@ -164,10 +163,11 @@ pub fn comparison_table(
     id_suffix: &str,
     title: &str,
     context_column: &str,
-    level: f64,
-    alpha: f64,
+    options: &AnalysisOptions,
 ) -> Table {
+    let (level, alpha) = (options.confidence, options.alpha);
     let unit = vd.view.unit;
+    let rank = vd.view.rank_test;
     let ci_pct = format!("{:.0}%", level * 100.0);
     let mut columns = vec![
         "Packet size (bytes)".to_string(),
@@ -178,16 +178,18 @@ pub fn comparison_table(
         format!("B mean ± {ci_pct} CI ({unit})"),
         format!("A − B ({unit})"),
         format!("{ci_pct} CI of A − B"),
-        "A higher than B (%)".to_string(),
+        options.percent_words("A", "B"),
         "Welch p".to_string(),
     ];
-    if vd.view.rank_test {
+    if rank {
         columns.push("Mann-Whitney p".to_string());
+        columns.push(format!("Hodges-Lehmann shift ({unit}) [CI]"));
     }
     columns.extend([
         "Holm p".to_string(),
         "Hedges' g".to_string(),
         "Significant".to_string(),
+        "Outlying runs (A; B)".to_string(),
     ]);
     let mut rows = Vec::new();
     for cmp in comparisons {
@@ -214,11 +216,26 @@ pub fn comparison_table(
                     num_like(hi, pt.welch.diff)
                 )
                 .into(),
-                pct_cell(pt.diff_pct()),
+                pct_cell(pt.diff_pct(options)),
                 p_cell(pt.welch.p),
             ];
-            if vd.view.rank_test {
+            if rank {
                 row.push(p_cell(pt.mann_whitney.map_or(f64::NAN, |m| m.p)));
+                row.push(match &pt.hodges_lehmann {
+                    Some(hl) => format!(
+                        "{} [{}, {}]{}",
+                        num(hl.shift),
+                        num_like(hl.ci.0, hl.shift),
+                        num_like(hl.ci.1, hl.shift),
+                        if hl.level_achieved + 1e-9 < level {
+                            format!(" ({:.0}% reachable)", hl.level_achieved * 100.0)
+                        } else {
+                            String::new()
+                        }
+                    )
+                    .into(),
+                    None => "".into(),
+                });
             }
             row.push(p_cell(pt.p_holm));
             row.push(num_cell(pt.hedges_g));
@@ -234,6 +251,14 @@ pub fn comparison_table(
                 }
                 .into(),
             );
+            let list = |v: &[f64]| {
+                if v.is_empty() {
+                    "–".to_string()
+                } else {
+                    v.iter().map(|x| num(*x)).collect::<Vec<_>>().join(", ")
+                }
+            };
+            row.push(format!("{}; {}", list(&pt.outliers_a), list(&pt.outliers_b)).into());
             rows.push(row);
         }
     }
@@ -244,8 +269,19 @@ pub fn comparison_table(
         rows,
         note: Some(format!(
             "Primary test: {}; Holm correction across the sizes of each comparison; significant = Holm p < {alpha}. \
-             Hedges' g is the standardised difference A − B.",
-            vd.view.test_name()
+             Hedges' g is the standardised difference A − B.{} Two groups of identical values have no spread: \
+             Welch's test is then taken as exact (p = 1 when the values are equal, 0 when they differ; SciPy \
+             gives NaN). Outlying runs: beyond {} scaled median absolute deviations (MAD × 1.4826) of their \
+             cell's median; they are kept in every statistic and listed here.",
+            vd.view.test_name(),
+            if rank {
+                " The effect that goes with Mann-Whitney is the Hodges-Lehmann shift (median of the \
+                 pairwise differences A − B) with its distribution-free CI; with few runs the \
+                 reachable confidence is said."
+            } else {
+                ""
+            },
+            stats::OUTLIER_SCALED_MADS
         )),
     }
 }
@@ -347,7 +383,7 @@ pub fn summary_table(analysis: &Analysis) -> Table {
                         if t.sig_a.is_empty() && t.sig_b.is_empty() && !could_show {
                             "too few runs to tell".to_string()
                         } else if t.sig_a.is_empty() && t.sig_b.is_empty() {
-                            "no difference".to_string()
+                            "no significant difference".to_string()
                         } else if own.is_empty() {
                             String::new()
                         } else {
@@ -372,6 +408,12 @@ pub fn summary_table(analysis: &Analysis) -> Table {
         });
         rows.push(row);
     }
+    let one_system = if analysis.systems.len() == 1 {
+        " No system comparison: this report holds one campaign (one system); report two or more \
+         campaigns (`--campaign 1 2`) to compare systems."
+    } else {
+        " Which system was better, per IP version: the next table."
+    };
     Table {
         id: "summary".to_string(),
         title: "Summary: which IP version and system was better, where significant".to_string(),
@@ -379,14 +421,91 @@ pub fn summary_table(analysis: &Analysis) -> Table {
         rows,
         note: Some(format!(
             "better at k of n sizes = significantly better (Holm-corrected p < {alpha}) at k of the n \
-             sizes compared; no difference = IPv4 and IPv6 did not differ significantly at any size \
-             (equal means included); too few runs to tell = no size had enough runs on both sides \
+             sizes compared; no significant difference = IPv4 and IPv6 did not differ significantly at \
+             any size (equal means included; not a proof that they are equal); too few runs to tell = no size had enough runs on both sides \
              for a complete separation to reach significance after correction, so a \
              difference could not have been shown; not compared = no size where both IP versions have usable \
              runs (e.g. receiver-limited loss runs left out); best = significantly better than every other system and IP \
              version at more than half the sizes and worse at none, directly or through a chain \
              of such comparisons (never from means alone); no significant best = no such \
-             candidate."
+             candidate.{one_system}"
         )),
     }
+}
+
+/// The words of one system-vs-system cell of the summary: who was significantly better at
+/// how many sizes, or why nobody was.
+fn system_mark(cmp: &Comparison, t: &Tally, rank: bool, alpha: f64) -> String {
+    match (t.sig_a.len(), t.sig_b.len()) {
+        _ if t.n == 0 => "not compared".to_string(),
+        (0, 0) if !cmp.could_show(rank, alpha) => "too few runs to tell".to_string(),
+        (0, 0) => "no significant difference".to_string(),
+        (a, 0) => format!("{} better at {a} of {} sizes", cmp.a, t.n),
+        (0, b) => format!("{} better at {b} of {} sizes", cmp.b, t.n),
+        (a, b) => format!(
+            "{} better at {a}, {} better at {b} of {} sizes",
+            cmp.a, cmp.b, t.n
+        ),
+    }
+}
+
+/// Per metric, per pair of systems and per IP version: which system was significantly
+/// better at how many sizes (seed 004's Table V asks this as much as IPv4 against
+/// IPv6). `None` for a report of one system: there is nothing to compare.
+pub fn system_summary_table(analysis: &Analysis) -> Option<Table> {
+    let alpha = analysis.options.alpha;
+    let n = analysis.systems.len();
+    if n < 2 {
+        return None;
+    }
+    let mut pairs = Vec::new();
+    for f in FAMILIES {
+        for i in 0..n {
+            for j in i + 1..n {
+                pairs.push((i, j, f));
+            }
+        }
+    }
+    let mut columns = vec!["Metric".to_string()];
+    for &(i, j, f) in &pairs {
+        columns.push(format!(
+            "{} vs {} ({f})",
+            analysis.systems[i], analysis.systems[j]
+        ));
+    }
+    let rows = analysis
+        .views
+        .iter()
+        .map(|vd| {
+            let hib = vd.view.higher_is_better;
+            let mut row: Vec<Cell> = vec![vd.view.title().into()];
+            for &(i, j, f) in &pairs {
+                let cmp = vd.system_cmp.iter().find(|c| {
+                    c.a == analysis.systems[i]
+                        && c.b == analysis.systems[j]
+                        && c.context == f.to_string()
+                });
+                row.push(match cmp {
+                    Some(c) => {
+                        system_mark(c, &c.tally(hib, alpha), vd.view.rank_test, alpha).into()
+                    }
+                    None => "not compared".into(),
+                });
+            }
+            row
+        })
+        .collect();
+    Some(Table {
+        id: "summary-systems".to_string(),
+        title: "Summary: which system was better, per IP version, where significant".to_string(),
+        columns,
+        rows,
+        note: Some(format!(
+            "X better at k of n sizes = X significantly better (Holm-corrected p < {alpha}, the \
+             view's primary test) at k of the n sizes both systems measured with this IP \
+             version; no significant difference = at no size (not a proof that they are equal); \
+             too few runs to tell = no size had enough runs for a difference to reach \
+             significance after correction; not compared = no size in common."
+        )),
+    })
 }

@@ -50,8 +50,8 @@ fn a_tie_is_no_difference_and_names_no_winner() {
         row,
         [
             "TCP throughput",
-            "no difference",
-            "no difference",
+            "no significant difference",
+            "no significant difference",
             "no significant best"
         ]
     );
@@ -168,9 +168,13 @@ fn opposite_directions_are_both_reported_and_no_winner_is_named() {
         t.contains("and significantly lower at 1 (1408 bytes)"),
         "{t}"
     );
-    // The largest difference is IPv6's (30 Mbit/s), and says so.
+    // The largest difference is IPv6's (30 Mbit/s), and says so, with its base.
     assert!(
-        t.contains("the largest difference was 30.000 Mbit/s (33.3%) at 1408 bytes, IPv6 higher"),
+        t.contains("the largest significant difference was a difference of means of 30.000 Mbit/s"),
+        "{t}"
+    );
+    assert!(
+        t.contains("IPv4 − IPv6 = -25.0% of IPv6) at 1408 bytes, IPv6 higher"),
         "{t}"
     );
 }
@@ -622,5 +626,166 @@ fn only_sizes_that_could_show_a_difference_read_did_not_differ() {
     assert!(
         f.contains("; cannot show a difference with this many runs at 1408 bytes (n=3 IPv4 and 3 IPv6: Mann-Whitney U cannot go below a corrected p of 0.2 over 2 sizes, alpha = 0.05)"),
         "{f}"
+    );
+}
+
+fn report_with(data: &Dataset, base: stats::PercentBase) -> Report {
+    let mut o = ReportOptions::default();
+    o.analysis.percent_base = base;
+    build(data, &o)
+}
+
+#[test]
+fn the_summary_answers_which_system_was_better_per_ip_version() {
+    // Issue 29: two systems that differ significantly at every size; before, the summary
+    // showed only IPv4 against IPv6 within each system.
+    let faster: [f64; 5] = [110e6, 111e6, 109e6, 110.5e6, 109.5e6];
+    let d = crafted(
+        &["Fedora", "Windows 7"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &faster),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &faster),
+            (0, V4, TcpStream, 1408, THROUGHPUT_BPS, &faster),
+            (0, V6, TcpStream, 1408, THROUGHPUT_BPS, &faster),
+            (1, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (1, V6, TcpStream, 128, THROUGHPUT_BPS, &B5),
+            (1, V4, TcpStream, 1408, THROUGHPUT_BPS, &A5),
+            (1, V6, TcpStream, 1408, THROUGHPUT_BPS, &A5),
+        ],
+    );
+    let r = report(&d);
+    let md = table_md(&r, "summary-systems");
+    assert!(
+        md.contains("| Metric | Fedora vs Windows 7 (IPv4) | Fedora vs Windows 7 (IPv6) |"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| TCP throughput | Fedora better at 2 of 2 sizes | Fedora better at 2 of 2 sizes |"
+        ),
+        "{md}"
+    );
+    // One campaign: the summary says there is no system comparison.
+    let one = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &B5),
+        ],
+    );
+    let r = report(&one);
+    assert!(table_md(&r, "summary-systems").is_empty());
+    assert!(
+        table_md(&r, "summary").contains("No system comparison: this report holds one campaign")
+    );
+}
+
+#[test]
+fn percentages_state_their_base_and_the_papers_convention_reproduces_seed_004() {
+    // Seed 004, Table II: IPv4 438.68, IPv6 411.83 Mbit/s → 6.1 % over the IPv4 value.
+    let v4 = [438.68e6; 3];
+    let v6 = [411.83e6; 3];
+    let d = crafted(
+        &["Red Hat"],
+        &[
+            (0, V4, TcpStream, 1408, THROUGHPUT_BPS, &v4),
+            (0, V6, TcpStream, 1408, THROUGHPUT_BPS, &v6),
+        ],
+    );
+    let r = report_with(&d, stats::PercentBase::First);
+    let md = table_md(&r, "tcp-throughput-means");
+    assert!(md.contains("IPv4 − IPv6, as % of IPv4"), "{md}");
+    assert!(md.contains("| 6.12 |"), "{md}");
+    let r = report_with(&d, stats::PercentBase::Second);
+    let md = table_md(&r, "tcp-throughput-means");
+    assert!(md.contains("IPv4 − IPv6, as % of IPv6"), "{md}");
+    assert!(md.contains("| 6.52 |"), "{md}");
+    let cmp = table_md(&r, "tcp-throughput-ipv4-vs-ipv6");
+    assert!(cmp.contains("A − B, as % of B"), "{cmp}");
+}
+
+#[test]
+fn findings_lead_with_the_significant_size_and_call_a_larger_one_not_significant() {
+    // Issue 29: "largest difference 4.72 % at 768 B (not significant)" while the only
+    // significant size was not named.
+    let small_a: [f64; 5] = [101.27e6, 101.28e6, 101.26e6, 101.27e6, 101.28e6];
+    let small_b: [f64; 5] = [100e6, 100.01e6, 99.99e6, 100e6, 100.01e6];
+    let noisy_a: [f64; 5] = [130e6, 80e6, 120e6, 95e6, 110e6];
+    let noisy_b: [f64; 5] = [100e6, 95e6, 105e6, 90e6, 110e6];
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 768, THROUGHPUT_BPS, &noisy_a),
+            (0, V6, TcpStream, 768, THROUGHPUT_BPS, &noisy_b),
+            (0, V4, TcpStream, 1408, THROUGHPUT_BPS, &small_a),
+            (0, V6, TcpStream, 1408, THROUGHPUT_BPS, &small_b),
+        ],
+    );
+    let r = report(&d);
+    let t = &r.findings[0].text;
+    assert!(
+        t.contains("the largest significant difference was a difference of means of 1.270 Mbit/s"),
+        "{t}"
+    );
+    assert!(t.contains("at 1408 bytes"), "{t}");
+    assert!(
+        t.contains(
+            "a larger difference was not significant: a difference of means of 7.000 Mbit/s"
+        ),
+        "{t}"
+    );
+}
+
+#[test]
+fn a_rank_tested_finding_quotes_the_hodges_lehmann_shift_not_the_mean_difference() {
+    // One 20 ms run drives the mean difference; Mann-Whitney judges ranks, so the
+    // effect quoted is the Hodges-Lehmann shift with its CI.
+    let a: [f64; 6] = [100e3, 101e3, 102e3, 103e3, 104e3, 105e3];
+    let b: [f64; 6] = [110e3, 111e3, 112e3, 113e3, 114e3, 20e6];
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, UdpRr, 128, RTT_MEAN_NS, &a),
+            (0, V6, UdpRr, 128, RTT_MEAN_NS, &b),
+        ],
+    );
+    let r = report(&d);
+    let t = &r.findings[0].text;
+    assert!(
+        t.contains("a Hodges-Lehmann shift of 0.01000 ms (95% CI ["),
+        "{t}"
+    );
+    assert!(!t.contains("a difference of means of"), "{t}");
+    // The 20 ms run is named as an outlier with the difference without it.
+    assert!(
+        t.contains("1 outlying run (beyond 3 scaled MADs of its cell: IPv6 20.000 ms)"),
+        "{t}"
+    );
+    assert!(
+        t.contains("without it, IPv4 − IPv6 = -0.009500 ms (difference of means)"),
+        "{t}"
+    );
+}
+
+#[test]
+fn an_anomalous_run_is_marked_in_the_comparison_table() {
+    // Issue 29: one IPv6 run ~700x below its neighbours decided a finding silently.
+    let v4: [f64; 6] = [7061e6, 7102e6, 6998e6, 7010e6, 7050e6, 7077e6];
+    let v6: [f64; 6] = [7050e6, 7090e6, 7001e6, 10.1e6, 7040e6, 7066e6];
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 640, THROUGHPUT_BPS, &v4),
+            (0, V6, TcpStream, 640, THROUGHPUT_BPS, &v6),
+        ],
+    );
+    let r = report(&d);
+    let md = table_md(&r, "tcp-throughput-ipv4-vs-ipv6");
+    assert!(md.contains("Outlying runs (A; B)"), "{md}");
+    assert!(md.contains("| –; 10.100 |"), "{md}");
+    let t = &r.findings[0].text;
+    assert!(
+        t.contains("1 outlying run (beyond 3 scaled MADs of its cell: IPv6 10.100 Mbit/s)"),
+        "{t}"
     );
 }

@@ -15,7 +15,7 @@ pub mod summary;
 pub use compare::{
     cohens_d, exact_is_computable, hedges_g, holm, HodgesLehmann, MannWhitney, Welch,
 };
-pub use outliers::{outliers, OUTLIER_SCALED_MADS};
+pub use outliers::{outliers, OUTLIER_MIN_RELATIVE, OUTLIER_SCALED_MADS};
 pub use overhead::{header_share_of_gap, LinkModel, OverheadModel, WireCost};
 pub use percent::{base_words, percent_difference, PercentBase};
 pub use reach::{smallest_corrected_p, smallest_p, PrimaryTest, Reach};

@@ -159,6 +159,10 @@ pub struct SpecFile {
     pub probe_rate: Option<u64>,
     /// rrul: bytes of each probe request and response (default 64).
     pub probe_size: Option<u32>,
+    /// What the report's percentage differences are taken over: "first" (IPv4, or the
+    /// first system: the studies' convention) or "second" (IPv6, or the other system).
+    /// Recorded with the campaign; `report --percent-of` overrides it.
+    pub percent_of: Option<String>,
 }
 
 macro_rules! take_over {
@@ -220,7 +224,8 @@ impl SpecFile {
             load_duration_s,
             idle_s,
             probe_rate,
-            probe_size
+            probe_size,
+            percent_of
         );
         if over.rate_bps.is_some() && over.rate_pps.is_none() {
             out.rate_pps = None;
@@ -262,6 +267,7 @@ impl SpecFile {
             ("udp_datapath", &self.udp_datapath),
             ("order", &self.order),
             ("load", &self.load),
+            ("percent_of", &self.percent_of),
         ];
         let listed = self.tests.iter().flatten().map(|t| ("tests", t));
         for (field, text) in strings
@@ -278,6 +284,15 @@ impl SpecFile {
     /// (the caller draws it from the clock so that a random order is still recorded).
     pub fn resolve(&self, default_seed: u64) -> Result<StudySpec, SpecError> {
         self.check_text()?;
+        if let Some(p) = self
+            .percent_of
+            .as_deref()
+            .filter(|p| !matches!(*p, "first" | "second"))
+        {
+            return Err(SpecError::Invalid(format!(
+                "unknown percent_of '{p}' (use first: over IPv4 or the first system, as the studies do; or second)"
+            )));
+        }
         let families = match &self.families {
             None => vec![Family::V4, Family::V6],
             Some(list) => list
@@ -519,6 +534,7 @@ impl SpecFile {
             warmup_runs,
             retries,
             rrul,
+            percent_of: self.percent_of.clone(),
         })
     }
 
@@ -910,6 +926,9 @@ pub struct StudySpec {
     /// rrul cells' parameters (present when the tests include rrul).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rrul: Option<RrulPlan>,
+    /// The report's percentage base, "first" or "second" (absent: the report's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent_of: Option<String>,
 }
 
 /// Default length of an rrul cell's loaded phase, seconds: with its 0.8 s ramps, 2.4 s
