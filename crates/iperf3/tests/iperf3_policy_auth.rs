@@ -305,3 +305,34 @@ fn our_client_authenticates_to_an_iperf3_server() {
         "{err}"
     );
 }
+
+#[test]
+fn a_bytes_bound_test_is_ended_at_the_longest_test_the_server_allows() {
+    let server = OurServer::start(
+        "127.0.0.1:0",
+        ServerOptions {
+            policy: Policy {
+                max_duration: Duration::from_secs(2),
+                ..Policy::default()
+            },
+            ..ServerOptions::default()
+        },
+    );
+    // 1 TB would take minutes even on loopback: admitted (no rate to judge it by) and cut.
+    let started = Instant::now();
+    let done = Iperf3::spawn(&["-c", "127.0.0.1", "-p", &server.port(), "-n", "1T"]).finish(WAIT);
+    assert!(!done.success, "{}", output(&done));
+    assert!(
+        output(&done).contains("the server has terminated"),
+        "{}",
+        output(&done)
+    );
+    assert!(started.elapsed() < WAIT);
+    let report = &server.wait_reports(1)[0];
+    let error = report.error.as_deref().unwrap_or("");
+    assert!(error.contains("--max-duration 2.0 s"), "{report:?}");
+    assert!(
+        report.streams.iter().all(|s| s.outcome.bytes > 0),
+        "{report:?}"
+    );
+}
