@@ -428,6 +428,15 @@ impl Server {
             max
         };
         let end = ctl.next_event(Instant::now() + limit);
+        if let Err(Iperf3Error::Timeout(_)) = end {
+            // Before the data sockets close, so the client reads why ("the server has
+            // terminated") rather than a broken pipe; it then closes (1 s at most here).
+            let _ = ctl.conn.write_all(&[State::ServerTerminate.byte()]);
+            let until = Instant::now() + Duration::from_secs(1);
+            while !control_closed(&ctl.conn) && Instant::now() < until {
+                std::thread::sleep(POLL);
+            }
+        }
         shared.stop_send.store(true, Ordering::Relaxed);
         shared.stop_recv.store(true, Ordering::Relaxed);
         let elapsed_s = started.elapsed().as_secs_f64();
@@ -450,8 +459,6 @@ impl Server {
             .collect();
         let end = match end {
             Err(Iperf3Error::Timeout(_)) => {
-                // The client prints "the server has terminated".
-                let _ = ctl.conn.write_all(&[State::ServerTerminate.byte()]);
                 return Err(Iperf3Error::Timeout(format!(
                     "for the end of the test: ended by the server after {:.1} s \
                      (--max-duration {:.1} s)",
