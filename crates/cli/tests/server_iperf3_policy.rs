@@ -24,15 +24,35 @@ fn text(o: &Output) -> String {
     )
 }
 
-/// `iperf3 -c 127.0.0.1 -p PORT ARGS` with `env`, bounded by iperf3's own timeouts.
-fn iperf3_client(port: u16, args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(IPERF3)
-        .args(["-c", "127.0.0.1", "-p", &port.to_string()])
-        .args(args)
-        .envs(env.iter().copied())
+/// Runs `cmd` to its end, killing it after `limit` (a refusal that regressed must not
+/// turn into an hour-long test).
+fn output_within(cmd: &mut Command, limit: Duration) -> Output {
+    let mut child = cmd
         .stdin(Stdio::null())
-        .output()
-        .expect("iperf3 -c runs")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    let deadline = std::time::Instant::now() + limit;
+    while child.try_wait().expect("try_wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("its output")
+}
+
+/// `iperf3 -c 127.0.0.1 -p PORT ARGS` with `env`, killed after 30 s.
+fn iperf3_client(port: u16, args: &[&str], env: &[(&str, &str)]) -> Output {
+    output_within(
+        Command::new(IPERF3)
+            .args(["-c", "127.0.0.1", "-p", &port.to_string()])
+            .args(args)
+            .envs(env.iter().copied()),
+        Duration::from_secs(30),
+    )
 }
 
 /// A key pair and users file for `user`/`password`, made as iperf3's documentation
@@ -155,12 +175,10 @@ fn a_keyed_server_opens_no_iperf3_port_anyone_can_use_unless_told() {
         &p,
         "--psk-file",
     ];
-    let o = Command::new(BIN)
-        .args(base)
-        .arg(&psk)
-        .stdin(Stdio::null())
-        .output()
-        .expect("dualperf runs");
+    let o = output_within(
+        Command::new(BIN).args(base).arg(&psk),
+        Duration::from_secs(20),
+    );
     assert!(!o.status.success(), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
