@@ -189,11 +189,14 @@ fn iperf3_options(
         return Ok(None);
     }
     let auth = match (&args.iperf3_rsa_private_key, &args.iperf3_authorized_users) {
-        (Some(key), Some(users)) => Some(Arc::new(
+        (Some(key), Some(users)) => Some(Arc::new({
+            if let Some(w) = iperf3::auth::private_key_file_warning(key) {
+                eprintln!("{w}");
+            }
             iperf3::auth::ServerAuth::from_files(key, users)
                 .map_err(|e| anyhow::anyhow!("{e}"))
-                .context("cannot set up iperf3 authentication")?,
-        )),
+                .context("cannot set up iperf3 authentication")?
+        })),
         _ => None,
     };
     if args.psk_file.is_some() && auth.is_none() && !args.iperf3_no_auth {

@@ -202,6 +202,29 @@ pub fn unix_now_s() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
+/// A warning when group or others may read the private key at `path` (Unix; `None`
+/// elsewhere or when it cannot be inspected, which loading then reports).
+pub fn private_key_file_warning(path: &Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).ok()?.permissions().mode();
+        (mode & 0o077 != 0).then(|| {
+            format!(
+                "warning: the RSA private key {} has mode {:04o}: group/others can read it; run `chmod 600 {}`",
+                path.display(),
+                mode & 0o7777,
+                path.display()
+            )
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 /// What an iperf3 server needs to check tokens.
 pub struct ServerAuth {
     key: PrivateKey,
@@ -545,6 +568,16 @@ mod tests {
         std::fs::write(&users, format!("mario,{MARIO_HASH}\n")).unwrap();
         let s = ServerAuth::from_files(&key, &users).unwrap();
         assert!(format!("{s:?}").contains("key_bits: 2048"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let set = |m| std::fs::set_permissions(&key, std::fs::Permissions::from_mode(m));
+            set(0o600).unwrap();
+            assert_eq!(private_key_file_warning(&key), None);
+            set(0o644).unwrap();
+            let w = private_key_file_warning(&key).unwrap();
+            assert!(w.contains("mode 0644") && w.contains("chmod 600"), "{w}");
+        }
         let big = dir.join("big.pem");
         std::fs::write(&big, vec![b'A'; MAX_KEY_FILE_BYTES as usize + 1]).unwrap();
         let err = ServerAuth::from_files(&big, &users)
