@@ -27,6 +27,38 @@ pub fn load_psk(path: Option<&std::path::Path>) -> anyhow::Result<Option<wire::a
     Ok(Some(key))
 }
 
+/// Where iperf3 and we read an iperf3 password: never the command line, which others
+/// can see in the process list.
+pub const IPERF3_PASSWORD_ENV: &str = "IPERF3_PASSWORD";
+
+/// `--iperf3-username USER --iperf3-rsa-public-key FILE` (with the password from
+/// `IPERF3_PASSWORD`, as iperf3 reads it): the credentials for an iperf3 server that
+/// requires authentication; `None` without the flags. Refused unless `peer` is iperf3.
+pub fn iperf3_auth(
+    peer: Peer,
+    username: Option<&str>,
+    public_key: Option<&std::path::Path>,
+) -> anyhow::Result<Option<iperf3::auth::ClientAuth>> {
+    let (Some(username), Some(key)) = (username, public_key) else {
+        return Ok(None);
+    };
+    if peer != Peer::Iperf3 {
+        anyhow::bail!(
+            "--iperf3-username and --iperf3-rsa-public-key are for an iperf3 server: add --peer iperf3"
+        );
+    }
+    let password = std::env::var(IPERF3_PASSWORD_ENV).map_err(|_| {
+        anyhow::anyhow!(
+            "--iperf3-username: set the password in the environment variable \
+             {IPERF3_PASSWORD_ENV} (as iperf3 reads it), not on the command line"
+        )
+    })?;
+    let auth = iperf3::auth::ClientAuth::from_file(username, &password, key)
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .map_err(|e| e.context("cannot set up iperf3 authentication"))?;
+    Ok(Some(auth))
+}
+
 // Every quantity flag reads through `wire::quantity`, the one grammar for bytes, rates
 // and durations (README "Quantities"); these adapt it to clap's `value_parser`.
 

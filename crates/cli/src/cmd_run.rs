@@ -114,6 +114,14 @@ pub struct RunArgs {
     /// and udp-stream only).
     #[arg(long, value_enum, default_value_t = crate::args::Peer::Dualperf)]
     peer: crate::args::Peer,
+    /// With --peer iperf3: authenticate as this user (iperf3's --username); the password
+    /// is read from IPERF3_PASSWORD, as iperf3 reads it.
+    #[arg(long, value_name = "USER", requires = "iperf3_rsa_public_key")]
+    iperf3_username: Option<String>,
+    /// With --peer iperf3: the server's RSA public key in PEM (iperf3's
+    /// --rsa-public-key-path).
+    #[arg(long, value_name = "FILE", requires = "iperf3_username")]
+    iperf3_rsa_public_key: Option<std::path::PathBuf>,
     /// Run in a temporary network-namespace lab (needs root): p2p or client-server.
     /// A `dualperf server` runs in the server namespace, this client in the client one;
     /// the lab is removed afterwards, also on error and Ctrl-C.
@@ -474,8 +482,13 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             .check()
             .map_err(|e| anyhow::anyhow!("--loss-threshold / --search-steps: {e}"))?;
     }
+    let iperf3_auth = crate::args::iperf3_auth(
+        args.peer,
+        args.iperf3_username.as_deref(),
+        args.iperf3_rsa_public_key.as_deref(),
+    )?;
     if args.peer == crate::args::Peer::Iperf3 {
-        return peer_iperf3::main(&args, &spec);
+        return peer_iperf3::main(&args, &spec, iperf3_auth);
     }
     wire::proto::validate_spec(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
     if args.lab.is_some() {

@@ -26,6 +26,19 @@ pub struct ServerArgs {
     /// addresses (default: one dual-stack socket for IPv4 and IPv6).
     #[arg(long, value_name = "PORT")]
     iperf3_port: Option<u16>,
+    /// Serve only iperf3 clients that authenticate (iperf3's `--username`,
+    /// `--rsa-public-key-path`): the RSA private key in PEM, as for `iperf3 -s
+    /// --rsa-private-key-path` (with --iperf3-authorized-users).
+    #[arg(long, value_name = "FILE", requires = "iperf3_authorized_users")]
+    iperf3_rsa_private_key: Option<std::path::PathBuf>,
+    /// The iperf3 users file, as for `iperf3 -s --authorized-users-path`: lines
+    /// `USER,HASH` with HASH the sha256 of `{USER}PASSWORD` (with --iperf3-rsa-private-key).
+    #[arg(long, value_name = "FILE", requires = "iperf3_rsa_private_key")]
+    iperf3_authorized_users: Option<std::path::PathBuf>,
+    /// With --psk-file, open the iperf3 port without iperf3 authentication: anyone who
+    /// can reach it can run tests there.
+    #[arg(long, conflicts_with = "iperf3_rsa_private_key")]
+    iperf3_no_auth: bool,
     /// Tests run at once; a client asking for another is told "busy".
     #[arg(long, value_name = "N", default_value_t = 1)]
     max_tests: usize,
@@ -159,6 +172,53 @@ fn checked_limits(args: &ServerArgs) -> anyhow::Result<Limits> {
     })
 }
 
+/// The iperf3 side's settings: the same limits as the dualperf port, and its key.
+fn iperf3_options(
+    args: &ServerArgs,
+    limits: &Limits,
+    max_rate_bps: Option<u64>,
+) -> anyhow::Result<Option<iperf3::ServerOptions>> {
+    let auth_flags = args.iperf3_rsa_private_key.is_some() || args.iperf3_no_auth;
+    if args.iperf3_port.is_none() {
+        if auth_flags {
+            anyhow::bail!(
+                "--iperf3-rsa-private-key, --iperf3-authorized-users and --iperf3-no-auth \
+                 are for the iperf3 port: add --iperf3-port PORT"
+            );
+        }
+        return Ok(None);
+    }
+    let auth = match (&args.iperf3_rsa_private_key, &args.iperf3_authorized_users) {
+        (Some(key), Some(users)) => Some(Arc::new({
+            if let Some(w) = iperf3::auth::private_key_file_warning(key) {
+                eprintln!("{w}");
+            }
+            iperf3::auth::ServerAuth::from_files(key, users)
+                .map_err(|e| anyhow::anyhow!("{e}"))
+                .context("cannot set up iperf3 authentication")?
+        })),
+        _ => None,
+    };
+    if args.psk_file.is_some() && auth.is_none() && !args.iperf3_no_auth {
+        anyhow::bail!(
+            "a keyed server (--psk-file) does not open an iperf3 port anyone can use: give \
+             --iperf3-rsa-private-key FILE and --iperf3-authorized-users FILE (iperf3's own \
+             authentication), or --iperf3-no-auth to open it to anyone"
+        );
+    }
+    Ok(Some(iperf3::ServerOptions {
+        policy: iperf3::policy::Policy {
+            max_streams: u32::from(limits.max_streams),
+            max_duration: limits.max_duration,
+            max_send_rate_bps: max_rate_bps,
+            max_payload_bytes: limits.max_payload_bytes,
+        },
+        max_handshakes: limits.max_connections,
+        auth,
+        ..iperf3::ServerOptions::default()
+    }))
+}
+
 fn log_line(t: &TestLog) -> String {
     let what = match &t.spec {
         Some(s) => {
@@ -195,6 +255,8 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
     }
     let iperf3_binds = binds.clone();
     let limits = checked_limits(&args)?;
+    let max_rate_bps = parse_max_rate(&args.max_rate)?;
+    let iperf3_opts = iperf3_options(&args, &limits, max_rate_bps)?;
     let cfg = ServerConfig {
         binds,
         port: args.port,
@@ -202,7 +264,7 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
         max_streams: limits.max_streams,
         udp_datapath: args.udp_datapath,
         max_duration: limits.max_duration,
-        max_send_rate_bps: parse_max_rate(&args.max_rate)?,
+        max_send_rate_bps: max_rate_bps,
         max_payload_bytes: limits.max_payload_bytes,
         max_connections: limits.max_connections,
         psk: crate::args::load_psk(args.psk_file.as_deref())?,
@@ -213,15 +275,21 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
         ..ServerConfig::default()
     };
     let stop = crate::interrupt::stop_flag()?;
-    let iperf3 = match args.iperf3_port {
-        Some(p) => Some(iperf3_side::start(&iperf3_binds, p, stop.clone())?),
-        None => None,
+    let iperf3_keyed = iperf3_opts.as_ref().is_some_and(|o| o.auth.is_some());
+    let iperf3 = match (args.iperf3_port, iperf3_opts) {
+        (Some(p), Some(opts)) => Some(iperf3_side::start(&iperf3_binds, p, stop.clone(), opts)?),
+        _ => None,
     };
     if let Some(side) = &iperf3 {
         let addrs: Vec<String> = side.local_addrs().iter().map(|a| a.to_string()).collect();
         outln!(
-            "dualperf server: iperf3 clients served on {}",
-            addrs.join(", ")
+            "dualperf server: iperf3 clients served on {}{}",
+            addrs.join(", "),
+            if iperf3_keyed {
+                " (iperf3 authentication required)"
+            } else {
+                " without authentication: the iperf3 port is open to anyone"
+            }
         )?;
     }
     let keyed = cfg.psk.is_some();
@@ -243,10 +311,10 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
     outln!(
         "dualperf server: listening on {}{}; Ctrl-C to stop",
         addrs.join(", "),
-        if keyed {
-            " (pre-shared key required)"
-        } else {
-            ""
+        match (keyed, iperf3.is_some() && !iperf3_keyed) {
+            (true, true) => " (pre-shared key required here; the iperf3 port is open to anyone)",
+            (true, false) => " (pre-shared key required)",
+            (false, _) => "",
         }
     )?;
     while !stop.load(Ordering::SeqCst) {

@@ -77,6 +77,14 @@ pub struct StudyArgs {
     /// only; a busy iperf3 server is waited out with backoff).
     #[arg(long, value_enum, default_value_t = Peer::Dualperf)]
     pub peer: Peer,
+    /// With --peer iperf3: authenticate as this user (iperf3's --username); the password
+    /// is read from IPERF3_PASSWORD, as iperf3 reads it.
+    #[arg(long, value_name = "USER", requires = "iperf3_rsa_public_key")]
+    pub iperf3_username: Option<String>,
+    /// With --peer iperf3: the server's RSA public key in PEM (iperf3's
+    /// --rsa-public-key-path).
+    #[arg(long, value_name = "FILE", requires = "iperf3_username")]
+    pub iperf3_rsa_public_key: Option<std::path::PathBuf>,
     /// Run in a temporary network-namespace lab made for this study (needs root):
     /// p2p (two hosts on one veth link) or client-server (through a router namespace).
     /// A `dualperf server` (`iperf3 -s` with --peer iperf3) runs in the server namespace,

@@ -220,3 +220,94 @@ fn rr_tests_are_refused_with_an_iperf3_peer() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("needs the HOST"), "{}", text(&o));
 }
+
+#[test]
+fn study_authenticates_to_an_iperf3_server_that_requires_it() {
+    if !iperf3_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let (private, public, users) = (path("private.pem"), path("public.pem"), path("users.csv"));
+    for args in [
+        vec!["genrsa", "-out", &private, "2048"],
+        vec!["rsa", "-in", &private, "-pubout", "-out", &public],
+    ] {
+        let o = Command::new("openssl")
+            .args(&args)
+            .output()
+            .expect("these tests need openssl (apt-get install openssl)");
+        assert!(o.status.success(), "openssl {args:?}: {}", text(&o));
+    }
+    let hash = iperf3::auth::password_hash("peach", "t0adst00l");
+    std::fs::write(&users, format!("peach,{hash}\n")).unwrap();
+    let port = free_port();
+    let mut server = spawn_iperf3_server(
+        port,
+        &[
+            "--rsa-private-key-path",
+            &private,
+            "--authorized-users-path",
+            &users,
+        ],
+        false,
+    );
+    let db = path("auth.db");
+    let study = |password: &str| {
+        Command::new(env!("CARGO_BIN_EXE_dualperf"))
+            .args([
+                "study",
+                "127.0.0.1",
+                "--peer",
+                "iperf3",
+                "--port",
+                &port.to_string(),
+            ])
+            .args([
+                "--families",
+                "4",
+                "--tests",
+                "tcp-stream",
+                "--sizes",
+                "1408",
+            ])
+            .args(["--runs", "2", "--duration", "0.3", "--db", &db])
+            .args([
+                "--iperf3-username",
+                "peach",
+                "--iperf3-rsa-public-key",
+                &public,
+            ])
+            .env("IPERF3_PASSWORD", password)
+            .stdin(Stdio::null())
+            .output()
+            .expect("the dualperf binary runs")
+    };
+    let good = study("t0adst00l");
+    let wrong = study("bowser");
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(good.status.success(), "{}", text(&good));
+    assert_eq!(
+        measured_slots(Path::new(&db), 1).len(),
+        2,
+        "{}",
+        text(&good)
+    );
+    assert!(
+        measured_slots(Path::new(&db), 2).is_empty(),
+        "a wrong password measured nothing: {}",
+        text(&wrong)
+    );
+    let runs = store::Store::open_read_only(Path::new(&db))
+        .unwrap()
+        .runs(2)
+        .unwrap();
+    assert!(!runs.is_empty(), "{}", text(&wrong));
+    for r in &runs {
+        assert!(
+            matches!(&r.status, store::RunStatus::Failed { reason } if reason.contains("test authorization failed")),
+            "{r:?}"
+        );
+    }
+}

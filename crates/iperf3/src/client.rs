@@ -42,6 +42,8 @@ pub struct ClientOptions {
     pub title: Option<String>,
     /// Test hook: drop every Nth UDP datagram we receive (reverse/bidir), as if lost.
     pub drop_every_nth_received: Option<u64>,
+    /// iperf3 authentication (`--username`, `--rsa-public-key-path`); `None` = none sent.
+    pub auth: Option<crate::auth::ClientAuth>,
 }
 
 impl Default for ClientOptions {
@@ -53,6 +55,7 @@ impl Default for ClientOptions {
             get_server_output: false,
             title: None,
             drop_every_nth_received: None,
+            auth: None,
         }
     }
 }
@@ -127,7 +130,10 @@ pub fn run(
     spec: &TestSpec,
     opts: &ClientOptions,
 ) -> Result<Iperf3Result, Iperf3Error> {
-    let params = params_for(spec, opts)?;
+    let mut params = params_for(spec, opts)?;
+    if let Some(auth) = &opts.auth {
+        params.authtoken = Some(auth.token(crate::auth::unix_now_s())?);
+    }
     let server = resolve(host, port, spec.family)?;
     let conn = TcpStream::connect_timeout(&server, opts.connect_timeout)
         .map_err(|e| Iperf3Error::io(format!("connecting to iperf3 server {server}"), e))?;

@@ -29,6 +29,12 @@ pub enum Iperf3Error {
     /// The peer stayed silent longer than allowed.
     #[error("timed out {0}")]
     Timeout(String),
+    /// iperf3 authentication could not be set up (key, credentials).
+    #[error("iperf3 authentication: {0}")]
+    Auth(#[from] crate::auth::AuthError),
+    /// Our server refused the test before it started (a limit, or authentication).
+    #[error("refused: {0}")]
+    Refused(String),
     /// The requested test cannot be run against an iperf3 peer.
     #[error("not possible with an iperf3 peer: {0}")]
     Unsupported(String),

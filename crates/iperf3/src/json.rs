@@ -72,6 +72,8 @@ pub struct Params {
     pub get_server_output: bool,
     pub udp_counters_64bit: bool,
     pub client_version: Option<String>,
+    /// iperf3's authentication token (see [`crate::auth`]); `None` = not sent.
+    pub authtoken: Option<String>,
 }
 
 impl Params {
@@ -142,6 +144,9 @@ impl Params {
         if self.udp_counters_64bit {
             m.insert("udp_counters_64bit".into(), json!(1));
         }
+        if let Some(t) = &self.authtoken {
+            m.insert("authtoken".into(), json!(t));
+        }
         if let Some(v) = &self.client_version {
             m.insert("client_version".into(), json!(v));
         }
@@ -193,6 +198,7 @@ impl Params {
         p.congestion = string("congestion");
         p.title = string("title");
         p.client_version = string("client_version");
+        p.authtoken = string("authtoken");
         p.get_server_output = obj.contains_key("get_server_output");
         p.udp_counters_64bit = obj.contains_key("udp_counters_64bit");
 

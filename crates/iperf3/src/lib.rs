@@ -3,17 +3,20 @@
 //! Protocol logic is sans-I/O: [`proto`] (state bytes, cookie, JSON framing), [`json`]
 //! (parameters and results documents), [`session`] (control-channel state machines),
 //! [`udp`] (datagram header, RFC 3550 jitter and iperf3's loss rule), [`outcome`]
-//! (both sides' counts to dualperf metrics) and [`cpu`] (process CPU as iperf3 reports
-//! it). The socket layer is [`client`] and [`server`], with the data loops in [`streams`].
+//! (both sides' counts to dualperf metrics), [`cpu`] (process CPU as iperf3 reports
+//! it), [`policy`] (the server's limits) and [`auth`] (iperf3's RSA authentication).
+//! The socket layer is [`client`] and [`server`], with the data loops in [`streams`].
 //!
 //! Entry points: [`client::run`] and [`server::Server`].
 #![forbid(unsafe_code)]
 
+pub mod auth;
 pub mod client;
 pub mod cpu;
 pub mod error;
 pub mod json;
 pub mod outcome;
+pub mod policy;
 pub mod proto;
 pub mod server;
 pub mod session;

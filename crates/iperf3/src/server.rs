@@ -3,10 +3,18 @@
 //! reverse and bidirectional tests. The protocol decisions are `session::ServerSession`'s;
 //! this module moves bytes, owns threads and enforces timeouts, so a client that dies
 //! mid-test frees the server for the next one.
+//!
+//! A new control connection gets `handshake_timeout` (2 s) in all to deliver its cookie
+//! and parameters, and takes the test slot only once it has, authenticated
+//! ([`crate::auth`]) and within the [`Policy`]: a peer trickling bytes holds a handshake
+//! place, never the slot, so it cannot keep real clients out. A refusal is sent as
+//! SERVER_ERROR with the iperf3 code whose message the client prints.
 
+use crate::auth::{unix_now_s, ServerAuth};
 use crate::cpu::CpuSample;
 use crate::error::Iperf3Error;
 use crate::json::{stream_id, Params, Protocol, Results, StreamResult, DEFAULT_UDP_BANDWIDTH_BPS};
+use crate::policy::{code, Policy, Refusal};
 use crate::proto::{cookies_match, State, COOKIE_LEN};
 use crate::session::{ServerEvent, ServerSession};
 use crate::streams::{self, DataSocket, RecvCfg, SendCfg, Shared, StopGuard, StreamOutcome};
@@ -14,7 +22,7 @@ use crate::udp::CONNECT_REPLY;
 use socket2::{Domain, Protocol as SockProto, SockAddr, Socket, Type};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,15 +33,25 @@ const POLL: Duration = Duration::from_millis(100);
 const UDP_RCVBUF_BYTES: usize = 4 << 20;
 /// Extra time after `time + omit` before a test without TEST_END is dropped (as 3.12).
 const TEST_END_GRACE_S: u64 = 40;
+/// Extra time after the policy's longest test before a test without TEST_END is ended.
+const POLICY_END_GRACE: Duration = Duration::from_secs(5);
 
 /// Server settings.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
     /// Test hook: drop every Nth received UDP data datagram, as if the network lost it.
     pub drop_every_nth_datagram: Option<u64>,
-    /// Longest silence allowed from a client outside the data phase (cookie, parameters,
-    /// results) and longest wait for its data streams.
+    /// Longest wait for the client's results and for its data streams.
     pub control_timeout: Duration,
+    /// Time a new control connection has, in all, to send its cookie and parameters
+    /// (and a data connection its cookie): a deadline, not a per-byte timeout.
+    pub handshake_timeout: Duration,
+    /// Control connections in their handshake at once; more are told "busy".
+    pub max_handshakes: usize,
+    /// The server's limits, checked before any stream is opened.
+    pub policy: Policy,
+    /// iperf3 authentication required of every client; `None` = anyone may test.
+    pub auth: Option<Arc<ServerAuth>>,
 }
 
 impl Default for ServerOptions {
@@ -41,6 +59,10 @@ impl Default for ServerOptions {
         ServerOptions {
             drop_every_nth_datagram: None,
             control_timeout: Duration::from_secs(10),
+            handshake_timeout: wire::session::HELLO_TIMEOUT,
+            max_handshakes: 32,
+            policy: Policy::default(),
+            auth: None,
         }
     }
 }
@@ -66,6 +88,10 @@ pub struct SessionReport {
     pub client_results: Option<Results>,
     /// Why the session ended abnormally, if it did.
     pub error: Option<String>,
+    /// The limit or check that refused the test before it started, if one did.
+    pub refusal: Option<Refusal>,
+    /// The user that authenticated, when the server requires authentication.
+    pub user: Option<String>,
 }
 
 /// The single test slot shared by all listeners.
@@ -78,6 +104,15 @@ struct Slot {
 
 /// Frees the slot when a session ends, however it ends.
 struct SlotGuard(Arc<Mutex<Slot>>);
+
+/// Holds one handshake place until dropped.
+struct HandshakeGuard<'a>(&'a AtomicUsize);
+
+impl Drop for HandshakeGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
 
 impl Drop for SlotGuard {
     fn drop(&mut self) {
@@ -92,6 +127,8 @@ pub struct Server {
     listeners: Vec<(TcpListener, SocketAddr)>,
     opts: ServerOptions,
     slot: Arc<Mutex<Slot>>,
+    /// Control connections in their handshake now.
+    handshakes: AtomicUsize,
     reports: Arc<Mutex<Vec<SessionReport>>>,
 }
 
@@ -138,6 +175,7 @@ impl Server {
             listeners,
             opts: ServerOptions::default(),
             slot: Arc::default(),
+            handshakes: AtomicUsize::new(0),
             reports: Arc::default(),
         })
     }
@@ -185,26 +223,29 @@ impl Server {
                     continue;
                 }
             };
-            let Ok(mut slot) = self.slot.lock() else {
+            let Ok(slot) = self.slot.lock() else {
                 return;
             };
-            if !slot.busy {
-                slot.busy = true;
-                drop(slot);
-                let guard = SlotGuard(self.slot.clone());
-                scope.spawn(move || {
-                    let report = self.run_session(conn, peer, local, shutdown);
-                    drop(guard);
-                    if let Ok(mut reports) = self.reports.lock() {
-                        reports.push(report);
-                    }
-                });
-            } else if let Some(tx) = &slot.stream_tx {
+            if let Some(tx) = &slot.stream_tx {
                 let _ = tx.send(conn);
-            } else {
-                drop(slot);
-                deny(conn);
+                continue;
             }
+            let busy = slot.busy;
+            drop(slot);
+            // The slot is taken after the handshake; until then a place is held.
+            let places = self.handshakes.fetch_add(1, Ordering::SeqCst);
+            let guard = HandshakeGuard(&self.handshakes);
+            if busy || places >= self.opts.max_handshakes {
+                drop(guard);
+                deny(conn);
+                continue;
+            }
+            scope.spawn(move || {
+                let report = self.run_session(conn, peer, local, shutdown, guard);
+                if let Ok(mut reports) = self.reports.lock() {
+                    reports.push(report);
+                }
+            });
         }
     }
 
@@ -214,6 +255,7 @@ impl Server {
         peer: SocketAddr,
         local: SocketAddr,
         shutdown: &AtomicBool,
+        handshake: HandshakeGuard<'_>,
     ) -> SessionReport {
         let mut report = SessionReport {
             peer: Some(peer),
@@ -225,10 +267,79 @@ impl Server {
             shutdown,
             pending: Default::default(),
         };
-        if let Err(e) = self.session_body(&mut ctl, local, &mut report) {
+        if let Err(e) = self.session_body(&mut ctl, local, &mut report, handshake) {
             report.error = Some(e.to_string());
         }
         report
+    }
+
+    /// Cookie and parameters within the handshake deadline, then authentication, the
+    /// policy and the slot; the cookie and parameters of an admitted test.
+    fn admit(
+        &self,
+        ctl: &mut Control<'_>,
+        peer: SocketAddr,
+        report: &mut SessionReport,
+    ) -> Result<([u8; COOKIE_LEN], Params, SlotGuard), Iperf3Error> {
+        let deadline = Instant::now() + self.opts.handshake_timeout;
+        let mut cookie = [0u8; COOKIE_LEN];
+        let params = loop {
+            match ctl.next_event(deadline)? {
+                ServerEvent::Cookie(c) => cookie = c,
+                ServerEvent::Params(p) => break p,
+                other => return Err(unexpected(&other)),
+            }
+        };
+        let mut checked = params.clone();
+        // The token is a credential: kept out of reports and logs.
+        checked.authtoken = None;
+        report.params = Some(checked);
+        if let Some(auth) = &self.opts.auth {
+            match auth.check(params.authtoken.as_deref(), unix_now_s()) {
+                Ok(creds) => report.user = Some(creds.username),
+                Err(e) => {
+                    let refusal = Refusal {
+                        code: code::AUTH,
+                        flag: "--iperf3-authorized-users",
+                        message: format!("test authorization failed: {e}"),
+                    };
+                    return Err(self.refuse(ctl, report, refusal));
+                }
+            }
+        }
+        if let Err(refusal) = self.opts.policy.check(&params, peer.ip()) {
+            return Err(self.refuse(ctl, report, refusal));
+        }
+        let Ok(mut slot) = self.slot.lock() else {
+            return Err(Iperf3Error::Protocol(
+                "the server's test slot is unusable".into(),
+            ));
+        };
+        if slot.busy {
+            drop(slot);
+            ctl.session.server_error(code::BUSY, 0);
+            ctl.flush()?;
+            return Err(Iperf3Error::Busy);
+        }
+        slot.busy = true;
+        drop(slot);
+        Ok((cookie, params, SlotGuard(self.slot.clone())))
+    }
+
+    /// Sends the refusal as SERVER_ERROR and records it.
+    fn refuse(
+        &self,
+        ctl: &mut Control<'_>,
+        report: &mut SessionReport,
+        refusal: Refusal,
+    ) -> Iperf3Error {
+        ctl.session.server_error(refusal.code, 0);
+        let err = match ctl.flush() {
+            Ok(()) => Iperf3Error::Refused(refusal.message.clone()),
+            Err(e) => e,
+        };
+        report.refusal = Some(refusal);
+        err
     }
 
     fn session_body(
@@ -236,6 +347,7 @@ impl Server {
         ctl: &mut Control<'_>,
         local: SocketAddr,
         report: &mut SessionReport,
+        handshake: HandshakeGuard<'_>,
     ) -> Result<(), Iperf3Error> {
         let ctx =
             |what: &'static str| move |e| Iperf3Error::io(format!("control connection: {what}"), e);
@@ -247,16 +359,11 @@ impl Server {
             .set_write_timeout(Some(self.opts.control_timeout))
             .map_err(ctx("write timeout"))?;
 
-        let deadline = Instant::now() + self.opts.control_timeout;
-        let mut cookie = [0u8; COOKIE_LEN];
-        let params = loop {
-            match ctl.next_event(deadline)? {
-                ServerEvent::Cookie(c) => cookie = c,
-                ServerEvent::Params(p) => break p,
-                other => return Err(unexpected(&other)),
-            }
-        };
-        report.params = Some(params.clone());
+        let peer = report.peer.unwrap_or(local);
+        let admitted = self.admit(ctl, peer, report);
+        drop(handshake);
+        // Held until the session body returns: the slot is free before the report is out.
+        let (cookie, params, _slot) = admitted?;
         let n_streams = params.total_streams() as usize;
         let mut roles = vec![!params.reverse; n_streams]; // true = we receive
         if params.bidirectional {
@@ -312,12 +419,24 @@ impl Server {
         let handles = self.spawn_streams(&params, &sockets, &roles, &shared)?;
 
         let test_s = u64::try_from(params.time_s + params.omit_s).unwrap_or(0);
-        let limit_s = if params.time_s > 0 {
-            test_s + TEST_END_GRACE_S
+        let max = self.opts.policy.max_duration;
+        // A bytes- or blocks-bound test is ended at the policy's longest test; a timed
+        // one gets iperf3's grace after its time, within the policy's.
+        let limit = if params.time_s > 0 {
+            Duration::from_secs(test_s + TEST_END_GRACE_S).min(max + POLICY_END_GRACE)
         } else {
-            86_400
+            max
         };
-        let end = ctl.next_event(Instant::now() + Duration::from_secs(limit_s));
+        let end = ctl.next_event(Instant::now() + limit);
+        if let Err(Iperf3Error::Timeout(_)) = end {
+            // Before the data sockets close, so the client reads why ("the server has
+            // terminated") rather than a broken pipe; it then closes (1 s at most here).
+            let _ = ctl.conn.write_all(&[State::ServerTerminate.byte()]);
+            let until = Instant::now() + Duration::from_secs(1);
+            while !control_closed(&ctl.conn) && Instant::now() < until {
+                std::thread::sleep(POLL);
+            }
+        }
         shared.stop_send.store(true, Ordering::Relaxed);
         shared.stop_recv.store(true, Ordering::Relaxed);
         let elapsed_s = started.elapsed().as_secs_f64();
@@ -338,7 +457,18 @@ impl Server {
                 outcome,
             })
             .collect();
-        match end? {
+        let end = match end {
+            Err(Iperf3Error::Timeout(_)) => {
+                return Err(Iperf3Error::Timeout(format!(
+                    "for the end of the test: ended by the server after {:.1} s \
+                     (--max-duration {:.1} s)",
+                    limit.as_secs_f64(),
+                    max.as_secs_f64()
+                )));
+            }
+            other => other?,
+        };
+        match end {
             ServerEvent::TestEnd => {}
             ServerEvent::ClientTerminate => {
                 return Err(Iperf3Error::Protocol(
@@ -450,11 +580,8 @@ impl Server {
                 continue;
             };
             let mut theirs = [0u8; COOKIE_LEN];
-            let ok = conn
-                .set_read_timeout(Some(self.opts.control_timeout))
-                .is_ok()
-                && conn.read_exact(&mut theirs).is_ok()
-                && cookies_match(&theirs, cookie);
+            let by = Instant::now() + self.opts.handshake_timeout;
+            let ok = read_exact_by(&mut conn, &mut theirs, by) && cookies_match(&theirs, cookie);
             if ok {
                 got.push(conn);
             } else {
@@ -576,6 +703,28 @@ fn control_closed(ctl: &TcpStream) -> bool {
     };
     let _ = ctl.set_nonblocking(false);
     closed
+}
+
+/// Reads exactly `buf.len()` bytes before `deadline` (a total, not a per-read, limit).
+fn read_exact_by(conn: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> bool {
+    let mut got = 0;
+    while got < buf.len() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || conn.set_read_timeout(Some(left.min(POLL))).is_err() {
+            return false;
+        }
+        match conn.read(&mut buf[got..]) {
+            Ok(0) => return false,
+            Ok(n) => got += n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) => {}
+            Err(_) => return false,
+        }
+    }
+    true
 }
 
 /// Writes ACCESS_DENIED and closes, without reading (§9.2).

@@ -139,6 +139,10 @@ impl ClientSession {
                         };
                         let code = i32::from_be_bytes([codes[0], codes[1], codes[2], codes[3]]);
                         let errno = i32::from_be_bytes([codes[4], codes[5], codes[6], codes[7]]);
+                        if code == crate::policy::code::BUSY {
+                            // Our server's "busy" after the handshake: waited out like 0xFF.
+                            return Err(Iperf3Error::Busy);
+                        }
                         return Err(Iperf3Error::server_error(code, errno));
                     }
                     self.inbuf.remove(0);
@@ -485,6 +489,13 @@ mod tests {
             ),
             "{err}"
         );
+
+        // Our server's "busy" after the handshake (IEACCESSDENIED) is waited out as 0xFF.
+        let mut c = ClientSession::new(&cookie(), Value::Null);
+        assert!(matches!(
+            c.feed(&[0xfe, 0, 0, 0, 121, 0, 0, 0, 0]),
+            Err(Iperf3Error::Busy)
+        ));
 
         let mut c = ClientSession::new(&cookie(), Value::Null);
         c.feed(&[0xfe, 0, 0, 0, 142]).unwrap();

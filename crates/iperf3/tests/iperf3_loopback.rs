@@ -79,6 +79,7 @@ fn our_client_and_server_count_tcp_bytes_identically_with_a_block_count() {
 fn garbage_and_silence_do_not_stop_our_server() {
     let opts = ServerOptions {
         control_timeout: Duration::from_millis(500),
+        handshake_timeout: Duration::from_millis(500),
         ..ServerOptions::default()
     };
     let server = OurServer::start("127.0.0.1:0", opts);
@@ -100,26 +101,24 @@ fn garbage_and_silence_do_not_stop_our_server() {
             .contains("exceeds the limit"),
         "{reports:?}"
     );
-    // A silent client is dropped after the control timeout.
+    // A silent client is dropped at the handshake deadline, and while it is connected
+    // it holds a handshake place, not the test slot: a real client is served.
     let silent = TcpStream::connect(server.addr).unwrap();
     std::thread::sleep(Duration::from_millis(50));
-    // While it holds the slot, others are told the server is busy.
     let s = spec(TestKind::TcpStream, Family::V4, 1000, 100);
-    let busy = run(
+    let r = run(
         "127.0.0.1",
         server.addr.port(),
         &s,
         &ClientOptions::default(),
     )
-    .unwrap_err();
-    assert!(matches!(busy, Iperf3Error::Busy), "{busy}");
-    let reports = server.wait_reports(2);
+    .unwrap();
+    assert!(r.forward.unwrap().recv_bytes > 0);
+    let reports = server.wait_reports(3);
     assert!(
-        reports[1]
-            .error
-            .as_deref()
-            .unwrap_or("")
-            .contains("timed out"),
+        reports[1..]
+            .iter()
+            .any(|r| r.params.is_none() && r.error.as_deref().unwrap_or("").contains("timed out")),
         "{reports:?}"
     );
     drop(silent);

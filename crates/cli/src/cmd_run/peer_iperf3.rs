@@ -45,11 +45,16 @@ fn check(args: &RunArgs, spec: &TestSpec) -> anyhow::Result<String> {
     Ok(host.clone())
 }
 
-pub fn main(args: &RunArgs, spec: &TestSpec) -> anyhow::Result<ExitCode> {
+pub fn main(
+    args: &RunArgs,
+    spec: &TestSpec,
+    auth: Option<iperf3::auth::ClientAuth>,
+) -> anyhow::Result<ExitCode> {
     let host = check(args, spec)?;
     let port = args.port.unwrap_or(IPERF3_DEFAULT_PORT);
     let opts = iperf3::ClientOptions {
         connect_timeout: super::connect_timeout_of(args.connect_timeout)?,
+        auth,
         ..iperf3::ClientOptions::default()
     };
     let server = endpoint(&host, port);

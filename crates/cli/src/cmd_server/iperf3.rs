@@ -42,8 +42,14 @@ pub fn listen_addrs(binds: &[SocketAddr], port: u16) -> Vec<SocketAddr> {
         .collect()
 }
 
-/// Binds and starts serving; `stop` ends both threads.
-pub fn start(binds: &[SocketAddr], port: u16, stop: Arc<AtomicBool>) -> anyhow::Result<Iperf3Side> {
+/// Binds and starts serving with `opts` (the server's limits and key); `stop` ends
+/// both threads.
+pub fn start(
+    binds: &[SocketAddr],
+    port: u16,
+    stop: Arc<AtomicBool>,
+    opts: iperf3::ServerOptions,
+) -> anyhow::Result<Iperf3Side> {
     let addrs = listen_addrs(binds, port);
     let server = match iperf3::Server::bind(&addrs) {
         Ok(s) => s,
@@ -58,6 +64,7 @@ pub fn start(binds: &[SocketAddr], port: u16, stop: Arc<AtomicBool>) -> anyhow::
                 .with_context(|| format!("cannot serve iperf3 clients on port {port}"))
         }
     };
+    let server = server.with_options(opts);
     let addrs = server.local_addrs();
     let reports = server.reports();
     let serve_stop = stop.clone();
@@ -100,7 +107,7 @@ fn log_loop(reports: &Mutex<Vec<SessionReport>>, stop: &AtomicBool) {
         printed += fresh.len();
         for line in fresh {
             // As the engine's log: a closed stdout does not stop serving.
-            let _ = outln!("{line}");
+            let _ = outln!("{}", wire::text::terminal_safe_line(&line));
         }
         if stopping {
             return;
@@ -152,9 +159,10 @@ pub fn log_line(r: &SessionReport) -> String {
             }
         }
     }
-    let outcome = match &r.error {
-        Some(e) => format!("failed: {e}"),
-        None => {
+    let outcome = match (&r.refusal, &r.error) {
+        (Some(refusal), _) => format!("refused ({}): {}", refusal.flag, refusal.message),
+        (None, Some(e)) => format!("failed: {e}"),
+        (None, None) => {
             let mut s = format!("ok: sent {sent_bytes} B, received {recv_bytes} B");
             if udp {
                 s.push_str(&format!(", lost {lost} of {highest} datagrams"));
@@ -162,7 +170,11 @@ pub fn log_line(r: &SessionReport) -> String {
             s
         }
     };
-    format!("dualperf server: iperf3 {peer} {what}, {outcome}")
+    let user = r
+        .user
+        .as_ref()
+        .map_or(String::new(), |u| format!(" user {u:?}"));
+    format!("dualperf server: iperf3 {peer}{user} {what}, {outcome}")
 }
 
 #[cfg(test)]
@@ -186,6 +198,34 @@ mod tests {
         );
         let any: Vec<SocketAddr> = vec!["0.0.0.0:1".parse().unwrap(), "[::]:1".parse().unwrap()];
         assert_eq!(listen_addrs(&any, 7), vec!["[::]:7".parse().unwrap()]);
+    }
+
+    #[test]
+    fn a_refused_test_names_the_flag_and_a_hostile_user_stays_one_safe_line() {
+        let r = SessionReport {
+            refusal: Some(iperf3::policy::Refusal {
+                code: 6,
+                flag: "--max-streams",
+                message:
+                    "the server allows at most 4 streams per test (--max-streams); 5 asked for"
+                        .into(),
+            }),
+            error: Some("refused: the server allows at most 4 streams".into()),
+            ..SessionReport::default()
+        };
+        let line = log_line(&r);
+        assert!(
+            line.contains("refused (--max-streams): the server allows at most 4"),
+            "{line}"
+        );
+        for text in wire::text::HOSTILE_CORPUS {
+            let r = SessionReport {
+                user: Some(text.to_string()),
+                ..SessionReport::default()
+            };
+            let shown = wire::text::terminal_safe_line(&log_line(&r)).into_owned();
+            assert!(!shown.contains(['\n', '\r', '\x1b', '\0']), "{shown:?}");
+        }
     }
 
     #[test]

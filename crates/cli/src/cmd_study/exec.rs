@@ -80,6 +80,7 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
         return Ok(Exec::Fake(study::fake::FakeExecutor::default()));
     }
     let timeout = connect_timeout(args)?;
+    let auth = iperf3_peer::auth_of(args)?;
     if args.peer == Peer::Iperf3 {
         if let Some(why) = iperf3_peer::refuse_rr(spec) {
             bail!("{why}");
@@ -91,13 +92,16 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
             ),
             None => None,
         };
-        return Ok(Exec::Iperf3(Box::new(Iperf3Exec::new(
-            args.host.as_deref(),
-            lab,
-            args.port(),
-            timeout,
-            stop.clone(),
-        ))));
+        return Ok(Exec::Iperf3(Box::new(
+            Iperf3Exec::new(
+                args.host.as_deref(),
+                lab,
+                args.port(),
+                timeout,
+                stop.clone(),
+            )
+            .with_auth(auth),
+        )));
     }
     if let Some(req) = lab_request_of(args) {
         let lab = LabTarget::start(&req, args.port(), LabServer::Dualperf)?;

@@ -65,6 +65,12 @@ impl Iperf3Exec {
         }
     }
 
+    /// Authenticates every run (`--iperf3-username`).
+    pub fn with_auth(mut self, auth: Option<iperf3::auth::ClientAuth>) -> Iperf3Exec {
+        self.opts.auth = auth;
+        self
+    }
+
     pub fn lab(&self) -> Option<&LabTarget> {
         self.lab.as_ref()
     }
@@ -219,6 +225,15 @@ pub fn record_busy(
     md.insert(BUSY_WAITED_KEY.into(), format!("{waited_s:.3}"));
     store.set_host(campaign_id, &client)?;
     Ok(())
+}
+
+/// The iperf3 credentials of `--iperf3-username` / `--iperf3-rsa-public-key`.
+pub fn auth_of(args: &super::StudyArgs) -> anyhow::Result<Option<iperf3::auth::ClientAuth>> {
+    crate::args::iperf3_auth(
+        args.peer,
+        args.iperf3_username.as_deref(),
+        args.iperf3_rsa_public_key.as_deref(),
+    )
 }
 
 /// The message refusing tests an iperf3 peer cannot run, if the study has any.

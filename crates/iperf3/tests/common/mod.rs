@@ -55,9 +55,15 @@ impl Finished {
 
 impl Iperf3 {
     pub fn spawn(args: &[&str]) -> Iperf3 {
+        Iperf3::spawn_env(args, &[])
+    }
+
+    /// As [`Iperf3::spawn`], with extra environment variables (`IPERF3_PASSWORD`).
+    pub fn spawn_env(args: &[&str], env: &[(&str, &str)]) -> Iperf3 {
         require_iperf3();
         let mut child = Command::new("iperf3")
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -230,4 +236,77 @@ pub fn f64_at(v: &Value, path: &[&str]) -> f64 {
     }
     cur.as_f64()
         .unwrap_or_else(|| panic!("no number at {path:?} in {v}"))
+}
+
+/// An RSA key pair and an authorized-users file made for one test, as iperf3's
+/// documentation makes them (`openssl genrsa`, `openssl rsa -pubout`, the users file
+/// line `USER,sha256("{USER}PASSWORD")` from `sha256sum`); removed on drop.
+pub struct AuthFiles {
+    pub dir: std::path::PathBuf,
+    pub private_key: std::path::PathBuf,
+    pub public_key: std::path::PathBuf,
+    pub users: std::path::PathBuf,
+}
+
+impl AuthFiles {
+    /// Keys for `user` with `password` in the users file.
+    pub fn new(tag: &str, user: &str, password: &str) -> AuthFiles {
+        let dir = std::env::temp_dir().join(format!("dp-iperf3-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let private_key = dir.join("private.pem");
+        let public_key = dir.join("public.pem");
+        let users = dir.join("users.csv");
+        let run = |args: &[&str]| {
+            let out = Command::new("openssl")
+                .args(args)
+                .output()
+                .expect("these tests need openssl on PATH (apt-get install openssl)");
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        run(&["genrsa", "-out", private_key.to_str().unwrap(), "2048"]);
+        run(&[
+            "rsa",
+            "-in",
+            private_key.to_str().unwrap(),
+            "-pubout",
+            "-out",
+            public_key.to_str().unwrap(),
+        ]);
+        let mut sha = Command::new("sha256sum")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("sha256sum");
+        use std::io::Write;
+        sha.stdin
+            .take()
+            .unwrap()
+            .write_all(format!("{{{user}}}{password}").as_bytes())
+            .unwrap();
+        let out = sha.wait_with_output().unwrap();
+        let hash = String::from_utf8(out.stdout).unwrap();
+        let hash = hash.split_whitespace().next().unwrap().to_string();
+        std::fs::write(&users, format!("# made by the test\n{user},{hash}\n")).unwrap();
+        AuthFiles {
+            dir,
+            private_key,
+            public_key,
+            users,
+        }
+    }
+
+    pub fn arg(p: &std::path::Path) -> &str {
+        p.to_str().unwrap()
+    }
+}
+
+impl Drop for AuthFiles {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
