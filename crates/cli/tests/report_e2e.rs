@@ -33,8 +33,8 @@ fn report_of_two_campaigns_writes_html_tables_and_figures() {
         "udp-rtt",
         "udp-jitter",
         "udp-loss",
-        "tcp-cpu",
-        "udp-cpu",
+        "tcp-host-cpu-busy",
+        "udp-host-cpu-busy",
     ] {
         assert!(
             html.contains(&format!("id=\"fig-{id}\"")),

@@ -141,8 +141,11 @@ const VIEW_DEFS: &[ViewDef] = &[
         scale: 1.0,
         rank_test: false,
     },
+    // Two different CPU figures, never one for the other: the host's busy time (all
+    // cores, every process's load included) and the dualperf client process's own
+    // (user + system, % of one core).
     ViewDef {
-        quantity: "CPU",
+        quantity: "host CPU busy",
         metric: metrics::CPU_LOCAL_PCT,
         transport: Transport::Tcp,
         kinds: &[TcpStream, TcpRr],
@@ -151,11 +154,32 @@ const VIEW_DEFS: &[ViewDef] = &[
         rank_test: false,
     },
     ViewDef {
-        quantity: "CPU",
+        quantity: "client process CPU",
+        metric: metrics::PROC_LOCAL_PCT,
+        transport: Transport::Tcp,
+        kinds: &[TcpStream, TcpRr],
+        unit: "% of one core",
+        scale: 1.0,
+        rank_test: false,
+    },
+    // Two different CPU figures, never one for the other: the host's busy time (all
+    // cores, every process's load included) and the dualperf client process's own
+    // (user + system, % of one core).
+    ViewDef {
+        quantity: "host CPU busy",
         metric: metrics::CPU_LOCAL_PCT,
         transport: Transport::Udp,
         kinds: &[UdpStream, UdpRr],
         unit: "%",
+        scale: 1.0,
+        rank_test: false,
+    },
+    ViewDef {
+        quantity: "client process CPU",
+        metric: metrics::PROC_LOCAL_PCT,
+        transport: Transport::Udp,
+        kinds: &[UdpStream, UdpRr],
+        unit: "% of one core",
         scale: 1.0,
         rank_test: false,
     },
@@ -653,9 +677,11 @@ pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
                     scale: def.scale,
                     rank_test: def.rank_test,
                     higher_is_better: metrics::higher_is_better(def.metric),
-                    host_note: (def.metric == metrics::CPU_LOCAL_PCT)
-                        .then(|| one_host_note(data, &systems))
-                        .flatten(),
+                    host_note: match def.metric {
+                        metrics::CPU_LOCAL_PCT => one_host_note(data, &systems, false),
+                        metrics::PROC_LOCAL_PCT => one_host_note(data, &systems, true),
+                        _ => None,
+                    },
                 };
                 views.push(view_data(data, &systems, view, options.confidence));
             }
@@ -680,25 +706,37 @@ pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
     }
 }
 
-/// "one host: client and server together" when every campaign ran both ends on one
-/// host; naming the systems when only some did; `None` when none did.
-fn one_host_note(data: &Dataset, systems: &[String]) -> Option<String> {
+/// For the host's CPU: "one host: client and server together" when every campaign ran
+/// both ends on one host, naming the systems when only some did. For the client
+/// process's CPU (`process`): "one process: client and built-in server together" for
+/// the campaigns whose server ran inside the client's process. `None` when none did.
+fn one_host_note(data: &Dataset, systems: &[String], process: bool) -> Option<String> {
+    let together = |c: &crate::dataset::CampaignData| {
+        if process {
+            c.embedded()
+        } else {
+            c.one_host()
+        }
+    };
+    let what = if process {
+        "one process: client and built-in server together"
+    } else {
+        "one host: client and server together"
+    };
     let one: Vec<&str> = data
         .campaigns
         .iter()
         .zip(systems)
-        .filter(|(c, _)| c.one_host())
+        .filter(|(c, _)| together(c))
         .map(|(_, s)| s.as_str())
         .collect();
     if one.is_empty() {
         None
     } else if one.len() == data.campaigns.len() {
-        Some("one host: client and server together".to_string())
+        Some(what.to_string())
     } else {
-        Some(format!(
-            "one host for {}: client and server together",
-            one.join(", ")
-        ))
+        let (head, tail) = what.split_once(':').unwrap_or((what, ""));
+        Some(format!("{head} for {}:{tail}", one.join(", ")))
     }
 }
 

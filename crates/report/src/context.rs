@@ -1,5 +1,6 @@
-//! Tables about where the numbers come from: runs per campaign (counted, warm-up,
-//! failed) and each campaign's recorded facts and host metadata.
+//! Where the numbers come from: one line per campaign saying where its tests ran (the
+//! report's first lines), runs per campaign (counted, warm-up, failed) and each
+//! campaign's recorded facts and host metadata.
 
 use crate::dataset::{CampaignData, Dataset, RunOutcome};
 use crate::table::{Cell, Table};
@@ -88,4 +89,39 @@ pub fn metadata_table(c: &CampaignData, label: &str, index: usize) -> Table {
         rows,
         note: None,
     }
+}
+
+/// Where one campaign's tests ran, in one line for the top of the report: loopback
+/// against the built-in server, a network-namespace lab with its shaping, or a server
+/// on a host (dualperf or iperf3); with the CPU pinning recorded, or none.
+pub fn where_it_ran(c: &CampaignData, label: &str) -> String {
+    let client = c.hosts.get("client");
+    let get = |k: &str| client.and_then(|m| m.get(k)).map(|v| v.trim().to_string());
+    let target = get("study.target").unwrap_or_default();
+    let peer = get("study.peer").unwrap_or_else(|| "dualperf".to_string());
+    let place = if target == "embedded" {
+        "on loopback (127.0.0.1 and ::1), against the dualperf server built into the same process"
+            .to_string()
+    } else if target == "lab" {
+        let lab = c.hosts.get("lab");
+        let lab_get = |k: &str| lab.and_then(|m| m.get(k)).map(|v| v.trim().to_string());
+        let shaping = lab_get("lab.shaping").unwrap_or_else(|| "unshaped".to_string());
+        format!(
+            "in a network-namespace lab on one machine ({} topology, shaping: {shaping}{}), \
+             against a dualperf server in the lab",
+            lab_get("lab.topology").unwrap_or_else(|| "veth".to_string()),
+            lab_get("lab.mtu_bytes")
+                .map(|m| format!(", MTU {m} bytes"))
+                .unwrap_or_default()
+        )
+    } else if let Some(host) = target.split_whitespace().next().filter(|h| !h.is_empty()) {
+        format!("against the {peer} server at {host}, over the network between the two hosts")
+    } else {
+        "where it ran was not recorded (a campaign made before dualperf recorded it)".to_string()
+    };
+    let pinning = get("study.cpu_pinning")
+        .map(|p| format!("CPU pinning: {p}"))
+        .unwrap_or_else(|| "no CPU pinning".to_string());
+    let line = format!("{label} (campaign {}): {place}; {pinning}.", c.id);
+    wire::text::terminal_safe_line(&line).into_owned()
 }

@@ -234,6 +234,15 @@ impl CampaignData {
     /// Whether client and server ran on one host (the embedded loopback server, a
     /// loopback target, or a network-namespace lab on this machine), so that CPU
     /// figures are the two ends together. Read from the client's recorded metadata.
+    /// The server ran inside the client's process (the study's built-in server), so
+    /// the client process's CPU is both ends'.
+    pub fn embedded(&self) -> bool {
+        self.hosts
+            .get("client")
+            .and_then(|c| c.get("study.target"))
+            .is_some_and(|t| t.trim() == "embedded")
+    }
+
     pub fn one_host(&self) -> bool {
         let Some(client) = self.hosts.get("client") else {
             return false;

@@ -62,10 +62,15 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{t}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<header>\n<h1>{t}</h1>\n<p>Systems compared: {systems}. Made by {g} from the results database; every number below can be regenerated from it.</p>\n</header>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{t}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<header>\n<h1>{t}</h1>\n<p>Systems compared: {systems}. Made by {g} from the results database; every number below can be regenerated from it.</p>\n<p>Where the tests ran:</p>\n<ul class=\"setting\">{setting}</ul>\n</header>\n",
         t = html_escape(title),
         systems = html_escape(&report.analysis.systems.join(", ")),
         g = html_escape(generator),
+        setting = report
+            .setting
+            .iter()
+            .map(|s| format!("<li>{}</li>", html_escape(s)))
+            .collect::<String>(),
     );
     out.push_str("<nav><ul>\n<li><a href=\"#summary\">Summary</a></li>\n<li><a href=\"#findings\">Findings</a></li>\n");
     if !report.warnings.is_empty() {

@@ -92,6 +92,9 @@ pub struct Report {
     pub tables: Vec<Table>,
     pub figures: Vec<Figure>,
     pub findings: Vec<Finding>,
+    /// Where each campaign's tests ran (loopback and the built-in server, a lab with its
+    /// shaping, or hosts) and its CPU pinning: the report's first lines.
+    pub setting: Vec<String>,
     /// What limits the conclusions (unreachable significance, missed confidence
     /// targets, a link rate that is not the bottleneck), shown before the findings.
     pub warnings: Vec<String>,
@@ -175,7 +178,14 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
     if let Some(rate) = options.link_rate_bps {
         warnings.extend(headers::efficiency_warnings(&analysis, &options.link, rate));
     }
+    let setting = data
+        .campaigns
+        .iter()
+        .zip(&analysis.systems)
+        .map(|(c, label)| context::where_it_ran(c, label))
+        .collect();
     let mut report = Report {
+        setting,
         analysis,
         tables,
         figures,
@@ -209,8 +219,18 @@ impl Report {
     }
 
     /// Every table and the findings in Markdown (what `--format markdown` prints).
+    /// "Where the tests ran" with one line per campaign.
+    fn setting_lines(&self, bullet: &str) -> String {
+        let mut out = String::from("Where the tests ran\n");
+        for s in &self.setting {
+            out.push_str(&format!("{bullet}{s}\n"));
+        }
+        out
+    }
+
     pub fn markdown(&self) -> String {
-        let mut out = self.findings_markdown();
+        let mut out = format!("### {}\n", self.setting_lines("- "));
+        out.push_str(&self.findings_markdown());
         for t in &self.tables {
             out.push('\n');
             out.push_str(&t.to_markdown());
@@ -238,7 +258,8 @@ impl Report {
 
     /// Every table as aligned text, then the findings.
     pub fn text(&self) -> String {
-        let mut out = String::new();
+        let mut out = self.setting_lines("- ");
+        out.push('\n');
         for t in &self.tables {
             out.push_str(&t.to_text());
             out.push('\n');

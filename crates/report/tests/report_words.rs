@@ -5,7 +5,9 @@
 
 use dualperf_report::{build, fixture::crafted, Dataset, Report, ReportOptions};
 use dualperf_report::{RunOutcome, RunRow};
-use wire::metrics::{LOSS_PCT, RECEIVER_LIMITED, RTT_MEAN_NS, THROUGHPUT_BPS};
+use wire::metrics::{
+    CPU_LOCAL_PCT, LOSS_PCT, PROC_LOCAL_PCT, RECEIVER_LIMITED, RTT_MEAN_NS, THROUGHPUT_BPS,
+};
 use wire::spec::{Direction, Family, TestKind::UdpStream};
 use wire::spec::{Family::V4, Family::V6, TestKind::TcpStream, TestKind::UdpRr};
 
@@ -322,7 +324,6 @@ fn a_plan_too_small_for_the_rank_test_is_a_warning_and_in_the_method() {
 
 #[test]
 fn cpu_with_both_ends_on_one_host_is_labelled_so() {
-    use wire::metrics::CPU_LOCAL_PCT;
     let mut d = crafted(
         &["S"],
         &[
@@ -338,13 +339,51 @@ fn cpu_with_both_ends_on_one_host_is_labelled_so() {
     let r = report(&d);
     assert!(
         r.html
-            .contains("TCP CPU (one host: client and server together)"),
+            .contains("TCP host CPU busy (one host: client and server together)"),
         "label missing"
     );
     assert_eq!(
-        summary_row(&r, "TCP CPU (one host: client and server together)").len(),
+        summary_row(
+            &r,
+            "TCP host CPU busy (one host: client and server together)"
+        )
+        .len(),
         4
     );
+}
+
+#[test]
+fn host_cpu_and_the_process_cpu_are_separate_views_with_separate_names() {
+    // Issue 29: the report's CPU was the host's busy time, unnamed, while the process
+    // CPU the database also stores was not reported.
+    let mut d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, CPU_LOCAL_PCT, &[99.0, 99.5, 99.2]),
+            (0, V6, TcpStream, 128, CPU_LOCAL_PCT, &[99.1, 99.4, 99.3]),
+            (0, V4, TcpStream, 128, PROC_LOCAL_PCT, &[40.0, 41.0, 39.0]),
+            (0, V6, TcpStream, 128, PROC_LOCAL_PCT, &[45.0, 46.0, 44.0]),
+        ],
+    );
+    d.campaigns[0].hosts.insert(
+        "client".to_string(),
+        [("study.target".to_string(), "embedded".to_string())].into(),
+    );
+    let r = report(&d);
+    let titles: Vec<String> = r.analysis.views.iter().map(|v| v.view.title()).collect();
+    assert!(
+        titles.contains(&"TCP host CPU busy (one host: client and server together)".to_string()),
+        "{titles:?}"
+    );
+    assert!(
+        titles.contains(
+            &"TCP client process CPU (one process: client and built-in server together)"
+                .to_string()
+        ),
+        "{titles:?}"
+    );
+    let md = table_md(&r, "tcp-client-process-cpu-means");
+    assert!(md.contains("IPv4 mean (% of one core)"), "{md}");
 }
 
 /// One run on a side (e.g. the rest were receiver-limited and left out): equal means
@@ -788,4 +827,62 @@ fn an_anomalous_run_is_marked_in_the_comparison_table() {
         t.contains("1 outlying run (beyond 3 scaled MADs of its cell: IPv6 10.100 Mbit/s)"),
         "{t}"
     );
+}
+
+#[test]
+fn the_first_lines_say_where_each_campaign_ran_and_its_pinning() {
+    use std::collections::BTreeMap;
+    let mut d = crafted(
+        &["loop", "lab", "hosts"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (1, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (2, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+        ],
+    );
+    let client = |target: &str, pin: Option<&str>| {
+        let mut m = BTreeMap::from([("study.target".to_string(), target.to_string())]);
+        if let Some(p) = pin {
+            m.insert("study.cpu_pinning".to_string(), p.to_string());
+        }
+        m
+    };
+    d.campaigns[0].hosts.insert(
+        "client".into(),
+        client("embedded", Some("client cpu 0, server cpu 1")),
+    );
+    d.campaigns[1]
+        .hosts
+        .insert("client".into(), client("lab", None));
+    d.campaigns[1].hosts.insert(
+        "lab".into(),
+        BTreeMap::from([
+            ("lab.topology".to_string(), "p2p".to_string()),
+            ("lab.shaping".to_string(), "tbf 200 Mbit/s".to_string()),
+            ("lab.mtu_bytes".to_string(), "1500".to_string()),
+        ]),
+    );
+    d.campaigns[2]
+        .hosts
+        .insert("client".into(), client("192.0.2.7 5301", None));
+    let r = report(&d);
+    assert_eq!(r.setting.len(), 3);
+    assert!(r.setting[0].contains("loop (campaign 1): on loopback (127.0.0.1 and ::1), against the dualperf server built into the same process; CPU pinning: client cpu 0, server cpu 1."), "{}", r.setting[0]);
+    assert!(r.setting[1].contains("network-namespace lab on one machine (p2p topology, shaping: tbf 200 Mbit/s, MTU 1500 bytes)"), "{}", r.setting[1]);
+    assert!(
+        r.setting[2].contains("against the dualperf server at 192.0.2.7"),
+        "{}",
+        r.setting[2]
+    );
+    assert!(
+        r.setting[2].ends_with("no CPU pinning."),
+        "{}",
+        r.setting[2]
+    );
+    assert!(r
+        .text()
+        .starts_with("Where the tests ran\n- loop (campaign 1)"));
+    assert!(r
+        .html
+        .contains("<ul class=\"setting\"><li>loop (campaign 1)"));
 }
