@@ -471,6 +471,7 @@ pub fn load_dataset(
         let (target, missed) = confidence_misses(&store, c, &runs)?;
         let mut facts = BTreeMap::new();
         let mut offered_load = BTreeMap::new();
+        let mut loss_bound_pct = None;
         facts.insert("command line".to_string(), c.command_line.clone());
         facts.insert(
             "created (UTC)".to_string(),
@@ -493,6 +494,10 @@ pub fn load_dataset(
                 facts.insert("traffic model".to_string(), t);
             }
             offered_load = spec.offered_load();
+            loss_bound_pct = match spec.udp_method {
+                study::UdpMethod::Rfc2544(search) => Some(search.loss_threshold_pct),
+                study::UdpMethod::Fixed => None,
+            };
             if spec.tests.iter().any(|t| t.is_udp()) {
                 facts.insert(
                     "UDP datapath".to_string(),
@@ -523,6 +528,7 @@ pub fn load_dataset(
             missed,
             series: Vec::new(),
             offered_load,
+            loss_bound_pct,
         });
     }
     add_series(&store, db, &mut campaigns, &run_ids, series, series_runs)?;

@@ -31,6 +31,10 @@ pub struct View {
     /// Latency-like: Mann-Whitney U is the primary test.
     pub rank_test: bool,
     pub higher_is_better: bool,
+    /// Set when the method itself bounds this metric (udp-stream loss under an RFC 2544
+    /// search): why its values are a criterion, not a finding. Such a view is shown but
+    /// not compared.
+    pub criterion: Option<String>,
     /// For CPU: the systems measured with client and server on one host, in words
     /// ("one host: client and server together", or naming the systems when only some
     /// were); part of the title so no reader takes it for one end's CPU.
@@ -677,6 +681,9 @@ pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
                     scale: def.scale,
                     rank_test: def.rank_test,
                     higher_is_better: metrics::higher_is_better(def.metric),
+                    criterion: (def.metric == metrics::LOSS_PCT && kind == UdpStream)
+                        .then(|| loss_criterion(data))
+                        .flatten(),
                     host_note: match def.metric {
                         metrics::CPU_LOCAL_PCT => one_host_note(data, &systems, false),
                         metrics::PROC_LOCAL_PCT => one_host_note(data, &systems, true),
@@ -704,6 +711,26 @@ pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
             .map(|c| c.offered_load.clone())
             .collect(),
     }
+}
+
+/// When every campaign with udp-stream runs measured them as an RFC 2544 search, their
+/// loss is at or below the search's threshold by construction: the sentence that says so.
+fn loss_criterion(data: &Dataset) -> Option<String> {
+    let with_udp: Vec<_> = data
+        .campaigns
+        .iter()
+        .filter(|c| c.runs.iter().any(|r| r.kind == UdpStream))
+        .collect();
+    let bounds: Vec<f64> = with_udp.iter().filter_map(|c| c.loss_bound_pct).collect();
+    if with_udp.is_empty() || bounds.len() != with_udp.len() {
+        return None;
+    }
+    let max = bounds.iter().copied().fold(0.0_f64, f64::max);
+    Some(format!(
+        "UDP loss is the RFC 2544 search's criterion, not a finding: each run's loss was kept \
+         at or below {max} % by the search itself, so IPv4 and IPv6 (and the systems) are not \
+         compared on it; compare the throughput the search found (UDP throughput) instead"
+    ))
 }
 
 /// For the host's CPU: "one host: client and server together" when every campaign ran

@@ -33,6 +33,10 @@ pub struct CampaignData {
     /// traffic model's schedule, or a fixed rate), with why: what the path could carry
     /// was not measured, so the header-overhead comparison does not apply to them.
     pub offered_load: BTreeMap<TestKind, String>,
+    /// udp-stream measured as an RFC 2544 throughput search: the loss threshold every
+    /// run's chosen trial kept to, %. Its loss is then the method's criterion, not a
+    /// finding. `None` for a fixed offered rate.
+    pub loss_bound_pct: Option<f64>,
 }
 
 /// The per-interval samples of one run.

@@ -308,6 +308,7 @@ pub fn systems(labels: &[&str]) -> Dataset {
             missed: Vec::new(),
             series: Vec::new(),
             offered_load: Default::default(),
+            loss_bound_pct: None,
         });
     }
     Dataset { campaigns }

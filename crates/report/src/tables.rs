@@ -357,6 +357,14 @@ pub fn summary_table(analysis: &Analysis) -> Table {
     for vd in &analysis.views {
         let hib = vd.view.higher_is_better;
         let mut row: Vec<Cell> = vec![vd.view.title().into()];
+        if vd.view.criterion.is_some() {
+            for _ in 0..analysis.systems.len() * FAMILIES.len() {
+                row.push("the method's criterion, not compared".into());
+            }
+            row.push("".into());
+            rows.push(row);
+            continue;
+        }
         let candidates: Vec<Who> = (0..analysis.systems.len())
             .flat_map(|s| FAMILIES.map(|f| (s, f)))
             .filter(|&(s, f)| vd.sizes.iter().any(|&z| vd.cell(s, f, z).is_some()))
@@ -479,6 +487,14 @@ pub fn system_summary_table(analysis: &Analysis) -> Option<Table> {
         .map(|vd| {
             let hib = vd.view.higher_is_better;
             let mut row: Vec<Cell> = vec![vd.view.title().into()];
+            if vd.view.criterion.is_some() {
+                row.extend(
+                    pairs
+                        .iter()
+                        .map(|_| Cell::from("the method's criterion, not compared")),
+                );
+                return row;
+            }
             for &(i, j, f) in &pairs {
                 let cmp = vd.system_cmp.iter().find(|c| {
                     c.a == analysis.systems[i]

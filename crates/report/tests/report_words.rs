@@ -886,3 +886,46 @@ fn the_first_lines_say_where_each_campaign_ran_and_its_pinning() {
         .html
         .contains("<ul class=\"setting\"><li>loop (campaign 1)"));
 }
+
+#[test]
+fn loss_bounded_by_an_rfc_2544_search_is_its_criterion_not_a_finding() {
+    // Issue 29: "no difference in loss" under RFC 2544 is a property of the method.
+    let zero = [0.0; 5];
+    let mut d = crafted(
+        &["S"],
+        &[
+            (0, V4, UdpStream, 128, LOSS_PCT, &zero),
+            (0, V6, UdpStream, 128, LOSS_PCT, &[0.0, 0.05, 0.0, 0.1, 0.0]),
+            (0, V4, UdpStream, 128, THROUGHPUT_BPS, &A5),
+            (0, V6, UdpStream, 128, THROUGHPUT_BPS, &B5),
+        ],
+    );
+    let fixed = report(&d);
+    assert!(fixed
+        .findings
+        .iter()
+        .any(|f| f.text.contains("UDP loss did not differ")));
+    d.campaigns[0].loss_bound_pct = Some(0.1);
+    let r = report(&d);
+    let row = summary_row(&r, "UDP loss");
+    assert_eq!(row[1], "the method's criterion, not compared", "{row:?}");
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.text.contains("UDP loss"))
+        .expect("a loss sentence");
+    assert!(
+        f.text.starts_with("UDP loss is the RFC 2544 search's criterion, not a finding: each run's loss was kept at or below 0.1 %"),
+        "{}",
+        f.text
+    );
+    assert!(!r
+        .findings
+        .iter()
+        .any(|f| f.text.contains("UDP loss did not differ")));
+    // The throughput the search found is still compared.
+    assert!(r
+        .findings
+        .iter()
+        .any(|f| f.text.contains("UDP throughput was significantly higher")));
+}
