@@ -9,12 +9,12 @@
 //! started; the figures say so, and say what that means for each test.
 
 use crate::dataset::{CampaignData, Dataset, IntervalCounts, RunRow, RunSeries};
+use crate::escape::{svg as svg_escape, truncate_chars};
 use crate::svg::{
     axes, c, figure_close, figure_open, legend_entry, legend_layout, marker, nice_ticks,
-    text_width, tick_label, wrap, y_grid, Figure, AXIS_FONT, NOTE_FONT, PALETTE, PLOT_HEIGHT,
-    RIGHT, TITLE_FONT, WIDTH,
+    text_width, tick_label, wrap, y_grid, Figure, ATTR_MAX_CHARS, AXIS_FONT, MAX_DRAWN, NOTE_FONT,
+    NOTE_MAX_LINES, PALETTE, PLOT_HEIGHT, RIGHT, TITLE_FONT, TITLE_MAX_LINES, WIDTH,
 };
-use crate::table::html_escape;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use wire::metrics;
@@ -488,6 +488,22 @@ pub(crate) fn render(
     lines: &[Line],
     note: &str,
 ) -> Figure {
+    // A step that is not a finite, non-negative value at finite times is not drawn.
+    let sane = |x: f64| x.is_finite() && (0.0..=MAX_DRAWN).contains(&x);
+    let lines: Vec<Line> = lines
+        .iter()
+        .map(|l| Line {
+            label: l.label.clone(),
+            steps: l
+                .steps
+                .iter()
+                .copied()
+                .filter(|&(t0, t1, v)| sane(t0) && sane(t1) && t1 >= t0 && sane(v))
+                .collect(),
+            ..*l
+        })
+        .collect();
+    let lines = lines.as_slice();
     let y_hi = lines
         .iter()
         .flat_map(|l| l.steps.iter().map(|s| s.2))
@@ -529,14 +545,14 @@ pub(crate) fn render(
     x_ticks.retain(|&t| t <= t_hi * (1.0 + 1e-9));
     let x_max = t_hi;
 
-    let title_lines = wrap(&title, TITLE_FONT * 1.1, WIDTH - 20.0);
+    let title_lines = wrap(&title, TITLE_FONT * 1.1, WIDTH - 20.0, TITLE_MAX_LINES);
     let top = 14.0 + title_lines.len() as f64 * (TITLE_FONT + 4.0) + 14.0;
     let bottom = top + PLOT_HEIGHT;
     let px = |t: f64| left + t / x_max * (WIDTH - left - RIGHT);
     let py = |v: f64| bottom - v / y_max * (bottom - top);
     let (legend, legend_bottom) =
         legend_layout(lines.iter().map(|l| l.label.as_str()), bottom + 76.0);
-    let note_lines = wrap(note, NOTE_FONT, WIDTH - 20.0);
+    let note_lines = wrap(note, NOTE_FONT, WIDTH - 20.0, NOTE_MAX_LINES);
     let note_top = legend_bottom + 14.0;
     let height = (note_top + note_lines.len() as f64 * (NOTE_FONT + 3.0) + 8.0).ceil();
 
@@ -598,7 +614,7 @@ fn draw_line(svg: &mut String, l: &Line, px: &dyn Fn(f64) -> f64, py: &dyn Fn(f6
     let _ = writeln!(
         svg,
         "<g class=\"series\" data-label=\"{}\" data-colour=\"{}\">",
-        html_escape(&l.label),
+        svg_escape(&truncate_chars(&l.label, ATTR_MAX_CHARS)),
         l.colour
     );
     let mut d = String::new();
