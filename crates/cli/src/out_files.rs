@@ -54,30 +54,53 @@ fn refuse_link(path: &Path) -> anyhow::Result<()> {
 
 /// One file being written in place of `path`: writes go to a temporary file beside it;
 /// [`AtomicFile::commit`] syncs and renames it over `path`. Dropped without commit, the
-/// temporary file is removed and `path` is untouched. Write errors name `path`.
+/// temporary file is removed and `path` is untouched. Write errors name `path`. A
+/// target that exists and is not a regular file (`/dev/null`, a named pipe) is written
+/// directly: renaming over it would replace the device.
 pub struct AtomicFile {
     path: PathBuf,
-    out: std::io::BufWriter<NamedTempFile>,
+    out: Target,
+}
+
+enum Target {
+    Temp(std::io::BufWriter<NamedTempFile>),
+    Direct(std::io::BufWriter<std::fs::File>),
 }
 
 impl AtomicFile {
     pub fn create(path: &Path) -> anyhow::Result<AtomicFile> {
         refuse_link(path)?;
+        let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file());
+        let out = if special {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(|| format!("cannot open {}", path.display()))?;
+            Target::Direct(std::io::BufWriter::new(f))
+        } else {
+            Target::Temp(std::io::BufWriter::new(temp_beside(path)?))
+        };
         Ok(AtomicFile {
             path: path.to_path_buf(),
-            out: std::io::BufWriter::new(temp_beside(path)?),
+            out,
         })
     }
 
     /// Flush, sync to disk and rename over the target.
     pub fn commit(self) -> anyhow::Result<()> {
         let path = self.path;
-        let tmp = self
-            .out
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        finish(synced(tmp, &path)?, &path)
+        match self.out {
+            Target::Temp(out) => {
+                let tmp = out
+                    .into_inner()
+                    .map_err(|e| e.into_error())
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                finish(synced(tmp, &path)?, &path)
+            }
+            Target::Direct(mut out) => out
+                .flush()
+                .with_context(|| format!("cannot write {}", path.display())),
+        }
     }
 }
 
@@ -89,10 +112,18 @@ fn named(e: std::io::Error, path: &Path) -> std::io::Error {
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.out.write(buf).map_err(|e| named(e, &self.path))
+        match &mut self.out {
+            Target::Temp(w) => w.write(buf),
+            Target::Direct(w) => w.write(buf),
+        }
+        .map_err(|e| named(e, &self.path))
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush().map_err(|e| named(e, &self.path))
+        match &mut self.out {
+            Target::Temp(w) => w.flush(),
+            Target::Direct(w) => w.flush(),
+        }
+        .map_err(|e| named(e, &self.path))
     }
 }
 
@@ -277,5 +308,34 @@ mod tests {
         drop(f);
         assert_eq!(std::fs::read(&path).unwrap(), b"new rows");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// `export -o /dev/null` as root must not replace the device: a named pipe stands in
+    /// for it here.
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_is_written_directly_never_replaced() {
+        use std::io::Read;
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("SKIPPED: mkfifo is not available");
+            return;
+        }
+        let reader_path = fifo.clone();
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            std::fs::File::open(reader_path)
+                .and_then(|mut f| f.read_to_end(&mut got))
+                .map(|_| got)
+        });
+        let mut f = AtomicFile::create(&fifo).unwrap();
+        f.write_all(b"rows").unwrap();
+        f.commit().unwrap();
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(kind.is_fifo(), "the pipe was replaced: {kind:?}");
+        assert_eq!(reader.join().unwrap().unwrap(), b"rows");
     }
 }

@@ -280,6 +280,24 @@ mod tests {
     }
 
     #[test]
+    fn a_comment_holds_no_line_end_and_is_bounded() {
+        let c = comment("x\r\\input{/etc/hostname}\r\n\u{0}über");
+        assert_eq!(c, "x \\input{/etc/hostname}   ?ber");
+        let long = comment(&wire::text::hostile_long(100_000));
+        assert_eq!(long.len(), COMMENT_MAX_CHARS);
+        assert!(long.ends_with("...") && !long.chars().any(|c| c.is_control()));
+        let t = Table {
+            title: "System under test: a\rb".into(),
+            ..sample()
+        };
+        let first = table(&t, "").lines().next().unwrap_or_default().to_string();
+        assert_eq!(
+            first,
+            "% dualperf table tcp_throughput: System under test: a b"
+        );
+    }
+
+    #[test]
     fn number_shapes() {
         assert_eq!(number_shape("12.345"), Some((2, 3)));
         assert_eq!(number_shape("-7"), Some((1, 0)));
