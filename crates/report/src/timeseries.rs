@@ -673,6 +673,56 @@ mod tests {
     use crate::dataset::RunOutcome;
     use wire::spec::TestKind::{TcpRr, TcpStream, UdpStream};
 
+    /// Steps with an infinite, NaN or negative value or time are not drawn; the sane
+    /// steps are, and no coordinate says inf or NaN.
+    #[test]
+    fn non_finite_and_negative_steps_are_not_drawn() {
+        let line = |steps: Vec<(f64, f64, f64)>| Line {
+            label: "S IPv4 · run 1".into(),
+            colour: "#000000",
+            dash: "",
+            square: false,
+            steps,
+        };
+        let lines = [
+            line(vec![
+                (0.0, 1.0, 10.0),
+                (1.0, 2.0, f64::INFINITY),
+                (2.0, 3.0, f64::NAN),
+                (3.0, 4.0, -5.0),
+                (4.0, f64::INFINITY, 10.0),
+                (5.0, 6.0, 1e308),
+                (6.0, 7.0, 12.0),
+            ]),
+            line(vec![(f64::NEG_INFINITY, 1.0, 3.0)]),
+        ];
+        let fig = render(
+            "t",
+            "T".into(),
+            ("Time (s)", "throughput", "Mbit/s"),
+            &lines,
+            "n",
+        );
+        assert!(
+            !fig.svg.contains("inf") && !fig.svg.contains("NaN"),
+            "{}",
+            fig.svg
+        );
+        // Two sane steps, not joined (a gap between them): two moves in the path.
+        let series = fig
+            .svg
+            .split("<g class=\"series\"")
+            .nth(1)
+            .unwrap_or_default();
+        assert_eq!(series.matches(" H").count(), 2, "{series}");
+        let top: f64 = fig
+            .svg
+            .split("<text class=\"ytick\"")
+            .filter_map(|t| t.split('>').nth(1)?.split('<').next()?.parse().ok())
+            .fold(0.0, f64::max);
+        assert!(top <= 20.0, "axis to {top}");
+    }
+
     fn run(kind: TestKind, family: Family, size: u32, rep: u32, bps: f64) -> RunRow {
         RunRow {
             family,
