@@ -95,7 +95,8 @@ impl AtomicFile {
                     .into_inner()
                     .map_err(|e| e.into_error())
                     .with_context(|| format!("cannot write {}", path.display()))?;
-                finish(synced(tmp, &path)?, &path)
+                finish(synced(tmp, &path)?, &path)?;
+                sync_dir_of(&path)
             }
             Target::Direct(mut out) => out
                 .flush()
@@ -141,6 +142,19 @@ fn finish(tmp: TempPath, path: &Path) -> anyhow::Result<()> {
     tmp.persist(path)
         .map_err(|e| e.error)
         .with_context(|| format!("cannot replace {}", path.display()))
+}
+
+/// Syncs the directory holding `path`, so that a rename into it survives a crash.
+fn sync_dir_of(path: &Path) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .with_context(|| format!("cannot sync directory {}", dir.display()))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 /// The directory a report is written into.
@@ -221,8 +235,14 @@ impl Staged {
         let (tail, head): (Vec<_>, Vec<_>) = std::mem::take(&mut self.files)
             .into_iter()
             .partition(|(_, p)| p.file_name().is_some_and(|n| n == last));
+        let mut dirs = std::collections::BTreeMap::new();
         for (tmp, path) in head.into_iter().chain(tail) {
             finish(tmp, &path)?;
+            dirs.entry(path.parent().map(Path::to_path_buf))
+                .or_insert(path);
+        }
+        for path in dirs.values() {
+            sync_dir_of(path)?;
         }
         Ok(())
     }
