@@ -707,12 +707,11 @@ fn write_files(report: &report::Report, dir: &Path, png: bool, pdf: bool) -> any
             }
         }
     }
+    // Every file is written to a temporary name first and the report replaced only
+    // when all were: a full disk leaves the previous report whole.
+    let out = crate::out_files::OutDir::create(dir)?;
+    let mut staged = crate::out_files::Staged::new();
     for f in files {
-        let path = dir.join(&f.name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create directory {}", parent.display()))?;
-        }
         // Markdown and text files are read with `cat` too (HTML and SVG escape by themselves).
         let bytes = match std::str::from_utf8(&f.bytes) {
             Ok(t) if f.name.ends_with(".md") || f.name.ends_with(".txt") => {
@@ -720,10 +719,9 @@ fn write_files(report: &report::Report, dir: &Path, png: bool, pdf: bool) -> any
             }
             _ => f.bytes,
         };
-        std::fs::write(&path, &bytes)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        out.stage(&mut staged, &f.name, &bytes)?;
     }
-    Ok(())
+    staged.commit("report.html")
 }
 
 #[cfg(test)]

@@ -580,7 +580,7 @@ mod tests {
         let model = OverheadModel::ethernet();
         let eff = efficiency_table(&a, &model, 1e7, None).map(|t| t.to_markdown());
         let eff = eff.unwrap_or_default();
-        assert!(eff.contains("> 100%: not the bottleneck"), "{eff}");
+        assert!(eff.contains("&gt; 100%: not the bottleneck"), "{eff}");
         let w = efficiency_warnings(&a, &model, 1e7);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(

@@ -3,7 +3,8 @@
 //! overhead, the method, and each campaign's runs and metadata. Readable from phone
 //! width (tables scroll sideways inside their box, figures scale) to laptop width.
 
-use crate::table::{html_escape, Table};
+use crate::escape;
+use crate::table::Table;
 use crate::Report;
 use std::fmt::Write as _;
 
@@ -63,13 +64,13 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{t}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<header>\n<h1>{t}</h1>\n<p>Systems compared: {systems}. Made by {g} from the results database; every number below can be regenerated from it.</p>\n<p>Where the tests ran:</p>\n<ul class=\"setting\">{setting}</ul>\n</header>\n",
-        t = html_escape(title),
-        systems = html_escape(&report.analysis.systems.join(", ")),
-        g = html_escape(generator),
+        t = escape::html(title),
+        systems = escape::html(&report.analysis.systems.join(", ")),
+        g = escape::html(generator),
         setting = report
             .setting
             .iter()
-            .map(|s| format!("<li>{}</li>", html_escape(s)))
+            .map(|s| format!("<li>{}</li>", escape::html(s)))
             .collect::<String>(),
     );
     out.push_str("<nav><ul>\n<li><a href=\"#summary\">Summary</a></li>\n<li><a href=\"#findings\">Findings</a></li>\n");
@@ -80,8 +81,8 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         let _ = writeln!(
             out,
             "<li><a href=\"#v-{}\">{}</a></li>",
-            html_escape(&vd.view.id),
-            html_escape(&vd.view.title())
+            escape::html(&vd.view.id),
+            escape::html(&vd.view.title())
         );
     }
     let series: Vec<&crate::Figure> = report
@@ -119,7 +120,7 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
     if !report.warnings.is_empty() {
         out.push_str("<section id=\"warnings\" class=\"warnings\">\n<h2>Warnings</h2>\n<ul>\n");
         for w in &report.warnings {
-            let _ = writeln!(out, "<li>{}</li>", html_escape(w));
+            let _ = writeln!(out, "<li>{}</li>", escape::html(w));
         }
         out.push_str("</ul>\n</section>\n");
     }
@@ -132,8 +133,8 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
             let _ = writeln!(
                 out,
                 "<li><p>{}</p><p class=\"evidence\">{}</p></li>",
-                html_escape(&f.text),
-                html_escape(&f.evidence)
+                escape::html(&f.text),
+                escape::html(&f.evidence)
             );
         }
         out.push_str("</ol>\n");
@@ -148,10 +149,10 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         let _ = write!(
             out,
             "<section id=\"v-{}\">\n<h2>{}</h2>\n<figure>\n{}<figcaption>{} against packet size; one line per system and IP version, each in its own colour (IPv4 solid with dots, IPv6 dashed with squares); error bars are {:.0}% confidence intervals of the mean.</figcaption>\n</figure>\n",
-            html_escape(id),
-            html_escape(&vd.view.title()),
+            escape::html(id),
+            escape::html(&vd.view.title()),
             fig.svg,
-            html_escape(&vd.view.title()),
+            escape::html(&vd.view.title()),
             report.analysis.options.confidence * 100.0
         );
         if let Some(pf) = report
@@ -163,7 +164,7 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
                 out,
                 "<figure>\n{}<figcaption>{}: the median over runs of each run's p50 (solid) and p99 / p99.9 (dashed) RTT against packet size, per system and IP version; dots are the runs. Descriptive only: the tests compare the mean.</figcaption>\n</figure>\n",
                 pf.svg,
-                html_escape(&vd.view.title())
+                escape::html(&vd.view.title())
             );
         }
         let main: Vec<&Table> = [format!("{id}-means"), format!("{id}-sd")]
@@ -243,7 +244,7 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
             } else {
                 " — cannot reach alpha"
             };
-            let _ = writeln!(out, "<li>{}{warn}</li>", html_escape(&r.text()));
+            let _ = writeln!(out, "<li>{}{warn}</li>", escape::html(&r.text()));
         }
         out.push_str("</ul>\n");
     }
@@ -260,7 +261,7 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
     let _ = writeln!(
         out,
         "<footer><p>{}</p></footer>\n</body>\n</html>",
-        html_escape(generator)
+        escape::html(generator)
     );
     out
 }

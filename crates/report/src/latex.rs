@@ -68,6 +68,29 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// The longest text [`comment`] keeps, in characters.
+pub const COMMENT_MAX_CHARS: usize = 200;
+
+/// `s` for the rest of a `%` comment line: printable ASCII only (every control
+/// character, carriage return and newline included, becomes a space, so nothing after
+/// it leaves the comment), other characters as `?`, at most [`COMMENT_MAX_CHARS`].
+pub fn comment(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .take(COMMENT_MAX_CHARS + 1)
+        .map(|c| match c {
+            ' '..='~' => c,
+            c if c.is_control() || c.is_whitespace() => ' ',
+            _ => '?',
+        })
+        .collect();
+    if out.len() > COMMENT_MAX_CHARS {
+        out.truncate(COMMENT_MAX_CHARS - 3);
+        out.push_str("...");
+    }
+    out
+}
+
 /// The digits of a plain decimal number ("-12.345" → (2, 3)); `None` if the text is
 /// anything else (siunitx would not parse it).
 fn number_shape(t: &str) -> Option<(usize, usize)> {
@@ -128,8 +151,8 @@ pub fn table(t: &Table, context: &str) -> String {
     let _ = writeln!(
         out,
         "% dualperf table {}: {}",
-        t.id,
-        t.title.replace('\n', " ")
+        comment(&t.id),
+        comment(&t.title)
     );
     out.push_str("\\begin{table}[htbp]\n\\centering\n\\small\n");
     let caption = if context.is_empty() {
@@ -254,6 +277,24 @@ mod tests {
         assert!(e.is_ascii(), "{e}");
         assert!(e.contains("\\textbackslash{}") && e.contains("\\textsubscript{1}"));
         assert!(e.ends_with("? ??"), "{e}");
+    }
+
+    #[test]
+    fn a_comment_holds_no_line_end_and_is_bounded() {
+        let c = comment("x\r\\input{/etc/hostname}\r\n\u{0}über");
+        assert_eq!(c, "x \\input{/etc/hostname}   ?ber");
+        let long = comment(&wire::text::hostile_long(100_000));
+        assert_eq!(long.len(), COMMENT_MAX_CHARS);
+        assert!(long.ends_with("...") && !long.chars().any(|c| c.is_control()));
+        let t = Table {
+            title: "System under test: a\rb".into(),
+            ..sample()
+        };
+        let first = table(&t, "").lines().next().unwrap_or_default().to_string();
+        assert_eq!(
+            first,
+            "% dualperf table tcp_throughput: System under test: a b"
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod analysis;
 pub mod caveats;
 pub mod context;
 pub mod dataset;
+pub mod escape;
 pub mod findings;
 pub mod fixture;
 pub mod format;
@@ -109,8 +110,58 @@ pub struct OutputFile {
     pub bytes: Vec<u8>,
 }
 
+/// The most characters of a campaign label the report shows (the entry limit); a longer
+/// one, from an old database or an import, is cut with "…".
+pub const LABEL_MAX_CHARS: usize = wire::text::MAX_NAME_CHARS;
+/// The most characters of any other stored text the report shows (a fact, a metadata
+/// value, a failure reason).
+pub const TEXT_MAX_CHARS: usize = wire::text::MAX_META_BYTES;
+
+/// `data` with every text cut to what the report shows, when any is longer: a label of a
+/// megabyte would otherwise be repeated in every table row and make gigabytes of files.
+fn bounded_text(data: &Dataset) -> Option<Dataset> {
+    let long = |s: &str, max: usize| s.len() > max && s.chars().nth(max).is_some();
+    let any_long = data.campaigns.iter().any(|c| {
+        long(&c.label, LABEL_MAX_CHARS)
+            || c.facts.values().any(|v| long(v, TEXT_MAX_CHARS))
+            || c.hosts
+                .values()
+                .flat_map(|m| m.iter())
+                .any(|(k, v)| long(k, TEXT_MAX_CHARS) || long(v, TEXT_MAX_CHARS))
+            || c.runs.iter().any(|r| match &r.outcome {
+                RunOutcome::Failed(why) => long(why, TEXT_MAX_CHARS),
+                RunOutcome::Ok => false,
+            })
+    });
+    if !any_long {
+        return None;
+    }
+    let cut = |s: &str, max: usize| escape::truncate_chars(s, max).into_owned();
+    let mut out = data.clone();
+    for c in &mut out.campaigns {
+        c.label = cut(&c.label, LABEL_MAX_CHARS);
+        for v in c.facts.values_mut() {
+            *v = cut(v, TEXT_MAX_CHARS);
+        }
+        for m in c.hosts.values_mut() {
+            *m = m
+                .iter()
+                .map(|(k, v)| (cut(k, TEXT_MAX_CHARS), cut(v, TEXT_MAX_CHARS)))
+                .collect();
+        }
+        for r in &mut c.runs {
+            if let RunOutcome::Failed(why) = &mut r.outcome {
+                *why = cut(why, TEXT_MAX_CHARS);
+            }
+        }
+    }
+    Some(out)
+}
+
 /// Make the report.
 pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
+    let bounded = bounded_text(data);
+    let data = bounded.as_ref().unwrap_or(data);
     let analysis = analyse(data, options.analysis);
     let level = analysis.options.confidence;
     let opts = analysis.options;
@@ -204,7 +255,7 @@ impl Report {
         if !self.warnings.is_empty() {
             out.push_str("### Warnings\n\n");
             for w in &self.warnings {
-                out.push_str(&format!("- {w}\n"));
+                out.push_str(&format!("- {}\n", escape::markdown(w)));
             }
             out.push('\n');
         }
@@ -213,23 +264,27 @@ impl Report {
             out.push_str("No comparisons could be made.\n");
         }
         for f in &self.findings {
-            out.push_str(&format!("- {}\n  *Evidence:* {}\n", f.text, f.evidence));
+            out.push_str(&format!(
+                "- {}\n  *Evidence:* {}\n",
+                escape::markdown(&f.text),
+                escape::markdown(&f.evidence)
+            ));
         }
         out
     }
 
     /// Every table and the findings in Markdown (what `--format markdown` prints).
-    /// "Where the tests ran" with one line per campaign.
-    fn setting_lines(&self, bullet: &str) -> String {
+    /// "Where the tests ran" with one line per campaign, each through `escape`.
+    fn setting_lines(&self, escape: impl Fn(&str) -> String) -> String {
         let mut out = String::from("Where the tests ran\n");
         for s in &self.setting {
-            out.push_str(&format!("{bullet}{s}\n"));
+            out.push_str(&format!("- {}\n", escape(s)));
         }
         out
     }
 
     pub fn markdown(&self) -> String {
-        let mut out = format!("### {}\n", self.setting_lines("- "));
+        let mut out = format!("### {}\n", self.setting_lines(escape::markdown));
         out.push_str(&self.findings_markdown());
         for t in &self.tables {
             out.push('\n');
@@ -258,7 +313,7 @@ impl Report {
 
     /// Every table as aligned text, then the findings.
     pub fn text(&self) -> String {
-        let mut out = self.setting_lines("- ");
+        let mut out = self.setting_lines(|s| wire::text::terminal_safe_line(s).into_owned());
         out.push('\n');
         for t in &self.tables {
             out.push_str(&t.to_text());

@@ -3,7 +3,7 @@
 //! number formatting, no randomness) so figures are snapshot-testable.
 
 use crate::analysis::ViewData;
-use crate::table::html_escape;
+use crate::escape::{svg as svg_escape, truncate_chars};
 use std::fmt::Write as _;
 use wire::spec::Family;
 
@@ -49,12 +49,21 @@ pub fn text_width(text: &str, font_px: f64) -> f64 {
     em * font_px
 }
 
-/// Break `text` into lines no wider than `max_px` (at spaces; a word wider than a line
-/// is cut).
-pub fn wrap(text: &str, font_px: f64, max_px: f64) -> Vec<String> {
+/// Break `text` into at most `max_lines` lines no wider than `max_px` (at spaces; a word
+/// wider than a line is cut); text that does not fit ends with "…". The work is bounded
+/// by what the lines can hold, whatever the length of `text` (a label of a megabyte
+/// makes a figure of normal size, fast).
+pub fn wrap(text: &str, font_px: f64, max_px: f64, max_lines: usize) -> Vec<String> {
+    let max_lines = max_lines.max(1);
+    // The narrowest character is 0.32 em: no line holds more than this.
+    let per_line = (max_px / (0.32 * font_px)).max(1.0) as usize + 1;
+    let text = crate::escape::truncate_chars(text, per_line * (max_lines + 1));
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
     for word in text.split_whitespace() {
+        if lines.len() > max_lines {
+            break;
+        }
         let candidate = if line.is_empty() {
             word.to_string()
         } else {
@@ -83,6 +92,15 @@ pub fn wrap(text: &str, font_px: f64, max_px: f64) -> Vec<String> {
     }
     if !line.is_empty() || lines.is_empty() {
         lines.push(line);
+    }
+    if lines.len() > max_lines {
+        lines.truncate(max_lines);
+        if let Some(last) = lines.last_mut() {
+            while !last.is_empty() && text_width(&format!("{last}…"), font_px) > max_px {
+                last.pop();
+            }
+            last.push('…');
+        }
     }
     lines
 }
@@ -128,10 +146,53 @@ pub(crate) fn tick_label(v: f64, step: f64) -> String {
     }
 }
 
-/// Fixed two-decimal coordinates keep the output stable and small.
+/// Fixed two-decimal coordinates keep the output stable and small. A coordinate is
+/// always a finite number well outside any figure at most: whatever a caller computed,
+/// no path or attribute says `inf` or `NaN` (values that are not drawable are left out
+/// before, by [`drawable`]; this is the last guard).
 pub(crate) fn c(v: f64) -> String {
+    let v = if v.is_finite() {
+        v.clamp(-MAX_COORD, MAX_COORD)
+    } else {
+        0.0
+    };
     format!("{v:.2}")
 }
+
+/// The farthest a coordinate goes from the figure (viewBox units).
+const MAX_COORD: f64 = 1e5;
+
+/// The largest value any figure draws, in the view's unit (Mbit/s, µs, …): beyond it a
+/// stored value is garbage (a corrupt row, an import), and its axis labels would not fit.
+pub const MAX_DRAWN: f64 = 1e12;
+
+/// The most CPUs a host is taken to have: a CPU percentage (100 per busy core) above
+/// 100 × this is impossible and not drawn.
+pub const MAX_CPUS: f64 = 8192.0;
+
+/// Whether a value of `metric` can be drawn: finite, not negative (every metric drawn
+/// is a count, rate, time or share), a percentage of loss or of one core at most 100,
+/// a CPU percentage at most 100 × [`MAX_CPUS`], anything else at most [`MAX_DRAWN`].
+/// What is not drawable is left out of the figure (the tables still show it).
+pub fn drawable(metric: &str, v: f64) -> bool {
+    let max = if metric == wire::metrics::LOSS_PCT || metric.ends_with("busiest_core_pct") {
+        100.0
+    } else if metric.starts_with("cpu_") {
+        100.0 * MAX_CPUS
+    } else {
+        MAX_DRAWN
+    };
+    v.is_finite() && (0.0..=max).contains(&v)
+}
+
+/// The most lines a legend entry takes; a longer label ends with "…".
+pub const LEGEND_MAX_LINES: usize = 2;
+/// The most lines of a figure's title.
+pub const TITLE_MAX_LINES: usize = 3;
+/// The most lines of the note under a figure.
+pub const NOTE_MAX_LINES: usize = 12;
+/// The most characters of a label kept in an attribute (`data-label`) or `<title>`.
+pub const ATTR_MAX_CHARS: usize = 300;
 
 struct Series {
     label: String,
@@ -156,7 +217,7 @@ pub(crate) fn text_lines(x: f64, y: f64, lines: &[String], line_h: f64, attrs: &
             "<tspan x=\"{}\" dy=\"{}\">{}</tspan>",
             c(x),
             c(dy),
-            html_escape(l)
+            svg_escape(l)
         );
     }
     out.push_str("</text>");
@@ -185,8 +246,8 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
                     let vals = cell
                         .values
                         .iter()
-                        .filter(|v| v.is_finite())
-                        .map(|&v| cap.map_or(v, |c| v.min(c)).max(0.0))
+                        .copied()
+                        .filter(|&v| drawable(view.metric, v))
                         .collect();
                     Some((size, vals))
                 })
@@ -196,7 +257,7 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
                 .iter()
                 .filter_map(|&size| {
                     let cell = vd.cell(s, f, size)?;
-                    let m = cell.summary.mean.max(0.0);
+                    let m = Some(cell.summary.mean).filter(|&m| drawable(view.metric, m))?;
                     let h = cell.summary.ci_half_width(level);
                     let (lo, hi) = if h.is_finite() {
                         (m - h, m + h)
@@ -285,9 +346,15 @@ pub fn percentile_figure(
                     } else {
                         (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
                     };
-                    let m = median.max(0.0);
-                    points.push((size, m, m, m, false, false));
-                    runs.push((size, vals.iter().map(|v| v.max(0.0)).collect()));
+                    let runs_drawn: Vec<f64> = vals
+                        .iter()
+                        .copied()
+                        .filter(|&v| drawable(view.metric, v))
+                        .collect();
+                    if drawable(view.metric, median) {
+                        points.push((size, median, median, median, false, false));
+                    }
+                    runs.push((size, runs_drawn));
                 }
                 if points.is_empty() {
                     continue;
@@ -381,7 +448,7 @@ fn render(
 
     // Title, wrapped to the width.
     // Bold runs about 10 % wider than the regular face the estimate is for.
-    let title_lines = wrap(&title, TITLE_FONT * 1.1, WIDTH - 20.0);
+    let title_lines = wrap(&title, TITLE_FONT * 1.1, WIDTH - 20.0, TITLE_MAX_LINES);
     let top = 14.0 + title_lines.len() as f64 * (TITLE_FONT + 4.0) + 14.0;
     let plot_bottom = top + PLOT_HEIGHT;
 
@@ -411,7 +478,7 @@ fn render(
     } else {
         note
     };
-    let note_lines = wrap(&note, NOTE_FONT, WIDTH - 20.0);
+    let note_lines = wrap(&note, NOTE_FONT, WIDTH - 20.0, NOTE_MAX_LINES);
     let note_top = legend_bottom + 14.0;
     let height = (note_top + note_lines.len() as f64 * (NOTE_FONT + 3.0) + 8.0).ceil();
 
@@ -470,7 +537,7 @@ fn render(
         let _ = writeln!(
             svg,
             "<g class=\"series\" data-label=\"{}\" data-colour=\"{}\">",
-            html_escape(&s.label),
+            svg_escape(&truncate_chars(&s.label, ATTR_MAX_CHARS)),
             s.colour
         );
         // The runs behind each mean, as faint dots beside it (IPv4 to the left, IPv6 to
@@ -590,10 +657,10 @@ pub(crate) fn figure_open(id: &str, title: &str, title_lines: &[String], height:
     let _ = write!(
         svg,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"figure\" id=\"fig-{id}\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{t}\" font-family=\"{FONT}\" font-size=\"{AXIS_FONT}\">\n<title>{t}</title>\n<rect x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/>\n",
-        id = html_escape(id),
+        id = svg_escape(id),
         w = WIDTH,
         h = height,
-        t = html_escape(title),
+        t = svg_escape(&truncate_chars(title, ATTR_MAX_CHARS)),
     );
     let _ = writeln!(
         svg,
@@ -653,14 +720,14 @@ pub(crate) fn axes(
         "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
         c((left + WIDTH - RIGHT) / 2.0),
         c(bottom + 12.0 + 2.0 * AXIS_FONT),
-        html_escape(x_title)
+        svg_escape(x_title)
     );
     let y_mid = c((top + bottom) / 2.0);
     let _ = writeln!(
         svg,
         "<text x=\"20\" y=\"{y_mid}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {y_mid})\">{} ({})</text>",
-        html_escape(&capitalise_first(quantity)),
-        html_escape(unit),
+        svg_escape(&capitalise_first(quantity)),
+        svg_escape(unit),
     );
 }
 
@@ -688,7 +755,12 @@ pub(crate) fn legend_layout<'a>(
     let mut legend: Vec<LegendSlot> = Vec::new();
     let (mut x, mut y, mut row_h) = (10.0, top, 0.0_f64);
     for label in labels {
-        let lines = wrap(label, AXIS_FONT, row_w - LEGEND_SAMPLE_W - 8.0);
+        let lines = wrap(
+            label,
+            AXIS_FONT,
+            row_w - LEGEND_SAMPLE_W - 8.0,
+            LEGEND_MAX_LINES,
+        );
         let w = LEGEND_SAMPLE_W
             + 8.0
             + lines
@@ -992,9 +1064,62 @@ mod figure_tests {
         assert!(svg.contains("no legend row"), "the long label was lost");
     }
 
+    /// A stored CPU of 1e308 % (and of −5 %, and ∞) and an infinite or negative
+    /// throughput are not drawn: no path or coordinate says inf or NaN, the axis stays
+    /// at the sane runs' scale, and the sane runs are all drawn.
+    #[test]
+    fn impossible_and_non_finite_values_are_not_drawn() {
+        use wire::metrics::CPU_LOCAL_PCT;
+        let cpu = [30.0, 1e308, 31.0, -5.0, f64::INFINITY, 32.0];
+        let bps = [9e8, f64::INFINITY, 9.1e8, -1e8, f64::NAN, 9.2e8];
+        let d = crafted(
+            &["S"],
+            &[
+                (0, V4, TcpStream, 128, CPU_LOCAL_PCT, &cpu[..]),
+                (0, V6, TcpStream, 128, CPU_LOCAL_PCT, &[40.0, 41.0, 42.0]),
+                (0, V4, UdpStream, 128, THROUGHPUT_BPS, &bps[..]),
+                (
+                    0,
+                    V6,
+                    UdpStream,
+                    128,
+                    THROUGHPUT_BPS,
+                    &[f64::NEG_INFINITY, -1.0],
+                ),
+            ],
+        );
+        let a = analyse(&d, AnalysisOptions::default());
+        assert!(a.views.len() >= 2);
+        for vd in &a.views {
+            let svg = figure(vd, 0.95).svg;
+            for bad in ["inf", "NaN"] {
+                assert!(!svg.contains(bad), "{} has {bad}:\n{svg}", vd.view.id);
+            }
+            let top: f64 = ticks(&svg, "ytick").last().unwrap().parse().unwrap();
+            // The axis follows the sane values and their intervals, not 1e308.
+            assert!(top <= 10_000.0, "{}: axis to {top}", vd.view.id);
+            // The three sane runs of each drawn IPv4 cell are dots.
+            assert!(svg.matches("class=\"run\"").count() >= 3, "{}", vd.view.id);
+        }
+        assert_eq!(c(f64::NEG_INFINITY), "0.00");
+        assert_eq!(c(f64::NAN), "0.00");
+        assert_eq!(c(-1e300), "-100000.00");
+        assert!(drawable(CPU_LOCAL_PCT, 400.0) && !drawable(CPU_LOCAL_PCT, 1e308));
+        assert!(!drawable(LOSS_PCT, 100.5) && !drawable(THROUGHPUT_BPS, -1.0));
+    }
+
+    #[test]
+    fn a_megabyte_label_is_wrapped_to_two_lines_fast() {
+        let long = wire::text::hostile_long(1_000_000);
+        let lines = wrap(&long, AXIS_FONT, 300.0, LEGEND_MAX_LINES);
+        assert_eq!(lines.len(), LEGEND_MAX_LINES, "{lines:?}");
+        assert!(lines.iter().all(|l| text_width(l, AXIS_FONT) <= 300.0));
+        assert!(lines.last().is_some_and(|l| l.ends_with('…')), "{lines:?}");
+    }
+
     #[test]
     fn wrapping_keeps_every_character() {
-        let lines = wrap("abcdefghijklmnopqrstuvwxyz short", 16.0, 100.0);
+        let lines = wrap("abcdefghijklmnopqrstuvwxyz short", 16.0, 100.0, 10);
         assert!(lines.len() > 2, "{lines:?}");
         assert_eq!(
             lines.concat().replace(' ', ""),

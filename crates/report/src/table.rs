@@ -2,7 +2,10 @@
 //! aligned text, Markdown, CSV and an HTML fragment. Cells that hold numbers keep the
 //! full-precision value for CSV beside the rounded text shown elsewhere.
 
+use crate::escape;
+use std::borrow::Cow;
 use std::fmt::Write as _;
+use wire::text::terminal_safe_line;
 
 /// One table cell.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,11 +25,11 @@ impl Cell {
             Cell::Num { text, .. } => text,
         }
     }
-    fn csv(&self) -> String {
+    fn csv(&self) -> Cow<'_, str> {
         match self {
-            Cell::Text(t) => t.clone(),
-            Cell::Num { value, .. } if value.is_finite() => format!("{value}"),
-            Cell::Num { .. } => String::new(),
+            Cell::Text(t) => escape::csv_cell(t),
+            Cell::Num { value, .. } if value.is_finite() => Cow::Owned(format!("{value}")),
+            Cell::Num { .. } => Cow::Borrowed(""),
         }
     }
     fn is_num(&self) -> bool {
@@ -58,44 +61,16 @@ pub struct Table {
     pub note: Option<String>,
 }
 
-fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|")
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// Escape text for HTML element content and attribute values.
-pub fn html_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 impl Table {
     /// GitHub-flavoured Markdown, title as a level-3 heading.
     pub fn to_markdown(&self) -> String {
-        let mut out = format!("### {}\n\n", md_escape(&self.title));
+        let mut out = format!("### {}\n\n", escape::markdown(&self.title));
         let _ = writeln!(
             out,
             "| {} |",
             self.columns
                 .iter()
-                .map(|c| md_escape(c))
+                .map(|c| escape::markdown(c))
                 .collect::<Vec<_>>()
                 .join(" | ")
         );
@@ -110,36 +85,49 @@ impl Table {
             .collect();
         let _ = writeln!(out, "|{}|", align.join("|"));
         for row in &self.rows {
-            let cells: Vec<String> = row.iter().map(|c| md_escape(c.text())).collect();
+            let cells: Vec<String> = row.iter().map(|c| escape::markdown(c.text())).collect();
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
         if let Some(note) = &self.note {
-            let _ = writeln!(out, "\n{note}");
+            let _ = writeln!(out, "\n{}", escape::markdown(note));
         }
         out
     }
 
-    /// RFC 4180 CSV: header row, then rows; numbers at full precision.
+    /// RFC 4180 CSV (the `csv` crate): header row, then rows; numbers at full
+    /// precision, text cells made safe for spreadsheets ([`escape::csv_cell`]).
     pub fn to_csv(&self) -> String {
-        let mut out = String::new();
-        let header: Vec<String> = self.columns.iter().map(|c| csv_field(c)).collect();
-        out.push_str(&header.join(","));
-        out.push_str("\r\n");
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::CRLF)
+            .from_writer(Vec::new());
+        let header = self
+            .columns
+            .iter()
+            .map(|c| escape::csv_cell(c).into_owned());
+        // Writing to memory cannot fail.
+        let _ = w.write_record(header);
         for row in &self.rows {
-            let cells: Vec<String> = row.iter().map(|c| csv_field(&c.csv())).collect();
-            out.push_str(&cells.join(","));
-            out.push_str("\r\n");
+            let _ = w.write_record(row.iter().map(|c| c.csv().into_owned()));
         }
-        out
+        let bytes = w.into_inner().unwrap_or_default();
+        String::from_utf8(bytes).unwrap_or_default()
     }
 
     /// Aligned plain text for a terminal.
     pub fn to_text(&self) -> String {
+        // Each cell one line without control characters (the terminal's escaping).
+        let line = |s: &str| terminal_safe_line(s).into_owned();
         let ncol = self.columns.len();
-        let mut widths: Vec<usize> = self.columns.iter().map(|c| c.chars().count()).collect();
-        for row in &self.rows {
-            for (i, c) in row.iter().enumerate().take(ncol) {
-                widths[i] = widths[i].max(c.text().chars().count());
+        let columns: Vec<String> = self.columns.iter().map(|c| line(c)).collect();
+        let rows: Vec<Vec<(String, bool)>> = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|c| (line(c.text()), c.is_num())).collect())
+            .collect();
+        let mut widths: Vec<usize> = columns.iter().map(|c| c.chars().count()).collect();
+        for row in &rows {
+            for (i, (c, _)) in row.iter().enumerate().take(ncol) {
+                widths[i] = widths[i].max(c.chars().count());
             }
         }
         let pad = |s: &str, w: usize, right: bool| {
@@ -150,9 +138,8 @@ impl Table {
                 format!("{s}{}", " ".repeat(n))
             }
         };
-        let mut out = format!("{}\n", self.title);
-        let head: Vec<String> = self
-            .columns
+        let mut out = format!("{}\n", line(&self.title));
+        let head: Vec<String> = columns
             .iter()
             .zip(&widths)
             .map(|(c, &w)| pad(c, w, false))
@@ -160,16 +147,16 @@ impl Table {
         let _ = writeln!(out, "{}", head.join("  ").trim_end());
         let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
         let _ = writeln!(out, "{}", rule.join("  "));
-        for row in &self.rows {
+        for row in &rows {
             let cells: Vec<String> = row
                 .iter()
                 .zip(&widths)
-                .map(|(c, &w)| pad(c.text(), w, c.is_num()))
+                .map(|((c, num), &w)| pad(c, w, *num))
                 .collect();
             let _ = writeln!(out, "{}", cells.join("  ").trim_end());
         }
         if let Some(note) = &self.note {
-            let _ = writeln!(out, "{note}");
+            let _ = writeln!(out, "{}", wire::text::terminal_safe(note));
         }
         out
     }
@@ -178,11 +165,11 @@ impl Table {
     pub fn to_html(&self) -> String {
         let mut out = format!(
             "<div class=\"table-wrap\"><table id=\"t-{}\">\n<caption>{}</caption>\n<thead><tr>",
-            html_escape(&self.id),
-            html_escape(&self.title)
+            escape::html(&self.id),
+            escape::html(&self.title)
         );
         for c in &self.columns {
-            let _ = write!(out, "<th scope=\"col\">{}</th>", html_escape(c));
+            let _ = write!(out, "<th scope=\"col\">{}</th>", escape::html(c));
         }
         out.push_str("</tr></thead>\n<tbody>\n");
         for row in &self.rows {
@@ -191,13 +178,13 @@ impl Table {
                 let tag = if i == 0 { "th scope=\"row\"" } else { "td" };
                 let end = if i == 0 { "th" } else { "td" };
                 let class = if c.is_num() { " class=\"num\"" } else { "" };
-                let _ = write!(out, "<{tag}{class}>{}</{end}>", html_escape(c.text()));
+                let _ = write!(out, "<{tag}{class}>{}</{end}>", escape::html(c.text()));
             }
             out.push_str("</tr>\n");
         }
         out.push_str("</tbody></table></div>\n");
         if let Some(note) = &self.note {
-            let _ = writeln!(out, "<p class=\"note\">{}</p>", html_escape(note));
+            let _ = writeln!(out, "<p class=\"note\">{}</p>", escape::html(note));
         }
         out
     }

@@ -9,12 +9,12 @@
 //! started; the figures say so, and say what that means for each test.
 
 use crate::dataset::{CampaignData, Dataset, IntervalCounts, RunRow, RunSeries};
+use crate::escape::{svg as svg_escape, truncate_chars};
 use crate::svg::{
     axes, c, figure_close, figure_open, legend_entry, legend_layout, marker, nice_ticks,
-    text_width, tick_label, wrap, y_grid, Figure, AXIS_FONT, NOTE_FONT, PALETTE, PLOT_HEIGHT,
-    RIGHT, TITLE_FONT, WIDTH,
+    text_width, tick_label, wrap, y_grid, Figure, ATTR_MAX_CHARS, AXIS_FONT, MAX_DRAWN, NOTE_FONT,
+    NOTE_MAX_LINES, PALETTE, PLOT_HEIGHT, RIGHT, TITLE_FONT, TITLE_MAX_LINES, WIDTH,
 };
-use crate::table::html_escape;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use wire::metrics;
@@ -488,6 +488,22 @@ pub(crate) fn render(
     lines: &[Line],
     note: &str,
 ) -> Figure {
+    // A step that is not a finite, non-negative value at finite times is not drawn.
+    let sane = |x: f64| x.is_finite() && (0.0..=MAX_DRAWN).contains(&x);
+    let lines: Vec<Line> = lines
+        .iter()
+        .map(|l| Line {
+            label: l.label.clone(),
+            steps: l
+                .steps
+                .iter()
+                .copied()
+                .filter(|&(t0, t1, v)| sane(t0) && sane(t1) && t1 >= t0 && sane(v))
+                .collect(),
+            ..*l
+        })
+        .collect();
+    let lines = lines.as_slice();
     let y_hi = lines
         .iter()
         .flat_map(|l| l.steps.iter().map(|s| s.2))
@@ -529,14 +545,14 @@ pub(crate) fn render(
     x_ticks.retain(|&t| t <= t_hi * (1.0 + 1e-9));
     let x_max = t_hi;
 
-    let title_lines = wrap(&title, TITLE_FONT * 1.1, WIDTH - 20.0);
+    let title_lines = wrap(&title, TITLE_FONT * 1.1, WIDTH - 20.0, TITLE_MAX_LINES);
     let top = 14.0 + title_lines.len() as f64 * (TITLE_FONT + 4.0) + 14.0;
     let bottom = top + PLOT_HEIGHT;
     let px = |t: f64| left + t / x_max * (WIDTH - left - RIGHT);
     let py = |v: f64| bottom - v / y_max * (bottom - top);
     let (legend, legend_bottom) =
         legend_layout(lines.iter().map(|l| l.label.as_str()), bottom + 76.0);
-    let note_lines = wrap(note, NOTE_FONT, WIDTH - 20.0);
+    let note_lines = wrap(note, NOTE_FONT, WIDTH - 20.0, NOTE_MAX_LINES);
     let note_top = legend_bottom + 14.0;
     let height = (note_top + note_lines.len() as f64 * (NOTE_FONT + 3.0) + 8.0).ceil();
 
@@ -598,7 +614,7 @@ fn draw_line(svg: &mut String, l: &Line, px: &dyn Fn(f64) -> f64, py: &dyn Fn(f6
     let _ = writeln!(
         svg,
         "<g class=\"series\" data-label=\"{}\" data-colour=\"{}\">",
-        html_escape(&l.label),
+        svg_escape(&truncate_chars(&l.label, ATTR_MAX_CHARS)),
         l.colour
     );
     let mut d = String::new();
@@ -656,6 +672,56 @@ mod tests {
     use super::*;
     use crate::dataset::RunOutcome;
     use wire::spec::TestKind::{TcpRr, TcpStream, UdpStream};
+
+    /// Steps with an infinite, NaN or negative value or time are not drawn; the sane
+    /// steps are, and no coordinate says inf or NaN.
+    #[test]
+    fn non_finite_and_negative_steps_are_not_drawn() {
+        let line = |steps: Vec<(f64, f64, f64)>| Line {
+            label: "S IPv4 · run 1".into(),
+            colour: "#000000",
+            dash: "",
+            square: false,
+            steps,
+        };
+        let lines = [
+            line(vec![
+                (0.0, 1.0, 10.0),
+                (1.0, 2.0, f64::INFINITY),
+                (2.0, 3.0, f64::NAN),
+                (3.0, 4.0, -5.0),
+                (4.0, f64::INFINITY, 10.0),
+                (5.0, 6.0, 1e308),
+                (6.0, 7.0, 12.0),
+            ]),
+            line(vec![(f64::NEG_INFINITY, 1.0, 3.0)]),
+        ];
+        let fig = render(
+            "t",
+            "T".into(),
+            ("Time (s)", "throughput", "Mbit/s"),
+            &lines,
+            "n",
+        );
+        assert!(
+            !fig.svg.contains("inf") && !fig.svg.contains("NaN"),
+            "{}",
+            fig.svg
+        );
+        // Two sane steps, not joined (a gap between them): two moves in the path.
+        let series = fig
+            .svg
+            .split("<g class=\"series\"")
+            .nth(1)
+            .unwrap_or_default();
+        assert_eq!(series.matches(" H").count(), 2, "{series}");
+        let top: f64 = fig
+            .svg
+            .split("<text class=\"ytick\"")
+            .filter_map(|t| t.split('>').nth(1)?.split('<').next()?.parse().ok())
+            .fold(0.0, f64::max);
+        assert!(top <= 20.0, "axis to {top}");
+    }
 
     fn run(kind: TestKind, family: Family, size: u32, rep: u32, bps: f64) -> RunRow {
         RunRow {

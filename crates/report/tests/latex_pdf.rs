@@ -65,3 +65,58 @@ fn every_latex_table_compiles_with_pdflatex_and_its_numbers_are_in_the_pdf() {
         report.tables.len()
     );
 }
+
+/// Labels that end the title comment at a carriage return or newline and then read a
+/// file or open one for writing: compiled, the PDF holds neither the file's text nor
+/// was the file written (pdflatex treats \r as a line end, as \n).
+#[test]
+fn hostile_labels_neither_read_nor_write_files_when_the_tables_compile() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("secret.tex"), "SECRETTOKENFOURSEVEN").unwrap();
+    let labels = [
+        "x\r\\input{secret.tex}\r",
+        "y\n\\input{secret.tex}\n",
+        "z\r\\immediate\\openout1=pwned.tex\\closeout1\r",
+        wire::text::HOSTILE_CORPUS[0],
+        wire::text::HOSTILE_CORPUS[1],
+        "% comment } { $ # _ ^ ~ \\ &",
+    ];
+    let report = build(&fixture::systems(&labels), &ReportOptions::default());
+    for f in report.files(false).unwrap() {
+        if let Some(name) = f
+            .name
+            .strip_prefix("tables/")
+            .filter(|n| n.ends_with(".tex"))
+        {
+            std::fs::write(dir.path().join(name), &f.bytes).unwrap();
+        }
+    }
+    let out = Command::new("pdflatex")
+        .args(["-interaction=nonstopmode", "-halt-on-error", "tables.tex"])
+        .current_dir(dir.path())
+        .output()
+        .expect("pdflatex runs");
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "pdflatex failed:\n{log}");
+    // pdflatex logs each file it opens as "(./name".
+    assert!(
+        !log.contains("(./secret.tex"),
+        "pdflatex read the file:\n{log}"
+    );
+    assert!(
+        !dir.path().join("pwned.tex").exists(),
+        "pdflatex wrote a file"
+    );
+    let text = Command::new("pdftotext")
+        .args(["tables.pdf", "-"])
+        .current_dir(dir.path())
+        .output()
+        .expect("pdftotext runs");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        !text.contains("SECRETTOKENFOURSEVEN"),
+        "the file's text is in the PDF"
+    );
+    // The labels are there, as text.
+    assert!(text.contains("input{secret.tex}"), "{text}");
+}

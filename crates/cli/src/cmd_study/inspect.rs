@@ -46,6 +46,12 @@ pub struct ExportArgs {
     /// (interval_index, start_ns, end_ns from the run's start), for time series.
     #[arg(long)]
     pub intervals: bool,
+    /// Write text cells of the CSV exactly as stored. By default a cell that starts with
+    /// =, +, -, @, tab or carriage return gets a leading ' (and control characters are
+    /// removed), so a spreadsheet shows it as text instead of running it as a formula;
+    /// numbers are never changed. For pandas or R, which run no formulas.
+    #[arg(long)]
+    pub raw_text: bool,
 }
 
 /// Merge the campaigns of another results database into this one, with their hosts'
@@ -429,12 +435,19 @@ fn csv_error(e: csv::Error) -> anyhow::Error {
 /// Writes rows as a JSON array or as CSV (the `csv` crate: quoting, no header of its
 /// own — ours is written first, so an empty export still has one).
 enum Sink<W: Write> {
-    Json { out: W, first: bool },
-    Csv(Box<csv::Writer<W>>),
+    Json {
+        out: W,
+        first: bool,
+    },
+    /// `raw`: text cells as stored, else made safe for spreadsheets.
+    Csv {
+        w: Box<csv::Writer<W>>,
+        raw: bool,
+    },
 }
 
 impl<W: Write> Sink<W> {
-    fn new(json: bool, mut out: W, columns: &[&str]) -> anyhow::Result<Sink<W>> {
+    fn new(json: bool, raw: bool, mut out: W, columns: &[&str]) -> anyhow::Result<Sink<W>> {
         if json {
             out.write_all(b"[")?;
             return Ok(Sink::Json { out, first: true });
@@ -443,7 +456,10 @@ impl<W: Write> Sink<W> {
             .has_headers(false)
             .from_writer(out);
         w.write_record(columns)?;
-        Ok(Sink::Csv(Box::new(w)))
+        Ok(Sink::Csv {
+            w: Box::new(w),
+            raw,
+        })
     }
     fn row(&mut self, row: &impl serde::Serialize) -> anyhow::Result<()> {
         match self {
@@ -459,7 +475,10 @@ impl<W: Write> Sink<W> {
                 })?;
                 *first = false;
             }
-            Sink::Csv(w) => w.serialize(row).map_err(csv_error)?,
+            Sink::Csv { w, raw: true } => w.serialize(row).map_err(csv_error)?,
+            Sink::Csv { w, raw: false } => w
+                .serialize(report::escape::CsvSafe(row))
+                .map_err(csv_error)?,
         }
         Ok(())
     }
@@ -469,7 +488,7 @@ impl<W: Write> Sink<W> {
                 out.write_all(b"\n]\n")?;
                 out.flush()?;
             }
-            Sink::Csv(mut w) => w.flush()?,
+            Sink::Csv { mut w, .. } => w.flush()?,
         }
         Ok(())
     }
@@ -499,10 +518,15 @@ fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let out: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
-        )),
+    // A file is written to a temporary name and renamed when complete: a full disk
+    // leaves the previous export whole.
+    let mut file = args
+        .output
+        .as_deref()
+        .map(crate::out_files::AtomicFile::create)
+        .transpose()?;
+    let out: Box<dyn Write + '_> = match file.as_mut() {
+        Some(f) => Box::new(f),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
     let columns = if args.intervals {
@@ -510,7 +534,7 @@ fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     } else {
         CSV_COLUMNS
     };
-    let mut sink = Sink::new(args.format == "json", out, columns)?;
+    let mut sink = Sink::new(args.format == "json", args.raw_text, out, columns)?;
     let mut rows = 0usize;
     for c in camps
         .iter()
@@ -628,6 +652,9 @@ fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         }
     }
     sink.finish()?;
+    if let Some(f) = file {
+        f.commit()?;
+    }
     if let Some(p) = &args.output {
         eprintln!("dualperf: wrote {rows} rows to {}", p.display());
     }
