@@ -472,6 +472,7 @@ pub fn load_dataset(
         let mut facts = BTreeMap::new();
         let mut offered_load = BTreeMap::new();
         let mut loss_bound_pct = None;
+        let mut cv_target_pct = None;
         facts.insert("command line".to_string(), c.command_line.clone());
         facts.insert(
             "created (UTC)".to_string(),
@@ -494,6 +495,7 @@ pub fn load_dataset(
                 facts.insert("traffic model".to_string(), t);
             }
             offered_load = spec.offered_load();
+            cv_target_pct = spec.cv_target_pct;
             loss_bound_pct = match spec.udp_method {
                 study::UdpMethod::Rfc2544(search) => Some(search.loss_threshold_pct),
                 study::UdpMethod::Fixed => None,
@@ -529,6 +531,7 @@ pub fn load_dataset(
             series: Vec::new(),
             offered_load,
             loss_bound_pct,
+            cv_target_pct,
         });
     }
     add_series(&store, db, &mut campaigns, &run_ids, series, series_runs)?;

@@ -450,6 +450,7 @@ impl StudyArgs {
             probe_size: self.probe_size,
             // Set by presets and spec files; `report --percent-of` chooses per report.
             percent_of: None,
+            cv_target_pct: None,
         })
     }
 

@@ -37,6 +37,8 @@ pub struct CampaignData {
     /// run's chosen trial kept to, %. Its loss is then the method's criterion, not a
     /// finding. `None` for a fixed offered rate.
     pub loss_bound_pct: Option<f64>,
+    /// The study's coefficient-of-variation criterion per cell, % (seed 004's 10 %).
+    pub cv_target_pct: Option<f64>,
 }
 
 /// The per-interval samples of one run.

@@ -309,6 +309,7 @@ pub fn systems(labels: &[&str]) -> Dataset {
             series: Vec::new(),
             offered_load: Default::default(),
             loss_bound_pct: None,
+            cv_target_pct: None,
         });
     }
     Dataset { campaigns }

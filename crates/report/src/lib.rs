@@ -170,6 +170,14 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
     for vd in &analysis.views {
         tables.push(tables::means_table(vd, &opts));
         tables.push(tables::sd_table(vd));
+        let cv_target = data
+            .campaigns
+            .iter()
+            .filter_map(|c| c.cv_target_pct)
+            .fold(None, |m: Option<f64>, v| {
+                Some(m.map_or(v, |m: f64| m.min(v)))
+            });
+        tables.extend(tables::cv_table(vd, cv_target));
         if !vd.family_cmp.is_empty() {
             tables.push(tables::comparison_table(
                 vd,

@@ -929,3 +929,29 @@ fn loss_bounded_by_an_rfc_2544_search_is_its_criterion_not_a_finding() {
         .iter()
         .any(|f| f.text.contains("UDP throughput was significantly higher")));
 }
+
+#[test]
+fn a_recorded_cv_criterion_is_shown_per_cell() {
+    // Preset udp-jitter-10x1M records seed 004's "standard deviation of less than 10 %".
+    let spread: [f64; 5] = [100e6, 130e6, 70e6, 100e6, 100e6];
+    let mut d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &spread),
+        ],
+    );
+    assert!(
+        table_md(&report(&d), "tcp-throughput-cv").is_empty(),
+        "no criterion, no table"
+    );
+    d.campaigns[0].cv_target_pct = Some(10.0);
+    let md = table_md(&report(&d), "tcp-throughput-cv");
+    assert!(md.contains("against the study's 10 % criterion"), "{md}");
+    // A5: sd 0.79 of 100 → 0.79 %; the spread cell: sd 21.2 of 100 → 21.2 %.
+    assert!(
+        md.contains("| 128 | 0.7906 (met) | 21.213 (not met) |"),
+        "{md}"
+    );
+    assert!(md.contains("1 of 2 cells met it."), "{md}");
+}

@@ -158,6 +158,8 @@ pub fn all() -> Vec<Preset> {
                 sizes: six_sizes(),
                 tests: strings(&["udp-stream", "udp-rr"]),
                 count: Some(1_000_000),
+                // "A standard deviation of less than 10% was implemented".
+                cv_target_pct: Some(10.0),
                 runs: Some(10),
                 udp_datapath: per_datagram(),
                 // The papers quote a difference over the IPv4 value.
@@ -197,6 +199,8 @@ mod tests {
             // papers do (seed 004, Table II: 438.68 vs 411.83 is 6.1 %).
             let want_pct = p.source.map(|_| "first".to_string());
             assert_eq!(spec.percent_of, want_pct, "{}", p.name);
+            let want_cv = (p.name == "udp-jitter-10x1M").then_some(10.0);
+            assert_eq!(spec.cv_target_pct, want_cv, "{}", p.name);
             // The published studies sent one datagram per call; the default does not.
             let want = if p.source.is_some() {
                 wire::spec::UdpDatapath::PerDatagram

@@ -163,6 +163,10 @@ pub struct SpecFile {
     /// first system: the studies' convention) or "second" (IPv6, or the other system).
     /// Recorded with the campaign; `report --percent-of` overrides it.
     pub percent_of: Option<String>,
+    /// A study's acceptance criterion on the spread of each cell: the coefficient of
+    /// variation (standard deviation / mean) at most this %, as seed 004's "standard
+    /// deviation of less than 10 %". Recorded; the report shows each cell's CV against it.
+    pub cv_target_pct: Option<f64>,
 }
 
 macro_rules! take_over {
@@ -225,7 +229,8 @@ impl SpecFile {
             idle_s,
             probe_rate,
             probe_size,
-            percent_of
+            percent_of,
+            cv_target_pct
         );
         if over.rate_bps.is_some() && over.rate_pps.is_none() {
             out.rate_pps = None;
@@ -284,6 +289,11 @@ impl SpecFile {
     /// (the caller draws it from the clock so that a random order is still recorded).
     pub fn resolve(&self, default_seed: u64) -> Result<StudySpec, SpecError> {
         self.check_text()?;
+        if let Some(cv) = self.cv_target_pct.filter(|c| !(*c > 0.0 && *c <= 1000.0)) {
+            return Err(SpecError::Invalid(format!(
+                "cv_target_pct {cv} is out of range: give a percentage above 0 and at most 1000"
+            )));
+        }
         if let Some(p) = self
             .percent_of
             .as_deref()
@@ -535,6 +545,7 @@ impl SpecFile {
             retries,
             rrul,
             percent_of: self.percent_of.clone(),
+            cv_target_pct: self.cv_target_pct,
         })
     }
 
@@ -929,6 +940,9 @@ pub struct StudySpec {
     /// The report's percentage base, "first" or "second" (absent: the report's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub percent_of: Option<String>,
+    /// The cells' coefficient-of-variation criterion, % (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cv_target_pct: Option<f64>,
 }
 
 /// Default length of an rrul cell's loaded phase, seconds: with its 0.8 s ramps, 2.4 s
