@@ -303,11 +303,14 @@ fn recorded_confidence_pct(
 
 /// The client host's recorded interface facts of the first campaign: (loopback, MTU).
 fn recorded_link(data: &Dataset) -> (bool, Option<u32>) {
-    let Some(client) = data
-        .campaigns
+    data.campaigns
         .first()
-        .and_then(|c| c.hosts.get("client").or_else(|| c.hosts.values().next()))
-    else {
+        .map_or((false, None), recorded_link_of)
+}
+
+/// One campaign's client interface facts: (loopback, MTU).
+fn recorded_link_of(c: &report::CampaignData) -> (bool, Option<u32>) {
+    let Some(client) = c.hosts.get("client").or_else(|| c.hosts.values().next()) else {
         return (false, None);
     };
     let loopback = client.get("iface.name").is_some_and(|n| n == "lo")
@@ -328,13 +331,31 @@ struct LabLink {
     mtu_bytes: Option<u32>,
     /// The tbf rate, only when the shaping was really applied.
     rate_bps: Option<f64>,
+    /// The tbf bucket, bytes (`lab.burst_bytes`, or the "burst N" of `lab.shaping`).
+    burst_bytes: Option<u64>,
 }
 
 /// The first campaign's lab, if it was made in one.
 fn recorded_lab(data: &Dataset) -> Option<LabLink> {
-    let lab = data.campaigns.first()?.hosts.get("lab")?;
-    let shaped = lab.get("lab.shaping").is_some_and(|s| s.starts_with("tbf"));
+    recorded_lab_of(data.campaigns.first()?)
+}
+
+/// One campaign's lab, if it was made in one.
+fn recorded_lab_of(c: &report::CampaignData) -> Option<LabLink> {
+    let lab = c.hosts.get("lab")?;
+    let shaping = lab.get("lab.shaping").map(String::as_str).unwrap_or("");
+    let shaped = shaping.starts_with("tbf");
+    let burst_in_text = shaping
+        .split_whitespace()
+        .skip_while(|w| *w != "burst")
+        .nth(1)
+        .and_then(|b| b.parse::<u64>().ok());
     Some(LabLink {
+        burst_bytes: lab
+            .get("lab.burst_bytes")
+            .and_then(|b| b.trim().parse::<u64>().ok())
+            .or(burst_in_text)
+            .filter(|_| shaped),
         topology: lab.get("lab.topology").cloned().unwrap_or_default(),
         mtu_bytes: lab
             .get("lab.mtu_bytes")
@@ -346,7 +367,38 @@ fn recorded_lab(data: &Dataset) -> Option<LabLink> {
     })
 }
 
-fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOptions> {
+/// One campaign's link for the header-overhead comparison: `--link`, `--mtu` and
+/// `--link-rate` apply to every campaign; otherwise each its own, from its lab metadata
+/// (tbf at the lab's rate, MTU and bucket) or its client interface (loopback, or
+/// Ethernet at the interface's MTU).
+fn campaign_link(
+    args: &ReportArgs,
+    c: &report::CampaignData,
+) -> anyhow::Result<report::headers::CampaignLink> {
+    let one = Dataset {
+        campaigns: vec![report::CampaignData {
+            hosts: c.hosts.clone(),
+            ..Default::default()
+        }],
+    };
+    let o = report_link(args, &one)?;
+    let burst = recorded_lab_of(c)
+        .filter(|_| args.link.is_none() && args.link_rate.is_none())
+        .and_then(|l| l.burst_bytes);
+    Ok(report::headers::CampaignLink {
+        model: o.0,
+        rate_bps: o.1,
+        burst_bytes: burst,
+        source: o.2,
+    })
+}
+
+/// The link model, rate and its source from the first campaign of `data` (and the
+/// flags that override them).
+fn report_link(
+    args: &ReportArgs,
+    data: &Dataset,
+) -> anyhow::Result<(OverheadModel, Option<f64>, Option<String>)> {
     let (recorded_loopback, recorded_mtu) = recorded_link(data);
     // A lab study's link is known exactly: veth shaped with tbf, at the lab's MTU and
     // rate. Used unless the user chose a link model.
@@ -397,6 +449,16 @@ fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOpt
             }
         )
     });
+    Ok((link, link_rate_bps, link_source))
+}
+
+fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOptions> {
+    let (link, link_rate_bps, link_source) = report_link(args, data)?;
+    let links = data
+        .campaigns
+        .iter()
+        .map(|c| campaign_link(args, c))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let confidence = args.confidence.unwrap_or(95.0);
     if !(confidence > 50.0 && confidence < 100.0) {
         bail!("--confidence {confidence} must be a percentage between 50 and 100, e.g. 95");
@@ -419,6 +481,7 @@ fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOpt
         link,
         link_rate_bps,
         link_source,
+        links,
         generator: format!("dualperf {}", env!("CARGO_PKG_VERSION")),
         ..ReportOptions::default()
     })
@@ -766,6 +829,33 @@ mod tests {
         .collect();
         d.campaigns[0].hosts.insert("lab".to_string(), lab);
         d
+    }
+
+    #[test]
+    fn each_campaign_gets_its_own_link_with_the_labs_bucket() {
+        // A loopback campaign first, then a shaped lab: each judged against its own link.
+        let mut d = dataset_with_client(&[("iface.name", "lo"), ("iface.mtu_ipv4", "65536")]);
+        let lab = lab_dataset(
+            "50000000",
+            "tbf rate 50Mbit burst 65536 latency 50ms on egress of ns/veth",
+        );
+        d.campaigns.push(lab.campaigns[0].clone());
+        let o = report_options(&args(&[]), &d).unwrap();
+        assert_eq!(o.links.len(), 2);
+        assert_eq!(o.links[0].model, OverheadModel::loopback());
+        assert_eq!((o.links[0].rate_bps, o.links[0].burst_bytes), (None, None));
+        assert_eq!(o.links[1].model.link, report::LinkModel::TbfVeth);
+        assert_eq!(o.links[1].model.mtu_bytes, 9000);
+        assert_eq!(
+            (o.links[1].rate_bps, o.links[1].burst_bytes),
+            (Some(5e7), Some(65_536))
+        );
+        // --link-rate applies to all and drops the recorded bucket.
+        let o = report_options(&args(&["--link-rate", "1gbit"]), &d).unwrap();
+        assert!(o
+            .links
+            .iter()
+            .all(|l| l.rate_bps == Some(1e9) && l.burst_bytes.is_none()));
     }
 
     fn args(extra: &[&str]) -> ReportArgs {

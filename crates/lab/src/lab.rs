@@ -201,6 +201,10 @@ impl Lab {
             ),
         };
         put("shaping", shaping);
+        if let Some(b) = self.burst_bytes().filter(|_| !self.shaped.is_empty()) {
+            // The report counts the bucket into the link's ceiling (rate × T + burst).
+            put("burst_bytes", b.to_string());
+        }
         put("mtu_bytes", spec.mtu.unwrap_or(1500).to_string());
         put("link", "veth".into());
         for role in Role::ALL {

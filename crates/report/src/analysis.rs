@@ -286,6 +286,9 @@ pub struct Cell {
     /// Per value, whether it lies beyond [`stats::OUTLIER_SCALED_MADS`] scaled MADs of
     /// the cell's median. Outliers stay in every statistic; they are marked and named.
     pub outlier: Vec<bool>,
+    /// The mean length of the cell's runs, s (the `duration_s` they stored), for link
+    /// ceilings that depend on it (a tbf bucket).
+    pub mean_duration_s: Option<f64>,
 }
 
 impl Cell {
@@ -294,6 +297,7 @@ impl Cell {
             summary: Summary::of(&values),
             outlier: outliers(&values),
             values,
+            mean_duration_s: None,
         }
     }
 
@@ -806,6 +810,7 @@ fn view_id(def: &ViewDef, dir: Direction) -> String {
 
 fn view_data(data: &Dataset, labels: &[String], view: View, level: f64) -> ViewData {
     let mut raw: BTreeMap<(usize, Family, u32), Vec<f64>> = BTreeMap::new();
+    let mut durations: BTreeMap<(usize, Family, u32), Vec<f64>> = BTreeMap::new();
     let mut left_out_runs: BTreeMap<(usize, Family, u32), usize> = BTreeMap::new();
     for (sys, campaign) in data.campaigns.iter().enumerate() {
         for run in &campaign.runs {
@@ -817,6 +822,13 @@ fn view_data(data: &Dataset, labels: &[String], view: View, level: f64) -> ViewD
                 *left_out_runs.entry(key).or_default() += 1;
             } else if let Some(v) = run.metrics.get(view.metric) {
                 raw.entry(key).or_default().push(v * view.scale);
+                if let Some(d) = run
+                    .metrics
+                    .get(metrics::DURATION_S)
+                    .filter(|d| d.is_finite() && **d > 0.0)
+                {
+                    durations.entry(key).or_default().push(*d);
+                }
             }
         }
     }
@@ -846,7 +858,14 @@ fn view_data(data: &Dataset, labels: &[String], view: View, level: f64) -> ViewD
     let system_idx: Vec<usize> = present.iter().copied().collect();
     let cells: BTreeMap<_, _> = raw
         .into_iter()
-        .map(|(k, values)| (k, Cell::new(values)))
+        .map(|(k, values)| {
+            let mut cell = Cell::new(values);
+            cell.mean_duration_s = durations
+                .get(&k)
+                .filter(|d| d.len() == cell.values.len())
+                .map(|d| d.iter().sum::<f64>() / d.len() as f64);
+            (k, cell)
+        })
         .collect();
     let mut vd = ViewData {
         view,
@@ -1106,7 +1125,13 @@ mod tests {
             .and_then(|v| v.cell(0, Family::V6, 128))
             .map(|c| c.summary.n);
         assert_eq!(n, Some(5));
-        let f = crate::findings::findings(&a, &stats::OverheadModel::loopback(), None);
+        let f = crate::findings::findings(
+            &a,
+            &[crate::headers::CampaignLink::new(
+                stats::OverheadModel::loopback(),
+                None,
+            )],
+        );
         assert!(
             f.iter()
                 .any(|f| f.text.starts_with("2 UDP runs were receiver-limited")),

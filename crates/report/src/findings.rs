@@ -13,7 +13,7 @@ use crate::caveats::p_short;
 use crate::format::{num, num_like, p_phrase, pct};
 use crate::headers::header_sentences;
 use serde::Serialize;
-use stats::{smallest_corrected_p, OverheadModel, PrimaryTest, Reach};
+use stats::{smallest_corrected_p, PrimaryTest, Reach};
 
 /// One generated sentence and the numbers behind it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -24,11 +24,7 @@ pub struct Finding {
 
 /// All findings: IPv4 vs IPv6 per view and system, then system vs system per view and
 /// IP version, then the header-overhead sentences.
-pub fn findings(
-    analysis: &Analysis,
-    model: &OverheadModel,
-    link_rate_bps: Option<f64>,
-) -> Vec<Finding> {
+pub fn findings(analysis: &Analysis, links: &[crate::headers::CampaignLink]) -> Vec<Finding> {
     let mut out = Vec::new();
     let many_systems = analysis.systems.len() > 1;
     for vd in analysis.views.iter().filter(|v| v.view.criterion.is_some()) {
@@ -61,7 +57,7 @@ pub fn findings(
             }
         }
     }
-    for (text, evidence) in header_sentences(analysis, model, link_rate_bps) {
+    for (text, evidence) in header_sentences(analysis, links) {
         out.push(Finding { text, evidence });
     }
     if analysis.receiver_limited_runs > 0 {

@@ -1,13 +1,74 @@
-//! The header-overhead part of the report: expected IPv6/IPv4 goodput ratio from the
-//! overhead model beside the measured one, how much of the measured gap the headers
-//! explain, and (given a link rate) efficiency = measured / highest possible goodput.
+//! The header-overhead part of the report: the IPv6/IPv4 goodput ratio the overhead
+//! model predicts beside the measured one with its confidence interval, a verdict that
+//! says "explained" only when that interval contains the prediction (else by how much
+//! the measurement falls short or exceeds it), and (given a link rate) efficiency =
+//! measured / highest possible goodput. Each campaign is judged against its own link
+//! ([`CampaignLink`]): a combined report of a loopback campaign and a lab campaign
+//! applies each one's model to its own runs. A tbf-shaped link lets its bucket through on
+//! top of its rate, so its ceiling over a run of T seconds is rate × T + burst.
 
-use crate::analysis::{Analysis, ViewData};
+use crate::analysis::{Analysis, Point, ViewData};
 use crate::format::{int_cell, num_cell, pct, pct_cell};
 use crate::table::{Cell, Table};
 use stats::OverheadModel;
 use wire::metrics;
 use wire::spec::Family;
+
+/// One campaign's link: its overhead model, the rate when the link is known to be the
+/// bottleneck (a shaped lab, or `--link-rate`), the shaper's bucket, and where these
+/// came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CampaignLink {
+    pub model: OverheadModel,
+    pub rate_bps: Option<f64>,
+    /// A tbf bucket: bytes that leave at line rate on top of the rate.
+    pub burst_bytes: Option<u64>,
+    /// "from the lab metadata: …", when the user did not choose the model.
+    pub source: Option<String>,
+}
+
+impl CampaignLink {
+    pub fn new(model: OverheadModel, rate_bps: Option<f64>) -> CampaignLink {
+        CampaignLink {
+            model,
+            rate_bps,
+            burst_bytes: None,
+            source: None,
+        }
+    }
+
+    fn text(&self) -> String {
+        let mut t = model_text(&self.model);
+        if let Some(r) = self.rate_bps {
+            t.push_str(&format!(", {}", rate_text(r)));
+        }
+        if let Some(b) = self.burst_bytes {
+            t.push_str(&format!(", bucket {b} bytes"));
+        }
+        t
+    }
+
+    /// The highest goodput of one family and size, in the view's display unit, over a
+    /// run of `duration_s` (the bucket adds burst / duration when both are known).
+    fn max_goodput(
+        &self,
+        vd: &ViewData,
+        family: Family,
+        size: u32,
+        duration_s: Option<f64>,
+    ) -> Option<f64> {
+        let rate = self.rate_bps?;
+        let base = self
+            .model
+            .cost(family, vd.view.kind, size)
+            .max_goodput_bps(rate);
+        let bucket = match (self.burst_bytes, duration_s) {
+            (Some(b), Some(t)) if t > 0.0 => 1.0 + b as f64 * 8.0 / (rate * t),
+            _ => 1.0,
+        };
+        Some(base * bucket * vd.view.scale)
+    }
+}
 
 /// Throughput views (the ones the overhead model speaks about).
 pub fn throughput_views(analysis: &Analysis) -> impl Iterator<Item = &ViewData> {
@@ -22,6 +83,41 @@ pub fn measured_ratio(vd: &ViewData, system: usize, size: u32) -> Option<f64> {
     let v4 = vd.cell(system, Family::V4, size)?.summary.mean;
     let v6 = vd.cell(system, Family::V6, size)?.summary.mean;
     (v4 > 0.0 && v6.is_finite()).then_some(v6 / v4)
+}
+
+/// The measured IPv6/IPv4 ratio with its confidence interval: the delta method over both
+/// means (each side's standard error), with the Welch degrees of freedom of the pair.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RatioCi {
+    pub ratio: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+fn ratio_ci(point: &Point, level: f64) -> Option<RatioCi> {
+    let (a, b) = (&point.a, &point.b); // IPv4, IPv6
+    if !(a.mean > 0.0 && b.mean.is_finite()) || a.n < 2 || b.n < 2 {
+        return None;
+    }
+    let r = b.mean / a.mean;
+    let rel2 = (a.sd * a.sd / a.n as f64) / (a.mean * a.mean)
+        + if b.mean != 0.0 {
+            (b.sd * b.sd / b.n as f64) / (b.mean * b.mean)
+        } else {
+            0.0
+        };
+    let se = r.abs() * rel2.sqrt();
+    let df = if point.welch.df.is_finite() {
+        point.welch.df
+    } else {
+        (a.n + b.n - 2) as f64
+    };
+    let t = stats::student_t_quantile(1.0 - (1.0 - level) / 2.0, df.max(1.0));
+    Some(RatioCi {
+        ratio: r,
+        lo: r - t * se,
+        hi: r + t * se,
+    })
 }
 
 /// "1 Gbit/s", "100 Mbit/s", "2.5 Gbit/s".
@@ -44,137 +140,127 @@ fn model_text(model: &OverheadModel) -> String {
     format!("{}, MTU {} bytes", model.link.name(), model.mtu_bytes)
 }
 
-/// A table note, followed by where the link model came from when that is known.
-fn with_source(note: &str, model: &OverheadModel, source: Option<&str>) -> String {
-    match source {
-        None => note.to_string(),
-        Some(src) => format!("{note} Link model: {} ({src}).", model_text(model)),
+/// The link models of a report in words: one, or each system's.
+fn links_note(analysis: &Analysis, links: &[CampaignLink]) -> String {
+    let one = links.windows(2).all(|w| w[0] == w[1]);
+    let with_src = |l: &CampaignLink| match &l.source {
+        Some(src) => format!("{} ({src})", l.text()),
+        None => l.text(),
+    };
+    match links.first() {
+        Some(l) if one => format!(" Link model: {}.", with_src(l)),
+        _ => format!(
+            " Link models: {}.",
+            analysis
+                .systems
+                .iter()
+                .zip(links)
+                .map(|(s, l)| format!("{s}: {}", with_src(l)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
     }
 }
 
-/// How much of one size's IPv6 shortfall the headers explain, or why it is not said.
+/// What the measured IPv6/IPv4 ratio of one size says against the headers' prediction.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum GapShare {
-    /// No link rate: the link is not known to be the bottleneck.
+pub enum HeaderVerdict {
+    /// No link rate: the link is not known to be the bottleneck, so the prediction is
+    /// not a ceiling the measurement met.
     NoLinkRate,
-    /// A measured mean is above the highest goodput the link rate allows.
+    /// A measured mean is above the highest goodput the link allows (bucket included):
+    /// the link is not the bottleneck there.
     NotBottleneck,
-    NotSignificant,
-    /// IPv6 was not slower.
-    NoGap,
-    /// Share of the gap (1 = all), with its range from the CI of the difference
-    /// (IPv4's own uncertainty ignored; `hi` is ∞ when the CI reaches zero).
-    Share {
-        share: f64,
-        lo: f64,
-        hi: f64,
-    },
+    /// The prediction lies inside the measured ratio's CI: the headers explain it.
+    Explained,
+    /// The CI lies below the prediction: IPv6 fell short of what headers explain, by at
+    /// least `by` (ratio points, from the CI's nearer end) and `point` at the estimate.
+    Below { by: f64, point: f64 },
+    /// The CI lies above the prediction: IPv6 did better than the headers predict.
+    Above { by: f64, point: f64 },
 }
 
-impl GapShare {
+impl HeaderVerdict {
     pub fn cell(self) -> Cell {
         match self {
-            GapShare::NoLinkRate => "no link rate".into(),
-            GapShare::NotBottleneck => "not the bottleneck".into(),
-            GapShare::NotSignificant => "n.s.".into(),
-            GapShare::NoGap => "no gap".into(),
-            GapShare::Share { share, lo, hi } => Cell::Num {
-                text: format!(
-                    "{} [{}, {}]",
-                    pct(share * 100.0),
-                    pct(lo * 100.0),
-                    pct(hi * 100.0)
-                ),
-                value: share * 100.0,
-            },
+            HeaderVerdict::NoLinkRate => "no link rate".into(),
+            HeaderVerdict::NotBottleneck => "not the bottleneck".into(),
+            HeaderVerdict::Explained => "explained (prediction inside the CI)".into(),
+            HeaderVerdict::Below { point, .. } => format!("{point:.4} below the prediction").into(),
+            HeaderVerdict::Above { point, .. } => format!("{point:.4} above the prediction").into(),
         }
     }
 }
 
-/// Whether a measured mean exceeds what the link rate allows (efficiency > 100 %).
-fn above_link(
-    vd: &ViewData,
-    model: &OverheadModel,
-    link_rate_bps: f64,
-    system: usize,
-    size: u32,
-) -> bool {
+/// Whether a measured mean exceeds what the link allows over its runs' length.
+fn above_link(vd: &ViewData, link: &CampaignLink, system: usize, size: u32) -> bool {
     [Family::V4, Family::V6].into_iter().any(|f| {
-        let max = model
-            .cost(f, vd.view.kind, size)
-            .max_goodput_bps(link_rate_bps)
-            * vd.view.scale;
-        vd.cell(system, f, size)
-            .is_some_and(|c| c.summary.mean > max)
+        let Some(c) = vd.cell(system, f, size) else {
+            return false;
+        };
+        link.max_goodput(vd, f, size, c.mean_duration_s)
+            .is_some_and(|max| c.summary.mean > max)
     })
 }
 
-/// The header share of one system's IPv6 gap at one size; `None` without both cells.
-pub fn gap_share(
+/// The measured ratio of one system and size with its CI, and the verdict against the
+/// prediction of that system's link; `None` without both cells.
+pub fn header_verdict(
     analysis: &Analysis,
     vd: &ViewData,
-    model: &OverheadModel,
-    link_rate_bps: Option<f64>,
+    link: &CampaignLink,
     system: usize,
     size: u32,
-) -> Option<GapShare> {
+) -> Option<(RatioCi, HeaderVerdict)> {
     let point = vd
         .family_cmp
         .iter()
         .find(|c| c.context == analysis.systems[system])
         .and_then(|c| c.points.iter().find(|p| p.payload_bytes == size))?;
-    let Some(rate) = link_rate_bps else {
-        return Some(GapShare::NoLinkRate);
-    };
-    if above_link(vd, model, rate, system, size) {
-        return Some(GapShare::NotBottleneck);
-    }
-    if !point.significant(analysis.options.alpha) {
-        return Some(GapShare::NotSignificant);
-    }
-    let v4 = point.a.mean;
-    let diff = point.welch.diff; // IPv4 − IPv6
-    if diff <= 0.0 || v4 <= 0.0 {
-        return Some(GapShare::NoGap);
-    }
-    let header_gap = 1.0 - model.expected_v6_v4_ratio(vd.view.kind, size);
-    let (lo, hi) = point.welch.ci(analysis.options.confidence);
-    let share = header_gap * v4 / diff;
-    let share_lo = header_gap * v4 / hi;
-    let share_hi = if lo > 0.0 {
-        header_gap * v4 / lo
+    let ci = ratio_ci(point, analysis.options.confidence)?;
+    let verdict = if link.rate_bps.is_none() {
+        HeaderVerdict::NoLinkRate
+    } else if above_link(vd, link, system, size) {
+        HeaderVerdict::NotBottleneck
     } else {
-        f64::INFINITY
+        let expected = link.model.expected_v6_v4_ratio(vd.view.kind, size);
+        if ci.hi < expected {
+            HeaderVerdict::Below {
+                by: expected - ci.hi,
+                point: expected - ci.ratio,
+            }
+        } else if ci.lo > expected {
+            HeaderVerdict::Above {
+                by: ci.lo - expected,
+                point: ci.ratio - expected,
+            }
+        } else {
+            HeaderVerdict::Explained
+        }
     };
-    Some(GapShare::Share {
-        share,
-        lo: share_lo,
-        hi: share_hi,
-    })
+    Some((ci, verdict))
 }
 
-/// Warnings for every system and size measured above what the link rate allows: the
-/// link rate is then not the bottleneck, and no efficiency or header share is given.
-pub fn efficiency_warnings(
-    analysis: &Analysis,
-    model: &OverheadModel,
-    link_rate_bps: f64,
-) -> Vec<String> {
+/// Warnings for every system and size measured above what its link allows: the link is
+/// then not the bottleneck, and no efficiency or verdict is given.
+pub fn efficiency_warnings(analysis: &Analysis, links: &[CampaignLink]) -> Vec<String> {
     let mut out = Vec::new();
     for vd in throughput_views(analysis) {
-        for (s, label) in analysis.systems.iter().enumerate() {
+        for ((s, label), link) in analysis.systems.iter().enumerate().zip(links) {
+            let Some(rate) = link.rate_bps else { continue };
             let sizes: Vec<u32> = vd
                 .sizes
                 .iter()
                 .copied()
-                .filter(|&z| above_link(vd, model, link_rate_bps, s, z))
+                .filter(|&z| above_link(vd, link, s, z))
                 .collect();
             if !sizes.is_empty() {
                 out.push(format!(
-                    "{} on {label} measured more than a link of {} can carry at {}: the link rate is not the bottleneck there (or is wrong), so efficiency and the header share of the gap are not given. Check --link-rate.",
+                    "{} on {label} measured more than a link of {} can carry at {}{}: the link rate is not the bottleneck there (or is wrong), so efficiency and the header verdict are not given. Check --link-rate.",
                     vd.view.title(),
-                    rate_text(link_rate_bps),
-                    crate::findings::sizes_list(&sizes)
+                    rate_text(rate),
+                    crate::findings::sizes_list(&sizes),
+                    if link.burst_bytes.is_some() { " (its bucket included)" } else { "" }
                 ));
             }
         }
@@ -182,65 +268,71 @@ pub fn efficiency_warnings(
     out
 }
 
-/// Model vs measurement per transport and size.
-/// `source` says where the model came from (e.g. "from the lab metadata"), if known.
-pub fn overhead_table(
-    analysis: &Analysis,
-    model: &OverheadModel,
-    link_rate_bps: Option<f64>,
-    source: Option<&str>,
-) -> Option<Table> {
+/// Model against measurement per transport and size, each system against its own link.
+pub fn overhead_table(analysis: &Analysis, links: &[CampaignLink]) -> Option<Table> {
     let views: Vec<&ViewData> = throughput_views(analysis).collect();
-    if views.is_empty() {
+    if views.is_empty() || links.is_empty() {
         return None;
     }
-    let mut columns: Vec<String> = [
-        "Test",
-        "Packet size (bytes)",
-        "IPv4 frame (bytes)",
-        "IPv6 frame (bytes)",
-        "IPv4 line bytes per payload byte",
-        "IPv6 line bytes per payload byte",
-        "Expected IPv6/IPv4",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let one_model = links.windows(2).all(|w| w[0].model == w[1].model);
+    let mut columns: Vec<String> = vec!["Test".into(), "Packet size (bytes)".into()];
+    if one_model {
+        columns.extend(
+            [
+                "IPv4 frame (bytes)",
+                "IPv6 frame (bytes)",
+                "IPv4 line bytes per payload byte",
+                "IPv6 line bytes per payload byte",
+                "Expected IPv6/IPv4",
+            ]
+            .map(String::from),
+        );
+    }
     for s in &analysis.systems {
-        columns.push(format!("{s} measured IPv6/IPv4"));
-        columns.push(format!("{s} gap explained by headers (%)"));
+        if !one_model {
+            columns.push(format!("{s} expected IPv6/IPv4"));
+        }
+        columns.push(format!(
+            "{s} measured IPv6/IPv4 [{:.0}% CI]",
+            analysis.options.confidence * 100.0
+        ));
+        columns.push(format!("{s} against the prediction"));
     }
     let mut rows = Vec::new();
     for vd in views {
         for &size in &vd.sizes {
-            let c4 = model.cost(Family::V4, vd.view.kind, size);
-            let c6 = model.cost(Family::V6, vd.view.kind, size);
-            let expected = c6.efficiency() / c4.efficiency();
-            let mut row: Vec<Cell> = vec![
-                vd.view.title().into(),
-                int_cell(size),
-                int_cell(c4.frame_bytes),
-                int_cell(c6.frame_bytes),
-                num_cell(c4.line_bytes_per_payload_byte()),
-                num_cell(c6.line_bytes_per_payload_byte()),
-                Cell::Num {
-                    text: format!("{expected:.4}"),
-                    value: expected,
-                },
-            ];
-            for s in 0..analysis.systems.len() {
-                match measured_ratio(vd, s, size) {
-                    Some(r) => {
+            let mut row: Vec<Cell> = vec![vd.view.title().into(), int_cell(size)];
+            if one_model {
+                let model = &links[0].model;
+                let c4 = model.cost(Family::V4, vd.view.kind, size);
+                let c6 = model.cost(Family::V6, vd.view.kind, size);
+                let expected = c6.efficiency() / c4.efficiency();
+                row.extend([
+                    int_cell(c4.frame_bytes),
+                    int_cell(c6.frame_bytes),
+                    num_cell(c4.line_bytes_per_payload_byte()),
+                    num_cell(c6.line_bytes_per_payload_byte()),
+                    Cell::Num {
+                        text: format!("{expected:.4}"),
+                        value: expected,
+                    },
+                ]);
+            }
+            for (s, link) in links.iter().enumerate().take(analysis.systems.len()) {
+                if !one_model {
+                    let e = link.model.expected_v6_v4_ratio(vd.view.kind, size);
+                    row.push(Cell::Num {
+                        text: format!("{e:.4}"),
+                        value: e,
+                    });
+                }
+                match header_verdict(analysis, vd, link, s, size) {
+                    Some((ci, v)) => {
                         row.push(Cell::Num {
-                            text: format!("{r:.4}"),
-                            value: r,
+                            text: format!("{:.4} [{:.4}, {:.4}]", ci.ratio, ci.lo, ci.hi),
+                            value: ci.ratio,
                         });
-                        row.push(
-                            match gap_share(analysis, vd, model, link_rate_bps, s, size) {
-                                Some(g) => g.cell(),
-                                None => "".into(),
-                            },
-                        );
+                        row.push(v.cell());
                     }
                     None => {
                         row.push("".into());
@@ -253,105 +345,93 @@ pub fn overhead_table(
     }
     Some(Table {
         id: "header-overhead".to_string(),
-        title: format!("Header overhead: expected and measured IPv6/IPv4 throughput ({})", model_text(model)),
+        title: "Header overhead: expected and measured IPv6/IPv4 throughput".to_string(),
         columns,
         rows,
-        note: Some(with_source(
+        note: Some(format!(
             "Frame = the largest frame as the link counts it; line bytes include every header, \
              framing, preamble and gap (bulk TCP in full-MSS segments with 12 bytes of timestamps). \
-             Expected ratio = IPv6 / IPv4 goodput when the link is the bottleneck. Gap explained = \
-             (1 − expected) / (1 − measured), only where the IPv4/IPv6 difference is significant and \
-             a byte-rate link is the bottleneck (a shaped lab, or --link-rate, with efficiency at most \
-             100%); in brackets its range from the confidence interval of the difference. 100% means \
-             the headers account for all of the measured IPv6 shortfall; 'no gap' = IPv6 was not \
-             slower; 'n.s.' = the difference is not significant; 'no link rate' = the link is not \
-             known to be the bottleneck; 'not the bottleneck' = measured above what the link rate \
-             allows.",
-            model,
-            source,
+             Expected = IPv6 / IPv4 goodput when the link is the bottleneck. The measured ratio's \
+             interval comes from both means' standard errors (delta method). Against the \
+             prediction: 'explained' only when the prediction lies inside that interval; else how \
+             far the measured ratio lies below (IPv6 lost more than its headers cost) or above \
+             it; 'no link rate' = the link is not known to be the bottleneck (a shaped lab, or \
+             --link-rate), so no verdict; 'not the bottleneck' = measured above what the link \
+             allows over the runs' length (a tbf bucket included).{}",
+            links_note(analysis, links)
         )),
     })
 }
 
-/// Efficiency = measured / highest possible goodput at `link_rate_bps`.
-pub fn efficiency_table(
-    analysis: &Analysis,
-    model: &OverheadModel,
-    link_rate_bps: f64,
-    source: Option<&str>,
-) -> Option<Table> {
+/// Efficiency = measured / highest possible goodput over the runs' length, per system
+/// with a link rate.
+pub fn efficiency_table(analysis: &Analysis, links: &[CampaignLink]) -> Option<Table> {
     let views: Vec<&ViewData> = throughput_views(analysis).collect();
-    if views.is_empty() {
+    let with_rate: Vec<usize> = (0..analysis.systems.len())
+        .filter(|&s| links.get(s).is_some_and(|l| l.rate_bps.is_some()))
+        .collect();
+    if views.is_empty() || with_rate.is_empty() {
         return None;
     }
-    let mut columns: Vec<String> = vec![
-        "Test".into(),
-        "Packet size (bytes)".into(),
-        "IPv4 highest goodput (Mbit/s)".into(),
-        "IPv6 highest goodput (Mbit/s)".into(),
-    ];
-    for s in &analysis.systems {
-        columns.push(format!("{s} IPv4 efficiency (%)"));
-        columns.push(format!("{s} IPv6 efficiency (%)"));
+    let mut columns: Vec<String> = vec!["Test".into(), "Packet size (bytes)".into()];
+    for &s in &with_rate {
+        let label = &analysis.systems[s];
+        columns.push(format!(
+            "{label} IPv4 highest goodput ({})",
+            views[0].view.unit
+        ));
+        columns.push(format!(
+            "{label} IPv6 highest goodput ({})",
+            views[0].view.unit
+        ));
+        columns.push(format!("{label} IPv4 efficiency (%)"));
+        columns.push(format!("{label} IPv6 efficiency (%)"));
     }
     let mut rows = Vec::new();
     for vd in views {
         for &size in &vd.sizes {
-            let max4 = model
-                .cost(Family::V4, vd.view.kind, size)
-                .max_goodput_bps(link_rate_bps)
-                * vd.view.scale;
-            let max6 = model
-                .cost(Family::V6, vd.view.kind, size)
-                .max_goodput_bps(link_rate_bps)
-                * vd.view.scale;
-            let mut row: Vec<Cell> = vec![
-                vd.view.title().into(),
-                int_cell(size),
-                num_cell(max4),
-                num_cell(max6),
-            ];
-            for s in 0..analysis.systems.len() {
-                for (f, max) in [(Family::V4, max4), (Family::V6, max6)] {
-                    row.push(match vd.cell(s, f, size) {
-                        Some(c) if c.summary.mean > max => "> 100%: not the bottleneck".into(),
-                        Some(c) => pct_cell(c.summary.mean / max * 100.0),
-                        None => "".into(),
+            let mut row: Vec<Cell> = vec![vd.view.title().into(), int_cell(size)];
+            let mut eff = Vec::new();
+            for &s in &with_rate {
+                let link = &links[s];
+                for f in [Family::V4, Family::V6] {
+                    let cell = vd.cell(s, f, size);
+                    let max = link.max_goodput(vd, f, size, cell.and_then(|c| c.mean_duration_s));
+                    row.push(max.map_or_else(|| "".into(), num_cell));
+                    eff.push(match (cell, max) {
+                        (Some(c), Some(m)) if c.summary.mean > m => {
+                            "> 100%: not the bottleneck".into()
+                        }
+                        (Some(c), Some(m)) => pct_cell(c.summary.mean / m * 100.0),
+                        _ => "".into(),
                     });
                 }
+                row.append(&mut eff);
             }
             rows.push(row);
         }
     }
     Some(Table {
         id: "efficiency".to_string(),
-        title: format!(
-            "Efficiency at a link rate of {} ({})",
-            rate_text(link_rate_bps),
-            model_text(model)
-        ),
+        title: "Efficiency at the link rate".to_string(),
         columns,
         rows,
-        note: Some(with_source(
-            "Efficiency = measured mean throughput / highest goodput the link rate allows after headers and framing. \
-             A mean above that is no efficiency but a sign that the link rate is not the bottleneck.",
-            model,
-            source,
+        note: Some(format!(
+            "Efficiency = measured mean throughput / highest goodput the link allows after \
+             headers and framing, over the runs' mean length (a tbf bucket lets burst bytes \
+             through on top of the rate). A mean above that is no efficiency but a sign that \
+             the link rate is not the bottleneck.{}",
+            links_note(analysis, links)
         )),
     })
 }
 
 /// Sentences on the IPv6 throughput gap against header sizes, per system and
-/// transport. A share of the gap is attributed to the headers only at sizes where the
-/// gap is significant and a byte-rate link is the bottleneck (see [`gap_share`]).
-pub fn header_sentences(
-    analysis: &Analysis,
-    model: &OverheadModel,
-    link_rate_bps: Option<f64>,
-) -> Vec<(String, String)> {
+/// transport, each system against its own link.
+pub fn header_sentences(analysis: &Analysis, links: &[CampaignLink]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for vd in throughput_views(analysis) {
-        for (s, label) in analysis.systems.iter().enumerate() {
+        for ((s, label), link) in analysis.systems.iter().enumerate().zip(links) {
             let on = if analysis.systems.len() > 1 {
                 format!(" on {label}")
             } else {
@@ -371,82 +451,91 @@ pub fn header_sentences(
                 ));
                 continue;
             }
-            let pairs: Vec<(u32, f64, f64)> = vd
+            let model = &link.model;
+            let judged: Vec<(u32, f64, RatioCi, HeaderVerdict)> = vd
                 .sizes
                 .iter()
                 .filter_map(|&size| {
-                    let measured = measured_ratio(vd, s, size)?;
-                    Some((
-                        size,
-                        model.expected_v6_v4_ratio(vd.view.kind, size),
-                        measured,
-                    ))
+                    let (ci, v) = header_verdict(analysis, vd, link, s, size)?;
+                    Some((size, model.expected_v6_v4_ratio(vd.view.kind, size), ci, v))
                 })
                 .collect();
-            if pairs.is_empty() {
+            if judged.is_empty() {
                 continue;
             }
-            let n = pairs.len() as f64;
-            let expected = pairs.iter().map(|p| p.1).sum::<f64>() / n;
-            let measured = pairs.iter().map(|p| p.2).sum::<f64>() / n;
+            let n = judged.len() as f64;
+            let expected = judged.iter().map(|p| p.1).sum::<f64>() / n;
+            let measured = judged.iter().map(|p| p.2.ratio).sum::<f64>() / n;
             let mut text = format!(
                 "Header sizes alone ({} model) predict IPv6 {}{on} at {}% of IPv4 when the link is the bottleneck; it reached {}% (mean over {} sizes).",
                 model.link.name(),
                 vd.view.title(),
                 pct(expected * 100.0),
                 pct(measured * 100.0),
-                pairs.len()
+                judged.len()
             );
-            match link_rate_bps {
-                None => text.push_str(
-                    " No share of the gap is attributed to the headers: without a link rate (a shaped lab, or --link-rate) the link is not known to be the bottleneck.",
-                ),
-                Some(rate) => {
-                    let shares: Vec<(u32, GapShare)> = pairs
-                        .iter()
-                        .filter_map(|p| Some((p.0, gap_share(analysis, vd, model, Some(rate), s, p.0)?)))
-                        .collect();
-                    let explained: Vec<String> = shares
-                        .iter()
-                        .filter_map(|(size, g)| match g {
-                            GapShare::Share { share, lo, hi } => Some(format!(
-                                "{}% [{}, {}] at {size} bytes",
-                                pct(share * 100.0),
-                                pct(lo * 100.0),
-                                pct(hi * 100.0)
-                            )),
-                            _ => None,
-                        })
-                        .collect();
-                    let over: Vec<u32> = shares
-                        .iter()
-                        .filter(|(_, g)| *g == GapShare::NotBottleneck)
-                        .map(|(z, _)| *z)
-                        .collect();
-                    if explained.is_empty() {
-                        text.push_str(" No share of the gap is attributed to the headers: IPv6 was not significantly slower at any size where the link is the bottleneck.");
-                    } else {
-                        text.push_str(&format!(
-                            " Where IPv6 was significantly slower, the headers explain {} of the gap ({:.0}% range from the CI of the difference).",
-                            explained.join(", "),
-                            analysis.options.confidence * 100.0
-                        ));
-                    }
-                    if !over.is_empty() {
-                        text.push_str(&format!(
-                            " At {} the measurement exceeds what {} allows, so the link rate is not the bottleneck there.",
-                            crate::findings::sizes_list(&over),
-                            rate_text(rate)
-                        ));
-                    }
+            let level = analysis.options.confidence * 100.0;
+            let sizes_where = |f: &dyn Fn(&HeaderVerdict) -> bool| -> Vec<u32> {
+                judged.iter().filter(|j| f(&j.3)).map(|j| j.0).collect()
+            };
+            if link.rate_bps.is_none() {
+                text.push_str(
+                    " No verdict: without a link rate (a shaped lab, or --link-rate) the link is not known to be the bottleneck.",
+                );
+            } else {
+                let explained = sizes_where(&|v| *v == HeaderVerdict::Explained);
+                let below: Vec<String> = judged
+                    .iter()
+                    .filter_map(|j| match j.3 {
+                        HeaderVerdict::Below { point, .. } => Some(format!(
+                            "{point:.4} at {} bytes ({:.4} [{:.4}, {:.4}] against {:.4})",
+                            j.0, j.2.ratio, j.2.lo, j.2.hi, j.1
+                        )),
+                        _ => None,
+                    })
+                    .collect();
+                let above: Vec<String> = judged
+                    .iter()
+                    .filter_map(|j| match j.3 {
+                        HeaderVerdict::Above { point, .. } => Some(format!(
+                            "{point:.4} at {} bytes ({:.4} [{:.4}, {:.4}] against {:.4})",
+                            j.0, j.2.ratio, j.2.lo, j.2.hi, j.1
+                        )),
+                        _ => None,
+                    })
+                    .collect();
+                let over = sizes_where(&|v| *v == HeaderVerdict::NotBottleneck);
+                if !explained.is_empty() {
+                    text.push_str(&format!(
+                        " The headers explain the measured ratio at {} (the prediction lies inside its {level:.0}% CI).",
+                        crate::findings::sizes_list(&explained)
+                    ));
+                }
+                if !below.is_empty() {
+                    text.push_str(&format!(
+                        " IPv6 fell short of the prediction by {} (ratio points): more than headers explain.",
+                        below.join(", ")
+                    ));
+                }
+                if !above.is_empty() {
+                    text.push_str(&format!(
+                        " IPv6 did better than the prediction by {} (ratio points).",
+                        above.join(", ")
+                    ));
+                }
+                if !over.is_empty() {
+                    text.push_str(&format!(
+                        " At {} the measurement exceeds what the link allows, so it is not the bottleneck there.",
+                        crate::findings::sizes_list(&over),
+                    ));
                 }
             }
             let cmp = vd.family_cmp.iter().find(|c| &c.context == label);
             let significant = cmp.map_or(0, |c| c.significant(analysis.options.alpha));
             let sizes = cmp.map_or(0, |c| c.points.len());
             let evidence = format!(
-                "Table header-overhead ({}); per-size expected and measured ratios; the IPv4/IPv6 difference is significant at {significant} of {sizes} sizes.",
-                model_text(model)
+                "Table header-overhead ({}); per-size expected and measured ratios with the measured ratio's CI; the IPv4/IPv6 difference is significant at {significant} of {sizes} sizes.",
+                link.text()
             );
             out.push((text, evidence));
         }
@@ -461,7 +550,7 @@ mod tests {
     use crate::dataset::{CampaignData, Dataset, RunOutcome, RunRow};
     use wire::spec::{Direction, TestKind};
 
-    fn data(v4: [f64; 5], v6: [f64; 5]) -> Dataset {
+    fn campaign(id: i64, v4: &[f64], v6: &[f64], duration_s: f64) -> CampaignData {
         let run = |family, mbit: f64| RunRow {
             family,
             kind: TestKind::UdpStream,
@@ -470,35 +559,72 @@ mod tests {
             repetition: 0,
             warmup: false,
             outcome: RunOutcome::Ok,
-            metrics: [(metrics::THROUGHPUT_BPS.to_string(), mbit * 1e6)].into(),
+            metrics: [
+                (metrics::THROUGHPUT_BPS.to_string(), mbit * 1e6),
+                (metrics::DURATION_S.to_string(), duration_s),
+            ]
+            .into(),
         };
         let mut runs: Vec<RunRow> = v4.iter().map(|&m| run(Family::V4, m)).collect();
         runs.extend(v6.iter().map(|&m| run(Family::V6, m)));
-        Dataset {
-            campaigns: vec![CampaignData {
-                id: 1,
-                label: "A".into(),
-                runs,
-                ..Default::default()
-            }],
+        CampaignData {
+            id,
+            label: format!("S{id}"),
+            runs,
+            ..Default::default()
         }
     }
 
+    fn data(v4: [f64; 5], v6: [f64; 5]) -> Dataset {
+        Dataset {
+            campaigns: vec![campaign(1, &v4, &v6, 1.0)],
+        }
+    }
+
+    fn eth(rate: Option<f64>) -> Vec<CampaignLink> {
+        vec![CampaignLink::new(OverheadModel::ethernet(), rate)]
+    }
+
     #[test]
-    fn headers_explain_part_of_a_real_gap() {
+    fn a_gap_larger_than_the_headers_is_said_to_fall_short_by_how_much() {
         let d = data(
             [100.0, 100.2, 99.8, 100.1, 99.9],
             [90.0, 90.2, 89.8, 90.1, 89.9],
         );
         let a = analyse(&d, AnalysisOptions::default());
-        let s = header_sentences(&a, &OverheadModel::ethernet(), Some(1e9));
+        let s = header_sentences(&a, &eth(Some(1e9)));
         assert_eq!(s.len(), 1);
-        // Expected 1454/1474 · … : 1 − 0.98660 = 0.01340 of a measured 0.10 gap = 13.4%.
-        assert!(s[0].0.contains("the headers explain 13.4% ["), "{}", s[0].0);
-        // Without a link rate, no share is attributed.
-        let s = header_sentences(&a, &OverheadModel::ethernet(), None);
-        assert!(s[0].0.contains("No share of the gap"), "{}", s[0].0);
-        assert!(!s[0].0.contains("13.4"), "{}", s[0].0);
+        // Expected 0.98660 (Ethernet, 1408-byte UDP); measured 0.9000: 0.0866 below.
+        assert!(
+            s[0].0
+                .contains("IPv6 fell short of the prediction by 0.0866 at 1408 bytes (0.9000 ["),
+            "{}",
+            s[0].0
+        );
+        // Never a share above 100 % presented as an explanation.
+        assert!(
+            !s[0].0.contains("explain 1") && !s[0].0.contains("%  of the gap"),
+            "{}",
+            s[0].0
+        );
+        let s = header_sentences(&a, &eth(None));
+        assert!(s[0].0.contains("No verdict"), "{}", s[0].0);
+    }
+
+    #[test]
+    fn a_ratio_whose_interval_holds_the_prediction_is_explained() {
+        // Issue 29's genuinely header-limited result: UDP 128 B measured 0.8952 against a
+        // predicted 0.8947 was never credited. Here: IPv6 at the Ethernet prediction for
+        // 1408 bytes (0.98660) within the spread of the runs.
+        let v4 = [500.0, 501.0, 499.0, 500.5, 499.5];
+        let v6 = v4.map(|x| x * 0.9866);
+        let d = data(v4, v6);
+        let a = analyse(&d, AnalysisOptions::default());
+        let (ci, v) = header_verdict(&a, &a.views[0], &eth(Some(1e9))[0], 0, 1408).unwrap();
+        assert_eq!(v, HeaderVerdict::Explained, "{ci:?}");
+        assert!(ci.lo < 0.98660 && 0.98660 < ci.hi, "{ci:?}");
+        let t = overhead_table(&a, &eth(Some(1e9))).unwrap().to_markdown();
+        assert!(t.contains("explained (prediction inside the CI)"), "{t}");
     }
 
     /// A stream that followed its own schedule measured the load it offered: even a
@@ -515,7 +641,7 @@ mod tests {
         );
         let a = analyse(&d, AnalysisOptions::default());
         for rate in [None, Some(1e9)] {
-            let s = header_sentences(&a, &OverheadModel::ethernet(), rate);
+            let s = header_sentences(&a, &eth(rate));
             assert_eq!(s.len(), 1);
             assert!(
                 s[0].0.starts_with("The header-overhead comparison does not apply to UDP throughput: its udp-stream runs followed a traffic model (profile voip-g711)"),
@@ -531,39 +657,19 @@ mod tests {
     }
 
     #[test]
-    fn a_gap_that_is_not_significant_is_said_to_be_no_evidence() {
-        let d = data(
-            [100.0, 60.0, 140.0, 80.0, 120.0],
-            [95.0, 55.0, 135.0, 75.0, 115.0],
-        );
-        let a = analyse(&d, AnalysisOptions::default());
-        let s = header_sentences(&a, &OverheadModel::ethernet(), Some(1e9));
-        assert!(
-            s[0].0.contains("not significantly slower at any size"),
-            "{}",
-            s[0].0
-        );
-        let t = overhead_table(&a, &OverheadModel::ethernet(), Some(1e9), None)
-            .map(|t| t.to_markdown());
-        assert!(t.is_some_and(|md| md.contains("n.s.") && !md.contains("Link model:")));
-    }
-
-    #[test]
     fn tables_say_where_the_link_model_came_from() {
         let d = data(
             [100.0, 60.0, 140.0, 80.0, 120.0],
             [95.0, 55.0, 135.0, 75.0, 115.0],
         );
         let a = analyse(&d, AnalysisOptions::default());
-        let model = OverheadModel::tbf_veth();
-        let src = Some("from the lab metadata");
-        for t in [
-            overhead_table(&a, &model, Some(5e7), src),
-            efficiency_table(&a, &model, 5e7, src),
-        ] {
+        let mut link = CampaignLink::new(OverheadModel::tbf_veth(), Some(5e8));
+        link.source = Some("from the lab metadata".into());
+        let links = vec![link];
+        for t in [overhead_table(&a, &links), efficiency_table(&a, &links)] {
             let md = t.map(|t| t.to_markdown()).unwrap_or_default();
             assert!(
-                md.contains("Link model: tbf-shaped veth, MTU 1500 bytes (from the lab metadata)"),
+                md.contains("Link model: tbf-shaped veth, MTU 1500 bytes, 500 Mbit/s (from the lab metadata)"),
                 "{md}"
             );
         }
@@ -577,27 +683,89 @@ mod tests {
             [90.0, 90.2, 89.8, 90.1, 89.9],
         );
         let a = analyse(&d, AnalysisOptions::default());
-        let model = OverheadModel::ethernet();
-        let eff = efficiency_table(&a, &model, 1e7, None).map(|t| t.to_markdown());
-        let eff = eff.unwrap_or_default();
+        let links = eth(Some(1e7));
+        let eff = efficiency_table(&a, &links)
+            .map(|t| t.to_markdown())
+            .unwrap_or_default();
         assert!(eff.contains("&gt; 100%: not the bottleneck"), "{eff}");
-        let w = efficiency_warnings(&a, &model, 1e7);
+        let w = efficiency_warnings(&a, &links);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(
             w[0].contains("not the bottleneck") && w[0].contains("1408 bytes"),
             "{}",
             w[0]
         );
-        let t = overhead_table(&a, &model, Some(1e7), None).map(|t| t.to_markdown());
-        assert!(t.is_some_and(|md| md.contains("not the bottleneck") && !md.contains("13.4")));
-        // At 1 Gbit/s it is a share, with its range from the CI of the difference.
-        match gap_share(&a, &a.views[0], &model, Some(1e9), 0, 1408) {
-            Some(GapShare::Share { share, lo, hi }) => {
-                assert!((share - 0.134).abs() < 0.001, "{share}");
-                assert!(lo < share && share < hi && hi.is_finite(), "{lo} {hi}");
-            }
-            other => panic!("{other:?}"),
-        }
+        let t = overhead_table(&a, &links)
+            .map(|t| t.to_markdown())
+            .unwrap_or_default();
+        assert!(t.contains("not the bottleneck"), "{t}");
+    }
+
+    #[test]
+    fn a_tbf_bucket_lets_short_runs_measure_above_the_rate_without_being_called_unbottlenecked() {
+        // Issue 29: in a shaped lab every measurement exceeded the model's maximum by
+        // 0.3-0.8 % (tbf's 64 KiB bucket over 0.25-0.6 s runs), so the lab was declared
+        // "not the bottleneck". 200 Mbit/s, 0.5 s runs: the bucket adds 0.52 %.
+        let model = OverheadModel::tbf_veth();
+        let max = |f| {
+            model
+                .cost(f, TestKind::UdpStream, 1408)
+                .max_goodput_bps(2e8)
+                / 1e6
+        };
+        let (m4, m6) = (max(Family::V4) * 1.004, max(Family::V6) * 1.004);
+        let d = Dataset {
+            campaigns: vec![campaign(
+                1,
+                &[m4, m4 * 1.0001, m4 * 0.9999, m4, m4],
+                &[m6, m6 * 1.0001, m6 * 0.9999, m6, m6],
+                0.5,
+            )],
+        };
+        let a = analyse(&d, AnalysisOptions::default());
+        let mut link = CampaignLink::new(model, Some(2e8));
+        assert!(
+            !efficiency_warnings(&a, std::slice::from_ref(&link)).is_empty(),
+            "without the bucket"
+        );
+        link.burst_bytes = Some(65_536);
+        let links = vec![link];
+        assert!(efficiency_warnings(&a, &links).is_empty());
+        let (_, v) = header_verdict(&a, &a.views[0], &links[0], 0, 1408).unwrap();
+        assert_ne!(v, HeaderVerdict::NotBottleneck);
+    }
+
+    #[test]
+    fn each_campaign_is_judged_against_its_own_link() {
+        // A loopback campaign beside a 1500-MTU lab: before, the first campaign's model
+        // (MTU 65536) was applied to both.
+        let v4 = [100.0, 100.2, 99.8, 100.1, 99.9];
+        let v6 = [90.0, 90.2, 89.8, 90.1, 89.9];
+        let d = Dataset {
+            campaigns: vec![campaign(1, &v4, &v6, 1.0), campaign(2, &v4, &v6, 1.0)],
+        };
+        let a = analyse(&d, AnalysisOptions::default());
+        let links = vec![
+            CampaignLink::new(OverheadModel::loopback(), None),
+            CampaignLink::new(OverheadModel::tbf_veth(), Some(1e9)),
+        ];
+        let t = overhead_table(&a, &links).unwrap().to_markdown();
+        assert!(
+            t.contains("S1 expected IPv6/IPv4") && t.contains("S2 expected IPv6/IPv4"),
+            "{t}"
+        );
+        assert!(t.contains("Link models: S1: loopback"), "{t}");
+        let s = header_sentences(&a, &links);
+        assert!(
+            s[0].0.contains("(loopback model)") && s[0].0.contains("No verdict"),
+            "{}",
+            s[0].0
+        );
+        assert!(
+            s[1].0.contains("(tbf-shaped veth model)") && s[1].0.contains("fell short"),
+            "{}",
+            s[1].0
+        );
     }
 
     #[test]

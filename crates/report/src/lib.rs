@@ -67,10 +67,32 @@ pub struct ReportOptions {
     /// Where the link model (and rate) came from when the user did not choose them,
     /// e.g. "from the lab metadata"; shown in the overhead and efficiency tables.
     pub link_source: Option<String>,
+    /// Each campaign's own link, in campaign order (its model, rate, tbf bucket and
+    /// source); a campaign without an entry gets `link`, `link_rate_bps`, `link_source`.
+    pub links: Vec<headers::CampaignLink>,
     /// Page heading of report.html.
     pub title: String,
     /// Program and version, shown in the page (no clock: output is reproducible).
     pub generator: String,
+}
+
+impl ReportOptions {
+    /// One link per campaign: its own where given, else the report-wide one.
+    pub fn links_of(&self, campaigns: usize) -> Vec<headers::CampaignLink> {
+        (0..campaigns)
+            .map(|i| {
+                self.links
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| headers::CampaignLink {
+                        model: self.link,
+                        rate_bps: self.link_rate_bps,
+                        burst_bytes: None,
+                        source: self.link_source.clone(),
+                    })
+            })
+            .collect()
+    }
 }
 
 impl Default for ReportOptions {
@@ -80,6 +102,7 @@ impl Default for ReportOptions {
             link: OverheadModel::ethernet(),
             link_rate_bps: None,
             link_source: None,
+            links: Vec::new(),
             title: "IPv4 vs IPv6 performance report".to_string(),
             generator: "dualperf".to_string(),
         }
@@ -199,21 +222,9 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
             ));
         }
     }
-    let source = options.link_source.as_deref();
-    tables.extend(headers::overhead_table(
-        &analysis,
-        &options.link,
-        options.link_rate_bps,
-        source,
-    ));
-    if let Some(rate) = options.link_rate_bps {
-        tables.extend(headers::efficiency_table(
-            &analysis,
-            &options.link,
-            rate,
-            source,
-        ));
-    }
+    let links = options.links_of(data.campaigns.len());
+    tables.extend(headers::overhead_table(&analysis, &links));
+    tables.extend(headers::efficiency_table(&analysis, &links));
     tables.extend(loaded::table(data, &analysis.systems));
     tables.push(context::runs_table(data, &analysis.systems));
     for (i, (c, label)) in data.campaigns.iter().zip(&analysis.systems).enumerate() {
@@ -232,11 +243,9 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
     figures.extend(timeseries::figures(data, &analysis.systems));
     figures.extend(windows::figures(data, &analysis.systems));
     figures.extend(loaded::figures(data, &analysis.systems));
-    let findings = findings::findings(&analysis, &options.link, options.link_rate_bps);
+    let findings = findings::findings(&analysis, &links);
     let mut warnings = caveats::warnings(data, &analysis);
-    if let Some(rate) = options.link_rate_bps {
-        warnings.extend(headers::efficiency_warnings(&analysis, &options.link, rate));
-    }
+    warnings.extend(headers::efficiency_warnings(&analysis, &links));
     let setting = data
         .campaigns
         .iter()
