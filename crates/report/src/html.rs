@@ -148,7 +148,7 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         };
         let _ = write!(
             out,
-            "<section id=\"v-{}\">\n<h2>{}</h2>\n<figure>\n{}<figcaption>{} against packet size; one line per system and IP version, each in its own colour (IPv4 solid with dots, IPv6 dashed with squares); error bars are {:.0}% confidence intervals of the mean.</figcaption>\n</figure>\n",
+            "<section id=\"v-{}\">\n<h2>{}</h2>\n<figure>\n{}<figcaption>{} against packet size; one line per system and IP version: one colour and marker shape per system, IPv4 solid with filled markers, IPv6 dashed with hollow ones; error bars are {:.0}% confidence intervals of the mean.</figcaption>\n</figure>\n",
             escape::html(id),
             escape::html(&vd.view.title()),
             fig.svg,

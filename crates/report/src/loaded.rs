@@ -18,7 +18,7 @@
 
 use crate::dataset::{Dataset, LoadedSample, RunRow, RunSeries};
 use crate::format::num;
-use crate::svg::{Figure, PALETTE};
+use crate::svg::Figure;
 use crate::table::{Cell, Table};
 use crate::timeseries::{cell_id, render, Line, LineSet};
 use std::collections::BTreeSet;
@@ -115,7 +115,6 @@ fn cdf_figure(
                 let Some((ladder, n)) = mean_ladder(&runs, loaded, udp) else {
                     continue;
                 };
-                let pair = PALETTE[sys % PALETTE.len()];
                 let v6 = family == Family::V6;
                 let who = match (many_systems, systems.get(sys)) {
                     (true, Some(name)) => format!("{name} {family}"),
@@ -125,13 +124,13 @@ fn cdf_figure(
                 counts.push(n);
                 lines.push(Line {
                     label: format!("{who} {phase} · {n} runs"),
-                    colour: if v6 { pair.1 } else { pair.0 },
+                    colour: crate::svg::colour_of(sys),
                     dash: match (loaded, v6) {
                         (false, _) => "2 3",
                         (true, false) => "",
                         (true, true) => "7 4",
                     },
-                    square: v6,
+                    mark: crate::svg::Mark::of(sys, v6),
                     steps: cdf_steps(&ladder),
                 });
             }

@@ -18,17 +18,37 @@ pub const AXIS_FONT: f64 = 16.0;
 const _: () = assert!(AXIS_FONT * 360.0 / WIDTH >= 11.0);
 pub(crate) const TITLE_FONT: f64 = 17.0;
 pub(crate) const NOTE_FONT: f64 = 15.0;
-/// Per system: (IPv4, IPv6) colours, two distinct hues each and twelve in all (from
-/// Kelly's 22 colours of maximum contrast, without the pale ones), so the IP versions
-/// differ by colour as well as by dash and marker, for up to six systems.
-pub(crate) const PALETTE: [(&str, &str); 6] = [
-    ("#0067A5", "#E25822"),
-    ("#008856", "#B3446C"),
-    ("#875692", "#C98500"),
-    ("#222222", "#4D9DE0"),
-    ("#882D17", "#6F8F00"),
-    ("#604E97", "#E0607E"),
+/// One colour per system, from the Okabe–Ito palette (distinct for the common colour
+/// vision deficiencies), ordered so the first systems also differ in grey when printed
+/// (luminance 0, 162, 87, 119, 151, 106 of 255); each system also has its own marker
+/// shape ([`Mark`]), and the IP version is the line style: IPv4 solid with filled
+/// markers, IPv6 dashed with hollow ones.
+pub(crate) const PALETTE: [&str; 6] = [
+    "#000000", "#E69F00", "#0072B2", "#D55E00", "#CC79A7", "#009E73",
 ];
+
+/// A marker: its shape says the system, a hollow fill says IPv6.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Mark {
+    shape: usize,
+    pub(crate) hollow: bool,
+}
+
+impl Mark {
+    /// The marker of system `sys` (circle, square, triangle, diamond, inverted triangle,
+    /// cross) for IPv6 (`v6`: hollow) or IPv4 (filled).
+    pub(crate) fn of(sys: usize, v6: bool) -> Mark {
+        Mark {
+            shape: sys % 6,
+            hollow: v6,
+        }
+    }
+}
+
+/// The colour of system `sys`.
+pub(crate) fn colour_of(sys: usize) -> &'static str {
+    PALETTE[sys % PALETTE.len()]
+}
 pub(crate) const FONT: &str = "DejaVu Sans, Verdana, sans-serif";
 
 /// Estimated advance width of `text` at `font_px` in a DejaVu-Sans-like face (slightly
@@ -199,7 +219,7 @@ struct Series {
     colour: &'static str,
     /// SVG stroke-dasharray; empty = solid.
     dash: &'static str,
-    square: bool,
+    mark: Mark,
     /// (size, mean, low, high, low clipped, high clipped).
     points: Vec<(u32, f64, f64, f64, bool, bool)>,
     /// Each run's value per size, drawn as dots beside the mean (a strip plot), so a
@@ -234,7 +254,12 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
     } else {
         format!("{} against packet size", view.title())
     };
-    let cap = (view.metric == wire::metrics::LOSS_PCT).then_some(100.0);
+    // Loss and the host's busy CPU lie within 0–100 %: the axis ends there.
+    let cap = matches!(
+        view.metric,
+        wire::metrics::LOSS_PCT | wire::metrics::CPU_LOCAL_PCT
+    )
+    .then_some(100.0);
     let mut series = Vec::new();
     for s in 0..vd.systems.len() {
         for (fi, f) in [Family::V4, Family::V6].into_iter().enumerate() {
@@ -279,12 +304,11 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
             } else {
                 f.to_string()
             };
-            let pair = PALETTE[s % PALETTE.len()];
             series.push(Series {
                 label,
-                colour: if fi == 0 { pair.0 } else { pair.1 },
+                colour: colour_of(s),
                 dash: if fi == 1 { "7 4" } else { "" },
-                square: fi == 1,
+                mark: Mark::of(s, fi == 1),
                 points,
                 runs,
             });
@@ -364,13 +388,12 @@ pub fn percentile_figure(
                 } else {
                     f.to_string()
                 };
-                let pair = PALETTE[s % PALETTE.len()];
                 series.push(Series {
                     label: format!("{who} {label}"),
-                    colour: if fi == 0 { pair.0 } else { pair.1 },
-                    // p50 solid, p99 dashed, p99.9 dotted; IPv6 squares.
+                    colour: colour_of(s),
+                    // p50 solid, p99 dashed, p99.9 dotted; IPv6 hollow markers.
                     dash: ["", "7 4", "2 3"][li.min(2)],
-                    square: fi == 1,
+                    mark: Mark::of(s, fi == 1),
                     points,
                     runs,
                 });
@@ -395,8 +418,69 @@ pub fn percentile_figure(
         &series,
         None,
         Some(top * 1.5),
-        "Each run stores its RTT percentiles; lines join the median over runs of each run's p50 (solid), p99 (dashed) and p99.9 (dotted), small dots are the runs (a triangle at the top: a run beyond the axis). Descriptive: the tests compare the mean RTT.",
+        "Each run stores its RTT percentiles; lines join the median over runs of each run's p50 (solid), p99 (dashed) and p99.9 (dotted); IPv4 filled markers, IPv6 hollow ones; small dots are the runs (a triangle at the top: a run beyond the axis). Descriptive: the tests compare the mean RTT.",
     ))
+}
+
+/// A logarithmic y axis is used when the positive values drawn span more than this
+/// factor (two systems 30–100× apart, or one slow run beside sub-millisecond means).
+pub const LOG_AXIS_SPREAD: f64 = 10.0;
+
+/// `Some(lowest positive value)` when `series` want a logarithmic axis: no cap (loss and
+/// CPU stay linear within 0–100 %), every mean positive, and the drawn values spanning
+/// more than [`LOG_AXIS_SPREAD`].
+fn log_axis(series: &[Series], cap: Option<f64>) -> Option<f64> {
+    if cap.is_some() {
+        return None;
+    }
+    let means = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    if means.clone().any(|m| m <= 0.0) || means.clone().next().is_none() {
+        return None;
+    }
+    let all = series.iter().flat_map(|s| {
+        s.points
+            .iter()
+            .flat_map(|p| [p.1, p.2, p.3])
+            .chain(s.runs.iter().flat_map(|(_, v)| v.iter().copied()))
+    });
+    let lo = all
+        .clone()
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let hi = all.fold(0.0_f64, f64::max);
+    (lo.is_finite() && hi / lo > LOG_AXIS_SPREAD).then_some(lo)
+}
+
+/// Ticks of a logarithmic axis from `lo` to `hi`: every power of ten, with 2 and 5
+/// between them when the axis spans at most three decades.
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let (d0, d1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let d1 = d1.max(d0 + 1).min(d0 + 30);
+    let mids: &[f64] = if d1 - d0 <= 3 {
+        &[1.0, 2.0, 5.0]
+    } else {
+        &[1.0]
+    };
+    let mut out = Vec::new();
+    for d in d0..=d1 {
+        for &m in mids {
+            let t = m * 10f64.powi(d);
+            if d == d1 && m > 1.0 {
+                break;
+            }
+            out.push(t);
+        }
+    }
+    out
+}
+
+fn log_tick_label(t: f64) -> String {
+    if t >= 1.0 {
+        format!("{t:.0}")
+    } else {
+        let decimals = (-t.log10().floor()) as usize;
+        format!("{t:.decimals$}")
+    }
 }
 
 /// Draw `series` against packet size: the frame, ticks, error bars (where a series has
@@ -422,24 +506,40 @@ fn render(
                 .chain(s.runs.iter().flat_map(|(_, v)| v.iter().copied()))
         })
         .fold(0.0_f64, f64::max);
-    let y_hi = y_limit.map_or(y_hi, |l| y_hi.min(l));
+    let log = log_axis(series, cap);
+    let y_hi = if log.is_some() {
+        y_hi
+    } else {
+        y_limit.map_or(y_hi, |l| y_hi.min(l))
+    };
     let y_hi = if y_hi > 0.0 && y_hi.is_finite() {
         y_hi
     } else {
         1.0
     };
-    let mut y_ticks = nice_ticks(0.0, y_hi, 5);
-    if let Some(c) = cap {
-        y_ticks.retain(|t| *t <= c);
-    }
-    let y_min = 0.0;
-    let y_max = y_ticks.last().copied().filter(|m| *m > 0.0).unwrap_or(y_hi);
-    let y_step = if y_ticks.len() > 1 {
-        y_ticks[1] - y_ticks[0]
-    } else {
-        1.0
+    let (y_ticks, y_min, y_max, tick_texts) = match log {
+        Some(lo) => {
+            let ticks = log_ticks(lo, y_hi);
+            let texts = ticks.iter().map(|&t| log_tick_label(t)).collect();
+            let (first, last) = (ticks[0], ticks[ticks.len() - 1]);
+            (ticks, first, last, texts)
+        }
+        None => {
+            let mut ticks = nice_ticks(0.0, y_hi, 5);
+            if let Some(c) = cap {
+                ticks.retain(|t| *t <= c);
+            }
+            let max = ticks.last().copied().filter(|m| *m > 0.0).unwrap_or(y_hi);
+            let step = if ticks.len() > 1 {
+                ticks[1] - ticks[0]
+            } else {
+                1.0
+            };
+            let texts = ticks.iter().map(|&t| tick_label(t, step)).collect();
+            (ticks, 0.0, max, texts)
+        }
     };
-    let tick_texts: Vec<String> = y_ticks.iter().map(|&t| tick_label(t, y_step)).collect();
+    let tick_texts: Vec<String> = tick_texts;
     let widest_tick = tick_texts
         .iter()
         .map(|t| text_width(t, AXIS_FONT))
@@ -457,7 +557,14 @@ fn render(
     let x_pad = ((x_hi - x_lo) * 0.06).max(16.0);
     let (x_min, x_max) = (x_lo - x_pad, x_hi + x_pad);
     let px = |x: f64| left + (x - x_min) / (x_max - x_min) * (WIDTH - left - RIGHT);
-    let py = |y: f64| plot_bottom - (y - y_min) / (y_max - y_min) * (plot_bottom - top);
+    let py = |y: f64| {
+        let frac = if log.is_some() {
+            (y.max(y_min).log10() - y_min.log10()) / (y_max.log10() - y_min.log10())
+        } else {
+            (y - y_min) / (y_max - y_min)
+        };
+        plot_bottom - frac * (plot_bottom - top)
+    };
 
     let (legend, legend_bottom) =
         legend_layout(series.iter().map(|s| s.label.as_str()), plot_bottom + 76.0);
@@ -471,9 +578,18 @@ fn render(
         }
     );
     let note = if cap.is_some() && any_clip {
+        note.replace("(the metric cannot go below 0)", "(it lies within 0–100%)")
+    } else if log.is_some() && any_clip {
         note.replace(
             "(the metric cannot go below 0)",
-            "(loss lies within 0–100%)",
+            "(the logarithmic axis has no 0)",
+        )
+    } else {
+        note
+    };
+    let note = if log.is_some() {
+        format!(
+            "{note} The y axis is logarithmic: the values span more than a factor of {LOG_AXIS_SPREAD}, which a linear axis would flatten."
         )
     } else {
         note
@@ -483,6 +599,10 @@ fn render(
     let height = (note_top + note_lines.len() as f64 * (NOTE_FONT + 3.0) + 8.0).ceil();
 
     let mut svg = figure_open(id, &title, &title_lines, height);
+    if log.is_some() {
+        // Said in the note too; here for readers and checks that take the SVG whole.
+        svg.push_str("<desc>The y axis is logarithmic.</desc>\n");
+    }
     // Grid and y ticks.
     y_grid(&mut svg, &y_ticks, &tick_texts, left, &py);
     // x ticks at the measured sizes (or round numbers when there are many); labels
@@ -542,11 +662,13 @@ fn render(
         );
         // The runs behind each mean, as faint dots beside it (IPv4 to the left, IPv6 to
         // the right), spread a little so equal values stay countable.
-        let side = if s.square { 10.0 } else { -10.0 };
+        let side = if s.mark.hollow { 10.0 } else { -10.0 };
         for (size, vals) in &s.runs {
             for (k, &v) in vals.iter().enumerate() {
                 let spread = ((k * 7) % 5) as f64 - 2.0;
-                let x = px(*size as f64) + dx + side + spread * 1.4;
+                // Inside the plot whatever the offsets (the first size sits near the axis).
+                let x = (px(*size as f64) + dx + side + spread * 1.4)
+                    .clamp(left + 3.0, WIDTH - RIGHT - 3.0);
                 if v > y_max {
                     // Beyond the axis: a small triangle at the top edge.
                     let y = py(y_max);
@@ -569,6 +691,8 @@ fn render(
         }
         svg.push('\n');
         for &(size, _, lo, hi, lo_clip, hi_clip) in &s.points {
+            let lo_clip = lo_clip || (log.is_some() && lo < y_min);
+            let lo = lo.max(y_min);
             let x = px(size as f64) + dx;
             if hi > lo {
                 let _ = writeln!(
@@ -630,13 +754,13 @@ fn render(
             let _ = writeln!(
                 svg,
                 "{}",
-                marker(px(p.0 as f64) + dx, py(p.1), s.colour, s.square)
+                marker(px(p.0 as f64) + dx, py(p.1), s.colour, s.mark)
             );
         }
         svg.push_str("</g>\n");
     }
     for (s, entry) in series.iter().zip(&legend) {
-        legend_entry(&mut svg, entry, s.colour, s.dash, s.square);
+        legend_entry(&mut svg, entry, s.colour, s.dash, s.mark);
     }
     figure_close(&mut svg, &note_lines, note_top);
     Figure {
@@ -787,7 +911,7 @@ pub(crate) fn legend_entry(
     (x, y, lines): &LegendSlot,
     colour: &str,
     dash: &str,
-    square: bool,
+    mark: Mark,
 ) {
     let dash = if dash.is_empty() {
         String::new()
@@ -799,25 +923,54 @@ pub(crate) fn legend_entry(
         "<g class=\"legend\"><line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{colour}\" stroke-width=\"2\"{dash}/>{}{}</g>",
         c(*x),
         c(x + LEGEND_SAMPLE_W),
-        marker(x + LEGEND_SAMPLE_W / 2.0, *y, colour, square),
+        marker(x + LEGEND_SAMPLE_W / 2.0, *y, colour, mark),
         text_lines(x + LEGEND_SAMPLE_W + 8.0, y + AXIS_FONT * 0.35, lines, AXIS_FONT + 3.0, ""),
         y = c(*y),
     );
 }
 
-pub(crate) fn marker(x: f64, y: f64, colour: &str, square: bool) -> String {
-    if square {
-        format!(
-            "<rect x=\"{}\" y=\"{}\" width=\"8\" height=\"8\" fill=\"#ffffff\" stroke=\"{colour}\" stroke-width=\"2\"/>",
-            c(x - 4.0),
-            c(y - 4.0)
-        )
-    } else {
-        format!(
-            "<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{colour}\"/>",
+pub(crate) fn marker(x: f64, y: f64, colour: &str, mark: Mark) -> String {
+    let fill = if mark.hollow { "#ffffff" } else { colour };
+    let style = format!("fill=\"{fill}\" stroke=\"{colour}\" stroke-width=\"1.8\"");
+    let poly = |pts: &[(f64, f64)]| {
+        let d: Vec<String> = pts
+            .iter()
+            .enumerate()
+            .map(|(i, (dx, dy))| {
+                format!(
+                    "{}{} {}",
+                    if i == 0 { "M" } else { "L" },
+                    c(x + dx),
+                    c(y + dy)
+                )
+            })
+            .collect();
+        format!("<path class=\"marker\" d=\"{} Z\" {style}/>", d.join(" "))
+    };
+    match mark.shape {
+        0 => format!(
+            "<circle class=\"marker\" cx=\"{}\" cy=\"{}\" r=\"4.2\" {style}/>",
             c(x),
             c(y)
-        )
+        ),
+        1 => poly(&[(-4.0, -4.0), (4.0, -4.0), (4.0, 4.0), (-4.0, 4.0)]),
+        2 => poly(&[(0.0, -5.0), (4.6, 3.5), (-4.6, 3.5)]),
+        3 => poly(&[(0.0, -5.2), (5.2, 0.0), (0.0, 5.2), (-5.2, 0.0)]),
+        4 => poly(&[(0.0, 5.0), (4.6, -3.5), (-4.6, -3.5)]),
+        _ => poly(&[
+            (-1.6, -5.0),
+            (1.6, -5.0),
+            (1.6, -1.6),
+            (5.0, -1.6),
+            (5.0, 1.6),
+            (1.6, 1.6),
+            (1.6, 5.0),
+            (-1.6, 5.0),
+            (-1.6, 1.6),
+            (-5.0, 1.6),
+            (-5.0, -1.6),
+            (-1.6, -1.6),
+        ]),
     }
 }
 
@@ -952,21 +1105,80 @@ mod figure_tests {
         assert_eq!(pct.len(), 3, "p50, p99, p99.9 (no p90 stored)");
         let fig = percentile_figure(vd, &pct).unwrap();
         assert_eq!(fig.svg.matches("<g class=\"series\"").count(), 6);
-        assert_eq!(
-            fig.svg.matches("class=\"run above\"").count(),
-            1,
-            "the outlier"
+        // p50 to p99.9 span far more than 10x (and one run's p99.9 is 100x its mean):
+        // a logarithmic axis shows every line and every run, p50 off the floor.
+        assert!(
+            fig.svg.contains("<desc>The y axis is logarithmic.</desc>"),
+            "{}",
+            fig.svg
         );
-        assert_eq!(
-            fig.svg.matches("class=\"run\"").count(),
-            17,
-            "18 runs, 1 above"
-        );
+        assert_eq!(fig.svg.matches("class=\"run above\"").count(), 0);
+        assert_eq!(fig.svg.matches("class=\"run\"").count(), 18, "18 runs");
         assert!(fig.svg.contains("stroke-dasharray=\"2 3\""), "p99.9 dotted");
-        let top: f64 = ticks(&fig.svg, "ytick").last().unwrap().parse().unwrap();
-        // Medians are in µs: the highest is 3 × 61 = 183 µs; the axis ends at the round
-        // tick above 1.5 × that (274.5 → 300), not at the 5 ms outlier.
-        assert!((274.5..=300.0).contains(&top), "{top}");
+        let ticks: Vec<f64> = ticks(&fig.svg, "ytick")
+            .iter()
+            .map(|t| t.parse().unwrap())
+            .collect();
+        // Medians in µs from 0.9 × 50 = 45 to the 5 ms outlier: decades 10 … 10 000.
+        assert_eq!(ticks.first(), Some(&10.0), "{ticks:?}");
+        assert_eq!(ticks.last(), Some(&10_000.0), "{ticks:?}");
+    }
+
+    #[test]
+    fn series_an_order_of_magnitude_apart_get_a_log_axis_said_in_the_caption() {
+        // Issue 29: two systems 30-100x apart shared a linear axis, one lying flat on 0.
+        let fast = [7000e6, 7100e6, 6900e6];
+        let slow = [100e6, 101e6, 99e6];
+        let d = crafted(
+            &["fast", "slow"],
+            &[
+                (0, V4, TcpStream, 128, THROUGHPUT_BPS, &fast),
+                (0, V6, TcpStream, 128, THROUGHPUT_BPS, &fast),
+                (1, V4, TcpStream, 128, THROUGHPUT_BPS, &slow),
+                (1, V6, TcpStream, 128, THROUGHPUT_BPS, &slow),
+            ],
+        );
+        let a = analyse(&d, AnalysisOptions::default());
+        let svg = figure(&a.views[0], 0.95).svg;
+        assert!(
+            svg.contains("<desc>The y axis is logarithmic.</desc>"),
+            "{svg}"
+        );
+        assert!(
+            svg.replace("</tspan>", "").contains("logarithmic"),
+            "said in the note"
+        );
+        // Within a factor of 10: linear from 0.
+        let d = crafted(
+            &["S"],
+            &[
+                (0, V4, TcpStream, 128, THROUGHPUT_BPS, &fast),
+                (0, V6, TcpStream, 128, THROUGHPUT_BPS, &fast),
+            ],
+        );
+        let a = analyse(&d, AnalysisOptions::default());
+        let svg = figure(&a.views[0], 0.95).svg;
+        assert!(!svg.contains("logarithmic"));
+        assert_eq!(ticks(&svg, "ytick").first().map(String::as_str), Some("0"));
+    }
+
+    #[test]
+    fn host_cpu_axes_end_at_100_percent() {
+        let busy = [99.0, 99.5, 98.7];
+        let d = crafted(
+            &["S"],
+            &[
+                (0, V4, TcpStream, 128, wire::metrics::CPU_LOCAL_PCT, &busy),
+                (0, V6, TcpStream, 128, wire::metrics::CPU_LOCAL_PCT, &busy),
+            ],
+        );
+        let a = analyse(&d, AnalysisOptions::default());
+        let svg = figure(&a.views[0], 0.95).svg;
+        let ticks: Vec<f64> = ticks(&svg, "ytick")
+            .iter()
+            .map(|t| t.parse().unwrap())
+            .collect();
+        assert_eq!(ticks.last(), Some(&100.0), "{ticks:?}");
     }
 
     #[test]
@@ -996,7 +1208,7 @@ mod figure_tests {
     }
 
     #[test]
-    fn six_systems_get_twelve_colours_and_long_legends_stay_inside() {
+    fn six_systems_get_six_colours_six_markers_and_long_legends_stay_inside() {
         let long = "A system with a remarkably long label that no legend row can hold in one line";
         let labels: Vec<String> = (0..6)
             .map(|i| {
@@ -1024,7 +1236,23 @@ mod figure_tests {
             .skip(1)
             .filter_map(|s| s.split('"').next())
             .collect();
-        assert_eq!(colours.len(), 12, "{colours:?}");
+        // One colour and one marker shape per system; the IP version is the line style.
+        assert_eq!(colours.len(), 6, "{colours:?}");
+        assert_eq!(svg.matches("<g class=\"legend\">").count(), 12);
+        let shapes: std::collections::BTreeSet<String> = svg
+            .split("<g class=\"legend\">")
+            .skip(1)
+            .filter_map(|g| g.split("class=\"marker\"").nth(1))
+            .map(|m| {
+                m.split('"')
+                    .nth(1)
+                    .unwrap_or("")
+                    .chars()
+                    .filter(|c| c.is_alphabetic())
+                    .collect()
+            })
+            .collect();
+        assert!(shapes.len() >= 4, "marker shapes per system: {shapes:?}");
         // Every legend text line fits in the width; the figure is tall enough for all.
         let height: f64 = svg
             .split("height=\"")

@@ -13,7 +13,7 @@ use crate::escape::{svg as svg_escape, truncate_chars};
 use crate::svg::{
     axes, c, figure_close, figure_open, legend_entry, legend_layout, marker, nice_ticks,
     text_width, tick_label, wrap, y_grid, Figure, ATTR_MAX_CHARS, AXIS_FONT, MAX_DRAWN, NOTE_FONT,
-    NOTE_MAX_LINES, PALETTE, PLOT_HEIGHT, RIGHT, TITLE_FONT, TITLE_MAX_LINES, WIDTH,
+    NOTE_MAX_LINES, PLOT_HEIGHT, RIGHT, TITLE_FONT, TITLE_MAX_LINES, WIDTH,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -242,7 +242,7 @@ pub(crate) struct Line {
     pub(crate) label: String,
     pub(crate) colour: &'static str,
     pub(crate) dash: &'static str,
-    pub(crate) square: bool,
+    pub(crate) mark: crate::svg::Mark,
     pub(crate) steps: Vec<(f64, f64, f64)>,
 }
 
@@ -461,20 +461,19 @@ pub(crate) fn styled_line(
     steps: Vec<(f64, f64, f64)>,
 ) -> Line {
     let v6 = run.family == Family::V6;
-    let pair = PALETTE[sys % PALETTE.len()];
     let who = match (many_systems, systems.get(sys)) {
         (true, Some(name)) => format!("{name} {}", run.family),
         _ => run.family.to_string(),
     };
     Line {
         label: format!("{who} · run {run_id}"),
-        colour: if v6 { pair.1 } else { pair.0 },
+        colour: crate::svg::colour_of(sys),
         dash: match (nth, v6) {
             (0, false) => "",
             (0, true) => "7 4",
             _ => "2 3",
         },
-        square: v6,
+        mark: crate::svg::Mark::of(sys, v6),
         steps,
     }
 }
@@ -598,7 +597,7 @@ pub(crate) fn render(
         draw_line(&mut svg, l, &px, &py);
     }
     for (l, slot) in lines.iter().zip(&legend) {
-        legend_entry(&mut svg, slot, l.colour, l.dash, l.square);
+        legend_entry(&mut svg, slot, l.colour, l.dash, l.mark);
     }
     figure_close(&mut svg, &note_lines, note_top);
     Figure {
@@ -647,7 +646,7 @@ fn draw_line(svg: &mut String, l: &Line, px: &dyn Fn(f64) -> f64, py: &dyn Fn(f6
         let _ = writeln!(
             svg,
             "{}",
-            marker(px((t0 + t1) / 2.0), py(v), l.colour, l.square)
+            marker(px((t0 + t1) / 2.0), py(v), l.colour, l.mark)
         );
     }
     svg.push_str("</g>\n");
@@ -681,7 +680,7 @@ mod tests {
             label: "S IPv4 · run 1".into(),
             colour: "#000000",
             dash: "",
-            square: false,
+            mark: crate::svg::Mark::of(0, false),
             steps,
         };
         let lines = [
@@ -1011,10 +1010,10 @@ mod tests {
         assert!(figures(&data, &["S".into()]).is_empty());
     }
 
-    /// Six systems × two IP versions: twelve colours, and every legend line inside the
-    /// figure (a long label wraps).
+    /// Six systems × two IP versions: six colours (one per system), and every legend
+    /// line inside the figure (a long label wraps).
     #[test]
-    fn six_systems_get_twelve_lines_with_distinct_colours_and_legends_inside() {
+    fn six_systems_get_six_colours_and_legends_inside() {
         let long = "A system with a remarkably long label that no legend row holds";
         let labels = ["Linux", "Windows", long, "FreeBSD", "macOS", "OpenBSD"];
         let data = crate::fixture::with_series(crate::fixture::systems(&labels));
@@ -1028,7 +1027,8 @@ mod tests {
                 .skip(1)
                 .filter_map(|s| s.split('"').next())
                 .collect();
-            assert_eq!(colours.len(), 12, "{}: {colours:?}", fig.id);
+            // One colour per system (the IP version and the run are the line style).
+            assert_eq!(colours.len(), 6, "{}: {colours:?}", fig.id);
             let height: f64 = fig
                 .svg
                 .split("height=\"")
