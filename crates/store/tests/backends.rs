@@ -185,6 +185,10 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("campaign_locks", campaign_locks),
     ("run_results_view", run_results_view),
     ("import_is_idempotent", import_is_idempotent),
+    (
+        "nul_text_stores_resumes_and_imports",
+        nul_text_stores_resumes_and_imports,
+    ),
 ];
 
 fn run_all(f: &Fixture) {
@@ -541,6 +545,76 @@ fn import_is_idempotent(f: &Fixture) {
     assert!(again.imported.is_empty());
     assert_eq!(again.skipped, vec![src_id]);
     assert_eq!(s.campaigns().unwrap().len(), 2);
+}
+
+/// NUL (U+0000) in a label, metadata, spec, failure reason or applied value is stored
+/// as U+FFFD on both backends (PostgreSQL refused the whole write before), again when
+/// the campaign is resumed, and when an SQLite file holding raw NULs is imported.
+fn nul_text_stores_resumes_and_imports(f: &Fixture) {
+    let db = f.fresh();
+    let mut s = Store::open_target(&db).unwrap();
+    let mut c = campaign("lab\0one");
+    c.command_line = "dualperf study --label 'lab\0one'".into();
+    let id = s.create_campaign(&c).unwrap();
+    let host = |v: &str| HostInfo {
+        role: "client".into(),
+        metadata: [("os\0name".to_string(), v.to_string())].into(),
+    };
+    s.set_host(id, &host("Deb\0ian")).unwrap();
+    let mut cell0 = cell(id, 0, Family::V4);
+    cell0.spec_json = "{\"label\":\"a\0b\"}".into();
+    s.add_cells(&[cell0]).unwrap();
+    let mut failed = ok_run(id, 0, 0, 0.0);
+    failed.status = RunStatus::Failed {
+        reason: "peer said \0".into(),
+    };
+    failed.applied = [("client.udp\0".to_string(), "x\0".to_string())].into();
+    s.record_run(&failed).unwrap();
+    drop(s);
+    // Resume: the same writes again on a new connection.
+    let mut s = Store::open_target(&db).unwrap();
+    s.set_host(id, &host("Deb\0ian 12")).unwrap();
+    s.record_run(&ok_run(id, 0, 1, 9e8)).unwrap();
+    let back = s.campaign(id).unwrap();
+    assert_eq!(back.label, "lab\u{fffd}one");
+    assert_eq!(back.command_line, "dualperf study --label 'lab\u{fffd}one'");
+    assert_eq!(
+        back.hosts[0].metadata["os\u{fffd}name"],
+        "Deb\u{fffd}ian 12"
+    );
+    assert_eq!(
+        s.cells(id).unwrap()[0].spec_json,
+        "{\"label\":\"a\u{fffd}b\"}"
+    );
+    let details = s.run_details(id).unwrap();
+    assert_eq!(
+        details[0].run.status,
+        RunStatus::Failed {
+            reason: "peer said \u{fffd}".into()
+        }
+    );
+    assert_eq!(details[0].applied["client.udp\u{fffd}"], "x\u{fffd}");
+    // An older SQLite file holding raw NULs (written behind dualperf's back) imports.
+    let dir = tempfile::tempdir().unwrap();
+    let old = DbTarget::Sqlite(dir.path().join("old.db"));
+    fill(&old, "old");
+    let DbTarget::Sqlite(old_path) = &old else {
+        unreachable!()
+    };
+    rusqlite::Connection::open(old_path)
+        .unwrap()
+        .execute_batch(
+            "UPDATE campaigns SET label = 'x' || char(0) || 'y';
+             UPDATE host_metadata SET value = 'v' || char(0);
+             UPDATE runs SET failure_reason = char(0) WHERE ok = 0;",
+        )
+        .unwrap();
+    let sum = s.import_from_target(&old).unwrap();
+    assert_eq!(sum.runs, 3);
+    let new_id = sum.imported[0].1;
+    assert_eq!(s.campaign(new_id).unwrap().label, "x\u{fffd}y");
+    let meta = &s.campaign(new_id).unwrap().hosts[0].metadata;
+    assert!(meta.values().all(|v| v == "v\u{fffd}"), "{meta:?}");
 }
 
 fn check_imported(s: &Store, src: &DbTarget) {
