@@ -379,7 +379,7 @@ impl Store {
         if writable {
             return schema::migrate(&self.conn, &name);
         }
-        let version = schema::version(&self.conn)?;
+        let version = schema::effective_version(&self.conn, &name)?;
         if version > schema::CURRENT_VERSION {
             return Err(StoreError::TooNew {
                 db: name,
@@ -387,7 +387,8 @@ impl Store {
                 supported: schema::CURRENT_VERSION,
             });
         }
-        if version == 0 && self.conn.is_postgres() {
+        if version == 0 {
+            // No dualperf tables (a `.dump` copy that has them reads at its version).
             return Err(StoreError::Empty(name));
         }
         if version < schema::READABLE_FROM {

@@ -281,3 +281,159 @@ fn a_schema_1_file_reads_read_only_and_migrates_when_written() {
         .unwrap();
     assert_eq!(v, crate::schema::CURRENT_VERSION);
 }
+
+/// `sqlite3 SRC .dump`: the statements that rebuild SRC's tables and rows, without its
+/// `user_version`. The real CLI's output when it is installed, else the same
+/// statements made here (schema text from `sqlite_master`, rows with `quote()`).
+fn dump(src: &Path) -> String {
+    if let Ok(out) = std::process::Command::new("sqlite3")
+        .arg(src)
+        .arg(".dump")
+        .output()
+    {
+        if out.status.success() {
+            return String::from_utf8(out.stdout).unwrap();
+        }
+    }
+    let c = rusqlite::Connection::open(src).unwrap();
+    let mut out = String::from("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n");
+    let objects: Vec<(String, String, String)> = c
+        .prepare(
+            "SELECT name, type, sql FROM sqlite_master
+             WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for (name, kind, sql) in objects {
+        out.push_str(&format!("{sql};\n"));
+        if kind != "table" {
+            continue;
+        }
+        let cols: Vec<String> = c
+            .prepare(&format!("SELECT name FROM pragma_table_info('{name}')"))
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let quoted: Vec<String> = cols.iter().map(|c| format!("quote({c})")).collect();
+        let select = format!(
+            "SELECT 'INSERT INTO {name} VALUES(' || {} || ');' FROM {name}",
+            quoted.join(" || ',' || ")
+        );
+        let rows: Vec<String> = c
+            .prepare(&select)
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        for r in rows {
+            out.push_str(&r);
+            out.push('\n');
+        }
+    }
+    out.push_str("COMMIT;\n");
+    out
+}
+
+/// A copy of `src` made by replaying its dump into a new file (user_version 0).
+fn dump_copy(src: &Path, name: &str) -> PathBuf {
+    let copy = src.with_file_name(name);
+    let c = rusqlite::Connection::open(&copy).unwrap();
+    c.execute_batch(&dump(src)).unwrap();
+    let v: i64 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, 0, "a dump carries no schema version");
+    copy
+}
+
+fn user_version(path: &Path) -> i64 {
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap()
+}
+
+/// Issue 28.11: a `.dump` copy (tables present, schema version 0) reads as it is
+/// (show, export, report, import source), and opened for writing it is adopted at the
+/// version its tables show and migrated on; before, every open failed or advised
+/// commands that failed on "table campaigns already exists".
+#[test]
+fn a_dump_copy_reads_imports_and_is_adopted_when_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, id) = filled(dir.path(), "orig");
+    let runs = Store::open_read_only(&path).unwrap().runs(id).unwrap();
+    let copy = dump_copy(&path, "copy.db");
+    let ro = Store::open_read_only(&copy).unwrap();
+    assert_eq!(ro.runs(id).unwrap(), runs);
+    drop(ro);
+    // Import from the copy into a new file.
+    let mut fresh = Store::open(&dir.path().join("new.db")).unwrap();
+    let sum = fresh.import_from(&copy).unwrap();
+    assert_eq!((sum.imported.len(), sum.runs), (1, 3));
+    drop(fresh);
+    // Writing (a resume) adopts it at the current version and keeps every run.
+    let mut rw = Store::open(&copy).unwrap();
+    assert_eq!(user_version(&copy), schema::CURRENT_VERSION);
+    rw.record_run(&ok_run(id, 0, 1, 8e8)).unwrap();
+    assert_eq!(rw.runs(id).unwrap().len(), 4);
+
+    // A schema-1 file's copy is recognised as 1 and migrated forward.
+    let (old, old_id) = filled(dir.path(), "v1");
+    rusqlite::Connection::open(&old)
+        .unwrap()
+        .execute_batch("DROP VIEW run_results; DROP TABLE run_applied; PRAGMA user_version = 1;")
+        .unwrap();
+    let old_copy = dump_copy(&old, "v1-copy.db");
+    assert_eq!(
+        Store::open_read_only(&old_copy)
+            .unwrap()
+            .runs(old_id)
+            .unwrap()
+            .len(),
+        3
+    );
+    let migrated = Store::open(&old_copy).unwrap();
+    assert_eq!(migrated.schema_version().unwrap(), schema::CURRENT_VERSION);
+    assert!(migrated.conn.has_table("run_applied").unwrap());
+}
+
+/// Tables that match no dualperf schema are refused with what differs, untouched.
+#[test]
+fn unversioned_tables_of_another_shape_are_refused_naming_the_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = filled(dir.path(), "orig");
+    let copy = dump_copy(&path, "copy.db");
+    rusqlite::Connection::open(&copy)
+        .unwrap()
+        .execute_batch("ALTER TABLE runs ADD COLUMN mood TEXT")
+        .unwrap();
+    for e in [
+        Store::open_read_only(&copy).err().unwrap(),
+        Store::open(&copy).err().unwrap(),
+    ] {
+        let msg = e.to_string();
+        assert!(msg.contains("runs.mood"), "{msg}");
+        assert!(msg.contains("no schema version"), "{msg}");
+    }
+    assert_eq!(user_version(&copy), 0);
+}
+
+/// An SQLite file without dualperf's tables reads as empty, with the advice to run a
+/// study, not to "upgrade" it.
+#[test]
+fn an_empty_file_opened_read_only_says_it_holds_no_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.db");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("CREATE TABLE other (x INTEGER)")
+        .unwrap();
+    let e = Store::open_read_only(&path).err().unwrap();
+    assert!(matches!(e, StoreError::Empty(_)), "{e}");
+}
