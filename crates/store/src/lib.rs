@@ -32,8 +32,9 @@ pub mod schema;
 pub mod target;
 mod write;
 
-pub use import::ImportSummary;
+pub use import::{ImportSummary, Merged};
 pub use lock::{utc_text, CampaignLock, LockTaken};
+pub use read::{FailedAttempt, RunChunks, RunCounts, RUN_CHUNK};
 pub use target::{is_postgres_url, redact_password, DbTarget, PgUrl, DB_ENV};
 
 /// Everything that can go wrong with the store. Messages say what to do.
