@@ -267,3 +267,53 @@ fn a_dump_copy_is_shown_reported_imported_and_resumed() {
     let s = store::Store::open_read_only(copy.as_ref()).unwrap();
     assert_eq!(s.schema_version().unwrap(), store::schema::CURRENT_VERSION);
 }
+
+/// Stored values are checked when a report reads them: a run with a negative or
+/// infinite throughput (written behind dualperf's back) is counted nowhere and listed
+/// with why; before, it went into the means and figures.
+#[test]
+fn a_report_leaves_out_runs_with_impossible_values_and_lists_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("bad.db").display().to_string();
+    small_study(&db, "bad");
+    let clean = run(&["report", "--db", &db, "--format", "text"], false);
+    assert!(clean.status.success(), "{}", text(&clean));
+    assert!(!text(&clean).contains("Runs left out"));
+    let mut ids = Vec::new();
+    {
+        let mut s = store::Store::open(db.as_ref()).unwrap();
+        let template = s.run_details(1).unwrap().pop().unwrap();
+        for (rep, tput) in [(2, -1.0e9), (3, f64::INFINITY)] {
+            let mut metrics = template.run.metrics.clone();
+            metrics.insert("throughput_bps".into(), tput);
+            ids.push(
+                s.record_run(&store::NewRun {
+                    campaign_id: 1,
+                    cell_index: template.cell_index,
+                    repetition: rep,
+                    warmup: false,
+                    attempt: 0,
+                    status: store::RunStatus::Ok,
+                    metrics,
+                    samples: Vec::new(),
+                    applied: Default::default(),
+                    started_unix_ns: template.run.started_unix_ns + i64::from(rep),
+                    duration_ns: template.duration_ns,
+                })
+                .unwrap(),
+            );
+        }
+    }
+    let o = run(&["report", "--db", &db, "--format", "text"], false);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("Runs left out"), "{out}");
+    assert!(
+        out.contains("throughput_bps is negative (-1000000000)"),
+        "{out}"
+    );
+    assert!(out.contains("throughput_bps is inf"), "{out}");
+    for id in ids {
+        assert!(out.contains(&id.to_string()), "{out}");
+    }
+}

@@ -21,6 +21,7 @@ pub mod format;
 pub mod headers;
 pub mod html;
 pub mod latex;
+pub mod left_out;
 pub mod loaded;
 #[cfg(feature = "pdf")]
 pub mod pdf;
@@ -34,8 +35,8 @@ pub mod windows;
 
 pub use analysis::{analyse, Analysis, AnalysisOptions, View, ViewData};
 pub use dataset::{
-    CampaignData, ConfidenceTarget, Dataset, IntervalCounts, LoadedSample, MissedCell, RunOutcome,
-    RunRow, RunSeries, WindowSample,
+    CampaignData, ConfidenceTarget, Dataset, IntervalCounts, LeftOutRun, LoadedSample, Metrics,
+    MetricsInterner, MissedCell, RunOutcome, RunRow, RunSeries, WindowSample,
 };
 pub use findings::Finding;
 pub use stats::{LinkModel, OverheadModel};
@@ -155,6 +156,7 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
     }
     tables.extend(loaded::table(data, &analysis.systems));
     tables.push(context::runs_table(data, &analysis.systems));
+    tables.extend(left_out::table(data, &analysis.systems));
     for (i, (c, label)) in data.campaigns.iter().zip(&analysis.systems).enumerate() {
         tables.push(context::metadata_table(c, label, i));
     }
@@ -372,7 +374,7 @@ mod tests {
             repetition: 0,
             warmup: false,
             outcome: RunOutcome::Ok,
-            metrics: BTreeMap::from([(wire::metrics::THROUGHPUT_BPS.to_string(), bps)]),
+            metrics: BTreeMap::from([(wire::metrics::THROUGHPUT_BPS.to_string(), bps)]).into(),
         };
         let data = Dataset {
             campaigns: vec![CampaignData {
