@@ -309,10 +309,10 @@ fn a_report_leaves_out_runs_with_impossible_values_and_lists_them() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("Runs left out"), "{out}");
     assert!(
-        out.contains("throughput_bps is negative (-1000000000)"),
+        out.contains("throughput_bps = -1000000000 (must be a finite number ≥ 0)"),
         "{out}"
     );
-    assert!(out.contains("throughput_bps is inf"), "{out}");
+    assert!(out.contains("throughput_bps = inf (not a finite number)"), "{out}");
     for id in ids {
         assert!(out.contains(&id.to_string()), "{out}");
     }

@@ -453,38 +453,37 @@ fn is_rtt_ladder(name: &str) -> bool {
 }
 
 /// Why a stored value cannot be a measurement, checked as values are read for a
-/// report (as a peer's are when received): non-finite; a negative rate, RTT, jitter or
-/// count of probes; CPU below 0 or above 100 % × the host's cores (`cores`, when its
-/// metadata says); loss outside 0..=100 %. `None` when the value is possible.
+/// report with the rules a peer's values meet when received (`wire::plausible`):
+/// finite; rates, RTTs, jitter and counts of trials at least 0; loss within 0–100 %;
+/// system and busiest-core CPU within 0–100 %, a process's within 100 % × the host's
+/// `cores` (4096 when its metadata does not say). `None` when the value is possible.
 pub fn implausible(name: &str, value: f64, cores: Option<u32>) -> Option<String> {
     use wire::metrics as m;
-    if !value.is_finite() {
-        return Some(format!("{name} is {value}"));
-    }
-    let negative_impossible = name.ends_with("_bps")
+    use wire::plausible::{non_negative, percentage};
+    let cpu = name.starts_with("cpu_") && name.ends_with("_pct");
+    let process = name.starts_with("proc_") && name.ends_with("_pct");
+    let physical = name.ends_with("_bps")
         || name.ends_with("_per_s")
         || name.ends_with("_pps")
         || name.starts_with("rpm_")
         || (name.contains("rtt") && name.ends_with("_ns"))
         || name.starts_with("jitter")
         || name == m::RATE_SEARCH_TRIALS;
-    if negative_impossible && value < 0.0 {
-        return Some(format!("{name} is negative ({value})"));
-    }
-    if name == m::LOSS_PCT && !(0.0..=100.0).contains(&value) {
-        return Some(format!("{name} is {value}, outside 0–100 %"));
-    }
-    let cpu = (name.starts_with("cpu_") || name.starts_with("proc_")) && name.ends_with("_pct");
-    if cpu && value < 0.0 {
-        return Some(format!("{name} is negative ({value})"));
-    }
-    if let Some(cores) = cores.filter(|_| cpu) {
-        let max = 100.0 * f64::from(cores.max(1));
-        if value > max {
-            return Some(format!("{name} is {value}, above 100 % × {cores} cores"));
-        }
-    }
-    None
+    let verdict = if !value.is_finite() {
+        Err(format!("{name} = {value} (not a finite number)"))
+    } else if name == m::LOSS_PCT && !(0.0..=100.0).contains(&value) {
+        Err(format!("{name} = {value} % (must be within 0–100 %)"))
+    } else if cpu {
+        percentage(name, value, 100.0)
+    } else if process {
+        let cores = f64::from(cores.filter(|&n| n > 0).unwrap_or(4096));
+        percentage(name, value, 100.0 * cores)
+    } else if physical {
+        non_negative(name, value)
+    } else {
+        Ok(())
+    };
+    verdict.err()
 }
 
 /// How many left-out runs a report lists by id (it counts them all).
@@ -603,33 +602,59 @@ mod tests {
     fn impossible_values_are_named() {
         use wire::metrics as m;
         for (name, v, cores, why) in [
-            (m::THROUGHPUT_BPS, f64::NAN, None, "throughput_bps is NaN"),
+            (
+                m::THROUGHPUT_BPS,
+                f64::NAN,
+                None,
+                "throughput_bps = NaN (not a finite number)",
+            ),
             (
                 m::THROUGHPUT_BPS,
                 -1.0,
                 None,
-                "throughput_bps is negative (-1)",
+                "throughput_bps = -1 (must be a finite number ≥ 0)",
             ),
-            (m::RTT_MEAN_NS, f64::INFINITY, None, "rtt_mean_ns is inf"),
-            (m::RTT_P99_NS, -5.0, None, "rtt_p99_ns is negative (-5)"),
+            (
+                m::RTT_MEAN_NS,
+                f64::INFINITY,
+                None,
+                "rtt_mean_ns = inf (not a finite number)",
+            ),
+            (
+                m::RTT_P99_NS,
+                -5.0,
+                None,
+                "rtt_p99_ns = -5 (must be a finite number ≥ 0)",
+            ),
             (
                 m::LOSS_PCT,
                 100.5,
                 None,
-                "loss_pct is 100.5, outside 0–100 %",
+                "loss_pct = 100.5 % (must be within 0–100 %)",
             ),
-            (m::LOSS_PCT, -0.1, None, "loss_pct is -0.1, outside 0–100 %"),
+            (
+                m::LOSS_PCT,
+                -0.1,
+                None,
+                "loss_pct = -0.1 % (must be within 0–100 %)",
+            ),
             (
                 m::CPU_LOCAL_PCT,
                 -2.0,
                 None,
-                "cpu_local_pct is negative (-2)",
+                "cpu_local_pct = -2 % (must be within 0–100 %)",
             ),
             (
                 m::CPU_REMOTE_PCT,
-                401.0,
+                250.0,
                 Some(4),
-                "cpu_remote_pct is 401, above 100 % × 4 cores",
+                "cpu_remote_pct = 250 % (must be within 0–100 %)",
+            ),
+            (
+                m::PROC_REMOTE_PCT,
+                402.0,
+                Some(4),
+                "proc_remote_pct = 402 % (must be within 0–400 %)",
             ),
         ] {
             assert_eq!(
@@ -641,9 +666,9 @@ mod tests {
         for (name, v, cores) in [
             (m::THROUGHPUT_BPS, 0.0, None),
             (m::LOSS_PCT, 100.0, None),
-            (m::CPU_LOCAL_PCT, 399.0, Some(4)),
-            // Without the host's core count only the lower bound holds.
-            (m::CPU_LOCAL_PCT, 3000.0, None),
+            (m::PROC_LOCAL_PCT, 399.0, Some(4)),
+            // Without the host's core count a process may use up to 4096 cores.
+            (m::PROC_LOCAL_PCT, 3000.0, None),
             // A one-way delay may be negative (clock offset): not checked.
             ("owd_mean_ns", -3.0, None),
         ] {
@@ -668,7 +693,8 @@ mod tests {
         for (i, r) in sound.campaigns[0].runs.iter().enumerate() {
             let mut r = r.clone();
             if i == 3 {
-                r.metrics.insert(wire::metrics::CPU_LOCAL_PCT.into(), 250.0);
+                r.metrics
+                    .insert(wire::metrics::PROC_LOCAL_PCT.into(), 250.0);
             }
             assert_eq!(c.push_checked(100 + i as i64, r), i != 3);
         }
@@ -676,15 +702,12 @@ mod tests {
         assert_eq!(c.left_out[0].run_id, 103);
         assert_eq!(
             c.left_out[0].reason,
-            "cpu_local_pct is 250, above 100 % × 2 cores"
+            "proc_local_pct = 250 % (must be within 0–200 %)"
         );
         let labels = vec!["a".to_string()];
         let data = Dataset { campaigns: vec![c] };
         let t = crate::left_out::table(&data, &labels).unwrap().to_text();
-        assert!(
-            t.contains("103") && t.contains("above 100 % × 2 cores"),
-            "{t}"
-        );
+        assert!(t.contains("103") && t.contains("within 0–200 %"), "{t}");
         let report = build(&data, &ReportOptions::default());
         assert!(report.text().contains("Runs left out"));
         assert!(!build(&sound, &ReportOptions::default())

@@ -438,3 +438,48 @@ fn an_empty_file_opened_read_only_says_it_holds_no_results() {
     let e = Store::open_read_only(&path).err().unwrap();
     assert!(matches!(e, StoreError::Empty(_)), "{e}");
 }
+
+/// Runs come a bounded chunk at a time (what keeps `export`, `report` and `import` at
+/// a fixed memory whatever the campaign's size), in id order, each with its own
+/// metrics and applied settings even when another campaign's runs interleave.
+#[test]
+fn run_chunks_are_bounded_and_keep_campaigns_apart() {
+    let mut s = Store::open_in_memory().unwrap();
+    let a = s.create_campaign(&new_campaign("a")).unwrap();
+    let b = s.create_campaign(&new_campaign("b")).unwrap();
+    s.add_cells(&[cell(a, 0, Family::V4, 128), cell(b, 0, Family::V4, 128)])
+        .unwrap();
+    let n = RUN_CHUNK * 2 + 17;
+    for rep in 0..n {
+        let mut run = ok_run(a, 0, rep, f64::from(rep));
+        run.samples.clear();
+        s.record_run(&run).unwrap();
+        if rep % 3 == 0 {
+            s.record_run(&ok_run(b, 0, rep, -1.0)).unwrap();
+        }
+    }
+    let mut chunks = s.run_chunks(a).unwrap();
+    let mut sizes = Vec::new();
+    let mut seen = Vec::new();
+    while let Some(chunk) = chunks.next_chunk().unwrap() {
+        sizes.push(chunk.len());
+        seen.extend(chunk);
+    }
+    assert_eq!(sizes, [RUN_CHUNK as usize, RUN_CHUNK as usize, 17]);
+    assert_eq!(seen.len(), n as usize);
+    for (rep, d) in seen.iter().enumerate() {
+        assert_eq!(d.run.campaign_id, a);
+        assert_eq!(d.run.repetition, rep as u32);
+        assert_eq!(d.run.metrics[metrics::THROUGHPUT_BPS], rep as f64);
+        assert_eq!(d.applied["client.sndbuf_bytes"], "16384");
+    }
+    assert_eq!(
+        s.run_counts(a).unwrap(),
+        RunCounts {
+            measured: u64::from(n),
+            warmup: 0,
+            failed: 0
+        }
+    );
+    assert_eq!(s.measured_by_cell(a).unwrap()[&0], u64::from(n));
+}
