@@ -157,7 +157,12 @@ pub fn main(mut args: ReportArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let options = report_options(&args, &data)?;
-    let report = report::build(&data, &options);
+    let report = if args.out.is_none() && args.format.is_some() {
+        // Only tables are printed.
+        report::build_tables(&data, &options)
+    } else {
+        report::build(&data, &options)
+    };
     let nothing_compared = report.findings.is_empty();
 
     match args.format {

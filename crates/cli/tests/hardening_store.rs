@@ -312,7 +312,10 @@ fn a_report_leaves_out_runs_with_impossible_values_and_lists_them() {
         out.contains("throughput_bps = -1000000000 (must be a finite number ≥ 0)"),
         "{out}"
     );
-    assert!(out.contains("throughput_bps = inf (not a finite number)"), "{out}");
+    assert!(
+        out.contains("throughput_bps = inf (not a finite number)"),
+        "{out}"
+    );
     for id in ids {
         assert!(out.contains(&id.to_string()), "{out}");
     }

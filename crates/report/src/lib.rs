@@ -109,6 +109,17 @@ pub struct OutputFile {
 
 /// Make the report.
 pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
+    build_with(data, options, true)
+}
+
+/// The report's tables, warnings and findings only, without figures or the page (what
+/// `report --format text|markdown|latex` prints): the figures draw every run, so
+/// leaving them out keeps a printed report of a million runs in bounded memory.
+pub fn build_tables(data: &Dataset, options: &ReportOptions) -> Report {
+    build_with(data, options, false)
+}
+
+fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Report {
     let analysis = analyse(data, options.analysis);
     let level = analysis.options.confidence;
     let alpha = analysis.options.alpha;
@@ -165,14 +176,17 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
     let mut figures: Vec<Figure> = analysis
         .views
         .iter()
+        .filter(|_| with_figures)
         .flat_map(|vd| {
             let pct = analysis::rtt_percentiles(data, vd);
             std::iter::once(svg::figure(vd, level)).chain(svg::percentile_figure(vd, &pct))
         })
         .collect();
-    figures.extend(timeseries::figures(data, &analysis.systems));
-    figures.extend(windows::figures(data, &analysis.systems));
-    figures.extend(loaded::figures(data, &analysis.systems));
+    if with_figures {
+        figures.extend(timeseries::figures(data, &analysis.systems));
+        figures.extend(windows::figures(data, &analysis.systems));
+        figures.extend(loaded::figures(data, &analysis.systems));
+    }
     let findings = findings::findings(&analysis, &options.link, options.link_rate_bps);
     let mut warnings = caveats::warnings(data, &analysis);
     if let Some(rate) = options.link_rate_bps {
@@ -186,7 +200,9 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
         warnings,
         html: String::new(),
     };
-    report.html = html::page(&report, &options.title, &options.generator);
+    if with_figures {
+        report.html = html::page(&report, &options.title, &options.generator);
+    }
     report
 }
 

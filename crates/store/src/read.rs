@@ -150,19 +150,48 @@ impl Store {
     /// How many runs of a campaign are measured, warm-ups and failed attempts,
     /// counted by the database.
     pub fn run_counts(&self, campaign_id: i64) -> Result<RunCounts, StoreError> {
+        let by_cell = self.run_counts_by_cell(campaign_id)?;
+        Ok(by_cell
+            .values()
+            .fold(RunCounts::default(), |a, c| RunCounts {
+                measured: a.measured + c.measured,
+                warmup: a.warmup + c.warmup,
+                failed: a.failed + c.failed,
+            }))
+    }
+
+    /// [`Store::run_counts`] of each cell of a campaign, by cell index: one pass over
+    /// the campaign's runs in the database.
+    pub fn run_counts_by_cell(
+        &self,
+        campaign_id: i64,
+    ) -> Result<BTreeMap<u32, RunCounts>, StoreError> {
         self.require_campaign(campaign_id)?;
-        let r = self.conn.query_one(
-            "SELECT count(CASE WHEN ok = 1 AND warmup = 0 THEN 1 END),
-                    count(CASE WHEN ok = 1 AND warmup <> 0 THEN 1 END),
-                    count(CASE WHEN ok = 0 THEN 1 END)
-             FROM runs WHERE campaign_id = ?1",
+        // `cell_id + 0`: grouping by the bare column lets SQLite walk the runs'
+        // (cell_id, …) unique index in cell order, one random row read per run (2 s
+        // for a million runs instead of under 1).
+        let rows = self.conn.query(
+            "SELECT c.cell_index, x.measured, x.warmup, x.failed FROM (
+                 SELECT cell_id + 0 AS cell,
+                        count(CASE WHEN ok = 1 AND warmup = 0 THEN 1 END) AS measured,
+                        count(CASE WHEN ok = 1 AND warmup <> 0 THEN 1 END) AS warmup,
+                        count(CASE WHEN ok = 0 THEN 1 END) AS failed
+                 FROM runs WHERE campaign_id = ?1 GROUP BY cell_id + 0) x
+             JOIN cells c ON c.id = x.cell",
             params![campaign_id],
         )?;
-        Ok(RunCounts {
-            measured: count(r.i64(0)?),
-            warmup: count(r.i64(1)?),
-            failed: count(r.i64(2)?),
-        })
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    r.u32(0)?,
+                    RunCounts {
+                        measured: count(r.i64(1)?),
+                        warmup: count(r.i64(2)?),
+                        failed: count(r.i64(3)?),
+                    },
+                ))
+            })
+            .collect()
     }
 
     /// Measured runs (finished, not warm-ups) of every campaign, by campaign id.
@@ -174,18 +203,6 @@ impl Store {
         )?;
         rows.iter()
             .map(|r| Ok((r.i64(0)?, count(r.i64(1)?))))
-            .collect()
-    }
-
-    /// Measured runs of each cell of a campaign, by cell index.
-    pub fn measured_by_cell(&self, campaign_id: i64) -> Result<BTreeMap<u32, u64>, StoreError> {
-        let rows = self.conn.query(
-            "SELECT c.cell_index, count(*) FROM runs r JOIN cells c ON c.id = r.cell_id
-             WHERE r.campaign_id = ?1 AND r.ok = 1 AND r.warmup = 0 GROUP BY c.cell_index",
-            params![campaign_id],
-        )?;
-        rows.iter()
-            .map(|r| Ok((r.u32(0)?, count(r.i64(1)?))))
             .collect()
     }
 
@@ -375,6 +392,16 @@ pub struct RunCounts {
     pub measured: u64,
     pub warmup: u64,
     pub failed: u64,
+}
+
+impl std::iter::Sum for RunCounts {
+    fn sum<I: Iterator<Item = RunCounts>>(it: I) -> RunCounts {
+        it.fold(RunCounts::default(), |a, c| RunCounts {
+            measured: a.measured + c.measured,
+            warmup: a.warmup + c.warmup,
+            failed: a.failed + c.failed,
+        })
+    }
 }
 
 /// A failed attempt as `show` lists it.

@@ -481,5 +481,5 @@ fn run_chunks_are_bounded_and_keep_campaigns_apart() {
             failed: 0
         }
     );
-    assert_eq!(s.measured_by_cell(a).unwrap()[&0], u64::from(n));
+    assert_eq!(s.run_counts_by_cell(a).unwrap()[&0].measured, u64::from(n));
 }

@@ -186,8 +186,8 @@ fn progress_text(store: &Store, id: i64, finished: bool) -> anyhow::Result<Strin
     const FAILURES_SHOWN: u32 = 20;
     let cells = store.cells(id)?;
     // Counted by the database, so `show` answers at once at any number of runs.
-    let counts = store.run_counts(id)?;
-    let by_cell = store.measured_by_cell(id)?;
+    let by_cell = store.run_counts_by_cell(id)?;
+    let counts: store::RunCounts = by_cell.values().copied().sum();
     let failed = store.failed_attempts(id, FAILURES_SHOWN)?;
     let mut out = format!(
         "\nprogress: {} — {} measured runs, {} warm-up runs, {} failed attempts\n",
@@ -202,7 +202,7 @@ fn progress_text(store: &Store, id: i64, finished: bool) -> anyhow::Result<Strin
     );
     out.push_str("  cell  family test        size    ok runs  target\n");
     for cell in &cells {
-        let n = by_cell.get(&cell.cell_index).copied().unwrap_or(0);
+        let n = by_cell.get(&cell.cell_index).map_or(0, |c| c.measured);
         out.push_str(&format!(
             "  {:>4}  {:<6} {:<11} {:>5} B {:>7}  {}\n",
             cell.cell_index,
