@@ -648,7 +648,10 @@ fn confidence_misses(
 fn read_runs(store: &Store, campaign: &mut CampaignData) -> anyhow::Result<Vec<i64>> {
     let mut ids = Vec::new();
     let mut names = report::MetricsInterner::default();
-    let mut chunks = store.run_chunks(campaign.id)?;
+    let mut chunks = store.run_chunks(campaign.id)?.only_metrics(
+        report::dataset::REPORT_READS,
+        report::dataset::REPORT_READS_LIKE,
+    );
     while let Some(chunk) = chunks.next_chunk()? {
         for d in chunk {
             let r = d.run;

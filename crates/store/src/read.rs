@@ -144,6 +144,8 @@ impl Store {
             after: i64::MIN,
             done: false,
             has_applied: self.conn.has_table("run_applied")?,
+            metrics: None,
+            with_applied: true,
         })
     }
 
@@ -301,9 +303,22 @@ pub struct RunChunks<'a> {
     after: i64,
     done: bool,
     has_applied: bool,
+    /// Only the metrics with these names or matching these `LIKE` patterns (a
+    /// report's), when set: fewer rows to read.
+    metrics: Option<(Vec<String>, Vec<String>)>,
+    with_applied: bool,
 }
 
 impl RunChunks<'_> {
+    /// Read only the metrics named in `names` or matching a `LIKE` pattern of `like`
+    /// (`_` and `%` as in SQL), and no applied settings.
+    pub fn only_metrics(mut self, names: &[&str], like: &[&str]) -> Self {
+        let own = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+        self.metrics = Some((own(names), own(like)));
+        self.with_applied = false;
+        self
+    }
+
     /// The next runs in id order, `None` after the last.
     pub fn next_chunk(&mut self) -> Result<Option<Vec<RunDetail>>, StoreError> {
         if self.done {
@@ -330,17 +345,33 @@ impl RunChunks<'_> {
         // of the campaign's runs. Rows of another campaign's runs in the range (studies
         // run at once interleave their ids) are not asked for below.
         let mut metrics: BTreeMap<i64, BTreeMap<String, f64>> = BTreeMap::new();
-        for r in conn.query(
+        let mut sql = String::from(
             "SELECT run_id, name, value FROM run_metrics WHERE run_id BETWEEN ?1 AND ?2",
-            params![lo, hi],
-        )? {
+        );
+        let mut args = params![lo, hi].to_vec();
+        if let Some((names, like)) = &self.metrics {
+            let mut terms = Vec::new();
+            for n in names {
+                args.push(n.into());
+                terms.push(format!("name = ?{}", args.len()));
+            }
+            for p in like {
+                args.push(p.into());
+                terms.push(format!("name LIKE ?{}", args.len()));
+            }
+            if terms.is_empty() {
+                terms.push("0 = 1".into());
+            }
+            sql.push_str(&format!(" AND ({})", terms.join(" OR ")));
+        }
+        for r in conn.query(&sql, &args)? {
             metrics
                 .entry(r.i64(0)?)
                 .or_default()
                 .insert(r.text(1)?, r.f64(2)?);
         }
         let mut applied: BTreeMap<i64, BTreeMap<String, String>> = BTreeMap::new();
-        if self.has_applied {
+        if self.has_applied && self.with_applied {
             for r in conn.query(
                 "SELECT run_id, key, value FROM run_applied WHERE run_id BETWEEN ?1 AND ?2",
                 params![lo, hi],

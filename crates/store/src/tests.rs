@@ -483,3 +483,30 @@ fn run_chunks_are_bounded_and_keep_campaigns_apart() {
     );
     assert_eq!(s.run_counts_by_cell(a).unwrap()[&0].measured, u64::from(n));
 }
+
+/// `only_metrics` reads the named metrics and those matching a pattern, and no
+/// applied settings (what a report asks for).
+#[test]
+fn run_chunks_read_only_the_metrics_asked_for() {
+    let mut s = Store::open_in_memory().unwrap();
+    let id = s.create_campaign(&new_campaign("m")).unwrap();
+    s.add_cells(&[cell(id, 0, Family::V4, 128)]).unwrap();
+    let mut run = ok_run(id, 0, 0, 9e8);
+    run.metrics.insert("idle_udp_rtt_q050_ns".into(), 1e5);
+    run.metrics.insert("loaded_tcp_rtt_q999_ns".into(), 2e5);
+    s.record_run(&run).unwrap();
+    let mut chunks = s
+        .run_chunks(id)
+        .unwrap()
+        .only_metrics(&[metrics::THROUGHPUT_BPS], &["idle%rtt_q%"]);
+    let d = chunks.next_chunk().unwrap().unwrap().pop().unwrap();
+    let names: Vec<&str> = d.run.metrics.keys().map(String::as_str).collect();
+    assert_eq!(names, ["idle_udp_rtt_q050_ns", metrics::THROUGHPUT_BPS]);
+    assert!(d.applied.is_empty());
+    let none = s
+        .run_chunks(id)
+        .unwrap()
+        .only_metrics(&[], &[])
+        .next_chunk();
+    assert!(none.unwrap().unwrap()[0].run.metrics.is_empty());
+}
