@@ -168,7 +168,12 @@ pub fn main(mut args: ReportArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let options = report_options(&args, &data)?;
-    let report = report::build(&data, &options);
+    let report = if args.out.is_none() && args.format.is_some() {
+        // Only tables are printed.
+        report::build_tables(&data, &options)
+    } else {
+        report::build(&data, &options)
+    };
     let nothing_compared = report.findings.is_empty();
 
     match args.format {
@@ -530,8 +535,6 @@ pub fn load_dataset(
     let mut campaigns = Vec::new();
     let mut run_ids: Vec<Vec<i64>> = Vec::new();
     for c in chosen {
-        let runs = store.runs(c.id)?;
-        let (target, missed) = confidence_misses(&store, c, &runs)?;
         let mut facts = BTreeMap::new();
         let mut offered_load = BTreeMap::new();
         let mut loss_bound_pct = None;
@@ -582,20 +585,21 @@ pub fn load_dataset(
             .iter()
             .map(|h| (h.role.clone(), h.metadata.clone()))
             .collect();
-        run_ids.push(runs.iter().map(|r| r.id).collect::<Vec<i64>>());
-        campaigns.push(CampaignData {
+        let mut campaign = CampaignData {
             id: c.id,
             label: c.label.clone(),
             facts,
             hosts,
-            runs: runs.into_iter().map(run_row).collect(),
-            target,
-            missed,
-            series: Vec::new(),
             offered_load,
             loss_bound_pct,
             cv_target_pct,
-        });
+            ..CampaignData::default()
+        };
+        run_ids.push(read_runs(&store, &mut campaign)?);
+        let (target, missed) = confidence_misses(&store, c, &campaign)?;
+        campaign.target = target;
+        campaign.missed = missed;
+        campaigns.push(campaign);
     }
     add_series(&store, db, &mut campaigns, &run_ids, series, series_runs)?;
     Ok(Dataset { campaigns })
@@ -686,7 +690,7 @@ fn add_series(
 fn confidence_misses(
     store: &Store,
     c: &store::Campaign,
-    runs: &[store::RunRecord],
+    campaign: &CampaignData,
 ) -> anyhow::Result<(Option<report::ConfidenceTarget>, Vec<report::MissedCell>)> {
     let Ok(spec) = study::StudySpec::from_json(&c.spec_json) else {
         return Ok((None, Vec::new()));
@@ -705,18 +709,19 @@ fn confidence_misses(
         .iter()
         .filter(|x| x.target_met == Some(false))
     {
-        let metrics: Vec<&BTreeMap<String, f64>> = runs
+        let maps: Vec<BTreeMap<String, f64>> = campaign
+            .runs
             .iter()
             .filter(|r| {
-                r.status.is_ok()
-                    && !r.warmup
+                r.counts()
                     && r.family == cell.family
                     && r.kind == cell.kind
                     && r.payload_bytes == cell.payload_bytes
                     && r.direction == cell.direction
             })
-            .map(|r| &r.metrics)
+            .map(|r| r.metrics.to_map())
             .collect();
+        let metrics: Vec<&BTreeMap<String, f64>> = maps.iter().collect();
         let widest = study::confidence::widths(cell.kind, &metrics, level_pct)
             .into_iter()
             .max_by(|a, b| a.width_pct.total_cmp(&b.width_pct));
@@ -739,20 +744,46 @@ fn confidence_misses(
     Ok((Some(target), missed))
 }
 
-fn run_row(r: store::RunRecord) -> RunRow {
-    RunRow {
-        family: r.family,
-        kind: r.kind,
-        direction: r.direction,
-        payload_bytes: r.payload_bytes,
-        repetition: r.repetition,
-        warmup: r.warmup,
-        outcome: match r.status {
-            RunStatus::Ok => RunOutcome::Ok,
-            RunStatus::Failed { reason } => RunOutcome::Failed(reason),
-        },
-        metrics: r.metrics,
+/// Read a campaign's runs into `campaign.runs`, a chunk at a time and only the
+/// metrics a report reads ([`report::dataset::report_reads`]), each run's values checked
+/// as they are read (a run with an impossible one is left out and listed, see
+/// [`CampaignData::push_checked`]). Returns the store ids of the runs kept, in order.
+fn read_runs(store: &Store, campaign: &mut CampaignData) -> anyhow::Result<Vec<i64>> {
+    let mut ids = Vec::new();
+    let mut names = report::MetricsInterner::default();
+    let mut chunks = store.run_chunks(campaign.id)?.only_metrics(
+        report::dataset::REPORT_READS,
+        report::dataset::REPORT_READS_LIKE,
+    );
+    while let Some(chunk) = chunks.next_chunk()? {
+        for d in chunk {
+            let r = d.run;
+            let metrics = r
+                .metrics
+                .into_iter()
+                .filter(|(name, _)| report::dataset::report_reads(name))
+                .collect();
+            let row = RunRow {
+                family: r.family,
+                kind: r.kind,
+                direction: r.direction,
+                payload_bytes: r.payload_bytes,
+                repetition: r.repetition,
+                warmup: r.warmup,
+                outcome: match r.status {
+                    RunStatus::Ok => RunOutcome::Ok,
+                    RunStatus::Failed { reason } => RunOutcome::Failed(reason),
+                },
+                metrics: names.make(metrics),
+            };
+            if campaign.push_checked(r.id, row) {
+                ids.push(r.id);
+            }
+        }
     }
+    ids.shrink_to_fit();
+    campaign.runs.shrink_to_fit();
+    Ok(ids)
 }
 
 fn write_files(report: &report::Report, dir: &Path, png: bool, pdf: bool) -> anyhow::Result<()> {

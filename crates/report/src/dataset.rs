@@ -1,7 +1,8 @@
 //! The report's input: campaigns with their host metadata and run rows. Pure data; the
 //! CLI fills it from the store, tests build it by hand.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use wire::spec::{Direction, Family, TestKind};
 
 /// Everything a report is made from. Several campaigns = several compared systems,
@@ -29,6 +30,11 @@ pub struct CampaignData {
     /// The per-interval samples of the runs chosen for time-series figures (see
     /// [`crate::timeseries::select`]); only those runs', so memory stays bounded.
     pub series: Vec<RunSeries>,
+    /// Runs read from the database but not counted because a value the report reads is
+    /// non-finite or impossible (see [`implausible`]), the first [`LEFT_OUT_LISTED`]
+    /// with why; `left_out_total` counts them all.
+    pub left_out: Vec<LeftOutRun>,
+    pub left_out_total: usize,
     /// Stream tests whose throughput is the load the sender offered (it followed a
     /// traffic model's schedule, or a fixed rate), with why: what the path could carry
     /// was not measured, so the header-overhead comparison does not apply to them.
@@ -283,12 +289,456 @@ pub struct RunRow {
     pub warmup: bool,
     pub outcome: RunOutcome,
     /// Metric name (from `wire::metrics`) → value.
-    pub metrics: BTreeMap<String, f64>,
+    pub metrics: Metrics,
 }
 
 impl RunRow {
     /// Whether this run counts in the statistics (finished and not a warm-up).
     pub fn counts(&self) -> bool {
         !self.warmup && self.outcome == RunOutcome::Ok
+    }
+}
+
+/// A run's metric values, kept small for campaigns of a million runs: the names (sorted)
+/// are shared by every run with the same set ([`MetricsInterner`]), the values sit in
+/// one allocation. Read like the `BTreeMap` it replaces (`get`, `contains_key`, `[name]`).
+#[derive(Clone, Default, PartialEq)]
+pub struct Metrics {
+    names: Arc<[Box<str>]>,
+    values: Box<[f64]>,
+}
+
+impl Metrics {
+    fn position(&self, name: &str) -> Option<usize> {
+        self.names.binary_search_by(|n| (**n).cmp(name)).ok()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&f64> {
+        self.position(name).and_then(|i| self.values.get(i))
+    }
+
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.position(name).is_some()
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// (name, value) in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, f64)> + '_ {
+        self.names
+            .iter()
+            .map(|n| &**n)
+            .zip(self.values.iter().copied())
+    }
+
+    /// As a map (for code that takes one: `study::confidence`).
+    pub fn to_map(&self) -> BTreeMap<String, f64> {
+        self.iter().map(|(k, v)| (k.to_string(), v)).collect()
+    }
+
+    /// Set a value; the previous one, if any. (Copies the run's names: for tests and
+    /// fixtures, not for loading.)
+    pub fn insert(&mut self, name: String, value: f64) -> Option<f64> {
+        let mut map = self.to_map();
+        let old = map.insert(name, value);
+        *self = Metrics::from(map);
+        old
+    }
+
+    pub fn remove(&mut self, name: &str) -> Option<f64> {
+        let mut map = self.to_map();
+        let old = map.remove(name);
+        *self = Metrics::from(map);
+        old
+    }
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl std::ops::Index<&str> for Metrics {
+    type Output = f64;
+    fn index(&self, name: &str) -> &f64 {
+        match self.get(name) {
+            Some(v) => v,
+            None => panic!("no metric {name} in this run"),
+        }
+    }
+}
+
+impl From<BTreeMap<String, f64>> for Metrics {
+    fn from(map: BTreeMap<String, f64>) -> Metrics {
+        MetricsInterner::default().make(map)
+    }
+}
+
+impl<const N: usize> From<[(String, f64); N]> for Metrics {
+    fn from(pairs: [(String, f64); N]) -> Metrics {
+        Metrics::from(BTreeMap::from(pairs))
+    }
+}
+
+impl FromIterator<(String, f64)> for Metrics {
+    fn from_iter<I: IntoIterator<Item = (String, f64)>>(it: I) -> Metrics {
+        Metrics::from(it.into_iter().collect::<BTreeMap<_, _>>())
+    }
+}
+
+/// Shares the name list between runs that stored the same metrics (a campaign has a
+/// few such sets, one per test kind), so a run costs its values and two pointers.
+#[derive(Default)]
+pub struct MetricsInterner {
+    sets: HashMap<Vec<String>, Arc<[Box<str>]>>,
+}
+
+impl MetricsInterner {
+    pub fn make(&mut self, map: BTreeMap<String, f64>) -> Metrics {
+        let (names, values): (Vec<String>, Vec<f64>) = map.into_iter().unzip();
+        let names = match self.sets.get(&names) {
+            Some(shared) => shared.clone(),
+            None => {
+                let shared: Arc<[Box<str>]> =
+                    names.iter().map(|n| n.clone().into_boxed_str()).collect();
+                self.sets.insert(names, shared.clone());
+                shared
+            }
+        };
+        Metrics {
+            names,
+            values: values.into_boxed_slice(),
+        }
+    }
+}
+
+/// The stored metrics a report reads (its views, RTT percentiles and ladders, the
+/// confidence target's metrics, the rrul table, the overhead and loss checks). A
+/// run's other metrics (byte and packet counters, IPDV, one-way delay, framing,
+/// service demand, …) are not loaded: a million runs of 25 metrics would not fit in
+/// bounded memory. `report_reads_every_metric_it_uses` checks the list against the
+/// fixture's report.
+pub fn report_reads(name: &str) -> bool {
+    REPORT_READS.contains(&name) || is_rtt_ladder(name)
+}
+
+/// SQL `LIKE` patterns matching (at least) the RTT ladders [`report_reads`] takes: with
+/// [`REPORT_READS`], what the store is asked for (`_` matches any character, so these
+/// match more; [`report_reads`] decides).
+pub const REPORT_READS_LIKE: &[&str] = &["idle%rtt_q%", "loaded%rtt_q%"];
+
+/// The metric names a report reads besides the RTT ladders (see [`report_reads`]).
+pub const REPORT_READS: &[&str] = {
+    use wire::metrics as m;
+    &[
+        m::THROUGHPUT_BPS,
+        m::TRANSACTIONS_PER_S,
+        m::LOSS_PCT,
+        m::RECEIVER_LIMITED,
+        m::JITTER_RFC3550_NS,
+        m::RTT_MEAN_NS,
+        m::RTT_P50_NS,
+        m::RTT_P90_NS,
+        m::RTT_P99_NS,
+        m::RTT_P999_NS,
+        m::CPU_LOCAL_PCT,
+        m::CPU_REMOTE_PCT,
+        m::PROC_LOCAL_PCT,
+        // A tbf bucket's share of the link ceiling depends on the runs' length.
+        m::DURATION_S,
+        m::RATE_SEARCH_TRIALS,
+        m::UPLOAD_BPS,
+        m::DOWNLOAD_BPS,
+        m::RPM_LOADED,
+        m::RPM_IDLE,
+        m::RPM_REFERENCE,
+        m::IDLE_UDP_RTT_P50_NS,
+        m::IDLE_TCP_RTT_P50_NS,
+        m::LOADED_UDP_RTT_P50_NS,
+        m::LOADED_TCP_RTT_P50_NS,
+        m::ADDED_UDP_RTT_P50_NS,
+        m::ADDED_TCP_RTT_P50_NS,
+    ]
+};
+
+/// `{idle|loaded}_{udp|tcp}_rtt_qNNN_ns` (`wire::metrics::rtt_ladder_name`).
+fn is_rtt_ladder(name: &str) -> bool {
+    let rest = name
+        .strip_prefix("idle_")
+        .or_else(|| name.strip_prefix("loaded_"));
+    let rest = rest.and_then(|r| r.strip_prefix("udp_").or_else(|| r.strip_prefix("tcp_")));
+    rest.and_then(|r| r.strip_prefix("rtt_q"))
+        .and_then(|r| r.strip_suffix("_ns"))
+        .is_some_and(|q| !q.is_empty() && q.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Why a stored value cannot be a measurement, checked as values are read for a
+/// report with the rules a peer's values meet when received (`wire::plausible`):
+/// finite; rates, RTTs, jitter and counts of trials at least 0; loss within 0–100 %;
+/// system and busiest-core CPU within 0–100 %, a process's within 100 % × the host's
+/// `cores` (4096 when its metadata does not say). `None` when the value is possible.
+pub fn implausible(name: &str, value: f64, cores: Option<u32>) -> Option<String> {
+    use wire::metrics as m;
+    use wire::plausible::{non_negative, percentage};
+    let cpu = name.starts_with("cpu_") && name.ends_with("_pct");
+    let process = name.starts_with("proc_") && name.ends_with("_pct");
+    let physical = name.ends_with("_bps")
+        || name.ends_with("_per_s")
+        || name.ends_with("_pps")
+        || name.starts_with("rpm_")
+        || (name.contains("rtt") && name.ends_with("_ns"))
+        || name.starts_with("jitter")
+        || name == m::RATE_SEARCH_TRIALS;
+    let verdict = if !value.is_finite() {
+        Err(format!("{name} = {value} (not a finite number)"))
+    } else if name == m::LOSS_PCT && !(0.0..=100.0).contains(&value) {
+        Err(format!("{name} = {value} % (must be within 0–100 %)"))
+    } else if cpu {
+        percentage(name, value, 100.0)
+    } else if process {
+        let cores = f64::from(cores.filter(|&n| n > 0).unwrap_or(4096));
+        percentage(name, value, 100.0 * cores)
+    } else if physical {
+        non_negative(name, value)
+    } else {
+        Ok(())
+    };
+    verdict.err()
+}
+
+/// How many left-out runs a report lists by id (it counts them all).
+pub const LEFT_OUT_LISTED: usize = 20;
+
+/// A run left out of a report, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeftOutRun {
+    /// Its id in the results database.
+    pub run_id: i64,
+    pub family: Family,
+    pub kind: TestKind,
+    pub payload_bytes: u32,
+    pub reason: String,
+}
+
+impl CampaignData {
+    /// Check a run's values as it is read ([`implausible`], with the cores the
+    /// campaign's client and server metadata record): a possible run is added to
+    /// `runs`; another is counted as left out (listed while fewer than
+    /// [`LEFT_OUT_LISTED`] are). Returns whether the run was added.
+    pub fn push_checked(&mut self, run_id: i64, run: RunRow) -> bool {
+        let cores = |role: &str| {
+            self.hosts
+                .get(role)
+                .and_then(|m| m.get("cpu.cores"))
+                .and_then(|c| c.trim().parse::<u32>().ok())
+        };
+        let (local, remote) = (cores("client"), cores("server"));
+        let why = run.metrics.iter().find_map(|(name, v)| {
+            let cores = if name.contains("remote") {
+                remote
+            } else {
+                local
+            };
+            implausible(name, v, cores)
+        });
+        match why {
+            None => {
+                self.runs.push(run);
+                true
+            }
+            Some(reason) => {
+                self.left_out_total += 1;
+                if self.left_out.len() < LEFT_OUT_LISTED {
+                    self.left_out.push(LeftOutRun {
+                        run_id,
+                        family: run.family,
+                        kind: run.kind,
+                        payload_bytes: run.payload_bytes,
+                        reason,
+                    });
+                }
+                false
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{build, fixture, ReportOptions};
+
+    /// Every metric a run could store, added to the fixture's runs, changes nothing
+    /// once the metrics [`report_reads`] leaves out are dropped: the report reads no
+    /// metric outside the list (else the two reports would differ).
+    #[test]
+    fn report_reads_every_metric_it_uses() {
+        let mut full = fixture::dataset_with_series();
+        let mut every: Vec<String> = wire::metrics::ALL
+            .iter()
+            .chain(wire::metrics::LOADED)
+            .map(|s| s.to_string())
+            .collect();
+        for loaded in [false, true] {
+            for udp in [false, true] {
+                for p in wire::metrics::RTT_LADDER_PCT {
+                    every.push(wire::metrics::rtt_ladder_name(loaded, udp, p));
+                }
+            }
+        }
+        for c in &mut full.campaigns {
+            for (i, r) in c.runs.iter_mut().enumerate() {
+                let mut m = r.metrics.to_map();
+                for (k, name) in every.iter().enumerate() {
+                    m.entry(name.clone())
+                        .or_insert(1.0 + ((i * 7 + k * 13) % 29) as f64);
+                }
+                r.metrics = m.into();
+            }
+        }
+        let mut read = full.clone();
+        for c in &mut read.campaigns {
+            for r in &mut c.runs {
+                r.metrics = r
+                    .metrics
+                    .iter()
+                    .filter(|(k, _)| report_reads(k))
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect();
+            }
+        }
+        assert!(read.campaigns[0].runs[0].metrics.len() < full.campaigns[0].runs[0].metrics.len());
+        let options = ReportOptions {
+            link_rate_bps: Some(1e9),
+            ..ReportOptions::default()
+        };
+        let (a, b) = (build(&full, &options), build(&read, &options));
+        assert_eq!(a.markdown(), b.markdown());
+        assert_eq!(a.latex(), b.latex());
+        assert_eq!(a.html, b.html);
+    }
+
+    #[test]
+    fn impossible_values_are_named() {
+        use wire::metrics as m;
+        for (name, v, cores, why) in [
+            (
+                m::THROUGHPUT_BPS,
+                f64::NAN,
+                None,
+                "throughput_bps = NaN (not a finite number)",
+            ),
+            (
+                m::THROUGHPUT_BPS,
+                -1.0,
+                None,
+                "throughput_bps = -1 (must be a finite number ≥ 0)",
+            ),
+            (
+                m::RTT_MEAN_NS,
+                f64::INFINITY,
+                None,
+                "rtt_mean_ns = inf (not a finite number)",
+            ),
+            (
+                m::RTT_P99_NS,
+                -5.0,
+                None,
+                "rtt_p99_ns = -5 (must be a finite number ≥ 0)",
+            ),
+            (
+                m::LOSS_PCT,
+                100.5,
+                None,
+                "loss_pct = 100.5 % (must be within 0–100 %)",
+            ),
+            (
+                m::LOSS_PCT,
+                -0.1,
+                None,
+                "loss_pct = -0.1 % (must be within 0–100 %)",
+            ),
+            (
+                m::CPU_LOCAL_PCT,
+                -2.0,
+                None,
+                "cpu_local_pct = -2 % (must be within 0–100 %)",
+            ),
+            (
+                m::CPU_REMOTE_PCT,
+                250.0,
+                Some(4),
+                "cpu_remote_pct = 250 % (must be within 0–100 %)",
+            ),
+            (
+                m::PROC_REMOTE_PCT,
+                402.0,
+                Some(4),
+                "proc_remote_pct = 402 % (must be within 0–400 %)",
+            ),
+        ] {
+            assert_eq!(
+                implausible(name, v, cores).as_deref(),
+                Some(why),
+                "{name} {v}"
+            );
+        }
+        for (name, v, cores) in [
+            (m::THROUGHPUT_BPS, 0.0, None),
+            (m::LOSS_PCT, 100.0, None),
+            (m::PROC_LOCAL_PCT, 399.0, Some(4)),
+            // Without the host's core count a process may use up to 4096 cores.
+            (m::PROC_LOCAL_PCT, 3000.0, None),
+            // A one-way delay may be negative (clock offset): not checked.
+            ("owd_mean_ns", -3.0, None),
+        ] {
+            assert_eq!(implausible(name, v, cores), None, "{name} {v}");
+        }
+    }
+
+    /// A run with an impossible value is left out and listed; the report says so in a
+    /// table of its own, which a report of sound runs does not have.
+    #[test]
+    fn runs_with_impossible_values_are_left_out_and_listed() {
+        let sound = fixture::dataset();
+        let mut c = CampaignData {
+            hosts: [(
+                "client".to_string(),
+                [("cpu.cores".to_string(), "2".to_string())].into(),
+            )]
+            .into(),
+            ..sound.campaigns[0].clone()
+        };
+        c.runs.clear();
+        for (i, r) in sound.campaigns[0].runs.iter().enumerate() {
+            let mut r = r.clone();
+            if i == 3 {
+                r.metrics
+                    .insert(wire::metrics::PROC_LOCAL_PCT.into(), 250.0);
+            }
+            assert_eq!(c.push_checked(100 + i as i64, r), i != 3);
+        }
+        assert_eq!(c.left_out_total, 1);
+        assert_eq!(c.left_out[0].run_id, 103);
+        assert_eq!(
+            c.left_out[0].reason,
+            "proc_local_pct = 250 % (must be within 0–200 %)"
+        );
+        let labels = vec!["a".to_string()];
+        let data = Dataset { campaigns: vec![c] };
+        let t = crate::left_out::table(&data, &labels).unwrap().to_text();
+        assert!(t.contains("103") && t.contains("within 0–200 %"), "{t}");
+        let report = build(&data, &ReportOptions::default());
+        assert!(report.text().contains("Runs left out"));
+        assert!(!build(&sound, &ReportOptions::default())
+            .text()
+            .contains("Runs left out"));
     }
 }

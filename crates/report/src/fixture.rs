@@ -247,7 +247,7 @@ pub fn systems(labels: &[&str]) -> Dataset {
                             repetition,
                             warmup: repetition == 0,
                             outcome: RunOutcome::Ok,
-                            metrics: run_metrics(system, family, kind, size, seed),
+                            metrics: run_metrics(system, family, kind, size, seed).into(),
                         });
                     }
                 }
@@ -261,7 +261,7 @@ pub fn systems(labels: &[&str]) -> Dataset {
             repetition: 6,
             warmup: false,
             outcome: RunOutcome::Failed("server did not answer within 5 s".to_string()),
-            metrics: BTreeMap::new(),
+            metrics: Default::default(),
         });
         // rrul runs last, with seeds of their own: the other tests' runs keep their
         // places and values whatever this adds.
@@ -277,7 +277,7 @@ pub fn systems(labels: &[&str]) -> Dataset {
                         repetition,
                         warmup: repetition == 0,
                         outcome: RunOutcome::Ok,
-                        metrics: run_metrics(system, family, TestKind::Rrul, size, seed),
+                        metrics: run_metrics(system, family, TestKind::Rrul, size, seed).into(),
                     });
                 }
             }
@@ -308,8 +308,7 @@ pub fn systems(labels: &[&str]) -> Dataset {
             missed: Vec::new(),
             series: Vec::new(),
             offered_load: Default::default(),
-            loss_bound_pct: None,
-            cv_target_pct: None,
+            ..Default::default()
         });
     }
     Dataset { campaigns }
@@ -338,7 +337,7 @@ pub fn crafted(labels: &[&str], cells: &[CraftedCell]) -> Dataset {
                         repetition: rep as u32,
                         warmup: false,
                         outcome: RunOutcome::Ok,
-                        metrics: BTreeMap::from([(metric.to_string(), v)]),
+                        metrics: [(metric.to_string(), v)].into(),
                     })
                 })
                 .collect();

@@ -22,6 +22,7 @@ pub mod format;
 pub mod headers;
 pub mod html;
 pub mod latex;
+pub mod left_out;
 pub mod loaded;
 #[cfg(feature = "pdf")]
 pub mod pdf;
@@ -35,8 +36,8 @@ pub mod windows;
 
 pub use analysis::{analyse, Analysis, AnalysisOptions, View, ViewData};
 pub use dataset::{
-    CampaignData, ConfidenceTarget, Dataset, IntervalCounts, LoadedSample, MissedCell, RunOutcome,
-    RunRow, RunSeries, WindowSample,
+    CampaignData, ConfidenceTarget, Dataset, IntervalCounts, LeftOutRun, LoadedSample, Metrics,
+    MetricsInterner, MissedCell, RunOutcome, RunRow, RunSeries, WindowSample,
 };
 pub use findings::Finding;
 pub use stats::{LinkModel, OverheadModel};
@@ -183,6 +184,17 @@ fn bounded_text(data: &Dataset) -> Option<Dataset> {
 
 /// Make the report.
 pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
+    build_with(data, options, true)
+}
+
+/// The report's tables, warnings and findings only, without figures or the page (what
+/// `report --format text|markdown|latex` prints): the figures draw every run, so
+/// leaving them out keeps a printed report of a million runs in bounded memory.
+pub fn build_tables(data: &Dataset, options: &ReportOptions) -> Report {
+    build_with(data, options, false)
+}
+
+fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Report {
     let bounded = bounded_text(data);
     let data = bounded.as_ref().unwrap_or(data);
     let analysis = analyse(data, options.analysis);
@@ -227,6 +239,7 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
     tables.extend(headers::efficiency_table(&analysis, &links));
     tables.extend(loaded::table(data, &analysis.systems));
     tables.push(context::runs_table(data, &analysis.systems));
+    tables.extend(left_out::table(data, &analysis.systems));
     for (i, (c, label)) in data.campaigns.iter().zip(&analysis.systems).enumerate() {
         tables.push(context::metadata_table(c, label, i));
     }
@@ -235,14 +248,17 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
     let mut figures: Vec<Figure> = analysis
         .views
         .iter()
+        .filter(|_| with_figures)
         .flat_map(|vd| {
             let pct = analysis::rtt_percentiles(data, vd);
             std::iter::once(svg::figure(vd, level)).chain(svg::percentile_figure(vd, &pct))
         })
         .collect();
-    figures.extend(timeseries::figures(data, &analysis.systems));
-    figures.extend(windows::figures(data, &analysis.systems));
-    figures.extend(loaded::figures(data, &analysis.systems));
+    if with_figures {
+        figures.extend(timeseries::figures(data, &analysis.systems));
+        figures.extend(windows::figures(data, &analysis.systems));
+        figures.extend(loaded::figures(data, &analysis.systems));
+    }
     let findings = findings::findings(&analysis, &links);
     let mut warnings = caveats::warnings(data, &analysis);
     warnings.extend(headers::efficiency_warnings(&analysis, &links));
@@ -261,7 +277,9 @@ pub fn build(data: &Dataset, options: &ReportOptions) -> Report {
         warnings,
         html: String::new(),
     };
-    report.html = html::page(&report, &options.title, &options.generator);
+    if with_figures {
+        report.html = html::page(&report, &options.title, &options.generator);
+    }
     report
 }
 
@@ -464,7 +482,7 @@ mod tests {
             repetition: 0,
             warmup: false,
             outcome: RunOutcome::Ok,
-            metrics: BTreeMap::from([(wire::metrics::THROUGHPUT_BPS.to_string(), bps)]),
+            metrics: BTreeMap::from([(wire::metrics::THROUGHPUT_BPS.to_string(), bps)]).into(),
         };
         let data = Dataset {
             campaigns: vec![CampaignData {

@@ -734,7 +734,8 @@ mod tests {
             metrics: BTreeMap::from([
                 (metrics::THROUGHPUT_BPS.to_string(), bps),
                 (metrics::TRANSACTIONS_PER_S.to_string(), bps),
-            ]),
+            ])
+            .into(),
         }
     }
 

@@ -58,12 +58,26 @@ impl From<f64> for Value {
 }
 impl From<&str> for Value {
     fn from(v: &str) -> Value {
-        Value::Text(v.to_string())
+        Value::Text(storable_text(v))
     }
 }
 impl From<&String> for Value {
     fn from(v: &String) -> Value {
-        Value::Text(v.clone())
+        Value::Text(storable_text(v))
+    }
+}
+
+/// Every text dualperf writes passes here: NUL (U+0000), which PostgreSQL text cannot
+/// hold ("invalid byte sequence for encoding UTF8: 0x00") and which C readers of an
+/// SQLite file take as the end of the text, is replaced by U+FFFD, as
+/// `wire::text::cap_metadata` does with a peer's metadata. One policy for both
+/// backends: a label, metadata, spec or failure reason with NUL stores, resumes and
+/// imports, the replacement character showing where the NUL was.
+pub(crate) fn storable_text(v: &str) -> String {
+    if v.contains('\0') {
+        v.replace('\0', "\u{fffd}")
+    } else {
+        v.to_string()
     }
 }
 impl<T: Into<Value>> From<Option<T>> for Value {
@@ -240,7 +254,7 @@ impl Conn {
                 let refs: Vec<&(dyn ToSql + Sync)> =
                     params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
                 let n = pg.client.borrow_mut().execute(&st, &refs);
-                n.map_err(|e| crate::pg::error(e, &pg.url))
+                n.map_err(|e| crate::pg::statement_error(e, &pg.url, sql))
             }
         }
     }
@@ -274,7 +288,7 @@ impl Conn {
                     .client
                     .borrow_mut()
                     .query(&st, &refs)
-                    .map_err(|e| crate::pg::error(e, &pg.url))?;
+                    .map_err(|e| crate::pg::statement_error(e, &pg.url, sql))?;
                 let names: Rc<[String]> =
                     st.columns().iter().map(|c| c.name().to_string()).collect();
                 rows.iter()

@@ -32,8 +32,9 @@ pub mod schema;
 pub mod target;
 mod write;
 
-pub use import::ImportSummary;
+pub use import::{ImportSummary, Merged};
 pub use lock::{utc_text, CampaignLock, LockTaken};
+pub use read::{FailedAttempt, RunChunks, RunCounts, RUN_CHUNK};
 pub use target::{is_postgres_url, redact_password, DbTarget, PgUrl, DB_ENV};
 
 /// Everything that can go wrong with the store. Messages say what to do.
@@ -379,7 +380,7 @@ impl Store {
         if writable {
             return schema::migrate(&self.conn, &name);
         }
-        let version = schema::version(&self.conn)?;
+        let version = schema::effective_version(&self.conn, &name)?;
         if version > schema::CURRENT_VERSION {
             return Err(StoreError::TooNew {
                 db: name,
@@ -387,7 +388,8 @@ impl Store {
                 supported: schema::CURRENT_VERSION,
             });
         }
-        if version == 0 && self.conn.is_postgres() {
+        if version == 0 {
+            // No dualperf tables (a `.dump` copy that has them reads at its version).
             return Err(StoreError::Empty(name));
         }
         if version < schema::READABLE_FROM {

@@ -213,6 +213,63 @@ pub(crate) fn error(e: postgres::Error, url: &str) -> StoreError {
     StoreError::Postgres(error_text(&e))
 }
 
+/// An error from a statement, naming the table and the column it concerns where the
+/// server or the client's encoder does not: "(writing campaigns.label)" when the
+/// failing parameter is known, "(writing table campaigns: uuid, label, …)" otherwise.
+pub(crate) fn statement_error(e: postgres::Error, url: &str, sql: &str) -> StoreError {
+    let param = parameter_index(&e);
+    match error(e, url) {
+        StoreError::Postgres(text) => match statement_target(sql, param) {
+            Some(target) => StoreError::Postgres(format!("{text} (writing {target})")),
+            None => StoreError::Postgres(text),
+        },
+        other => other,
+    }
+}
+
+/// The 1-based parameter a client-side encoding error is about ("error serializing
+/// parameter 3": the client counts from 0).
+fn parameter_index(e: &postgres::Error) -> Option<usize> {
+    let text = e.to_string();
+    let rest = text.split("error serializing parameter ").nth(1)?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse::<usize>().ok().map(|i| i + 1)
+}
+
+/// What a write statement writes: `table.column` for parameter `param` when the
+/// statement says, else the table and its columns. `None` for a read.
+fn statement_target(sql: &str, param: Option<usize>) -> Option<String> {
+    let words: Vec<&str> = sql.split_whitespace().collect();
+    let upper: Vec<String> = words.iter().map(|w| w.to_ascii_uppercase()).collect();
+    let at = |w: &str| upper.iter().position(|u| u == w);
+    if let Some(i) = at("INTO") {
+        let table = words.get(i + 1)?.trim_end_matches('(');
+        let open = sql.find('(')?;
+        let close = open + sql[open..].find(')')?;
+        let columns: Vec<&str> = sql[open + 1..close].split(',').map(str::trim).collect();
+        return Some(match param {
+            Some(p) if !columns.is_empty() => {
+                format!("{table}.{}", columns[(p - 1) % columns.len()])
+            }
+            _ => format!("table {table}: {}", columns.join(", ")),
+        });
+    }
+    let table = words.get(at("UPDATE")? + 1)?;
+    let column = param.and_then(|p| {
+        let mark = format!("?{p}");
+        let pos = sql.match_indices(&mark).find_map(|(i, _)| {
+            let after = sql[i + mark.len()..].chars().next();
+            (!after.is_some_and(|c| c.is_ascii_digit())).then_some(i)
+        })?;
+        let before = sql[..pos].trim_end().strip_suffix('=')?.trim_end();
+        before.split_whitespace().last().map(str::to_string)
+    });
+    Some(match column {
+        Some(c) => format!("{table}.{c}"),
+        None => format!("table {table}"),
+    })
+}
+
 fn io_error(e: &postgres::Error) -> bool {
     let mut src = std::error::Error::source(e);
     while let Some(s) = src {
@@ -291,6 +348,40 @@ mod tests {
             split_extra_params("postgres://u@h/db?sslmode=require&application_name=x");
         assert_eq!(url, "postgres://u@h/db?sslmode=require&application_name=x");
         assert_eq!(extra, Extra::default());
+    }
+
+    #[test]
+    fn write_statements_name_their_table_and_column() {
+        let insert = "INSERT INTO campaigns (uuid, label, created_unix_s)
+             VALUES (?1, ?2, ?3) RETURNING id";
+        assert_eq!(
+            statement_target(insert, Some(2)).as_deref(),
+            Some("campaigns.label")
+        );
+        assert_eq!(
+            statement_target(insert, None).as_deref(),
+            Some("table campaigns: uuid, label, created_unix_s")
+        );
+        // A multi-row insert: parameter 5 of a 3-column row is the second column.
+        let rows =
+            "INSERT INTO host_metadata (host_id, key, value) VALUES (?1, ?2, ?3), (?4, ?5, ?6)";
+        assert_eq!(
+            statement_target(rows, Some(5)).as_deref(),
+            Some("host_metadata.key")
+        );
+        let update = "UPDATE cells SET target_met = ?3 WHERE campaign_id = ?1 AND cell_index = ?2";
+        assert_eq!(
+            statement_target(update, Some(3)).as_deref(),
+            Some("cells.target_met")
+        );
+        assert_eq!(
+            statement_target(update, None).as_deref(),
+            Some("table cells")
+        );
+        assert_eq!(
+            statement_target("SELECT id FROM runs WHERE id = ?1", Some(1)),
+            None
+        );
     }
 
     #[test]

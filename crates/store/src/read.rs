@@ -10,13 +10,19 @@ use std::collections::BTreeMap;
 impl Store {
     /// Every campaign, oldest first, with hosts and metadata.
     pub fn campaigns(&self) -> Result<Vec<Campaign>, StoreError> {
-        let ids = self
-            .conn
+        self.campaign_ids()?
+            .into_iter()
+            .map(|id| self.campaign(id))
+            .collect()
+    }
+
+    /// The ids of every campaign, oldest first.
+    pub fn campaign_ids(&self) -> Result<Vec<i64>, StoreError> {
+        self.conn
             .query("SELECT id FROM campaigns ORDER BY id", &[])?
             .iter()
             .map(|r| r.i64(0))
-            .collect::<Result<Vec<_>, _>>()?;
-        ids.into_iter().map(|id| self.campaign(id)).collect()
+            .collect()
     }
 
     /// One campaign with hosts and metadata.
@@ -119,48 +125,111 @@ impl Store {
 
     /// Every run of a campaign with its cell index and attempt number.
     pub fn run_details(&self, campaign_id: i64) -> Result<Vec<RunDetail>, StoreError> {
-        self.require_campaign(campaign_id)?;
-        let mut metrics = self.metrics_of_campaign(campaign_id)?;
-        let mut applied = self.applied_of_campaign(campaign_id)?;
-        let rows = self.conn.query(
-            "SELECT r.id, c.family, c.kind, c.payload_bytes, c.direction, r.repetition,
-                    r.warmup, r.ok, r.failure_reason, r.started_unix_ns, c.cell_index,
-                    r.attempt, r.duration_ns
-             FROM runs r JOIN cells c ON c.id = r.cell_id
-             WHERE r.campaign_id = ?1 ORDER BY r.id",
-            params![campaign_id],
-        )?;
-        let mut out = Vec::with_capacity(rows.len());
-        for r in rows {
-            let id = r.i64(0)?;
-            let status = if r.bool(7)? {
-                RunStatus::Ok
-            } else {
-                RunStatus::Failed {
-                    reason: r.opt_text(8)?.unwrap_or_default(),
-                }
-            };
-            out.push(RunDetail {
-                run: RunRecord {
-                    id,
-                    campaign_id,
-                    family: parse_family(&r.text(1)?)?,
-                    kind: parse_kind(&r.text(2)?)?,
-                    payload_bytes: r.u32(3)?,
-                    direction: parse_direction(&r.text(4)?)?,
-                    repetition: r.u32(5)?,
-                    warmup: r.bool(6)?,
-                    status,
-                    metrics: metrics.remove(&id).unwrap_or_default(),
-                    started_unix_ns: r.i64(9)?,
-                },
-                applied: applied.remove(&id).unwrap_or_default(),
-                cell_index: r.u32(10)?,
-                attempt: r.u32(11)?,
-                duration_ns: r.i64(12)?,
-            });
+        let mut chunks = self.run_chunks(campaign_id)?;
+        let mut out = Vec::new();
+        while let Some(chunk) = chunks.next_chunk()? {
+            out.extend(chunk);
         }
         Ok(out)
+    }
+
+    /// A campaign's runs in the order they were made, read [`RUN_CHUNK`] at a time:
+    /// what `export`, `report` and `import` go through, so memory stays bounded at any
+    /// number of runs.
+    pub fn run_chunks(&self, campaign_id: i64) -> Result<RunChunks<'_>, StoreError> {
+        self.require_campaign(campaign_id)?;
+        Ok(RunChunks {
+            store: self,
+            campaign_id,
+            after: i64::MIN,
+            done: false,
+            has_applied: self.conn.has_table("run_applied")?,
+            metrics: None,
+            with_applied: true,
+        })
+    }
+
+    /// How many runs of a campaign are measured, warm-ups and failed attempts,
+    /// counted by the database.
+    pub fn run_counts(&self, campaign_id: i64) -> Result<RunCounts, StoreError> {
+        let by_cell = self.run_counts_by_cell(campaign_id)?;
+        Ok(by_cell
+            .values()
+            .fold(RunCounts::default(), |a, c| RunCounts {
+                measured: a.measured + c.measured,
+                warmup: a.warmup + c.warmup,
+                failed: a.failed + c.failed,
+            }))
+    }
+
+    /// [`Store::run_counts`] of each cell of a campaign, by cell index: one pass over
+    /// the campaign's runs in the database.
+    pub fn run_counts_by_cell(
+        &self,
+        campaign_id: i64,
+    ) -> Result<BTreeMap<u32, RunCounts>, StoreError> {
+        self.require_campaign(campaign_id)?;
+        // `cell_id + 0`: grouping by the bare column lets SQLite walk the runs'
+        // (cell_id, …) unique index in cell order, one random row read per run (2 s
+        // for a million runs instead of under 1).
+        let rows = self.conn.query(
+            "SELECT c.cell_index, x.measured, x.warmup, x.failed FROM (
+                 SELECT cell_id + 0 AS cell,
+                        count(CASE WHEN ok = 1 AND warmup = 0 THEN 1 END) AS measured,
+                        count(CASE WHEN ok = 1 AND warmup <> 0 THEN 1 END) AS warmup,
+                        count(CASE WHEN ok = 0 THEN 1 END) AS failed
+                 FROM runs WHERE campaign_id = ?1 GROUP BY cell_id + 0) x
+             JOIN cells c ON c.id = x.cell",
+            params![campaign_id],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    r.u32(0)?,
+                    RunCounts {
+                        measured: count(r.i64(1)?),
+                        warmup: count(r.i64(2)?),
+                        failed: count(r.i64(3)?),
+                    },
+                ))
+            })
+            .collect()
+    }
+
+    /// Measured runs (finished, not warm-ups) of every campaign, by campaign id.
+    pub fn measured_by_campaign(&self) -> Result<BTreeMap<i64, u64>, StoreError> {
+        let rows = self.conn.query(
+            "SELECT campaign_id, count(*) FROM runs WHERE ok = 1 AND warmup = 0
+             GROUP BY campaign_id",
+            &[],
+        )?;
+        rows.iter()
+            .map(|r| Ok((r.i64(0)?, count(r.i64(1)?))))
+            .collect()
+    }
+
+    /// The first `limit` failed attempts of a campaign, in the order they were made.
+    pub fn failed_attempts(
+        &self,
+        campaign_id: i64,
+        limit: u32,
+    ) -> Result<Vec<FailedAttempt>, StoreError> {
+        let rows = self.conn.query(
+            "SELECT c.cell_index, r.repetition, r.attempt, r.failure_reason
+             FROM runs r JOIN cells c ON c.id = r.cell_id
+             WHERE r.campaign_id = ?1 AND r.ok = 0 ORDER BY r.id LIMIT ?2",
+            params![campaign_id, limit],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(FailedAttempt {
+                    cell_index: r.u32(0)?,
+                    repetition: r.u32(1)?,
+                    attempt: r.u32(2)?,
+                    reason: r.opt_text(3)?.unwrap_or_default(),
+                })
+            })
+            .collect()
     }
 
     /// What each run of a campaign applied, by run id (`client.sndbuf_bytes` → value).
@@ -182,24 +251,6 @@ impl Store {
             out.entry(r.i64(0)?)
                 .or_default()
                 .insert(r.text(1)?, r.text(2)?);
-        }
-        Ok(out)
-    }
-
-    fn metrics_of_campaign(
-        &self,
-        campaign_id: i64,
-    ) -> Result<BTreeMap<i64, BTreeMap<String, f64>>, StoreError> {
-        let rows = self.conn.query(
-            "SELECT m.run_id, m.name, m.value FROM run_metrics m
-             JOIN runs r ON r.id = m.run_id WHERE r.campaign_id = ?1",
-            params![campaign_id],
-        )?;
-        let mut out: BTreeMap<i64, BTreeMap<String, f64>> = BTreeMap::new();
-        for r in rows {
-            out.entry(r.i64(0)?)
-                .or_default()
-                .insert(r.text(1)?, r.f64(2)?);
         }
         Ok(out)
     }
@@ -238,4 +289,162 @@ impl Store {
             .map(|r| r.i64(0))
             .transpose()
     }
+}
+
+/// Runs read at a time by [`RunChunks`]: a few MB of rows, and few enough round trips
+/// to PostgreSQL (three a chunk).
+pub const RUN_CHUNK: u32 = 2048;
+
+/// A campaign's runs, a chunk at a time (see [`Store::run_chunks`]).
+pub struct RunChunks<'a> {
+    store: &'a Store,
+    campaign_id: i64,
+    /// The last run id read.
+    after: i64,
+    done: bool,
+    has_applied: bool,
+    /// Only the metrics with these names or matching these `LIKE` patterns (a
+    /// report's), when set: fewer rows to read.
+    metrics: Option<(Vec<String>, Vec<String>)>,
+    with_applied: bool,
+}
+
+impl RunChunks<'_> {
+    /// Read only the metrics named in `names` or matching a `LIKE` pattern of `like`
+    /// (`_` and `%` as in SQL), and no applied settings.
+    pub fn only_metrics(mut self, names: &[&str], like: &[&str]) -> Self {
+        let own = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+        self.metrics = Some((own(names), own(like)));
+        self.with_applied = false;
+        self
+    }
+
+    /// The next runs in id order, `None` after the last.
+    pub fn next_chunk(&mut self) -> Result<Option<Vec<RunDetail>>, StoreError> {
+        if self.done {
+            return Ok(None);
+        }
+        let conn = &self.store.conn;
+        let rows = conn.query(
+            "SELECT r.id, c.family, c.kind, c.payload_bytes, c.direction, r.repetition,
+                    r.warmup, r.ok, r.failure_reason, r.started_unix_ns, c.cell_index,
+                    r.attempt, r.duration_ns
+             FROM runs r JOIN cells c ON c.id = r.cell_id
+             WHERE r.campaign_id = ?1 AND r.id > ?2 ORDER BY r.id LIMIT ?3",
+            params![self.campaign_id, self.after, RUN_CHUNK],
+        )?;
+        if rows.len() < RUN_CHUNK as usize {
+            self.done = true;
+        }
+        let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
+            return Ok(None);
+        };
+        let (lo, hi) = (first.i64(0)?, last.i64(0)?);
+        self.after = hi;
+        // By run id range, not by campaign: the primary keys answer it without a scan
+        // of the campaign's runs. Rows of another campaign's runs in the range (studies
+        // run at once interleave their ids) are not asked for below.
+        let mut metrics: BTreeMap<i64, BTreeMap<String, f64>> = BTreeMap::new();
+        let mut sql = String::from(
+            "SELECT run_id, name, value FROM run_metrics WHERE run_id BETWEEN ?1 AND ?2",
+        );
+        let mut args = params![lo, hi].to_vec();
+        if let Some((names, like)) = &self.metrics {
+            let mut terms = Vec::new();
+            for n in names {
+                args.push(n.into());
+                terms.push(format!("name = ?{}", args.len()));
+            }
+            for p in like {
+                args.push(p.into());
+                terms.push(format!("name LIKE ?{}", args.len()));
+            }
+            if terms.is_empty() {
+                terms.push("0 = 1".into());
+            }
+            sql.push_str(&format!(" AND ({})", terms.join(" OR ")));
+        }
+        for r in conn.query(&sql, &args)? {
+            metrics
+                .entry(r.i64(0)?)
+                .or_default()
+                .insert(r.text(1)?, r.f64(2)?);
+        }
+        let mut applied: BTreeMap<i64, BTreeMap<String, String>> = BTreeMap::new();
+        if self.has_applied && self.with_applied {
+            for r in conn.query(
+                "SELECT run_id, key, value FROM run_applied WHERE run_id BETWEEN ?1 AND ?2",
+                params![lo, hi],
+            )? {
+                applied
+                    .entry(r.i64(0)?)
+                    .or_default()
+                    .insert(r.text(1)?, r.text(2)?);
+            }
+        }
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let id = r.i64(0)?;
+            let status = if r.bool(7)? {
+                RunStatus::Ok
+            } else {
+                RunStatus::Failed {
+                    reason: r.opt_text(8)?.unwrap_or_default(),
+                }
+            };
+            out.push(RunDetail {
+                run: RunRecord {
+                    id,
+                    campaign_id: self.campaign_id,
+                    family: parse_family(&r.text(1)?)?,
+                    kind: parse_kind(&r.text(2)?)?,
+                    payload_bytes: r.u32(3)?,
+                    direction: parse_direction(&r.text(4)?)?,
+                    repetition: r.u32(5)?,
+                    warmup: r.bool(6)?,
+                    status,
+                    metrics: metrics.remove(&id).unwrap_or_default(),
+                    started_unix_ns: r.i64(9)?,
+                },
+                applied: applied.remove(&id).unwrap_or_default(),
+                cell_index: r.u32(10)?,
+                attempt: r.u32(11)?,
+                duration_ns: r.i64(12)?,
+            });
+        }
+        Ok(Some(out))
+    }
+}
+
+/// Runs of a campaign by how they ended, as [`Store::run_counts`] counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RunCounts {
+    /// Finished, not warm-ups: the runs the statistics count.
+    pub measured: u64,
+    pub warmup: u64,
+    pub failed: u64,
+}
+
+impl std::iter::Sum for RunCounts {
+    fn sum<I: Iterator<Item = RunCounts>>(it: I) -> RunCounts {
+        it.fold(RunCounts::default(), |a, c| RunCounts {
+            measured: a.measured + c.measured,
+            warmup: a.warmup + c.warmup,
+            failed: a.failed + c.failed,
+        })
+    }
+}
+
+/// A failed attempt as `show` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailedAttempt {
+    pub cell_index: u32,
+    pub repetition: u32,
+    pub attempt: u32,
+    pub reason: String,
+}
+
+/// A count from the database (never negative).
+fn count(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
 }

@@ -171,6 +171,75 @@ pub(crate) fn version(conn: &Conn) -> Result<i64, StoreError> {
     }
 }
 
+/// The columns of every dualperf table and view in an SQLite database, sorted
+/// ("campaigns.id", …): what a schema version is recognised by.
+fn sqlite_columns(c: &rusqlite::Connection) -> Result<Vec<String>, StoreError> {
+    let mut st = c.prepare(
+        "SELECT m.name || '.' || p.name FROM sqlite_master m, pragma_table_info(m.name) p
+         WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite_%'
+           AND m.name <> 'campaign_locks'
+         ORDER BY 1",
+    )?;
+    let cols = st
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(cols)
+}
+
+/// The schema version of an SQLite file whose `user_version` is 0 but which holds
+/// dualperf's tables: a copy made with `sqlite3 old.db .dump | sqlite3 copy.db` (the
+/// dump keeps the tables, not the version). The version is the one whose tables and
+/// columns the file holds exactly; `Ok(None)` for a new, empty file; an error naming
+/// what differs when the tables match no version.
+pub(crate) fn unversioned_sqlite(conn: &Conn, db: &str) -> Result<Option<i64>, StoreError> {
+    let Some(c) = conn.sqlite() else {
+        return Ok(None);
+    };
+    if conn.query_one("PRAGMA user_version", &[])?.i64(0)? != 0 || !conn.has_table("campaigns")? {
+        return Ok(None);
+    }
+    let found = sqlite_columns(c)?;
+    let reference = rusqlite::Connection::open_in_memory()?;
+    for (i, migration) in MIGRATIONS.iter().enumerate() {
+        reference.execute_batch(migration)?;
+        if sqlite_columns(&reference)? == found {
+            return Ok(Some(i as i64 + 1));
+        }
+    }
+    let current = sqlite_columns(&reference)?;
+    let missing: Vec<&String> = current.iter().filter(|c| !found.contains(c)).collect();
+    let extra: Vec<&String> = found.iter().filter(|c| !current.contains(c)).collect();
+    Err(StoreError::BadValue(format!(
+        "{db} holds dualperf tables but no schema version (a copy made with `.dump`?), and \
+         its columns match no dualperf schema (missing: {}; not dualperf's: {}); {}",
+        list_or_none(&missing),
+        list_or_none(&extra),
+        crate::CHANGED_OUTSIDE
+    )))
+}
+
+fn list_or_none(items: &[&String]) -> String {
+    if items.is_empty() {
+        return "none".into();
+    }
+    let shown: Vec<&str> = items.iter().take(8).map(|s| s.as_str()).collect();
+    let more = items.len().saturating_sub(shown.len());
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
+}
+
+/// The version a database reads as: its recorded version, or for an SQLite copy that
+/// lost it (see [`unversioned_sqlite`]) the version its tables show.
+pub(crate) fn effective_version(conn: &Conn, db: &str) -> Result<i64, StoreError> {
+    match unversioned_sqlite(conn, db)? {
+        Some(v) => Ok(v),
+        None => version(conn),
+    }
+}
+
 fn set_version(conn: &Conn, v: i64) -> Result<(), StoreError> {
     match conn {
         Conn::Sqlite(_) => conn.batch(&format!("PRAGMA user_version = {v}")),
@@ -258,6 +327,11 @@ pub(crate) fn migrate(conn: &Conn, db: &str) -> Result<(), StoreError> {
             tx.batch("CREATE TABLE IF NOT EXISTS dualperf_schema (version BIGINT NOT NULL)")?;
         }
         found = version(&tx)?;
+        if let Some(v) = unversioned_sqlite(&tx, db)? {
+            // A `.dump` copy: adopt it at the version its tables show, then migrate on.
+            set_version(&tx, v)?;
+            found = v;
+        }
         if found > CURRENT_VERSION {
             return Err(too_new(found));
         }

@@ -234,7 +234,8 @@ fn import_merges_campaigns_with_metadata_once() {
     // A second import of the same file adds nothing.
     let again = s.import_from(&b).unwrap();
     assert!(again.imported.is_empty());
-    assert_eq!(again.skipped.len(), 1);
+    assert_eq!((again.merged.len(), again.runs), (1, 0));
+    assert!(again.skipped.is_empty());
     assert_eq!(s.campaigns().unwrap().len(), 2);
 }
 
@@ -280,4 +281,232 @@ fn a_schema_1_file_reads_read_only_and_migrates_when_written() {
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
     assert_eq!(v, crate::schema::CURRENT_VERSION);
+}
+
+/// `sqlite3 SRC .dump`: the statements that rebuild SRC's tables and rows, without its
+/// `user_version`. The real CLI's output when it is installed, else the same
+/// statements made here (schema text from `sqlite_master`, rows with `quote()`).
+fn dump(src: &Path) -> String {
+    if let Ok(out) = std::process::Command::new("sqlite3")
+        .arg(src)
+        .arg(".dump")
+        .output()
+    {
+        if out.status.success() {
+            return String::from_utf8(out.stdout).unwrap();
+        }
+    }
+    let c = rusqlite::Connection::open(src).unwrap();
+    let mut out = String::from("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n");
+    let objects: Vec<(String, String, String)> = c
+        .prepare(
+            "SELECT name, type, sql FROM sqlite_master
+             WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for (name, kind, sql) in objects {
+        out.push_str(&format!("{sql};\n"));
+        if kind != "table" {
+            continue;
+        }
+        let cols: Vec<String> = c
+            .prepare(&format!("SELECT name FROM pragma_table_info('{name}')"))
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let quoted: Vec<String> = cols.iter().map(|c| format!("quote({c})")).collect();
+        let select = format!(
+            "SELECT 'INSERT INTO {name} VALUES(' || {} || ');' FROM {name}",
+            quoted.join(" || ',' || ")
+        );
+        let rows: Vec<String> = c
+            .prepare(&select)
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        for r in rows {
+            out.push_str(&r);
+            out.push('\n');
+        }
+    }
+    out.push_str("COMMIT;\n");
+    out
+}
+
+/// A copy of `src` made by replaying its dump into a new file (user_version 0).
+fn dump_copy(src: &Path, name: &str) -> PathBuf {
+    let copy = src.with_file_name(name);
+    let c = rusqlite::Connection::open(&copy).unwrap();
+    c.execute_batch(&dump(src)).unwrap();
+    let v: i64 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, 0, "a dump carries no schema version");
+    copy
+}
+
+fn user_version(path: &Path) -> i64 {
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap()
+}
+
+/// Issue 28.11: a `.dump` copy (tables present, schema version 0) reads as it is
+/// (show, export, report, import source), and opened for writing it is adopted at the
+/// version its tables show and migrated on; before, every open failed or advised
+/// commands that failed on "table campaigns already exists".
+#[test]
+fn a_dump_copy_reads_imports_and_is_adopted_when_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, id) = filled(dir.path(), "orig");
+    let runs = Store::open_read_only(&path).unwrap().runs(id).unwrap();
+    let copy = dump_copy(&path, "copy.db");
+    let ro = Store::open_read_only(&copy).unwrap();
+    assert_eq!(ro.runs(id).unwrap(), runs);
+    drop(ro);
+    // Import from the copy into a new file.
+    let mut fresh = Store::open(&dir.path().join("new.db")).unwrap();
+    let sum = fresh.import_from(&copy).unwrap();
+    assert_eq!((sum.imported.len(), sum.runs), (1, 3));
+    drop(fresh);
+    // Writing (a resume) adopts it at the current version and keeps every run.
+    let mut rw = Store::open(&copy).unwrap();
+    assert_eq!(user_version(&copy), schema::CURRENT_VERSION);
+    rw.record_run(&ok_run(id, 0, 1, 8e8)).unwrap();
+    assert_eq!(rw.runs(id).unwrap().len(), 4);
+
+    // A schema-1 file's copy is recognised as 1 and migrated forward.
+    let (old, old_id) = filled(dir.path(), "v1");
+    rusqlite::Connection::open(&old)
+        .unwrap()
+        .execute_batch("DROP VIEW run_results; DROP TABLE run_applied; PRAGMA user_version = 1;")
+        .unwrap();
+    let old_copy = dump_copy(&old, "v1-copy.db");
+    assert_eq!(
+        Store::open_read_only(&old_copy)
+            .unwrap()
+            .runs(old_id)
+            .unwrap()
+            .len(),
+        3
+    );
+    let migrated = Store::open(&old_copy).unwrap();
+    assert_eq!(migrated.schema_version().unwrap(), schema::CURRENT_VERSION);
+    assert!(migrated.conn.has_table("run_applied").unwrap());
+}
+
+/// Tables that match no dualperf schema are refused with what differs, untouched.
+#[test]
+fn unversioned_tables_of_another_shape_are_refused_naming_the_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = filled(dir.path(), "orig");
+    let copy = dump_copy(&path, "copy.db");
+    rusqlite::Connection::open(&copy)
+        .unwrap()
+        .execute_batch("ALTER TABLE runs ADD COLUMN mood TEXT")
+        .unwrap();
+    for e in [
+        Store::open_read_only(&copy).err().unwrap(),
+        Store::open(&copy).err().unwrap(),
+    ] {
+        let msg = e.to_string();
+        assert!(msg.contains("runs.mood"), "{msg}");
+        assert!(msg.contains("no schema version"), "{msg}");
+    }
+    assert_eq!(user_version(&copy), 0);
+}
+
+/// An SQLite file without dualperf's tables reads as empty, with the advice to run a
+/// study, not to "upgrade" it.
+#[test]
+fn an_empty_file_opened_read_only_says_it_holds_no_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.db");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("CREATE TABLE other (x INTEGER)")
+        .unwrap();
+    let e = Store::open_read_only(&path).err().unwrap();
+    assert!(matches!(e, StoreError::Empty(_)), "{e}");
+}
+
+/// Runs come a bounded chunk at a time (what keeps `export`, `report` and `import` at
+/// a fixed memory whatever the campaign's size), in id order, each with its own
+/// metrics and applied settings even when another campaign's runs interleave.
+#[test]
+fn run_chunks_are_bounded_and_keep_campaigns_apart() {
+    let mut s = Store::open_in_memory().unwrap();
+    let a = s.create_campaign(&new_campaign("a")).unwrap();
+    let b = s.create_campaign(&new_campaign("b")).unwrap();
+    s.add_cells(&[cell(a, 0, Family::V4, 128), cell(b, 0, Family::V4, 128)])
+        .unwrap();
+    let n = RUN_CHUNK * 2 + 17;
+    for rep in 0..n {
+        let mut run = ok_run(a, 0, rep, f64::from(rep));
+        run.samples.clear();
+        s.record_run(&run).unwrap();
+        if rep % 3 == 0 {
+            s.record_run(&ok_run(b, 0, rep, -1.0)).unwrap();
+        }
+    }
+    let mut chunks = s.run_chunks(a).unwrap();
+    let mut sizes = Vec::new();
+    let mut seen = Vec::new();
+    while let Some(chunk) = chunks.next_chunk().unwrap() {
+        sizes.push(chunk.len());
+        seen.extend(chunk);
+    }
+    assert_eq!(sizes, [RUN_CHUNK as usize, RUN_CHUNK as usize, 17]);
+    assert_eq!(seen.len(), n as usize);
+    for (rep, d) in seen.iter().enumerate() {
+        assert_eq!(d.run.campaign_id, a);
+        assert_eq!(d.run.repetition, rep as u32);
+        assert_eq!(d.run.metrics[metrics::THROUGHPUT_BPS], rep as f64);
+        assert_eq!(d.applied["client.sndbuf_bytes"], "16384");
+    }
+    assert_eq!(
+        s.run_counts(a).unwrap(),
+        RunCounts {
+            measured: u64::from(n),
+            warmup: 0,
+            failed: 0
+        }
+    );
+    assert_eq!(s.run_counts_by_cell(a).unwrap()[&0].measured, u64::from(n));
+}
+
+/// `only_metrics` reads the named metrics and those matching a pattern, and no
+/// applied settings (what a report asks for).
+#[test]
+fn run_chunks_read_only_the_metrics_asked_for() {
+    let mut s = Store::open_in_memory().unwrap();
+    let id = s.create_campaign(&new_campaign("m")).unwrap();
+    s.add_cells(&[cell(id, 0, Family::V4, 128)]).unwrap();
+    let mut run = ok_run(id, 0, 0, 9e8);
+    run.metrics.insert("idle_udp_rtt_q050_ns".into(), 1e5);
+    run.metrics.insert("loaded_tcp_rtt_q999_ns".into(), 2e5);
+    s.record_run(&run).unwrap();
+    let mut chunks = s
+        .run_chunks(id)
+        .unwrap()
+        .only_metrics(&[metrics::THROUGHPUT_BPS], &["idle%rtt_q%"]);
+    let d = chunks.next_chunk().unwrap().unwrap().pop().unwrap();
+    let names: Vec<&str> = d.run.metrics.keys().map(String::as_str).collect();
+    assert_eq!(names, ["idle_udp_rtt_q050_ns", metrics::THROUGHPUT_BPS]);
+    assert!(d.applied.is_empty());
+    let none = s
+        .run_chunks(id)
+        .unwrap()
+        .only_metrics(&[], &[])
+        .next_chunk();
+    assert!(none.unwrap().unwrap()[0].run.metrics.is_empty());
 }

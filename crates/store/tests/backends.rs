@@ -185,6 +185,18 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("campaign_locks", campaign_locks),
     ("run_results_view", run_results_view),
     ("import_is_idempotent", import_is_idempotent),
+    (
+        "reimport_adds_the_runs_the_campaign_gained",
+        reimport_adds_the_runs_the_campaign_gained,
+    ),
+    (
+        "import_subset_and_skip_the_unreadable",
+        import_subset_and_skip_the_unreadable,
+    ),
+    (
+        "nul_text_stores_resumes_and_imports",
+        nul_text_stores_resumes_and_imports,
+    ),
 ];
 
 fn run_all(f: &Fixture) {
@@ -539,8 +551,192 @@ fn import_is_idempotent(f: &Fixture) {
     check_imported(&s, &src);
     let again = s.import_from_target(&src).unwrap();
     assert!(again.imported.is_empty());
-    assert_eq!(again.skipped, vec![src_id]);
+    assert_eq!(again.merged.len(), 1);
+    assert_eq!(
+        (again.merged[0].from, again.merged[0].added_runs, again.runs),
+        (src_id, 0, 0)
+    );
     assert_eq!(s.campaigns().unwrap().len(), 2);
+}
+
+/// Issue 28.8: a campaign that grew at its source (resumed there after an import)
+/// gets the new runs when imported again, and the summary says how many.
+fn reimport_adds_the_runs_the_campaign_gained(f: &Fixture) {
+    let src = f.fresh();
+    let src_id = fill(&src, "grows");
+    let dst = f.fresh();
+    let mut s = Store::open_target(&dst).unwrap();
+    let first = s.import_from_target(&src).unwrap();
+    let here = first.imported[0].1;
+    assert_eq!(s.runs(here).unwrap().len(), 3);
+    {
+        let mut w = Store::open_target(&src).unwrap();
+        w.record_run(&ok_run(src_id, 0, 1, 9.1e8)).unwrap();
+        let mut retry = ok_run(src_id, 1, 1, 8.6e8);
+        retry.attempt = 1;
+        w.record_run(&retry).unwrap();
+        let mut warm = ok_run(src_id, 0, 0, 1e8);
+        warm.warmup = true;
+        w.record_run(&warm).unwrap();
+        w.set_finished(src_id, true).unwrap();
+    }
+    let again = s.import_from_target(&src).unwrap();
+    assert!(again.imported.is_empty());
+    assert_eq!(again.runs, 3);
+    assert_eq!(
+        again.merged,
+        vec![dualperf_store::Merged {
+            from: src_id,
+            into: here,
+            added_runs: 3,
+            conflicting_runs: 0
+        }]
+    );
+    let strip = |runs: Vec<dualperf_store::RunRecord>| -> Vec<_> {
+        runs.into_iter()
+            .map(|r| {
+                (
+                    r.family,
+                    r.repetition,
+                    r.warmup,
+                    r.status,
+                    r.metrics,
+                    r.started_unix_ns,
+                )
+            })
+            .collect()
+    };
+    let there = Store::open_target(&src).unwrap().runs(src_id).unwrap();
+    assert_eq!(strip(s.runs(here).unwrap()), strip(there));
+    assert!(s.campaign(here).unwrap().finished);
+    // The added runs came with their samples.
+    let last = s.runs(here).unwrap().pop().unwrap();
+    assert_eq!(s.samples(last.id).unwrap().len(), 3);
+    // A third pass adds nothing.
+    assert_eq!(s.import_from_target(&src).unwrap().runs, 0);
+}
+
+/// `import --campaign ID`: only the chosen campaigns; one with a value dualperf cannot
+/// read, or a label check_name refuses, is skipped with its id and why, the others
+/// imported (before, one bad value aborted the whole import).
+fn import_subset_and_skip_the_unreadable(f: &Fixture) {
+    let src = f.fresh();
+    let a = fill(&src, "a");
+    let b = fill(&src, "b");
+    let c = fill(&src, "c");
+    let dst = f.fresh();
+    let mut s = Store::open_target(&dst).unwrap();
+    let from = Store::open_target_read_only(&src).unwrap();
+    let sum = s.import_campaigns(&from, "src", &[b]).unwrap();
+    assert_eq!(sum.imported.len(), 1);
+    assert_eq!(sum.imported[0].0, b);
+    assert_eq!(s.campaigns().unwrap().len(), 1);
+    assert!(matches!(
+        s.import_campaigns(&from, "src", &[c + 100]),
+        Err(StoreError::NoSuchCampaign(_))
+    ));
+    drop(from);
+    // Campaign a gets a value out of range for what it stores, c an over-long label.
+    f.raw(
+        &src,
+        &format!("UPDATE cells SET payload_bytes = 1099511627776 WHERE campaign_id = {a}"),
+    );
+    f.raw(
+        &src,
+        &format!(
+            "UPDATE campaigns SET label = '{}' WHERE id = {c}",
+            "x".repeat(wire::text::MAX_NAME_CHARS + 1)
+        ),
+    );
+    let sum = s.import_from_target(&src).unwrap();
+    assert!(sum.imported.is_empty(), "{sum:?}");
+    assert_eq!(sum.merged.len(), 1, "{sum:?}");
+    let skipped: Vec<i64> = sum.skipped.iter().map(|(id, _)| *id).collect();
+    assert_eq!(skipped, vec![a, c], "{sum:?}");
+    assert!(sum.skipped[0].1.contains("payload_bytes"), "{sum:?}");
+    assert!(
+        sum.skipped[1]
+            .1
+            .contains(&format!("campaign {c}'s label is 257 characters")),
+        "{sum:?}"
+    );
+    assert_eq!(s.campaigns().unwrap().len(), 1);
+}
+
+/// NUL (U+0000) in a label, metadata, spec, failure reason or applied value is stored
+/// as U+FFFD on both backends (PostgreSQL refused the whole write before), again when
+/// the campaign is resumed, and when an SQLite file holding raw NULs is imported.
+fn nul_text_stores_resumes_and_imports(f: &Fixture) {
+    let db = f.fresh();
+    let mut s = Store::open_target(&db).unwrap();
+    let mut c = campaign("lab\0one");
+    c.command_line = "dualperf study --label 'lab\0one'".into();
+    let id = s.create_campaign(&c).unwrap();
+    let host = |v: &str| HostInfo {
+        role: "client".into(),
+        metadata: [("os\0name".to_string(), v.to_string())].into(),
+    };
+    s.set_host(id, &host("Deb\0ian")).unwrap();
+    let mut cell0 = cell(id, 0, Family::V4);
+    cell0.spec_json = "{\"label\":\"a\0b\"}".into();
+    s.add_cells(&[cell0]).unwrap();
+    let mut failed = ok_run(id, 0, 0, 0.0);
+    failed.status = RunStatus::Failed {
+        reason: "peer said \0".into(),
+    };
+    failed.applied = [("client.udp\0".to_string(), "x\0".to_string())].into();
+    s.record_run(&failed).unwrap();
+    drop(s);
+    // Resume: the same writes again on a new connection.
+    let mut s = Store::open_target(&db).unwrap();
+    s.set_host(id, &host("Deb\0ian 12")).unwrap();
+    s.record_run(&ok_run(id, 0, 1, 9e8)).unwrap();
+    let back = s.campaign(id).unwrap();
+    assert_eq!(back.label, "lab\u{fffd}one");
+    assert_eq!(back.command_line, "dualperf study --label 'lab\u{fffd}one'");
+    assert_eq!(
+        back.hosts[0].metadata["os\u{fffd}name"],
+        "Deb\u{fffd}ian 12"
+    );
+    assert_eq!(
+        s.cells(id).unwrap()[0].spec_json,
+        "{\"label\":\"a\u{fffd}b\"}"
+    );
+    let details = s.run_details(id).unwrap();
+    assert_eq!(
+        details[0].run.status,
+        RunStatus::Failed {
+            reason: "peer said \u{fffd}".into()
+        }
+    );
+    assert_eq!(details[0].applied["client.udp\u{fffd}"], "x\u{fffd}");
+    // An older SQLite file holding raw NULs (written behind dualperf's back) imports.
+    let dir = tempfile::tempdir().unwrap();
+    let old = DbTarget::Sqlite(dir.path().join("old.db"));
+    fill(&old, "old");
+    let DbTarget::Sqlite(old_path) = &old else {
+        unreachable!()
+    };
+    rusqlite::Connection::open(old_path)
+        .unwrap()
+        .execute_batch(
+            "UPDATE campaigns SET label = 'x' || char(0) || 'y';
+             UPDATE host_metadata SET value = 'v' || char(0);
+             UPDATE runs SET failure_reason = char(0) WHERE ok = 0;",
+        )
+        .unwrap();
+    let sum = s.import_from_target(&old).unwrap();
+    assert_eq!(sum.runs, 3);
+    let new_id = sum.imported[0].1;
+    assert_eq!(s.campaign(new_id).unwrap().label, "x\u{fffd}y");
+    let meta = &s.campaign(new_id).unwrap().hosts[0].metadata;
+    assert_eq!(meta["host.name"], "v\u{fffd}");
+    assert_eq!(meta["os.pretty_name"], "v\u{fffd}");
+    // An import caps metadata as a peer's is, and records that NULs were replaced.
+    assert_eq!(
+        meta[wire::text::META_TRUNCATED_KEY],
+        "NUL characters replaced by U+FFFD"
+    );
 }
 
 fn check_imported(s: &Store, src: &DbTarget) {

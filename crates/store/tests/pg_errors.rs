@@ -167,3 +167,37 @@ fn a_connection_cut_mid_study_loses_nothing_committed() {
     again.record_run(&new_run(id, 1)).unwrap();
     assert_eq!(again.runs(id).unwrap().len(), 2);
 }
+
+/// A statement the server refuses names the table and the columns written (before:
+/// the server's words only, e.g. "value too long for type character varying(3)", with
+/// no hint of which field).
+#[test]
+fn a_refused_write_names_the_table_and_columns() {
+    let Some(pg) = Cluster::start_or_skip("a_refused_write_names_the_table_and_columns") else {
+        return;
+    };
+    let url = pg.create_db("narrow");
+    drop(Store::open_target(&target(&url)).unwrap());
+    // Narrowed behind dualperf's back.
+    pg.psql(
+        "narrow",
+        "ALTER TABLE campaigns ALTER COLUMN git_revision TYPE varchar(3)",
+    );
+    let mut s = Store::open_target(&target(&url)).unwrap();
+    let e = s
+        .create_campaign(&NewCampaign {
+            label: "lab".into(),
+            created_unix_s: 1,
+            command_line: "dualperf study".into(),
+            spec_json: "{}".into(),
+            dualperf_version: "0".into(),
+            git_revision: "0123456789ab".into(),
+        })
+        .unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("value too long"), "{msg}");
+    assert!(
+        msg.contains("(writing table campaigns: uuid, label,"),
+        "{msg}"
+    );
+}

@@ -55,12 +55,18 @@ pub struct ExportArgs {
 }
 
 /// Merge the campaigns of another results database into this one, with their hosts'
-/// metadata (a campaign already present is skipped).
+/// metadata. A campaign already present (same uuid) gets the runs it lacks; one with a
+/// value that cannot be read, or a label that is over-long or holds control
+/// characters, is skipped with the reason while the others are imported (exit 1).
 #[derive(Args, Debug)]
 pub struct ImportArgs {
     /// The database to import from: an SQLite file or a postgres:// URL.
     #[arg(value_parser = crate::args::db_target_parser())]
     pub other: store::DbTarget,
+    /// Only these campaigns, by their ids in the other database (repeatable); default
+    /// all.
+    #[arg(long = "campaign", value_name = "ID")]
+    pub campaigns: Vec<i64>,
     /// The database to import into: an SQLite file or a postgres:// URL.
     #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db", value_parser = crate::args::db_target_parser())]
     pub db: store::DbTarget,
@@ -91,12 +97,10 @@ pub fn show_main(args: ShowArgs) -> anyhow::Result<ExitCode> {
         if camps.is_empty() {
             outln!("no campaigns in {}", args.db)?;
         }
+        // Counted by the database: a campaign of a million runs is not read.
+        let measured = store.measured_by_campaign()?;
         for c in camps {
-            let runs = store.runs(c.id)?;
-            let ok = runs
-                .iter()
-                .filter(|r| r.status.is_ok() && !r.warmup)
-                .count();
+            let ok = measured.get(&c.id).copied().unwrap_or(0);
             outln!(
                 "{:>4}  {}  {:<9} {:>6} runs  {}",
                 c.id,
@@ -185,32 +189,26 @@ pub fn show_text(store: &Store, id: i64) -> anyhow::Result<String> {
 }
 
 fn progress_text(store: &Store, id: i64, finished: bool) -> anyhow::Result<String> {
+    const FAILURES_SHOWN: u32 = 20;
     let cells = store.cells(id)?;
-    let details = store.run_details(id)?;
-    let ok = details
-        .iter()
-        .filter(|d| d.run.status.is_ok() && !d.run.warmup)
-        .count();
-    let warm = details
-        .iter()
-        .filter(|d| d.run.status.is_ok() && d.run.warmup)
-        .count();
-    let failed: Vec<&store::RunDetail> = details.iter().filter(|d| !d.run.status.is_ok()).collect();
+    // Counted by the database, so `show` answers at once at any number of runs.
+    let by_cell = store.run_counts_by_cell(id)?;
+    let counts: store::RunCounts = by_cell.values().copied().sum();
+    let failed = store.failed_attempts(id, FAILURES_SHOWN)?;
     let mut out = format!(
-        "\nprogress: {} — {ok} measured runs, {warm} warm-up runs, {} failed attempts\n",
+        "\nprogress: {} — {} measured runs, {} warm-up runs, {} failed attempts\n",
         if finished {
             "finished"
         } else {
             "unfinished (continue with `dualperf study --resume`)"
         },
-        failed.len()
+        counts.measured,
+        counts.warmup,
+        counts.failed
     );
     out.push_str("  cell  family test        size    ok runs  target\n");
     for cell in &cells {
-        let n = details
-            .iter()
-            .filter(|d| d.cell_index == cell.cell_index && d.run.status.is_ok() && !d.run.warmup)
-            .count();
+        let n = by_cell.get(&cell.cell_index).map_or(0, |c| c.measured);
         out.push_str(&format!(
             "  {:>4}  {:<6} {:<11} {:>5} B {:>7}  {}\n",
             cell.cell_index,
@@ -225,20 +223,19 @@ fn progress_text(store: &Store, id: i64, finished: bool) -> anyhow::Result<Strin
             }
         ));
     }
-    for d in failed.iter().take(20) {
-        if let RunStatus::Failed { reason } = &d.run.status {
-            out.push_str(&format!(
-                "  failed: cell {} run {} attempt {}: {reason}\n",
-                d.cell_index,
-                d.run.repetition + 1,
-                d.attempt
-            ));
-        }
+    for f in &failed {
+        out.push_str(&format!(
+            "  failed: cell {} run {} attempt {}: {}\n",
+            f.cell_index,
+            f.repetition + 1,
+            f.attempt,
+            f.reason
+        ));
     }
-    if failed.len() > 20 {
+    if counts.failed > u64::from(FAILURES_SHOWN) {
         out.push_str(&format!(
             "  … and {} more failed attempts\n",
-            failed.len() - 20
+            counts.failed - u64::from(FAILURES_SHOWN)
         ));
     }
     Ok(out)
@@ -557,97 +554,101 @@ fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
             by_axes.insert(key, Settings::of(spec.as_ref(), &client_os, &server_os));
         }
         let unknown = Settings::of(None, &client_os, &server_os);
-        let applied = store.applied_of_campaign(c.id)?;
-        let none = std::collections::BTreeMap::new();
-        for r in store.runs(c.id)? {
-            let ap = applied.get(&r.id).unwrap_or(&none);
-            let ap = |key: &str| ap.get(key).map(String::as_str);
-            if (r.warmup && !args.include_warmup) || (!r.status.is_ok() && !args.include_failed) {
-                continue;
-            }
-            if args.intervals {
-                for (i, sample) in store.samples(r.id)?.iter().enumerate() {
-                    for (name, value) in &sample.metrics {
-                        sink.row(&IntervalRow {
-                            campaign_id: c.id,
-                            campaign_label: &c.label,
-                            run_id: r.id,
-                            family: r.family.number(),
-                            test: r.kind.name(),
-                            payload_bytes: r.payload_bytes,
-                            direction: store::direction_text(r.direction),
-                            repetition: r.repetition,
-                            warmup: r.warmup,
-                            interval_index: i,
-                            start_ns: sample.start_ns,
-                            end_ns: sample.end_ns,
-                            metric: name,
-                            value: value.is_finite().then_some(*value),
-                            unit: wire::metrics::unit_of(name),
-                        })?;
-                        rows += 1;
-                    }
+        // A chunk of runs at a time, each written as it is read: memory stays bounded
+        // at any number of runs.
+        let mut chunks = store.run_chunks(c.id)?;
+        while let Some(chunk) = chunks.next_chunk()? {
+            for d in chunk {
+                let r = d.run;
+                let ap = |key: &str| d.applied.get(key).map(String::as_str);
+                if (r.warmup && !args.include_warmup) || (!r.status.is_ok() && !args.include_failed)
+                {
+                    continue;
                 }
-                continue;
-            }
-            let (status, reason) = match &r.status {
-                RunStatus::Ok => ("ok", ""),
-                RunStatus::Failed { reason } => ("failed", reason.as_str()),
-            };
-            let settings = by_axes
-                .get(&(r.family, r.kind, r.payload_bytes, r.direction))
-                .unwrap_or(&unknown);
-            let base = Row {
-                campaign_id: c.id,
-                campaign_label: &c.label,
-                run_id: r.id,
-                family: r.family.number(),
-                test: r.kind.name(),
-                transport: r.kind.transport().to_string(),
-                payload_bytes: r.payload_bytes,
-                direction: store::direction_text(r.direction),
-                repetition: r.repetition,
-                warmup: r.warmup,
-                status,
-                failure_reason: reason,
-                started_unix_ns: r.started_unix_ns,
-                metric: "",
-                value: None,
-                unit: "",
-                client_os: &settings.client_os,
-                server_os: &settings.server_os,
-                run_duration_s: settings.run_duration_s,
-                run_count: settings.run_count,
-                streams: settings.streams,
-                rate_bps: settings.rate_bps,
-                rate_pps: settings.rate_pps,
-                sndbuf_bytes: settings.sndbuf_bytes,
-                rcvbuf_bytes: settings.rcvbuf_bytes,
-                nodelay: settings.nodelay,
-                mss_bytes: settings.mss_bytes,
-                tos: settings.tos,
-                flowlabel: settings.flowlabel,
-                congestion: settings.congestion.as_deref(),
-                dont_fragment: settings.dont_fragment,
-                client_sndbuf_applied: ap("client.sndbuf_bytes"),
-                client_rcvbuf_applied: ap("client.rcvbuf_bytes"),
-                server_sndbuf_applied: ap("server.sndbuf_bytes"),
-                server_rcvbuf_applied: ap("server.rcvbuf_bytes"),
-                client_udp_datapath: ap("client.udp_datapath_calls"),
-                server_udp_datapath: ap("server.udp_datapath_calls"),
-            };
-            if r.metrics.is_empty() {
-                sink.row(&base)?;
-                rows += 1;
-            }
-            for (name, value) in &r.metrics {
-                sink.row(&Row {
-                    metric: name,
-                    value: value.is_finite().then_some(*value),
-                    unit: wire::metrics::unit_of(name),
-                    ..base.clone()
-                })?;
-                rows += 1;
+                if args.intervals {
+                    for (i, sample) in store.samples(r.id)?.iter().enumerate() {
+                        for (name, value) in &sample.metrics {
+                            sink.row(&IntervalRow {
+                                campaign_id: c.id,
+                                campaign_label: &c.label,
+                                run_id: r.id,
+                                family: r.family.number(),
+                                test: r.kind.name(),
+                                payload_bytes: r.payload_bytes,
+                                direction: store::direction_text(r.direction),
+                                repetition: r.repetition,
+                                warmup: r.warmup,
+                                interval_index: i,
+                                start_ns: sample.start_ns,
+                                end_ns: sample.end_ns,
+                                metric: name,
+                                value: value.is_finite().then_some(*value),
+                                unit: wire::metrics::unit_of(name),
+                            })?;
+                            rows += 1;
+                        }
+                    }
+                    continue;
+                }
+                let (status, reason) = match &r.status {
+                    RunStatus::Ok => ("ok", ""),
+                    RunStatus::Failed { reason } => ("failed", reason.as_str()),
+                };
+                let settings = by_axes
+                    .get(&(r.family, r.kind, r.payload_bytes, r.direction))
+                    .unwrap_or(&unknown);
+                let base = Row {
+                    campaign_id: c.id,
+                    campaign_label: &c.label,
+                    run_id: r.id,
+                    family: r.family.number(),
+                    test: r.kind.name(),
+                    transport: r.kind.transport().to_string(),
+                    payload_bytes: r.payload_bytes,
+                    direction: store::direction_text(r.direction),
+                    repetition: r.repetition,
+                    warmup: r.warmup,
+                    status,
+                    failure_reason: reason,
+                    started_unix_ns: r.started_unix_ns,
+                    metric: "",
+                    value: None,
+                    unit: "",
+                    client_os: &settings.client_os,
+                    server_os: &settings.server_os,
+                    run_duration_s: settings.run_duration_s,
+                    run_count: settings.run_count,
+                    streams: settings.streams,
+                    rate_bps: settings.rate_bps,
+                    rate_pps: settings.rate_pps,
+                    sndbuf_bytes: settings.sndbuf_bytes,
+                    rcvbuf_bytes: settings.rcvbuf_bytes,
+                    nodelay: settings.nodelay,
+                    mss_bytes: settings.mss_bytes,
+                    tos: settings.tos,
+                    flowlabel: settings.flowlabel,
+                    congestion: settings.congestion.as_deref(),
+                    dont_fragment: settings.dont_fragment,
+                    client_sndbuf_applied: ap("client.sndbuf_bytes"),
+                    client_rcvbuf_applied: ap("client.rcvbuf_bytes"),
+                    server_sndbuf_applied: ap("server.sndbuf_bytes"),
+                    server_rcvbuf_applied: ap("server.rcvbuf_bytes"),
+                    client_udp_datapath: ap("client.udp_datapath_calls"),
+                    server_udp_datapath: ap("server.udp_datapath_calls"),
+                };
+                if r.metrics.is_empty() {
+                    sink.row(&base)?;
+                    rows += 1;
+                }
+                for (name, value) in &r.metrics {
+                    sink.row(&Row {
+                        metric: name,
+                        value: value.is_finite().then_some(*value),
+                        unit: wire::metrics::unit_of(name),
+                        ..base.clone()
+                    })?;
+                    rows += 1;
+                }
             }
         }
     }
@@ -681,7 +682,7 @@ pub fn import_main(args: ImportArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("importing {}", args.other))?;
     let mut store = Store::open_target(&args.db)?;
     let sum = store
-        .import_store(&source, &args.other.to_string())
+        .import_campaigns(&source, &args.other.to_string(), &args.campaigns)
         .with_context(|| format!("importing {}", args.other))?;
     for (from, to) in &sum.imported {
         outln!(
@@ -689,8 +690,24 @@ pub fn import_main(args: ImportArgs) -> anyhow::Result<ExitCode> {
             args.other
         )?;
     }
-    for from in &sum.skipped {
-        outln!("skipped campaign {from}: already in {}", args.db)?;
+    for m in &sum.merged {
+        let conflicts = match m.conflicting_runs {
+            0 => String::new(),
+            n => format!(
+                "; {n} runs at places campaign {} already holds with another start time kept as they were here",
+                m.into
+            ),
+        };
+        outln!(
+            "merged campaign {} of {} into campaign {}: {} runs added{conflicts}",
+            m.from,
+            args.other,
+            m.into,
+            m.added_runs
+        )?;
+    }
+    for (from, why) in &sum.skipped {
+        outln!("skipped campaign {from} of {}: {why}", args.other)?;
     }
     outln!(
         "{} campaigns, {} runs imported into {}",
@@ -698,6 +715,14 @@ pub fn import_main(args: ImportArgs) -> anyhow::Result<ExitCode> {
         sum.runs,
         args.db
     )?;
+    if !sum.skipped.is_empty() {
+        eprintln!(
+            "dualperf: {} campaigns of {} were skipped (see above); the others were imported",
+            sum.skipped.len(),
+            args.other
+        );
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -131,7 +131,7 @@ pub fn dataset_db(path: &Path, data: &report::Dataset) -> Vec<i64> {
                             reason: reason.clone(),
                         },
                     },
-                    metrics: r.metrics.clone(),
+                    metrics: r.metrics.to_map(),
                     // A failed run stored no samples.
                     samples: match r.outcome {
                         RunOutcome::Ok => fixture::interval_samples(r, n as u64)
