@@ -261,6 +261,7 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
     )
     .then_some(100.0);
     let mut series = Vec::new();
+    let mut many_runs = false;
     for s in 0..vd.systems.len() {
         for (fi, f) in [Family::V4, Family::V6].into_iter().enumerate() {
             let runs: Vec<(u32, Vec<f64>)> = vd
@@ -274,6 +275,8 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
                         .copied()
                         .filter(|&v| drawable(view.metric, v))
                         .collect();
+                    let (vals, thinned) = dots_of(vals);
+                    many_runs |= thinned;
                     Some((size, vals))
                 })
                 .collect();
@@ -324,8 +327,13 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
         cap,
         None,
         &format!(
-            "Lines: means. Error bars: {:.0}% confidence interval of the mean (Student t). Small dots: each run's value.",
-            level * 100.0
+            "Lines: means. Error bars: {:.0}% confidence interval of the mean (Student t). Small dots: each run's value{}.",
+            level * 100.0,
+            if many_runs {
+                format!(" (a cell of more than {MAX_DOTS_PER_CELL} runs: {MAX_DOTS_PER_CELL} evenly spaced quantiles of them, min and max included)")
+            } else {
+                String::new()
+            }
         ),
     )
 }
@@ -370,11 +378,12 @@ pub fn percentile_figure(
                     } else {
                         (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
                     };
-                    let runs_drawn: Vec<f64> = vals
-                        .iter()
-                        .copied()
-                        .filter(|&v| drawable(view.metric, v))
-                        .collect();
+                    let (runs_drawn, _) = dots_of(
+                        vals.iter()
+                            .copied()
+                            .filter(|&v| drawable(view.metric, v))
+                            .collect(),
+                    );
                     if drawable(view.metric, median) {
                         points.push((size, median, median, median, false, false));
                     }
@@ -420,6 +429,24 @@ pub fn percentile_figure(
         Some(top * 1.5),
         "Each run stores its RTT percentiles; lines join the median over runs of each run's p50 (solid), p99 (dashed) and p99.9 (dotted); IPv4 filled markers, IPv6 hollow ones; small dots are the runs (a triangle at the top: a run beyond the axis). Descriptive: the tests compare the mean RTT.",
     ))
+}
+
+/// The most run dots drawn per cell: beyond it, that many evenly spaced quantiles of the
+/// cell's runs stand for them (said in the caption), so a campaign of a million runs
+/// makes figures of a few hundred kilobytes, not hundreds of megabytes.
+pub const MAX_DOTS_PER_CELL: usize = 100;
+
+/// `vals` as at most [`MAX_DOTS_PER_CELL`] values: all of them, or evenly spaced order
+/// statistics (min and max included).
+fn dots_of(vals: Vec<f64>) -> (Vec<f64>, bool) {
+    if vals.len() <= MAX_DOTS_PER_CELL {
+        return (vals, false);
+    }
+    let mut sorted = vals;
+    sorted.sort_by(f64::total_cmp);
+    let last = sorted.len() - 1;
+    let k = MAX_DOTS_PER_CELL - 1;
+    ((0..=k).map(|i| sorted[i * last / k]).collect(), true)
 }
 
 /// A logarithmic y axis is used when the positive values drawn span more than this
@@ -1160,6 +1187,34 @@ mod figure_tests {
         let svg = figure(&a.views[0], 0.95).svg;
         assert!(!svg.contains("logarithmic"));
         assert_eq!(ticks(&svg, "ytick").first().map(String::as_str), Some("0"));
+    }
+
+    #[test]
+    fn a_cell_of_many_runs_draws_a_bounded_number_of_dots() {
+        // Issue 28: a report of a million runs drew every run (784 MB of figures).
+        let many: Vec<f64> = (0..50_000).map(|i| 100e6 + (i % 97) as f64 * 1e5).collect();
+        let d = crafted(
+            &["S"],
+            &[
+                (0, V4, TcpStream, 128, THROUGHPUT_BPS, &many),
+                (0, V6, TcpStream, 128, THROUGHPUT_BPS, &many),
+            ],
+        );
+        let a = analyse(&d, AnalysisOptions::default());
+        let svg = figure(&a.views[0], 0.95).svg;
+        assert_eq!(svg.matches("class=\"run\"").count(), 2 * MAX_DOTS_PER_CELL);
+        assert!(svg.len() < 200_000, "{} bytes", svg.len());
+        assert!(
+            svg.replace("</tspan><tspan", " ").contains("evenly") || svg.contains("quantiles"),
+            "the caption says so"
+        );
+        let (dots, thinned) = dots_of((0..1000).map(f64::from).collect());
+        assert!(thinned && dots.len() == MAX_DOTS_PER_CELL);
+        assert_eq!(
+            (dots[0], dots[MAX_DOTS_PER_CELL - 1]),
+            (0.0, 999.0),
+            "min and max kept"
+        );
     }
 
     #[test]
