@@ -234,3 +234,95 @@ fn report_of_a_study_made_by_the_binary() {
         "IPv4 mean {v4} Mbit/s at 50M offered"
     );
 }
+
+/// Issue 29: the independent re-computation can be repeated. A study of two systems
+/// (fake executor: no traffic), its report written, then `benches/recompute_report.py`
+/// recomputes every IPv4-vs-IPv6 and system-vs-system number from the database with
+/// SciPy; any mismatch fails. CI installs python3-scipy; elsewhere, without it, the test
+/// says so and checks nothing.
+#[test]
+fn scipy_recomputes_the_reports_comparisons_from_the_database() {
+    // Debian's python3-scipy is for /usr/bin/python3; a python3 earlier on PATH (pyenv)
+    // may have its own.
+    let python = ["/usr/bin/python3", "python3"].into_iter().find(|p| {
+        std::process::Command::new(p)
+            .args(["-c", "import scipy, numpy"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    let Some(python) = python else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have python3-scipy (.ci/run installs it)"
+        );
+        eprintln!("skipped: python3 with scipy and numpy is not installed");
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("r.db");
+    for (label, runs) in [("A", "5"), ("B", "6")] {
+        let o = dualperf()
+            .env("DUALPERF_STUDY_FAKE", "1")
+            .args([
+                "study",
+                "-q",
+                "--sizes",
+                "128,1408",
+                "--duration",
+                "0.01",
+                "--runs",
+                runs,
+                "--label",
+                label,
+                "--db",
+            ])
+            .arg(&db)
+            .output()
+            .expect("run dualperf study");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let out = tmp.path().join("out");
+    for base in ["second", "first"] {
+        let o = dualperf()
+            .args([
+                "report",
+                "--no-png",
+                "--no-pdf",
+                "--campaign",
+                "1",
+                "2",
+                "--percent-of",
+                base,
+                "--db",
+            ])
+            .arg(&db)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .expect("run dualperf report");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../benches/recompute_report.py"
+        );
+        let o = std::process::Command::new(python)
+            .arg(script)
+            .arg(&db)
+            .arg(&out)
+            .output()
+            .expect("run the recompute script");
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{base}: {text}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let checked: usize = text
+            .split(" numbers checked")
+            .next()
+            .and_then(|n| n.trim().rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert!(checked > 200, "{base}: {text}");
+    }
+}

@@ -56,41 +56,51 @@ fn tcp_stream_bytes_received_equal_bytes_sent_in_every_direction() {
             let sent = get(&r, m::SENT_BYTES);
             assert!(sent > 0.0, "{dir:?} {fam}: nothing sent");
             assert_eq!(sent, get(&r, m::RECV_BYTES), "{dir:?} {fam}");
-            // Goodput agrees with bytes over time, computed here from the raw numbers.
+            // Goodput agrees with bytes over time, computed here from the raw numbers:
+            // each direction's received bytes over its one time base, the longer of its
+            // sender's send span and its receiver's receive span.
             let bps = get(&r, m::THROUGHPUT_BPS);
-            let rate = |st: &wire::proto::SideStats| {
-                st.recv_bytes as f64 * 8.0 / (st.recv_elapsed_ns.max(1) as f64 / 1e9)
+            let span = |tx: &wire::proto::SideStats, rx: &wire::proto::SideStats| {
+                tx.send_elapsed_ns.max(rx.recv_elapsed_ns).max(1) as f64 / 1e9
             };
+            let rate = |tx: &wire::proto::SideStats, rx: &wire::proto::SideStats| {
+                rx.recv_bytes as f64 * 8.0 / span(tx, rx)
+            };
+            let (c, s) = (&r.client, &r.server);
             let want = match dir {
-                Direction::Forward => rate(&r.server),
-                Direction::Reverse => rate(&r.client),
-                Direction::Bidir => rate(&r.client) + rate(&r.server),
+                Direction::Forward => rate(c, s),
+                Direction::Reverse => rate(s, c),
+                Direction::Bidir => rate(s, c) + rate(c, s),
             };
-            // Exact relations, true under any load: goodput is the receiver's bytes over
-            // the receiver's own elapsed time (the SAME duration the tool used), and the
-            // run's duration_s covers that receive time (it is the longer of send and
-            // receive). No tolerance on a rate: only float rounding is allowed.
+            // Exact relations, true under any load: the same duration the tool used, and
+            // the run's duration_s is that span (both directions' longer one for bidir).
+            // No tolerance on a rate: only float rounding is allowed.
             assert!(bps > 0.0, "{dir:?} {fam}: no goodput");
             assert!(
                 (bps - want).abs() <= 1e-9 * want,
                 "{dir:?} {fam}: throughput {bps} vs {want} from bytes and time"
             );
-            let recv_elapsed_s = match dir {
-                Direction::Forward => r.server.recv_elapsed_ns,
-                Direction::Reverse => r.client.recv_elapsed_ns,
-                Direction::Bidir => r.client.recv_elapsed_ns.max(r.server.recv_elapsed_ns),
-            } as f64
-                / 1e9;
+            let span_s = match dir {
+                Direction::Forward => span(c, s),
+                Direction::Reverse => span(s, c),
+                Direction::Bidir => span(c, s).max(span(s, c)),
+            };
             assert!(
-                get(&r, m::DURATION_S) >= recv_elapsed_s - 1e-9,
-                "{dir:?} {fam}: duration_s {} shorter than the receive time {recv_elapsed_s}",
+                (get(&r, m::DURATION_S) - span_s).abs() <= 1e-9 * span_s,
+                "{dir:?} {fam}: duration_s {} is not the run's span {span_s}",
                 get(&r, m::DURATION_S)
             );
             if dir != Direction::Bidir {
-                let overall = get(&r, m::RECV_BYTES) * 8.0 / recv_elapsed_s;
+                // The sending rate is on the same time base: received <= sent gives
+                // goodput <= sending rate.
+                let send_rate = get(&r, m::SEND_RATE_BPS);
                 assert!(
-                    (bps - overall).abs() <= 1e-9 * bps,
-                    "{dir:?} {fam}: throughput {bps} vs recv_bytes×8/receive time {overall}"
+                    (send_rate - get(&r, m::SENT_BYTES) * 8.0 / span_s).abs() <= 1e-9 * send_rate,
+                    "{dir:?} {fam}: sending rate {send_rate} not over the same span"
+                );
+                assert!(
+                    bps <= send_rate * (1.0 + 1e-12),
+                    "{dir:?} {fam}: {bps} > {send_rate}"
                 );
             }
             let (c, s) = (&r.client, &r.server);

@@ -261,6 +261,7 @@ fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Re
     }
     let findings = findings::findings(&analysis, &links);
     let mut warnings = caveats::warnings(data, &analysis);
+    warnings.extend(timeseries::too_few_samples(data));
     warnings.extend(headers::efficiency_warnings(&analysis, &links));
     let setting = data
         .campaigns

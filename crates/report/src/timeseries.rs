@@ -320,6 +320,37 @@ fn steps(samples: &[IntervalCounts], show: Shown) -> Steps {
 
 /// The time-series figures of `data`'s selected runs; `systems` are the campaigns'
 /// display names (as in [`crate::Analysis::systems`]).
+/// The fewest samples a run needs for its time series to show anything over time.
+pub const MIN_SAMPLES: usize = 3;
+
+/// Why selected runs were not drawn over time: their samples are too few (the interval
+/// was as long as the run). `None` when every selected run has enough.
+pub fn too_few_samples(data: &Dataset) -> Option<String> {
+    let (short, total) = data
+        .campaigns
+        .iter()
+        .flat_map(|c| c.series.iter().map(move |s| (c, s)))
+        .filter(|(c, s)| {
+            c.runs
+                .get(s.run_index)
+                .is_some_and(|r| r.kind != TestKind::Rrul)
+        })
+        .fold((0, 0), |(short, total), (_, s)| {
+            (
+                short + usize::from(s.samples.len() < MIN_SAMPLES),
+                total + 1,
+            )
+        });
+    (short > 0).then(|| {
+        format!(
+            "{short} of {total} runs selected for the time series have fewer than {MIN_SAMPLES} \
+             interval samples (their sampling interval was about as long as the run), so they are \
+             not drawn over time: run the study with a shorter --interval (the default samples \
+             each run ten times)."
+        )
+    })
+}
+
 pub fn figures(data: &Dataset, systems: &[String]) -> Vec<Figure> {
     type Member<'a> = (usize, &'a RunRow, &'a RunSeries);
     let mut groups: BTreeMap<CellKey, Vec<Member>> = BTreeMap::new();
@@ -328,8 +359,10 @@ pub fn figures(data: &Dataset, systems: &[String]) -> Vec<Figure> {
             let Some(run) = campaign.runs.get(series.run_index) else {
                 continue;
             };
-            // rrul runs are drawn by crate::loaded, from their own samples.
-            if !series.samples.is_empty() && run.kind != TestKind::Rrul {
+            // rrul runs are drawn by crate::loaded, from their own samples. A run with
+            // fewer than MIN_SAMPLES samples is one flat step over time: not drawn
+            // ([`too_few_samples`] says why).
+            if series.samples.len() >= MIN_SAMPLES && run.kind != TestKind::Rrul {
                 groups
                     .entry(cell_key(run))
                     .or_default()
@@ -942,12 +975,15 @@ mod tests {
         for r in &mut c.runs {
             r.direction = Direction::Reverse;
         }
-        let figs = figures(&with_series(c, &[125e6]), &["S".to_string()]);
+        let figs = figures(&with_series(c, &[125e6, 125e6, 125e6]), &["S".to_string()]);
         assert_eq!(figs[0].id, "tcp-stream-reverse-128-timeseries");
         assert!(figs[0].title.contains("goodput received by the client"));
         // Received half the bytes sent: 500 Mbit/s.
         assert!(figs[0].svg.contains(">500<"), "{}", figs[0].svg);
-        let figs = figures(&with_series(campaign(TcpRr), &[125e6]), &["S".into()]);
+        let figs = figures(
+            &with_series(campaign(TcpRr), &[125e6, 125e6, 125e6]),
+            &["S".into()],
+        );
         assert_eq!(figs[0].id, "tcp-rr-128-timeseries");
         assert!(figs[0].title.contains("transactions per second"));
         assert!(words(&figs[0].svg).contains("hold no RTT"));
@@ -1001,6 +1037,19 @@ mod tests {
         }];
         let figs = figures(&Dataset { campaigns: vec![c] }, &["S".into()]);
         assert!(words(&figs[0].svg).contains("merged into the one before it"));
+    }
+
+    #[test]
+    fn runs_of_fewer_than_three_samples_are_not_drawn_and_the_report_says_why() {
+        // Issue 29: the default study's 0.5 s runs sampled every second drew one flat
+        // step under a ten-line caption.
+        let two = with_series(campaign(TcpStream), &[1e6, 2e6]);
+        assert!(figures(&two, &["S".into()]).is_empty());
+        let why = too_few_samples(&two).expect("a reason");
+        assert!(why.contains("have fewer than 3 interval samples"), "{why}");
+        let three = with_series(campaign(TcpStream), &[1e6, 2e6, 3e6]);
+        assert!(!figures(&three, &["S".into()]).is_empty());
+        assert_eq!(too_few_samples(&three), None);
     }
 
     #[test]

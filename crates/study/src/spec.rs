@@ -624,12 +624,19 @@ impl SpecFile {
 
     /// `interval_ms` checked: 0 (no samples), or at least the protocol's shortest
     /// interval and at most [`wire::proto::MAX_INTERVAL_SAMPLES`] samples per run.
+    /// Without `interval_ms`, a run of known length is sampled ten times (at most every
+    /// [`DEFAULT_INTERVAL_MS`], at least every protocol minimum), so its time series has
+    /// steps to draw: a 0.5 s run sampled every second is one flat step.
     fn interval_ns(&self, bound: Bound) -> Result<Option<u64>, SpecError> {
-        let ms = self.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS);
+        let min_ms = wire::proto::MIN_INTERVAL_NS / 1_000_000;
+        let default_ms = match bound {
+            Bound::DurationNs(d) => (d / 1_000_000 / 10).clamp(min_ms.max(1), DEFAULT_INTERVAL_MS),
+            Bound::Count(_) => DEFAULT_INTERVAL_MS,
+        };
+        let ms = self.interval_ms.unwrap_or(default_ms);
         if ms == 0 {
             return Ok(None);
         }
-        let min_ms = wire::proto::MIN_INTERVAL_NS / 1_000_000;
         let ns = check(
             "interval_ms (--interval)",
             ms,
@@ -1100,6 +1107,29 @@ impl StudySpec {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn runs_are_sampled_ten_times_unless_an_interval_is_given() {
+        let at = |duration_s: f64, interval_ms: Option<u64>| {
+            SpecFile {
+                duration_s: Some(duration_s),
+                interval_ms,
+                ..SpecFile::default()
+            }
+            .resolve(1)
+            .unwrap()
+            .interval_ns
+        };
+        assert_eq!(at(0.5, None), Some(50_000_000), "0.5 s runs: every 50 ms");
+        assert_eq!(at(60.0, None), Some(1_000_000_000), "at most every second");
+        assert_eq!(
+            at(0.05, None),
+            Some(10_000_000),
+            "at least the protocol's 10 ms"
+        );
+        assert_eq!(at(0.5, Some(200)), Some(200_000_000), "as given");
+        assert_eq!(at(0.5, Some(0)), None, "none");
+    }
+
     #[test]
     fn hostile_or_overlong_text_is_refused_where_it_enters() {
         for label in ["x\r\\input{/etc/hostname}\r", "a\nb", "a\u{0}b"] {

@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Recompute a dualperf report's IPv4-vs-IPv6 and system-vs-system tables from the
+results database with SciPy, independently of dualperf's own statistics, and exit
+non-zero on any mismatch.
+
+    benches/recompute_report.py RESULTS.db REPORT_DIR
+
+REPORT_DIR is what `dualperf report --out REPORT_DIR` wrote (it reads the CSV tables:
+their numeric cells are full precision). For every row of every forward
+`<view>-ipv4-vs-ipv6.csv` and `<view>-systems.csv` of the throughput, RTT, jitter, loss
+and host-CPU views it takes the runs of that cell from the database (`run_results`:
+successful, not warm-up; loss without receiver-limited runs) and checks the difference
+of means, its percentage over the stated base, Welch's p (scipy.stats.ttest_ind,
+equal_var=False), Mann-Whitney's p (scipy.stats.mannwhitneyu: exact without ties, else
+the normal approximation with tie and continuity correction, as dualperf does), the
+Holm-adjusted p across the sizes of each comparison, Hedges' g, and the Hodges-Lehmann
+shift. Prints how many numbers it checked; exit 1 on a mismatch, 2 on a usage error.
+"""
+
+import csv
+import math
+import re
+import sqlite3
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from scipy import special, stats
+
+# view id -> (test kinds, first with data wins; metric)
+VIEWS = {
+    "tcp-throughput": (["tcp-stream"], "throughput_bps"),
+    "udp-throughput": (["udp-stream"], "throughput_bps"),
+    "tcp-rtt": (["tcp-rr", "tcp-stream"], "rtt_mean_ns"),
+    "udp-rtt": (["udp-rr", "udp-stream"], "rtt_mean_ns"),
+    "udp-jitter": (["udp-stream", "udp-rr"], "jitter_rfc3550_ns"),
+    "udp-loss": (["udp-stream", "udp-rr"], "loss_pct"),
+    "tcp-host-cpu-busy": (["tcp-stream", "tcp-rr"], "cpu_local_pct"),
+    "udp-host-cpu-busy": (["udp-stream", "udp-rr"], "cpu_local_pct"),
+}
+SCALE = {"Mbit/s": 1e-6, "µs": 1e-3, "ms": 1e-6, "%": 1.0}
+FAMILY = {"IPv4": "4", "IPv6": "6"}
+
+
+def runs_by_cell(db):
+    """(label, family, test, size, metric) -> values of the counted runs."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    rows = con.execute(
+        "SELECT run_id, campaign_label, family, test, payload_bytes, metric, value "
+        "FROM run_results WHERE warmup = 0 AND direction = 'forward'"
+    ).fetchall()
+    limited = {
+        r[0]
+        for r in con.execute(
+            "SELECT run_id FROM run_results WHERE metric = 'receiver_limited' AND value > 0"
+        )
+    }
+    cells = defaultdict(list)
+    for run_id, label, family, test, size, metric, value in rows:
+        if metric == "loss_pct" and run_id in limited:
+            continue
+        cells[(label, family, test, size, metric)].append(value)
+    return cells
+
+
+def hedges_g(a, b):
+    na, nb = len(a), len(b)
+    sp = math.sqrt(((na - 1) * np.var(a, ddof=1) + (nb - 1) * np.var(b, ddof=1)) / (na + nb - 2))
+    if sp == 0:
+        return float("nan")
+    nu = na + nb - 2
+    j = math.exp(special.gammaln(nu / 2) - special.gammaln((nu - 1) / 2)) / math.sqrt(nu / 2)
+    return (np.mean(a) - np.mean(b)) / sp * j
+
+
+def mann_whitney_p(a, b):
+    ties = len(set(a) | set(b)) < len(a) + len(b)
+    method = "asymptotic" if ties else "exact"
+    return stats.mannwhitneyu(a, b, alternative="two-sided", method=method).pvalue
+
+
+def holm(ps):
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    out, running = [0.0] * len(ps), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(ps) - rank) * ps[i]))
+        out[i] = running
+    return out
+
+
+def number(text):
+    """A numeric cell (full precision), or None for text and empty cells."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def printed(text):
+    """A rounded number in text ("'-0.07913 [...]" → -0.07913, 5 decimals)."""
+    m = re.match(r"'?(-?\d+(?:\.(\d+))?)", text.strip())
+    if not m:
+        return None, None
+    return float(m.group(1)), len(m.group(2) or "")
+
+
+class Checker:
+    def __init__(self):
+        self.checked = 0
+        self.mismatches = []
+
+    def close(self, what, got, want, rel=1e-6, abs_=1e-12):
+        self.checked += 1
+        # No number where SciPy has none (a zero base, no spread): an empty cell.
+        if got is None and want is not None and math.isnan(want):
+            return
+        if got is None or want is None:
+            self.mismatches.append(f"{what}: missing ({got} vs {want})")
+        elif math.isnan(want) and (got is None or math.isnan(got)):
+            pass
+        elif not math.isclose(got, want, rel_tol=rel, abs_tol=abs_):
+            self.mismatches.append(f"{what}: report {got!r}, SciPy {want!r}")
+
+
+def check_table(path, cells, chk, base):
+    view = path.name.rsplit("-ipv4-vs-ipv6.csv", 1)[0].rsplit("-systems.csv", 1)[0]
+    if view not in VIEWS:
+        return
+    kinds, metric = VIEWS[view]
+    with open(path, newline="", encoding="utf-8") as f:
+        rd = csv.reader(f)
+        header = next(rd)
+        rows = [dict(zip(header, r)) for r in rd]
+    unit = next(re.fullmatch(r"A − B \((.*)\)", h).group(1) for h in header if re.fullmatch(r"A − B \((.*)\)", h))
+    scale = SCALE[unit]
+    systems_table = path.name.endswith("-systems.csv")
+    groups = defaultdict(list)
+    for r in rows:
+        if systems_table:
+            a = (r["A"], FAMILY[r["IP version"]])
+            b = (r["B"], FAMILY[r["IP version"]])
+        else:
+            a = (r["System"], FAMILY[r["A"]])
+            b = (r["System"], FAMILY[r["B"]])
+        size = int(r["Packet size (bytes)"])
+
+        def values(who):
+            for k in kinds:
+                v = cells.get((who[0], who[1], k, size, metric))
+                if v:
+                    return [x * scale for x in v]
+            return []
+
+        va, vb = values(a), values(b)
+        groups[(a, b)].append((r, va, vb))
+    for (a, b), pts in groups.items():
+        ps = []
+        for r, va, vb in pts:
+            where = f"{path.name} {a}–{b} {r['Packet size (bytes)']}"
+            diff = np.mean(va) - np.mean(vb)
+            chk.close(f"{where} A − B", number(r[f"A − B ({unit})"]), diff, rel=1e-9)
+            over = np.mean(va) if base == "first" else np.mean(vb)
+            pct_col = [h for h in r if h.startswith("A − B, as % of")][0]
+            chk.close(f"{where} {pct_col}", number(r[pct_col]), diff / abs(over) * 100, rel=1e-9)
+            welch = stats.ttest_ind(va, vb, equal_var=False).pvalue
+            if np.std(va) == 0 and np.std(vb) == 0:
+                welch = 1.0 if diff == 0 else 0.0  # dualperf's stated convention
+            chk.close(f"{where} Welch p", number(r["Welch p"]), welch, rel=1e-6, abs_=1e-15)
+            primary = welch
+            if "Mann-Whitney p" in r:
+                mw = mann_whitney_p(va, vb)
+                chk.close(f"{where} Mann-Whitney p", number(r["Mann-Whitney p"]), mw, rel=1e-6)
+                primary = mw
+                shift = float(np.median([x - y for x in va for y in vb]))
+                got, decimals = printed(r[f"Hodges-Lehmann shift ({unit}) [CI]"])
+                chk.close(f"{where} Hodges-Lehmann shift", got, shift, rel=0, abs_=0.51 * 10**-decimals)
+            chk.close(f"{where} Hedges' g", number(r["Hedges' g"]), hedges_g(va, vb), rel=1e-6)
+            ps.append((r, primary))
+        for (r, _), adj in zip(ps, holm([p for _, p in ps])):
+            where = f"{path.name} {a}–{b} {r['Packet size (bytes)']}"
+            chk.close(f"{where} Holm p", number(r["Holm p"]), adj, rel=1e-6, abs_=1e-15)
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__.strip().splitlines()[0], file=sys.stderr)
+        print("usage: recompute_report.py RESULTS.db REPORT_DIR", file=sys.stderr)
+        return 2
+    db, out = sys.argv[1], Path(sys.argv[2])
+    tables = sorted((out / "tables").glob("*-ipv4-vs-ipv6.csv")) + sorted(
+        (out / "tables").glob("*-systems.csv")
+    )
+    tables = [t for t in tables if "-reverse" not in t.name and "-bidir" not in t.name]
+    if not tables:
+        print(f"no comparison tables in {out}/tables", file=sys.stderr)
+        return 2
+    # The base every percentage of the report uses, as its header states it.
+    with open(tables[0], newline="", encoding="utf-8") as f:
+        header = next(csv.reader(f))
+    base = "first" if "A − B, as % of A" in header else "second"
+    cells = runs_by_cell(db)
+    chk = Checker()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for t in tables:
+            check_table(t, cells, chk, base)
+    for m in chk.mismatches:
+        print("MISMATCH", m)
+    import scipy
+
+    print(f"{chk.checked} numbers checked against SciPy {scipy.__version__}, {len(chk.mismatches)} mismatches")
+    return 1 if chk.mismatches or chk.checked == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
