@@ -22,6 +22,16 @@ fn shortened_main_job_repeats_to_its_target_and_measures_udp_without_tool_made_l
     let s = store::Store::open_read_only(db.as_ref()).unwrap();
     let c = &s.campaigns().unwrap()[0];
     assert!(c.finished);
+    // The host's idle baseline before the first run is recorded (the report flags host
+    // CPU figures taken on an already busy host).
+    let idle: f64 = c
+        .hosts
+        .iter()
+        .find(|h| h.role == "client")
+        .and_then(|h| h.metadata.get("study.idle_cpu_busy_pct"))
+        .and_then(|v| v.parse().ok())
+        .expect("study.idle_cpu_busy_pct recorded");
+    assert!((0.0..=100.0).contains(&idle), "{idle}");
     let spec = study::StudySpec::from_json(&c.spec_json).unwrap();
     let study::Repetition::Confidence {
         min_runs, max_runs, ..

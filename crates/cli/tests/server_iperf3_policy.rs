@@ -201,6 +201,13 @@ fn a_keyed_server_opens_no_iperf3_port_anyone_can_use_unless_told() {
     );
     let log = open.wait_log("iperf3 clients served", 1, Duration::from_secs(5));
     assert!(log.contains("the iperf3 port is open to anyone"), "{log}");
+    // The banner's lines come one by one: wait for the other one too (under load it
+    // may follow the first by more than the time a read takes).
+    let log = open.wait_log(
+        "pre-shared key required here; the iperf3 port is open to anyone",
+        1,
+        Duration::from_secs(10),
+    );
     assert!(
         log.contains("pre-shared key required here; the iperf3 port is open to anyone"),
         "{log}"

@@ -125,3 +125,32 @@ pub fn where_it_ran(c: &CampaignData, label: &str) -> String {
     let line = format!("{label} (campaign {}): {place}; {pinning}.", c.id);
     wire::text::terminal_safe_line(&line).into_owned()
 }
+
+/// Host CPU busy % at or above which a campaign's idle baseline says other load was
+/// present.
+pub const BUSY_BASELINE_PCT: f64 = 10.0;
+
+/// Warnings for campaigns whose host was already busy before their first run (the idle
+/// baseline `study.idle_cpu_busy_pct`): their host CPU figures include that load.
+pub fn busy_host_warnings(data: &Dataset, labels: &[String]) -> Vec<String> {
+    data.campaigns
+        .iter()
+        .zip(labels)
+        .filter_map(|(c, label)| {
+            let busy: f64 = c
+                .hosts
+                .get("client")?
+                .get("study.idle_cpu_busy_pct")?
+                .trim()
+                .parse()
+                .ok()
+                .filter(|b: &f64| b.is_finite() && *b >= BUSY_BASELINE_PCT)?;
+            Some(format!(
+                "{label}: the client host was already {busy:.1} % busy (all cores) in the half \
+                 second before the first run, with nothing of dualperf's running: its host CPU \
+                 busy figures include that other load. The client process's own CPU is the \
+                 tool's cost."
+            ))
+        })
+        .collect()
+}

@@ -262,6 +262,7 @@ fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Re
     let findings = findings::findings(&analysis, &links);
     let mut warnings = caveats::warnings(data, &analysis);
     warnings.extend(timeseries::too_few_samples(data));
+    warnings.extend(context::busy_host_warnings(data, &analysis.systems));
     warnings.extend(headers::efficiency_warnings(&analysis, &links));
     let setting = data
         .campaigns

@@ -955,3 +955,32 @@ fn a_recorded_cv_criterion_is_shown_per_cell() {
     );
     assert!(md.contains("1 of 2 cells met it."), "{md}");
 }
+
+#[test]
+fn a_host_busy_before_the_study_is_flagged_for_its_host_cpu_figures() {
+    let mut d = crafted(
+        &["quiet", "busy"],
+        &[
+            (0, V4, TcpStream, 128, CPU_LOCAL_PCT, &[40.0, 41.0, 39.0]),
+            (1, V4, TcpStream, 128, CPU_LOCAL_PCT, &[90.0, 91.0, 89.0]),
+        ],
+    );
+    for (i, idle) in ["1.2", "48.5"].into_iter().enumerate() {
+        d.campaigns[i].hosts.insert(
+            "client".to_string(),
+            [("study.idle_cpu_busy_pct".to_string(), idle.to_string())].into(),
+        );
+    }
+    let r = report(&d);
+    let flagged: Vec<&String> = r
+        .warnings
+        .iter()
+        .filter(|w| w.contains("already"))
+        .collect();
+    assert_eq!(flagged.len(), 1, "{:?}", r.warnings);
+    assert!(
+        flagged[0].starts_with("busy: the client host was already 48.5 % busy"),
+        "{}",
+        flagged[0]
+    );
+}

@@ -20,6 +20,19 @@ use wire::spec::Family;
 /// Environment switch for the fake executor (tests of the binary).
 pub const FAKE_ENV: &str = "DUALPERF_STUDY_FAKE";
 
+/// Client metadata key: the host's system-wide CPU busy %, measured over half a second
+/// before the study's first run (its idle baseline).
+pub const IDLE_CPU_KEY: &str = "study.idle_cpu_busy_pct";
+
+/// System-wide CPU busy % over `window` of doing nothing, from /proc/stat (or the
+/// platform's equivalent); `None` where the platform gives none.
+fn idle_cpu_busy_pct(window: std::time::Duration) -> Option<f64> {
+    let before = net::read_proc_stat().ok()?;
+    std::thread::sleep(window);
+    let after = net::read_proc_stat().ok()?;
+    Some(before.usage_until(&after).busy_pct).filter(|b| b.is_finite())
+}
+
 /// Client metadata key naming the kind of peer ("dualperf" or "iperf3").
 pub const PEER_KEY: &str = "study.peer";
 
@@ -178,6 +191,11 @@ impl Exec {
             (None, None) => "embedded".to_string(),
         };
         md.insert(TARGET_KEY.into(), target);
+        // The host's idle baseline before the first run: host CPU busy figures include
+        // every process's load, so the report flags a host already busy (IDLE_CPU_KEY).
+        if let Some(busy) = idle_cpu_busy_pct(std::time::Duration::from_millis(500)) {
+            md.insert(IDLE_CPU_KEY.into(), format!("{busy:.1}"));
+        }
         if let Exec::Engine(e) = self {
             if let Some(p) = &e.pinning {
                 md.insert("study.cpu_pinning".into(), p.clone());
