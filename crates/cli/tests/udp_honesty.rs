@@ -85,7 +85,11 @@ fn a_coalescing_receiver_counts_dropped_buffers_and_says_so() {
         "{buffers} buffers for {lost} datagrams"
     );
     assert_eq!(metric_opt(&v, "rx_socket_drop_packets"), None);
-    assert_eq!(metric_opt(&v, "host_udp_rcvbuf_error_packets"), None);
+    // The host's counter is read at the ends of the server's data phase: under load the
+    // drops can fall outside that window and it reads 0, which is a datagram count (of
+    // none) and shown; any other count of a coalescing receiver is buffers, never shown.
+    let host = metric_opt(&v, "host_udp_rcvbuf_error_packets");
+    assert!(host.is_none() || host == Some(0.0), "{host:?}");
     assert_eq!(metric(&v, "receiver_limited"), 1.0);
     assert_eq!(
         metric(&v, "sent_packets"),
