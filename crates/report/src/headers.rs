@@ -484,26 +484,22 @@ pub fn header_sentences(analysis: &Analysis, links: &[CampaignLink]) -> Vec<(Str
                 );
             } else {
                 let explained = sizes_where(&|v| *v == HeaderVerdict::Explained);
-                let below: Vec<String> = judged
-                    .iter()
-                    .filter_map(|j| match j.3 {
-                        HeaderVerdict::Below { point, .. } => Some(format!(
-                            "{point:.4} at {} bytes ({:.4} [{:.4}, {:.4}] against {:.4})",
-                            j.0, j.2.ratio, j.2.lo, j.2.hi, j.1
-                        )),
-                        _ => None,
-                    })
-                    .collect();
-                let above: Vec<String> = judged
-                    .iter()
-                    .filter_map(|j| match j.3 {
-                        HeaderVerdict::Above { point, .. } => Some(format!(
-                            "{point:.4} at {} bytes ({:.4} [{:.4}, {:.4}] against {:.4})",
-                            j.0, j.2.ratio, j.2.lo, j.2.hi, j.1
-                        )),
-                        _ => None,
-                    })
-                    .collect();
+                // "0.0866 at 1408 bytes (0.9000 [0.8990, 0.9010] against 0.9866)" for the
+                // sizes below (`below`) or above the prediction.
+                let off = |below: bool| -> Vec<String> {
+                    judged
+                        .iter()
+                        .filter_map(|j| match (j.3, below) {
+                            (HeaderVerdict::Below { point, .. }, true)
+                            | (HeaderVerdict::Above { point, .. }, false) => Some(format!(
+                                "{point:.4} at {} bytes ({:.4} [{:.4}, {:.4}] against {:.4})",
+                                j.0, j.2.ratio, j.2.lo, j.2.hi, j.1
+                            )),
+                            _ => None,
+                        })
+                        .collect()
+                };
+                let (below, above) = (off(true), off(false));
                 let over = sizes_where(&|v| *v == HeaderVerdict::NotBottleneck);
                 if !explained.is_empty() {
                     text.push_str(&format!(

@@ -9,6 +9,17 @@ use wire::spec::Family;
 
 const FAMILIES: [Family; 2] = [Family::V4, Family::V6];
 
+/// "Packet size (bytes)", then "System IPv4", "System IPv6" for each of `systems`.
+fn per_cell_columns(vd: &ViewData, systems: &[usize]) -> Vec<String> {
+    let mut columns = vec!["Packet size (bytes)".to_string()];
+    for &s in systems {
+        for f in FAMILIES {
+            columns.push(format!("{} {f}", vd.systems[s]));
+        }
+    }
+    columns
+}
+
 /// Columns "System IPv4", "System IPv6" for every system with data in the view.
 fn systems_with_data(vd: &ViewData) -> Vec<usize> {
     (0..vd.systems.len())
@@ -19,12 +30,7 @@ fn systems_with_data(vd: &ViewData) -> Vec<usize> {
 /// Standard deviation by packet size (rows) × system × IP version (columns).
 pub fn sd_table(vd: &ViewData) -> Table {
     let systems = systems_with_data(vd);
-    let mut columns = vec!["Packet size (bytes)".to_string()];
-    for &s in &systems {
-        for f in FAMILIES {
-            columns.push(format!("{} {f}", vd.systems[s]));
-        }
-    }
+    let columns = per_cell_columns(vd, &systems);
     let mut n_min = usize::MAX;
     let mut n_max = 0;
     let rows = vd
@@ -532,12 +538,7 @@ pub fn system_summary_table(analysis: &Analysis) -> Option<Table> {
 pub fn cv_table(vd: &ViewData, target_pct: Option<f64>) -> Option<Table> {
     let target = target_pct?;
     let systems = systems_with_data(vd);
-    let mut columns = vec!["Packet size (bytes)".to_string()];
-    for &s in &systems {
-        for f in FAMILIES {
-            columns.push(format!("{} {f}", vd.systems[s]));
-        }
-    }
+    let columns = per_cell_columns(vd, &systems);
     let (mut within, mut total) = (0, 0);
     let rows = vd
         .sizes
