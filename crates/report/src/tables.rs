@@ -20,6 +20,27 @@ fn per_cell_columns(vd: &ViewData, systems: &[usize]) -> Vec<String> {
     columns
 }
 
+/// One row per packet size: the size, then `cell_of` each (system, IP version) cell of
+/// `systems` in column order (`None` where the cell has no runs).
+fn per_cell_rows(
+    vd: &ViewData,
+    systems: &[usize],
+    mut cell_of: impl FnMut(Option<&crate::analysis::Cell>) -> Cell,
+) -> Vec<Vec<Cell>> {
+    vd.sizes
+        .iter()
+        .map(|&size| {
+            let mut row: Vec<Cell> = vec![int_cell(size)];
+            for &s in systems {
+                for f in FAMILIES {
+                    row.push(cell_of(vd.cell(s, f, size)));
+                }
+            }
+            row
+        })
+        .collect()
+}
+
 /// Columns "System IPv4", "System IPv6" for every system with data in the view.
 fn systems_with_data(vd: &ViewData) -> Vec<usize> {
     (0..vd.systems.len())
@@ -33,26 +54,14 @@ pub fn sd_table(vd: &ViewData) -> Table {
     let columns = per_cell_columns(vd, &systems);
     let mut n_min = usize::MAX;
     let mut n_max = 0;
-    let rows = vd
-        .sizes
-        .iter()
-        .map(|&size| {
-            let mut row: Vec<Cell> = vec![int_cell(size)];
-            for &s in &systems {
-                for f in FAMILIES {
-                    match vd.cell(s, f, size) {
-                        Some(c) => {
-                            n_min = n_min.min(c.summary.n);
-                            n_max = n_max.max(c.summary.n);
-                            row.push(num_cell(c.summary.sd));
-                        }
-                        None => row.push("".into()),
-                    }
-                }
-            }
-            row
-        })
-        .collect();
+    let rows = per_cell_rows(vd, &systems, |cell| match cell {
+        Some(c) => {
+            n_min = n_min.min(c.summary.n);
+            n_max = n_max.max(c.summary.n);
+            num_cell(c.summary.sd)
+        }
+        None => "".into(),
+    });
     let n_text = if n_min == n_max {
         format!("{n_min}")
     } else {
@@ -540,28 +549,20 @@ pub fn cv_table(vd: &ViewData, target_pct: Option<f64>) -> Option<Table> {
     let systems = systems_with_data(vd);
     let columns = per_cell_columns(vd, &systems);
     let (mut within, mut total) = (0, 0);
-    let rows = vd
-        .sizes
-        .iter()
-        .map(|&size| {
-            let mut row: Vec<Cell> = vec![int_cell(size)];
-            for &s in &systems {
-                for f in FAMILIES {
-                    let cv = vd.cell(s, f, size).map(|c| c.summary.cv() * 100.0);
-                    row.push(match cv.filter(|v| v.is_finite()) {
-                        Some(v) => {
-                            total += 1;
-                            let ok = v < target;
-                            within += usize::from(ok);
-                            format!("{} {}", num(v), if ok { "(met)" } else { "(not met)" }).into()
-                        }
-                        None => "".into(),
-                    });
-                }
+    let rows = per_cell_rows(vd, &systems, |cell| {
+        match cell
+            .map(|c| c.summary.cv() * 100.0)
+            .filter(|v| v.is_finite())
+        {
+            Some(v) => {
+                total += 1;
+                let ok = v < target;
+                within += usize::from(ok);
+                format!("{} {}", num(v), if ok { "(met)" } else { "(not met)" }).into()
             }
-            row
-        })
-        .collect();
+            None => "".into(),
+        }
+    });
     Some(Table {
         id: format!("{}-cv", vd.view.id),
         title: format!(
