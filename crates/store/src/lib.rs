@@ -264,6 +264,35 @@ pub struct Store {
     read_only: bool,
 }
 
+/// How long a connection waits for another's lock before giving up.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Switch an SQLite file to WAL mode. Changing the journal mode needs the file to
+/// itself for a moment, and SQLite answers `SQLITE_BUSY` at once, without calling the
+/// busy handler, while another connection holds a lock (several studies opening one new
+/// file together): so this waits and retries itself, within the same `timeout`.
+fn set_wal(c: &Connection, timeout: std::time::Duration) -> Result<(), StoreError> {
+    let deadline = std::time::Instant::now() + timeout;
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        let mode: String = c.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+        if mode.eq_ignore_ascii_case("wal") || mode.eq_ignore_ascii_case("memory") {
+            return Ok(());
+        }
+        match c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+            Ok(_) => return Ok(()),
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
 impl Store {
     /// Open (creating or migrating as needed) the database `--db` names, for writing.
     pub fn open_target(target: &DbTarget) -> Result<Store, StoreError> {
@@ -367,11 +396,11 @@ impl Store {
 
     fn configure(&self, writable: bool) -> Result<(), StoreError> {
         if let Some(c) = self.conn.sqlite() {
-            c.busy_timeout(std::time::Duration::from_secs(10))?;
+            c.busy_timeout(BUSY_TIMEOUT)?;
             if writable {
                 // WAL: readers (show, report) never block the running study; FULL: a
                 // committed run survives even a power cut, not only a killed process.
-                let _mode: String = c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+                set_wal(c, BUSY_TIMEOUT)?;
                 c.pragma_update(None, "synchronous", "FULL")?;
                 c.pragma_update(None, "foreign_keys", "ON")?;
             }
