@@ -513,6 +513,10 @@ pub struct ViewData {
     pub family_cmp: Vec<Comparison>,
     /// Every pair of systems (each in campaign order), per IP version.
     pub system_cmp: Vec<Comparison>,
+    /// The largest value the quantity can take, where it has one: 100 for loss and the
+    /// host's busy CPU; 100 × the most cores any system's host records for a process's
+    /// CPU (a process can keep every core busy, no more). A figure's axis ends there.
+    pub value_cap: Option<f64>,
 }
 
 impl ViewData {
@@ -808,6 +812,33 @@ fn view_id(def: &ViewDef, dir: Direction) -> String {
     format!("{transport}-{slug}{suffix}")
 }
 
+/// See [`ViewData::value_cap`]. A process-CPU view is capped only when every campaign
+/// records its host's cores (the role whose process it is: client for `_local`).
+fn value_cap(data: &Dataset, metric: &str) -> Option<f64> {
+    match metric {
+        metrics::LOSS_PCT | metrics::CPU_LOCAL_PCT | metrics::CPU_REMOTE_PCT => Some(100.0),
+        metrics::PROC_LOCAL_PCT | metrics::PROC_REMOTE_PCT => {
+            let role = if metric == metrics::PROC_LOCAL_PCT {
+                "client"
+            } else {
+                "server"
+            };
+            let mut most = 0_u32;
+            for c in &data.campaigns {
+                let cores = c
+                    .hosts
+                    .get(role)
+                    .and_then(|m| m.get("cpu.cores"))
+                    .and_then(|v| v.trim().parse::<u32>().ok())
+                    .filter(|&n| n > 0)?;
+                most = most.max(cores);
+            }
+            (most > 0).then(|| 100.0 * f64::from(most))
+        }
+        _ => None,
+    }
+}
+
 fn view_data(data: &Dataset, labels: &[String], view: View, level: f64) -> ViewData {
     let mut raw: BTreeMap<(usize, Family, u32), Vec<f64>> = BTreeMap::new();
     let mut durations: BTreeMap<(usize, Family, u32), Vec<f64>> = BTreeMap::new();
@@ -867,6 +898,7 @@ fn view_data(data: &Dataset, labels: &[String], view: View, level: f64) -> ViewD
             (k, cell)
         })
         .collect();
+    let value_cap = value_cap(data, view.metric);
     let mut vd = ViewData {
         view,
         sizes,
@@ -875,6 +907,7 @@ fn view_data(data: &Dataset, labels: &[String], view: View, level: f64) -> ViewD
         left_out: left_out_runs,
         family_cmp: Vec::new(),
         system_cmp: Vec::new(),
+        value_cap,
     };
     let rank = vd.view.rank_test;
     for &sys in &system_idx {

@@ -254,12 +254,9 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
     } else {
         format!("{} against packet size", view.title())
     };
-    // Loss and the host's busy CPU lie within 0–100 %: the axis ends there.
-    let cap = matches!(
-        view.metric,
-        wire::metrics::LOSS_PCT | wire::metrics::CPU_LOCAL_PCT
-    )
-    .then_some(100.0);
+    // Loss and the host's busy CPU lie within 0–100 %, a process's CPU within 100 % per
+    // core: the axis ends there.
+    let cap = vd.value_cap;
     let mut series = Vec::new();
     let mut many_runs = false;
     for s in 0..vd.systems.len() {
@@ -1066,6 +1063,62 @@ mod figure_tests {
             svg.contains("chevron") && svg.contains("cut at the axis"),
             "no note on the mark"
         );
+    }
+
+    /// A process's CPU lies within 100 % per core of its host: with 2-core clients the
+    /// axis ends at 200 and an error bar reaching past it is cut there; when a campaign
+    /// does not record its cores, the axis has no cap.
+    #[test]
+    fn process_cpu_axis_ends_at_cores_times_100() {
+        use wire::metrics::PROC_LOCAL_PCT;
+        let cells: &[crate::fixture::CraftedCell] = &[
+            (
+                0,
+                V4,
+                TcpStream,
+                128,
+                PROC_LOCAL_PCT,
+                &[199.0, 180.0, 170.0],
+            ),
+            (
+                0,
+                V6,
+                TcpStream,
+                128,
+                PROC_LOCAL_PCT,
+                &[190.0, 195.0, 199.0],
+            ),
+        ];
+        let mut d = crafted(&["S"], cells);
+        d.campaigns[0]
+            .hosts
+            .entry("client".into())
+            .or_default()
+            .insert("cpu.cores".into(), "2".into());
+        let a = analyse(&d, AnalysisOptions::default());
+        let vd = a
+            .views
+            .iter()
+            .find(|v| v.view.metric == PROC_LOCAL_PCT)
+            .unwrap();
+        assert_eq!(vd.value_cap, Some(200.0));
+        let svg = figure(vd, 0.95).svg;
+        let top: f64 = ticks(&svg, "ytick").last().unwrap().parse().unwrap();
+        assert!((150.0..=200.0).contains(&top), "{top}");
+        assert!(
+            svg.contains("class=\"clipped\""),
+            "the IPv4 bar passes 200: no clip mark"
+        );
+
+        let d = crafted(&["S"], cells);
+        let a = analyse(&d, AnalysisOptions::default());
+        let vd = a
+            .views
+            .iter()
+            .find(|v| v.view.metric == PROC_LOCAL_PCT)
+            .unwrap();
+        assert_eq!(vd.value_cap, None, "no cores recorded: no cap");
+        assert!(!figure(vd, 0.95).svg.contains("class=\"clipped\""));
     }
 
     /// Every run's value is drawn as a dot (strip plot) at its own height: a cell of
