@@ -10,7 +10,7 @@
 
 use crate::analysis::{Analysis, AnalysisOptions, Comparison, Point, Tally, View, ViewData};
 use crate::caveats::p_short;
-use crate::format::{num, num_like, p_phrase, pct};
+use crate::format::{num, num_like, p_phrase, pct, sizes_list};
 use crate::headers::header_sentences;
 use serde::Serialize;
 use stats::{smallest_corrected_p, PrimaryTest, Reach};
@@ -78,16 +78,6 @@ pub fn findings(analysis: &Analysis, links: &[crate::headers::CampaignLink]) -> 
         });
     }
     out
-}
-
-/// "128 bytes", "128 and 640 bytes", "128, 640 and 1408 bytes".
-pub fn sizes_list(sizes: &[u32]) -> String {
-    let list: Vec<String> = sizes.iter().map(|s| s.to_string()).collect();
-    match list.split_last() {
-        None => String::new(),
-        Some((last, [])) => format!("{last} bytes"),
-        Some((last, rest)) => format!("{} and {last} bytes", rest.join(", ")),
-    }
 }
 
 fn capitalise(s: &str) -> String {

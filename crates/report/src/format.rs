@@ -100,6 +100,16 @@ pub fn p_cell(p: f64) -> Cell {
     }
 }
 
+/// "128 bytes", "128 and 640 bytes", "128, 640 and 1408 bytes".
+pub fn sizes_list(sizes: &[u32]) -> String {
+    let list: Vec<String> = sizes.iter().map(|s| s.to_string()).collect();
+    match list.split_last() {
+        None => String::new(),
+        Some((last, [])) => format!("{last} bytes"),
+        Some((last, rest)) => format!("{} and {last} bytes", rest.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -259,7 +259,7 @@ pub fn efficiency_warnings(analysis: &Analysis, links: &[CampaignLink]) -> Vec<S
                     "{} on {label} measured more than a link of {} can carry at {}{}: the link rate is not the bottleneck there (or is wrong), so efficiency and the header verdict are not given. Check --link-rate.",
                     vd.view.title(),
                     rate_text(rate),
-                    crate::findings::sizes_list(&sizes),
+                    crate::format::sizes_list(&sizes),
                     if link.burst_bytes.is_some() { " (its bucket included)" } else { "" }
                 ));
             }
@@ -504,7 +504,7 @@ pub fn header_sentences(analysis: &Analysis, links: &[CampaignLink]) -> Vec<(Str
                 if !explained.is_empty() {
                     text.push_str(&format!(
                         " The headers explain the measured ratio at {} (the prediction lies inside its {level:.0}% CI).",
-                        crate::findings::sizes_list(&explained)
+                        crate::format::sizes_list(&explained)
                     ));
                 }
                 if !below.is_empty() {
@@ -522,7 +522,7 @@ pub fn header_sentences(analysis: &Analysis, links: &[CampaignLink]) -> Vec<(Str
                 if !over.is_empty() {
                     text.push_str(&format!(
                         " At {} the measurement exceeds what the link allows, so it is not the bottleneck there.",
-                        crate::findings::sizes_list(&over),
+                        crate::format::sizes_list(&over),
                     ));
                 }
             }

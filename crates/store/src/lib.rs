@@ -30,6 +30,7 @@ mod pg;
 mod read;
 pub mod schema;
 pub mod target;
+mod value;
 mod write;
 
 pub use import::{ImportSummary, Merged};

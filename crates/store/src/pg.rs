@@ -8,8 +8,10 @@
 //! the CA to check it against; `verify-full` checks the certificate and host name
 //! against `sslrootcert` or the system's CAs.
 
-use crate::backend::{PgConn, Value};
+use crate::value::Value;
 use crate::StoreError;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// How long to wait for a server before saying it cannot be reached (unless the URL
@@ -324,6 +326,61 @@ pub(crate) fn value(row: &postgres::Row, i: usize) -> Result<Value, StoreError> 
     })
 }
 
+/// Prepared statements kept per PostgreSQL connection.
+const MAX_PREPARED: usize = 256;
+
+/// A PostgreSQL session: the client (behind a RefCell: reads take `&self`, as with
+/// SQLite) and its prepared statements.
+pub(crate) struct PgConn {
+    pub(crate) client: RefCell<postgres::Client>,
+    statements: RefCell<HashMap<String, postgres::Statement>>,
+    /// The URL without its password, for messages.
+    pub(crate) url: String,
+}
+
+impl PgConn {
+    pub(crate) fn new(client: postgres::Client, url: String) -> PgConn {
+        PgConn {
+            client: RefCell::new(client),
+            statements: RefCell::new(HashMap::new()),
+            url,
+        }
+    }
+
+    pub(crate) fn statement(&self, sql: &str) -> Result<postgres::Statement, StoreError> {
+        if let Some(st) = self.statements.borrow().get(sql) {
+            return Ok(st.clone());
+        }
+        let st = self
+            .client
+            .borrow_mut()
+            .prepare(&dollar_placeholders(sql))
+            .map_err(|e| error(e, &self.url))?;
+        let mut cache = self.statements.borrow_mut();
+        // Multi-row inserts differ by their row count: keep the cache (and the
+        // server's prepared statements, closed when dropped) bounded.
+        if cache.len() >= MAX_PREPARED {
+            cache.clear();
+        }
+        cache.insert(sql.to_string(), st.clone());
+        Ok(st)
+    }
+}
+
+/// `?1` → `$1` (the statements hold no string literal with a `?`).
+fn dollar_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '?' && chars.peek().is_some_and(char::is_ascii_digit) {
+            out.push('$');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,5 +452,16 @@ mod tests {
             assert!(matches!(e, StoreError::Connect { .. }), "{msg}");
             assert!(msg.contains("postgres://USER"), "{msg}");
         }
+    }
+}
+
+#[cfg(test)]
+mod placeholder_tests {
+    #[test]
+    fn placeholders_become_dollars() {
+        assert_eq!(
+            super::dollar_placeholders("SELECT a FROM t WHERE b = ?1 AND c = ?12 OR d ?"),
+            "SELECT a FROM t WHERE b = $1 AND c = $12 OR d ?"
+        );
     }
 }

@@ -14,7 +14,15 @@
 //! megabytes per second), so dualperf asks which was meant: "did you mean 100mbit
 //! (megabits per second) or 800mbit (megabytes per second)?".
 
-use crate::spec::Rate;
+use serde::{Deserialize, Serialize};
+
+/// A requested sending rate (per stream): bits or packets per second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rate {
+    BitsPerSec(u64),
+    PacketsPerSec(u64),
+}
 
 /// A quantity that does not parse: what was typed, what was expected, and what to type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

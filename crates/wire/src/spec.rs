@@ -324,13 +324,8 @@ pub enum Bound {
     Count(u64),
 }
 
-/// Requested sending rate for UDP stream (per stream).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Rate {
-    BitsPerSec(u64),
-    PacketsPerSec(u64),
-}
+/// Requested sending rate (a quantity: its home is [`crate::quantity`]).
+pub use crate::quantity::Rate;
 
 /// udp-stream measured as RFC 2544 §26.1 throughput: the highest offered rate whose
 /// loss stays at or below a threshold, by binary search within each run (one unpaced
