@@ -13,7 +13,7 @@
 use crate::wifi::{Band, Gi, HeGi, Phy, Preamble};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use wire::quantity::parse_bit_rate;
+use wire::quantity::{format_bit_rate, parse_bit_rate};
 
 const KINDS: &str = "loopback, ethernet[:RATE], tbf:RATE, 802.11a:RATE, 802.11b:RATE, \
                      802.11g:RATE, 802.11n:…, 802.11ac:…, 802.11ax:…";
@@ -384,8 +384,8 @@ impl fmt::Display for Link {
         match *self {
             Link::Loopback => f.write_str("loopback"),
             Link::Ethernet { rate_bps: None } => f.write_str("ethernet"),
-            Link::Ethernet { rate_bps: Some(r) } => write!(f, "ethernet:{r}"),
-            Link::Tbf { rate_bps } => write!(f, "tbf:{rate_bps}"),
+            Link::Ethernet { rate_bps: Some(r) } => write!(f, "ethernet:{}", format_bit_rate(r)),
+            Link::Tbf { rate_bps } => write!(f, "tbf:{}", format_bit_rate(rate_bps)),
             Link::Wifi(phy) => match phy {
                 Phy::Dsss { rate_100kbps, .. } => {
                     write!(f, "802.11b:{}", f64::from(rate_100kbps) / 10.0)
