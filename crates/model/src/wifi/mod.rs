@@ -10,8 +10,10 @@
 //! - [`phy`]: PPDU durations (TXTIME) per PHY, IEEE 802.11-2020 and 802.11ax-2021.
 //! - [`rates`]: MCS bit rates as the Linux kernel reports them (what `iw` prints).
 //! - [`airtime`]: MAC framing, timings, aggregation and the per-access breakdown.
+//! - [`emulation`]: tbf rate and per-packet overhead that emulate a link in a lab.
 
 pub mod airtime;
+pub mod emulation;
 pub mod phy;
 pub mod rates;
 
