@@ -39,6 +39,10 @@ struct UpArgs {
     /// preamble and gap; tbf:RATE: none). LINK as in `dualperf model --link`.
     #[arg(long, value_name = "LINK", conflicts_with = "rate", value_parser = parse_link)]
     link: Option<model::Link>,
+    /// With an 802.11n/ac/ax --link: MPDUs per A-MPDU the emulated sender aggregates
+    /// (the fixed airtime of one access is divided over them; default 1).
+    #[arg(long, value_name = "N", requires = "link")]
+    ampdu: Option<u32>,
     /// MTU of every veth link, in bytes (1280–65535; default 1500).
     #[arg(long, value_name = "BYTES")]
     mtu: Option<u32>,
@@ -109,7 +113,7 @@ fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
         mtu: args.mtu,
     };
     let lab = match &args.link {
-        Some(link) => Lab::create_emulated(&spec, &emulation(link, args.mtu)?)?,
+        Some(link) => Lab::create_emulated(&spec, &emulation(link, args.mtu, args.ampdu)?)?,
         None => Lab::create(&spec)?,
     };
     for w in lab.warnings() {
@@ -134,7 +138,11 @@ fn parse_link(s: &str) -> Result<model::Link, String> {
 }
 
 /// The tbf rate and per-packet overhead that stand for `link` (see `model::wifi::emulation`).
-pub fn emulation(link: &model::Link, mtu: Option<u32>) -> anyhow::Result<LinkEmulation> {
+pub fn emulation(
+    link: &model::Link,
+    mtu: Option<u32>,
+    ampdu: Option<u32>,
+) -> anyhow::Result<LinkEmulation> {
     use model::wifi::{emulation::tbf_emulation, emulation::LEAVES_OUT, Assumptions};
     use model::{Link, LinkModel};
     let name = link.to_string();
@@ -142,6 +150,7 @@ pub fn emulation(link: &model::Link, mtu: Option<u32>) -> anyhow::Result<LinkEmu
         Link::Wifi(phy) => {
             let a = Assumptions {
                 mtu_bytes: mtu.unwrap_or(1500),
+                ampdu: ampdu.unwrap_or(1),
                 ..Assumptions::default()
             };
             let t = tbf_emulation(&phy, &a).with_context(|| format!("emulating {name}"))?;
@@ -160,6 +169,9 @@ pub fn emulation(link: &model::Link, mtu: Option<u32>) -> anyhow::Result<LinkEmu
                 ),
                 leaves_out: LEAVES_OUT.to_string(),
             }
+        }
+        _ if ampdu.is_some() => {
+            anyhow::bail!("--ampdu applies to 802.11n, ac and ax links, not {name}")
         }
         Link::Ethernet {
             rate_bps: Some(rate_bps),

@@ -47,13 +47,19 @@ fn an_emulated_80211g_link_installs_tbf_at_the_phy_rate_with_the_models_overhead
     if !root_or_skip("dualperf lab --link tests") {
         return;
     }
+    // (link, MPDUs per A-MPDU, name tag)
     let cases = [
-        ("802.11g:54", "g"),
-        ("802.11ac:mcs=9,nss=2,width=80,gi=short", "ac"),
+        ("802.11g:54", 1, "g"),
+        ("802.11ac:mcs=9,nss=2,width=80,gi=short", 32, "ac"),
     ];
-    for (link, tag) in cases {
+    for (link, ampdu, tag) in cases {
         let name = format!("c{}l{tag}", std::process::id());
-        let up = dualperf(&["lab", "up", "--link", link, "--name", &name]);
+        let n = ampdu.to_string();
+        let mut args = vec!["lab", "up", "--link", link, "--name", &name];
+        if ampdu > 1 {
+            args.extend(["--ampdu", &n]);
+        }
+        let up = dualperf(&args);
         let _down = Down(name.clone());
         assert!(up.status.success(), "{}", text(&up.stderr));
         let stdout = text(&up.stdout);
@@ -74,7 +80,12 @@ fn an_emulated_80211g_link_installs_tbf_at_the_phy_rate_with_the_models_overhead
         let Ok(model::Link::Wifi(phy)) = model::link::parse(link) else {
             panic!("{link} is an 802.11 link");
         };
-        let want = tbf_emulation(&phy, &Assumptions::default()).expect("model answers");
+        let a = Assumptions {
+            ampdu,
+            ..Assumptions::default()
+        };
+        let want = tbf_emulation(&phy, &a).expect("model answers");
+        assert_eq!(want.packets_per_access, ampdu, "{want:?}");
         for (ns, dev) in [("client", "dp-c"), ("server", "dp-s")] {
             let q = tbf_of(&format!("dpl-{name}-{ns}"), dev);
             let options = &q["options"];
@@ -87,6 +98,24 @@ fn an_emulated_80211g_link_installs_tbf_at_the_phy_rate_with_the_models_overhead
                 "{link} {ns}: {q}"
             );
             assert!(want.overhead_bytes > 0, "{want:?}");
+            // One segment per skb, so that tbf charges the overhead per packet.
+            let link = Command::new("ip")
+                .args([
+                    "-n",
+                    &format!("dpl-{name}-{ns}"),
+                    "-d",
+                    "link",
+                    "show",
+                    "dev",
+                    dev,
+                ])
+                .output()
+                .expect("ip runs");
+            assert!(
+                text(&link.stdout).contains("gso_max_segs 1 "),
+                "{}",
+                text(&link.stdout)
+            );
         }
     }
 }

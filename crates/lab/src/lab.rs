@@ -67,11 +67,22 @@ impl Lab {
     ) -> Result<Lab, LabError> {
         let mut plan = plan(spec)?;
         if let Some(e) = emulation {
-            for step in &mut plan.steps {
-                if let Step::Shape { args, .. } = step {
+            // tbf adds the overhead once per skb: a TSO/GSO batch of segments would pay
+            // it once. One segment per skb makes TCP hand the qdisc one packet at a time.
+            let mut steps = Vec::with_capacity(plan.steps.len() + 2);
+            for mut step in std::mem::take(&mut plan.steps) {
+                if let Step::Shape { ns, dev, args } = &mut step {
                     args.extend(["overhead".to_string(), e.overhead_bytes.to_string()]);
+                    steps.push(Step::Ip {
+                        ns: ns.clone(),
+                        args: ["link", "set", "dev", dev, "gso_max_segs", "1"]
+                            .map(String::from)
+                            .to_vec(),
+                    });
                 }
+                steps.push(step);
             }
+            plan.steps = steps;
         }
         crate::check_privileges()?;
         for role in Role::ALL {
@@ -246,7 +257,10 @@ impl Lab {
             put(
                 "emulation",
                 format!(
-                    "tbf at the link rate plus {} bytes per packet for {}; leaves out {}",
+                    "tbf at the link rate plus {} bytes per packet for {}; GSO off on the \
+                     shaped veths (gso_max_segs 1: TCP hands tbf one segment at a time; a UDP \
+                     sender's own GSO batches still pay the overhead once per batch); leaves \
+                     out {}",
                     e.overhead_bytes, e.overhead_covers, e.leaves_out
                 ),
             );
