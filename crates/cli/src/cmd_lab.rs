@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
-use lab::{Lab, LabSpec, Role, Topology};
+use lab::{Lab, LabSpec, LinkEmulation, Role, Topology};
 use std::process::{Command, ExitCode};
 
 #[derive(Args, Debug)]
@@ -33,6 +33,16 @@ struct UpArgs {
     /// Shape each host's egress with tbf at this rate (bits/s: 100mbit, 1gbit, 500k).
     #[arg(long, value_name = "RATE", value_parser = crate::args::parse_lab_rate)]
     rate: Option<u64>,
+    /// Emulate a link: tbf at its rate plus a per-packet overhead for what each frame
+    /// costs beyond its bytes (802.11a/b/g/n/ac/ax: the airtime model's contention,
+    /// preamble, SIFS and ACK under its default assumptions; ethernet:RATE: FCS,
+    /// preamble and gap; tbf:RATE: none). LINK as in `dualperf model --link`.
+    #[arg(long, value_name = "LINK", conflicts_with = "rate", value_parser = parse_link)]
+    link: Option<model::Link>,
+    /// With an 802.11n/ac/ax --link: MPDUs per A-MPDU the emulated sender aggregates
+    /// (the fixed airtime of one access is divided over them; default 1).
+    #[arg(long, value_name = "N", requires = "link")]
+    ampdu: Option<u32>,
     /// MTU of every veth link, in bytes (1280–65535; default 1500).
     #[arg(long, value_name = "BYTES")]
     mtu: Option<u32>,
@@ -102,7 +112,10 @@ fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
         rate_bps: args.rate,
         mtu: args.mtu,
     };
-    let lab = Lab::create(&spec)?;
+    let lab = match &args.link {
+        Some(link) => Lab::create_emulated(&spec, &emulation(link, args.mtu, args.ampdu)?)?,
+        None => Lab::create(&spec)?,
+    };
     for w in lab.warnings() {
         eprintln!("dualperf: warning: {w}");
     }
@@ -118,6 +131,71 @@ fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
     let name = lab.persist();
     outln!("lab {name} is up; remove it with `dualperf lab down {name}`")?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn parse_link(s: &str) -> Result<model::Link, String> {
+    model::link::parse(s).map_err(|e| e.to_string())
+}
+
+/// The tbf rate and per-packet overhead that stand for `link` (see `model::wifi::emulation`).
+pub fn emulation(
+    link: &model::Link,
+    mtu: Option<u32>,
+    ampdu: Option<u32>,
+) -> anyhow::Result<LinkEmulation> {
+    use model::wifi::{emulation::tbf_emulation, emulation::LEAVES_OUT, Assumptions};
+    use model::{Link, LinkModel};
+    let name = link.to_string();
+    Ok(match *link {
+        Link::Wifi(phy) => {
+            let a = Assumptions {
+                mtu_bytes: mtu.unwrap_or(1500),
+                ampdu: ampdu.unwrap_or(1),
+                ..Assumptions::default()
+            };
+            let t = tbf_emulation(&phy, &a).with_context(|| format!("emulating {name}"))?;
+            LinkEmulation {
+                link: name,
+                rate_bps: t.rate_bps,
+                overhead_bytes: t.overhead_bytes,
+                overhead_covers: format!(
+                    "{} ({:.1} µs per packet over {} packet(s) per access: contention with {} \
+                     and the mean backoff, preamble, SIFS and ACK at the basic rate) and 802.11 \
+                     framing beyond the Ethernet header (MAC header, FCS, LLC/SNAP)",
+                    phy.describe(),
+                    t.fixed_ns_per_packet / 1000.0,
+                    t.packets_per_access,
+                    a.access_for(&phy).name()
+                ),
+                leaves_out: LEAVES_OUT.to_string(),
+            }
+        }
+        _ if ampdu.is_some() => {
+            anyhow::bail!("--ampdu applies to 802.11n, ac and ax links, not {name}")
+        }
+        Link::Ethernet {
+            rate_bps: Some(rate_bps),
+        } => LinkEmulation {
+            link: name,
+            rate_bps,
+            // Line bytes beyond what tbf counts on a veth (the 14-byte header).
+            overhead_bytes: LinkModel::Ethernet.line_bytes(1500)
+                - LinkModel::TbfVeth.line_bytes(1500),
+            overhead_covers: "Ethernet FCS, preamble and inter-frame gap".to_string(),
+            leaves_out: "the 64-byte minimum frame".to_string(),
+        },
+        Link::Tbf { rate_bps } => LinkEmulation {
+            link: name,
+            rate_bps,
+            overhead_bytes: 0,
+            overhead_covers: "nothing".to_string(),
+            leaves_out: "nothing".to_string(),
+        },
+        Link::Ethernet { rate_bps: None } => {
+            anyhow::bail!("--link ethernet needs a rate to emulate, e.g. ethernet:1G")
+        }
+        Link::Loopback => anyhow::bail!("--link loopback has nothing to emulate; leave --link out"),
+    })
 }
 
 fn first_free_name(topology: Topology) -> anyhow::Result<String> {
@@ -138,6 +216,9 @@ fn print_lab(lab: &Lab) -> std::io::Result<()> {
         get("mtu_bytes")
     )?;
     outln!("  shaping: {}", get("shaping"))?;
+    if d.contains_key("lab.emulation") {
+        outln!("  emulating {}: {}", get("emulated_link"), get("emulation"))?;
+    }
     outln!(
         "  client  {:<28} {:<12} {}",
         get("client_ns"),

@@ -26,6 +26,7 @@ macro_rules! outln {
 
 mod args;
 mod cmd_lab;
+mod cmd_model;
 mod cmd_report;
 mod cmd_run;
 mod cmd_server;
@@ -70,6 +71,8 @@ enum Command {
     Report(cmd_report::ReportArgs),
     /// Network-namespace testbeds on this machine (needs root and `ip`).
     Lab(cmd_lab::LabArgs),
+    /// The theoretical maximum goodput of a link (Ethernet, tbf, 802.11) per payload size.
+    Model(Box<cmd_model::ModelArgs>),
 }
 
 fn main() -> ExitCode {
@@ -107,5 +110,6 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Import(a) => cmd_study::import_main(a),
         Command::Report(a) => cmd_report::main(a),
         Command::Lab(a) => cmd_lab::main(a),
+        Command::Model(a) => cmd_model::main(*a),
     }
 }

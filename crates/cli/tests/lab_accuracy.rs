@@ -1,5 +1,5 @@
 //! Accuracy against a known rate: the engine measures a tbf-shaped p2p lab and must
-//! match the header-overhead model (`stats::OverheadModel::tbf_veth`: bytes counted as
+//! match the header-overhead model (`model::OverheadModel::tbf_veth`: bytes counted as
 //! tbf counts them, payload + L4 + IP + 14): UDP within 2% at two payload sizes, TCP
 //! within 5%, and the IPv6/IPv4 ratio within 1 percentage point, for both families.
 //! The server runs on a thread inside the server namespace, the client inside the
@@ -10,7 +10,7 @@
 mod support;
 use engine::{run_client, start_server, ClientConfig, NullRecorder, RunResult, ServerConfig};
 use lab::{Lab, LabSpec, Topology};
-use stats::OverheadModel;
+use model::OverheadModel;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::mpsc;

@@ -11,8 +11,8 @@
 //! sampled backlog. The limit itself (rate × latency + burst) bounds the added RTT.
 
 mod support;
+use model::OverheadModel;
 use serde_json::Value;
-use stats::OverheadModel;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::labs_or_skip;

@@ -77,12 +77,12 @@ pub struct OneWayDelay {
 
 /// The largest IP packet and its Ethernet frame that one payload of this run puts on an
 /// Ethernet link of MTU 1500: the header-overhead model's own figures
-/// ([`stats::overhead::OverheadModel::ethernet`]), so `run` and `report` agree. Bulk TCP
+/// ([`model::overhead::OverheadModel::ethernet`]), so `run` and `report` agree. Bulk TCP
 /// sends full-MSS segments whatever the write size; UDP payloads above the MTU become
 /// IP fragments (the first, full-size fragment is the packet given).
 pub fn framing_bytes(spec: &TestSpec) -> (u32, u32) {
     let c =
-        stats::overhead::OverheadModel::ethernet().cost(spec.family, spec.kind, spec.payload_bytes);
+        model::overhead::OverheadModel::ethernet().cost(spec.family, spec.kind, spec.payload_bytes);
     (c.ip_packet_bytes, c.frame_bytes)
 }
 
@@ -709,7 +709,7 @@ mod tests {
         s.kind = TestKind::UdpStream;
         s.payload_bytes = 4000;
         let c =
-            stats::overhead::OverheadModel::ethernet().cost(Family::V6, TestKind::UdpStream, 4000);
+            model::overhead::OverheadModel::ethernet().cost(Family::V6, TestKind::UdpStream, 4000);
         assert_eq!(framing_bytes(&s), (c.ip_packet_bytes, c.frame_bytes));
         assert!(c.ip_packet_bytes <= 1500);
         s.kind = TestKind::UdpRr;

@@ -6,7 +6,7 @@ use crate::exec::{is_qdisc_unavailable, run};
 use crate::guard::{add_ns_registered, delete_ns};
 use crate::ns::{write_sysctl, NETNS_DIR};
 use crate::plan::{ns_name, parse_ns_name, plan, Plan, Role, Step, TBF_LATENCY_MS};
-use crate::{LabError, LabSpec, Topology};
+use crate::{LabError, LabSpec, LinkEmulation, Topology};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use wire::quantity::format_bit_rate as format_rate;
@@ -23,6 +23,8 @@ pub struct Lab {
     warnings: Vec<String>,
     /// Devices that really carry the tbf shaper.
     shaped: Vec<(String, &'static str)>,
+    /// The emulated link the shaper stands for, if any.
+    emulation: Option<LinkEmulation>,
     torn_down: bool,
 }
 
@@ -34,6 +36,18 @@ impl Lab {
         Lab::create_with_fault(spec, None, None)
     }
 
+    /// Builds the lab with each host's egress shaped as `emulation` says: tbf at its
+    /// rate (which replaces `spec.rate_bps`) plus its per-packet overhead. The
+    /// emulation is recorded in [`Lab::describe`].
+    pub fn create_emulated(spec: &LabSpec, emulation: &LinkEmulation) -> Result<Lab, LabError> {
+        crate::check_rate_bps(emulation.rate_bps)?;
+        let spec = LabSpec {
+            rate_bps: Some(emulation.rate_bps),
+            ..spec.clone()
+        };
+        Lab::build(&spec, Some(emulation), None, None)
+    }
+
     /// Test hook: fail on purpose at setup step `fail_at_step`, and/or use qdisc kind
     /// `qdisc` instead of tbf (to exercise the missing-qdisc path).
     #[doc(hidden)]
@@ -42,7 +56,34 @@ impl Lab {
         fail_at_step: Option<usize>,
         qdisc: Option<&str>,
     ) -> Result<Lab, LabError> {
-        let plan = plan(spec)?;
+        Lab::build(spec, None, fail_at_step, qdisc)
+    }
+
+    fn build(
+        spec: &LabSpec,
+        emulation: Option<&LinkEmulation>,
+        fail_at_step: Option<usize>,
+        qdisc: Option<&str>,
+    ) -> Result<Lab, LabError> {
+        let mut plan = plan(spec)?;
+        if let Some(e) = emulation {
+            // tbf adds the overhead once per skb: a TSO/GSO batch of segments would pay
+            // it once. One segment per skb makes TCP hand the qdisc one packet at a time.
+            let mut steps = Vec::with_capacity(plan.steps.len() + 2);
+            for mut step in std::mem::take(&mut plan.steps) {
+                if let Step::Shape { ns, dev, args } = &mut step {
+                    args.extend(["overhead".to_string(), e.overhead_bytes.to_string()]);
+                    steps.push(Step::Ip {
+                        ns: ns.clone(),
+                        args: ["link", "set", "dev", dev, "gso_max_segs", "1"]
+                            .map(String::from)
+                            .to_vec(),
+                    });
+                }
+                steps.push(step);
+            }
+            plan.steps = steps;
+        }
         crate::check_privileges()?;
         for role in Role::ALL {
             let ns = ns_name(&spec.name, role);
@@ -59,6 +100,7 @@ impl Lab {
             created_ns: Vec::new(),
             warnings: Vec::new(),
             shaped: Vec::new(),
+            emulation: emulation.cloned(),
             torn_down: false,
         };
         let steps = lab.plan.steps.clone();
@@ -190,9 +232,13 @@ impl Lab {
                 "requested but unavailable (no tbf in this kernel)".to_string()
             }
             Some(r) => format!(
-                "tbf rate {} burst {} latency {TBF_LATENCY_MS}ms on egress of {}",
+                "tbf rate {} burst {} latency {TBF_LATENCY_MS}ms{} on egress of {}",
                 format_rate(r),
                 self.burst_bytes().unwrap_or(0),
+                self.emulation
+                    .as_ref()
+                    .map(|e| format!(" overhead {}", e.overhead_bytes))
+                    .unwrap_or_default(),
                 self.shaped
                     .iter()
                     .map(|(ns, dev)| format!("{ns}/{dev}"))
@@ -204,6 +250,20 @@ impl Lab {
         if let Some(b) = self.burst_bytes().filter(|_| !self.shaped.is_empty()) {
             // The report counts the bucket into the link's ceiling (rate × T + burst).
             put("burst_bytes", b.to_string());
+        }
+        if let Some(e) = &self.emulation {
+            put("emulated_link", e.link.clone());
+            put("emulation_overhead_bytes", e.overhead_bytes.to_string());
+            put(
+                "emulation",
+                format!(
+                    "tbf at the link rate plus {} bytes per packet for {}; GSO off on the \
+                     shaped veths (gso_max_segs 1: TCP hands tbf one segment at a time; a UDP \
+                     sender's own GSO batches still pay the overhead once per batch); leaves \
+                     out {}",
+                    e.overhead_bytes, e.overhead_covers, e.leaves_out
+                ),
+            );
         }
         put("mtu_bytes", spec.mtu.unwrap_or(1500).to_string());
         put("link", "veth".into());

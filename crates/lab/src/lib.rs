@@ -137,6 +137,21 @@ pub struct LabSpec {
     pub mtu: Option<u32>,
 }
 
+/// A link emulated by shaping: tbf at `rate_bps` with `overhead_bytes` added to every
+/// packet's length (tc-tbf `overhead`), e.g. an 802.11 link whose fixed airtime per
+/// frame becomes bytes at the PHY rate (see dualperf-model's `wifi::emulation`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkEmulation {
+    /// The link's name as the user gave it (`802.11g:54`).
+    pub link: String,
+    pub rate_bps: u64,
+    pub overhead_bytes: u32,
+    /// What the per-packet overhead stands for.
+    pub overhead_covers: String,
+    /// What the emulation does not reproduce.
+    pub leaves_out: String,
+}
+
 impl LabSpec {
     /// A spec with a process-unique temporary name (`tmpPID-N`) that
     /// [`cleanup_stale`] removes once this process is gone.

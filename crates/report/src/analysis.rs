@@ -1161,7 +1161,7 @@ mod tests {
         let f = crate::findings::findings(
             &a,
             &[crate::headers::CampaignLink::new(
-                stats::OverheadModel::loopback(),
+                model::OverheadModel::loopback(),
                 None,
             )],
         );

@@ -10,7 +10,7 @@
 use crate::analysis::{Analysis, Point, ViewData};
 use crate::format::{int_cell, num_cell, pct, pct_cell};
 use crate::table::{Cell, Table};
-use stats::OverheadModel;
+use model::OverheadModel;
 use wire::metrics;
 use wire::spec::Family;
 

@@ -40,7 +40,7 @@ pub use dataset::{
     MetricsInterner, MissedCell, RunOutcome, RunRow, RunSeries, WindowSample,
 };
 pub use findings::Finding;
-pub use stats::{LinkModel, OverheadModel};
+pub use model::{LinkModel, OverheadModel};
 pub use svg::Figure;
 pub use table::{Cell, Table};
 

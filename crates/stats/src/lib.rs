@@ -1,12 +1,11 @@
 //! dualperf-stats: pure statistics for dualperf — per-cell summaries with Student-t
 //! confidence intervals, two-group comparisons (Welch's t-test, Mann-Whitney U, effect
-//! sizes, Holm correction), the smallest corrected p a plan can reach ([`reach`]) and the
-//! header/framing overhead model. No I/O, no clock.
+//! sizes, Holm correction) and the smallest corrected p a plan can reach ([`reach`]). No
+//! I/O, no clock. (The header/framing overhead model lives in dualperf-model.)
 #![forbid(unsafe_code)]
 
 pub mod compare;
 pub mod outliers;
-pub mod overhead;
 pub mod percent;
 pub mod reach;
 pub mod special;
@@ -16,7 +15,6 @@ pub use compare::{
     cohens_d, exact_is_computable, hedges_g, holm, HodgesLehmann, MannWhitney, Welch,
 };
 pub use outliers::{outliers, OUTLIER_MIN_RELATIVE, OUTLIER_SCALED_MADS};
-pub use overhead::{header_share_of_gap, LinkModel, OverheadModel, WireCost};
 pub use percent::{base_words, percent_difference, PercentBase};
 pub use reach::{smallest_corrected_p, smallest_p, PrimaryTest, Reach};
 pub use special::{normal_cdf, normal_quantile, student_t_cdf, student_t_quantile};

@@ -1,0 +1,132 @@
+//! The link grammar: every link kind, and errors that name the field and its values.
+
+use super::*;
+
+#[test]
+fn every_kind_parses_and_prints_back() {
+    let cases = [
+        ("loopback", Link::Loopback),
+        ("ethernet", Link::Ethernet { rate_bps: None }),
+        (
+            "ethernet:1G",
+            Link::Ethernet {
+                rate_bps: Some(1_000_000_000),
+            },
+        ),
+        (
+            "tbf:100mbit",
+            Link::Tbf {
+                rate_bps: 100_000_000,
+            },
+        ),
+        (
+            "802.11b:5.5",
+            Link::Wifi(Phy::Dsss {
+                rate_100kbps: 55,
+                preamble: Preamble::Long,
+            }),
+        ),
+        (
+            "802.11a:54",
+            Link::Wifi(Phy::Ofdm {
+                rate_mbps: 54,
+                erp: false,
+            }),
+        ),
+        (
+            "802.11g:54M",
+            Link::Wifi(Phy::Ofdm {
+                rate_mbps: 54,
+                erp: true,
+            }),
+        ),
+        (
+            "802.11n:mcs=7,width=20,gi=long,nss=2,band=2.4",
+            Link::Wifi(Phy::Ht {
+                mcs: 15,
+                width_mhz: 20,
+                gi: Gi::Long,
+                band: Band::Ghz2_4,
+            }),
+        ),
+        (
+            "802.11ac:mcs=9,nss=2,width=80,gi=short",
+            Link::Wifi(Phy::Vht {
+                mcs: 9,
+                nss: 2,
+                width_mhz: 80,
+                gi: Gi::Short,
+            }),
+        ),
+        (
+            "802.11ax:mcs=11,nss=2,width=80,gi=0.8",
+            Link::Wifi(Phy::He {
+                mcs: 11,
+                nss: 2,
+                width_mhz: 80,
+                gi: HeGi::Us0_8,
+                band: Band::Ghz5,
+            }),
+        ),
+    ];
+    for (text, want) in cases {
+        let got = parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(got, want, "{text}");
+        let again = parse(&got.to_string()).unwrap_or_else(|e| panic!("{got}: {e}"));
+        assert_eq!(again, got, "{text} → {got}");
+    }
+}
+
+fn error(text: &str) -> String {
+    match parse(text) {
+        Ok(link) => panic!("{text} parsed as {link:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn errors_name_the_field_and_the_allowed_values() {
+    let e = error("802.11g:55");
+    assert!(
+        e.contains("RATE '55'") && e.contains("6, 9, 12, 18, 24, 36, 48 or 54"),
+        "{e}"
+    );
+    let e = error("802.11b:54");
+    assert!(e.contains("1, 2, 5.5 or 11"), "{e}");
+    let e = error("802.11n:mcs=7,width=80,gi=long");
+    assert!(e.contains("width '80'") && e.contains("20 or 40"), "{e}");
+    let e = error("802.11n:mcs=7,width=20");
+    assert!(
+        e.contains("gi= is missing") && e.contains("long (800 ns) or short"),
+        "{e}"
+    );
+    let e = error("802.11ac:mcs=10,nss=1,width=80,gi=long");
+    assert!(e.contains("mcs '10'") && e.contains("0 to 9"), "{e}");
+    let e = error("802.11ac:mcs=9,nss=1,width=20,gi=long");
+    assert!(e.contains("not a VHT rate"), "{e}");
+    let e = error("802.11ax:mcs=11,nss=2,width=80,gi=0.4");
+    assert!(
+        e.contains("gi '0.4'") && e.contains("0.8, 1.6 or 3.2"),
+        "{e}"
+    );
+    let e = error("802.11ax:mcs=1,nss=1,width=80,gi=0.8,band=2.4");
+    assert!(e.contains("2.4 GHz band"), "{e}");
+    let e = error("802.11n:mcs=7,width=20,gi=long,speed=9");
+    assert!(
+        e.contains("unknown field 'speed'") && e.contains("mcs, width, gi, nss, band"),
+        "{e}"
+    );
+    let e = error("802.11n:mcs=9,nss=1,width=20,gi=long");
+    assert!(e.contains("already means 2 streams"), "{e}");
+    let e = error("802.11n:mcs=7,mcs=6,width=20,gi=long");
+    assert!(e.contains("given twice"), "{e}");
+    let e = error("wifi");
+    assert!(
+        e.contains("unknown link 'wifi'") && e.contains("802.11ac"),
+        "{e}"
+    );
+    let e = error("tbf");
+    assert!(e.contains("RATE= is missing"), "{e}");
+    let e = error("tbf:100mbps");
+    assert!(e.contains("RATE '100mbps'") && e.contains("100mbit"), "{e}");
+}
