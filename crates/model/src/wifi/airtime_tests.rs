@@ -273,6 +273,16 @@ fn impossible_requests_are_errors_not_numbers() {
         }
         other => panic!("{other:?}"),
     }
+    let jumbo = Assumptions {
+        mtu_bytes: 9000,
+        ..Assumptions::default()
+    };
+    match estimate(&g, &jumbo, V4, Transport::Tcp, 100) {
+        Err(err @ AirtimeError::MsduTooLarge { .. }) => {
+            assert!(err.to_string().contains("--mtu 2296 or less"), "{err}");
+        }
+        other => panic!("{other:?}"),
+    }
     let zero = Assumptions {
         ampdu: 0,
         ..Assumptions::default()
