@@ -72,6 +72,9 @@ fn every_kind_parses_and_prints_back() {
     for (text, want) in cases {
         let got = parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(got, want, "{text}");
+        if let Link::Wifi(phy) = got {
+            assert!(phy.is_valid(), "{text}");
+        }
         let again = parse(&got.to_string()).unwrap_or_else(|e| panic!("{got}: {e}"));
         assert_eq!(again, got, "{text} → {got}");
     }

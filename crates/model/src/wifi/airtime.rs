@@ -42,7 +42,6 @@ const ACK_BYTES: u64 = 14;
 const BLOCK_ACK_BYTES: u64 = 32;
 const AMSDU_SUBFRAME_HEADER_BYTES: u64 = 14;
 const AMPDU_DELIMITER_BYTES: u64 = 4;
-const TCP_HEADER_BYTES: u64 = 20;
 /// The largest MSDU 802.11 carries (LLC/SNAP included).
 const MAX_MSDU_BYTES: u64 = 2304;
 /// aPPDUMaxTime: the longest HT, VHT or HE PPDU.
@@ -194,6 +193,8 @@ pub enum AirtimeError {
         mtu_bytes: u32,
         max: u64,
     },
+    #[error("{0} is not a PHY configuration the standard defines")]
+    InvalidPhy(String),
     #[error("--ampdu must be at least 1")]
     ZeroAmpdu,
     #[error(
@@ -358,6 +359,9 @@ pub fn estimate(
     transport: Transport,
     payload_bytes: u32,
 ) -> Result<Estimate, AirtimeError> {
+    if !phy.is_valid() {
+        return Err(AirtimeError::InvalidPhy(format!("{phy:?}")));
+    }
     if a.ampdu == 0 {
         return Err(AirtimeError::ZeroAmpdu);
     }
@@ -372,6 +376,7 @@ pub fn estimate(
         });
     }
     let ip = u64::from(family.ip_header_bytes());
+    let tcp = u64::from(Transport::Tcp.header_bytes());
     let ts = if a.tcp_timestamps {
         u64::from(TCP_TIMESTAMP_OPTION_BYTES)
     } else {
@@ -393,7 +398,7 @@ pub fn estimate(
             (u64::from(payload_bytes), packet)
         }
         Transport::Tcp => {
-            let headers = ip + TCP_HEADER_BYTES + ts;
+            let headers = ip + tcp + ts;
             let mss = mtu.checked_sub(headers).filter(|m| *m > 0);
             let mss = mss.ok_or(AirtimeError::MtuTooSmall(a.mtu_bytes))?;
             (mss, mtu)
@@ -472,7 +477,7 @@ pub fn estimate(
     let tcp_acks_ns = match transport {
         Transport::Udp => 0.0,
         Transport::Tcp => {
-            let ack_msdu = llc + ip + TCP_HEADER_BYTES + ts;
+            let ack_msdu = llc + ip + tcp + ts;
             let ack_mpdu = framing.mpdu_bytes(ack_msdu, 1);
             let acks = match a.tcp_acks {
                 TcpAcks::Every => payloads as f64,
