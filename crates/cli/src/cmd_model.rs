@@ -203,6 +203,7 @@ struct Row {
     payload_share: f64,
     payloads_per_s: Option<f64>,
     /// Shares of the line time or airtime, summing to 1.
+    #[serde(serialize_with = "as_map")]
     airtime_shares: Vec<(&'static str, f64)>,
     /// 802.11 only: the model's whole answer (airtime in ns per channel access).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -215,9 +216,23 @@ struct Report {
     description: String,
     rate_bps: Option<f64>,
     transport: Transport,
+    #[serde(serialize_with = "as_map")]
     assumptions: Vec<(&'static str, String)>,
     limits: String,
     rows: Vec<Row>,
+}
+
+/// Pairs as a JSON object, in their order.
+fn as_map<S: serde::Serializer, T: Serialize>(
+    pairs: &[(&'static str, T)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(pairs.len()))?;
+    for (k, v) in pairs {
+        map.serialize_entry(k, v)?;
+    }
+    map.end()
 }
 
 pub fn main(args: ModelArgs) -> anyhow::Result<ExitCode> {

@@ -126,8 +126,9 @@ fn airtime_shares_add_up_and_ipv6_never_beats_ipv4() {
     let rows = v["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 6);
     for row in rows {
-        let shares = row["airtime_shares"].as_array().expect("shares");
-        let sum: f64 = shares.iter().filter_map(|s| s[1].as_f64()).sum();
+        let shares = row["airtime_shares"].as_object().expect("shares");
+        assert_eq!(shares.len(), 5, "{row}");
+        let sum: f64 = shares.values().filter_map(Value::as_f64).sum();
         within(sum, 1.0, 1e-9);
     }
     for pair in rows.chunks(2) {
@@ -137,6 +138,10 @@ fn airtime_shares_add_up_and_ipv6_never_beats_ipv4() {
         );
     }
     within(number(&v, "rate_bps"), 866.666_666e6, 1e-6);
+    assert_eq!(
+        v["assumptions"]["access"], "EDCA best effort (AIFSN 3)",
+        "{v}"
+    );
 }
 
 #[test]

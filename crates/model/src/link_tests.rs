@@ -72,6 +72,9 @@ fn every_kind_parses_and_prints_back() {
     for (text, want) in cases {
         let got = parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(got, want, "{text}");
+        if let Link::Wifi(phy) = got {
+            assert!(phy.is_valid(), "{text}");
+        }
         let again = parse(&got.to_string()).unwrap_or_else(|e| panic!("{got}: {e}"));
         assert_eq!(again, got, "{text} → {got}");
     }
@@ -129,4 +132,34 @@ fn errors_name_the_field_and_the_allowed_values() {
     assert!(e.contains("RATE= is missing"), "{e}");
     let e = error("tbf:100mbps");
     assert!(e.contains("RATE '100mbps'") && e.contains("100mbit"), "{e}");
+}
+
+#[test]
+fn hostile_input_is_an_error_not_a_panic() {
+    let long = "9".repeat(10_000);
+    let nul = "802.11n:mcs=7\0,width=20,gi=long";
+    let refused = [
+        "",
+        ":",
+        "802.11n:",
+        "802.11n:mcs=",
+        "802.11n:mcs=999999999999,width=20,gi=long",
+        "802.11n:=,=,=",
+        "802.11b:1e300",
+        "802.11b:-5",
+        "802.11b:NaN",
+        "802.11g:inf",
+        "802.11g:0",
+        "tbf:0",
+        "ethernet:",
+        "802.11ac:mcs=9,nss=9,width=80,gi=long",
+        "802.11ax:mcs=11,nss=0,width=80,gi=0.8",
+        nul,
+        long.as_str(),
+    ];
+    for text in refused {
+        assert!(parse(text).is_err(), "{text:?} parsed");
+    }
+    let tail = format!("802.11g:{long}");
+    assert!(parse(&tail).is_err());
 }

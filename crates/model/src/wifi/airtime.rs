@@ -14,7 +14,8 @@
 //! A-MPDU formats); a VHT or HE PPDU always carries an A-MPDU, even of one MPDU.
 //! Limits: A-MPDU 65 535 bytes (HT), 1 048 575 (VHT), 6 500 631 (HE); A-MSDU 7 935
 //! bytes (HT), MPDU 11 454 (VHT, HE), 4 095 inside an HT A-MPDU; a PPDU at most
-//! 5.484 ms (aPPDUMaxTime); 64 MPDUs per compressed BlockAck bitmap.
+//! 5.484 ms (aPPDUMaxTime); 64 MPDUs per compressed BlockAck bitmap; an MSDU at most
+//! 2 304 bytes.
 //!
 //! Timings: slot 20 µs, SIFS 10, CWmin 31 for DSSS (Clause 16 PHY characteristics);
 //! slot 9, SIFS 16, CWmin 15 for OFDM at 5 GHz (Clause 17); slot 9 (short slot), SIFS 10,
@@ -41,7 +42,8 @@ const ACK_BYTES: u64 = 14;
 const BLOCK_ACK_BYTES: u64 = 32;
 const AMSDU_SUBFRAME_HEADER_BYTES: u64 = 14;
 const AMPDU_DELIMITER_BYTES: u64 = 4;
-const TCP_HEADER_BYTES: u64 = 20;
+/// The largest MSDU 802.11 carries (LLC/SNAP included).
+const MAX_MSDU_BYTES: u64 = 2304;
 /// aPPDUMaxTime: the longest HT, VHT or HE PPDU.
 const PPDU_MAX_NS: u64 = 5_484_000;
 /// MPDUs one compressed Block Ack acknowledges.
@@ -191,8 +193,14 @@ pub enum AirtimeError {
         mtu_bytes: u32,
         max: u64,
     },
+    #[error("{0} is not a PHY configuration the standard defines")]
+    InvalidPhy(String),
     #[error("--ampdu must be at least 1")]
     ZeroAmpdu,
+    #[error(
+        "an MSDU of {msdu_bytes} bytes is above the 2304 bytes 802.11 carries; use --mtu {max_mtu} or less"
+    )]
+    MsduTooLarge { msdu_bytes: u64, max_mtu: u64 },
     #[error("an MTU of {0} bytes leaves no room for a TCP segment")]
     MtuTooSmall(u32),
 }
@@ -351,6 +359,9 @@ pub fn estimate(
     transport: Transport,
     payload_bytes: u32,
 ) -> Result<Estimate, AirtimeError> {
+    if !phy.is_valid() {
+        return Err(AirtimeError::InvalidPhy(format!("{phy:?}")));
+    }
     if a.ampdu == 0 {
         return Err(AirtimeError::ZeroAmpdu);
     }
@@ -365,6 +376,7 @@ pub fn estimate(
         });
     }
     let ip = u64::from(family.ip_header_bytes());
+    let tcp = u64::from(Transport::Tcp.header_bytes());
     let ts = if a.tcp_timestamps {
         u64::from(TCP_TIMESTAMP_OPTION_BYTES)
     } else {
@@ -386,7 +398,7 @@ pub fn estimate(
             (u64::from(payload_bytes), packet)
         }
         Transport::Tcp => {
-            let headers = ip + TCP_HEADER_BYTES + ts;
+            let headers = ip + tcp + ts;
             let mss = mtu.checked_sub(headers).filter(|m| *m > 0);
             let mss = mss.ok_or(AirtimeError::MtuTooSmall(a.mtu_bytes))?;
             (mss, mtu)
@@ -394,6 +406,12 @@ pub fn estimate(
     };
     let llc = if a.llc_snap { LLC_SNAP_BYTES } else { 0 };
     let msdu = llc + packet_bytes;
+    if msdu > MAX_MSDU_BYTES {
+        return Err(AirtimeError::MsduTooLarge {
+            msdu_bytes: msdu,
+            max_mtu: MAX_MSDU_BYTES - llc,
+        });
+    }
     let access = a.access_for(phy);
     let framing = Framing {
         mac_bytes: MAC_HEADER_BYTES
@@ -459,7 +477,7 @@ pub fn estimate(
     let tcp_acks_ns = match transport {
         Transport::Udp => 0.0,
         Transport::Tcp => {
-            let ack_msdu = llc + ip + TCP_HEADER_BYTES + ts;
+            let ack_msdu = llc + ip + tcp + ts;
             let ack_mpdu = framing.mpdu_bytes(ack_msdu, 1);
             let acks = match a.tcp_acks {
                 TcpAcks::Every => payloads as f64,

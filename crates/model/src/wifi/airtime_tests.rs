@@ -273,6 +273,24 @@ fn impossible_requests_are_errors_not_numbers() {
         }
         other => panic!("{other:?}"),
     }
+    let jumbo = Assumptions {
+        mtu_bytes: 9000,
+        ..Assumptions::default()
+    };
+    match estimate(&g, &jumbo, V4, Transport::Tcp, 100) {
+        Err(err @ AirtimeError::MsduTooLarge { .. }) => {
+            assert!(err.to_string().contains("--mtu 2296 or less"), "{err}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let bad_width = Phy::Vht {
+        mcs: 9,
+        nss: 1,
+        width_mhz: 320,
+        gi: Gi::Long,
+    };
+    let e = estimate(&bad_width, &Assumptions::default(), V4, Transport::Udp, 100);
+    assert!(matches!(e, Err(AirtimeError::InvalidPhy(_))), "{e:?}");
     let zero = Assumptions {
         ampdu: 0,
         ..Assumptions::default()

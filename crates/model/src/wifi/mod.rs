@@ -148,6 +148,40 @@ impl Phy {
         }
     }
 
+    /// Whether every field is one the standard defines (as [`crate::link::parse`]
+    /// checks): a PHY built by hand from a link-state reading may not be.
+    pub fn is_valid(&self) -> bool {
+        match *self {
+            Phy::Dsss { rate_100kbps, .. } => [10, 20, 55, 110].contains(&rate_100kbps),
+            Phy::Ofdm { rate_mbps, .. } => [6, 9, 12, 18, 24, 36, 48, 54].contains(&rate_mbps),
+            Phy::Ht { mcs, width_mhz, .. } => mcs <= 31 && matches!(width_mhz, 20 | 40),
+            Phy::Vht {
+                mcs,
+                nss,
+                width_mhz,
+                ..
+            } => {
+                let (bits, num, den) = phy::modulation(mcs);
+                mcs <= 9
+                    && (1..=8).contains(&nss)
+                    && phy::data_subcarriers(false, width_mhz)
+                        .is_some_and(|sd| (sd * bits * u64::from(nss) * num).is_multiple_of(den))
+            }
+            Phy::He {
+                mcs,
+                nss,
+                width_mhz,
+                band,
+                ..
+            } => {
+                mcs <= 11
+                    && (1..=8).contains(&nss)
+                    && phy::data_subcarriers(true, width_mhz).is_some()
+                    && !(band == Band::Ghz2_4 && width_mhz > 40)
+            }
+        }
+    }
+
     /// HT, VHT and HE: QoS data, A-MPDU with Block Ack, A-MSDU.
     pub fn is_high_throughput(&self) -> bool {
         matches!(self, Phy::Ht { .. } | Phy::Vht { .. } | Phy::He { .. })
