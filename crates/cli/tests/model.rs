@@ -178,3 +178,31 @@ fn errors_name_the_field_and_what_it_takes() {
     let e = refused(&["--link", "802.11ac:mcs=9,nss=2,width=80"]);
     assert!(e.contains("gi= is missing"), "{e}");
 }
+
+/// Every seed preset names the link its study ran over as `dualperf model` arguments,
+/// and those arguments run: a ceiling above zero and below the link's rate, the WPA2
+/// study's CCMP among the printed assumptions.
+#[test]
+fn each_seed_presets_link_gives_its_ceiling() {
+    let presets = study::presets::all();
+    let seeds: Vec<_> = presets.iter().filter(|p| p.source.is_some()).collect();
+    assert!(!seeds.is_empty());
+    for p in seeds {
+        let args = p
+            .model_args
+            .unwrap_or_else(|| panic!("preset {} names no link", p.name));
+        let mut all: Vec<&str> = args.split_whitespace().collect();
+        all.extend(["--sizes", "1408"]);
+        let v = json(&all);
+        let rate = number(&v, "rate_bps");
+        for row in v["rows"].as_array().expect("rows") {
+            let g = number(row, "goodput_bps");
+            assert!(g > 0.0 && g < rate, "{}: {g} against {rate}", p.name);
+        }
+        if p.what_it_did.contains("WPA2") {
+            assert!(v["assumptions"]["security"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("CCMP")));
+        }
+    }
+}

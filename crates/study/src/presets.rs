@@ -15,6 +15,10 @@ pub struct Preset {
     pub what_it_did: &'static str,
     /// What this preset runs, and what it cannot reproduce.
     pub notes: &'static str,
+    /// The link the study measured over, as `dualperf model` arguments (`--link …` and
+    /// the assumptions the study implies, such as `--security ccmp` for WPA2): the
+    /// ceiling its results should be set against. `None` for dualperf's own default.
+    pub model_args: Option<&'static str>,
     pub spec: SpecFile,
 }
 
@@ -44,6 +48,7 @@ pub fn all() -> Vec<Preset> {
                     repeated until the 95% interval of throughput / transaction rate, RTT and \
                     CPU is within 20% of the mean (5 to 20 runs per cell); udp-stream as RFC \
                     2544 throughput (loss <= 0.1%); about 4 to 5 minutes on loopback.",
+            model_args: None,
             spec: SpecFile::default(),
         },
         Preset {
@@ -55,6 +60,7 @@ pub fn all() -> Vec<Preset> {
                           buffer 8 KB.",
             notes: "6 sizes x 4 tests x 2 families x 40 runs of 60 s (about 32 h); TCP socket \
                     buffers 64 KB, UDP socket buffers 8 KB.",
+            model_args: Some("--link 802.11n:mcs=15,width=40,gi=short,band=2.4 --ampdu 64"),
             spec: SpecFile {
                 sizes: six_sizes(),
                 tests: all_tests.clone(),
@@ -88,6 +94,7 @@ pub fn all() -> Vec<Preset> {
                     mean (5 to 40 runs of 60 s; 5 is the fewest with which a Holm-corrected \
                     rank test can be significant at 6 sizes); the width was not stated, 5% is netperf's \
                     -I default.",
+            model_args: Some("--link 802.11n:mcs=15,width=40,gi=short,band=2.4 --ampdu 64 --security ccmp"),
             spec: SpecFile {
                 sizes: Some(SizesField::Text("128..1408/256".into())),
                 tests: all_tests.clone(),
@@ -111,6 +118,7 @@ pub fn all() -> Vec<Preset> {
                           1 min, runs inside the 95% CI averaged.",
             notes: "10 sizes x 4 tests x 2 families x 10 runs of 60 s (about 13.5 h); the \
                     report's 95% interval takes the place of their trimming.",
+            model_args: Some("--link 802.11ac:mcs=9,nss=3,width=80,gi=short --ampdu 64"),
             spec: SpecFile {
                 sizes: Some(SizesField::List(vec![
                     128, 256, 384, 512, 640, 768, 896, 1024, 1152, 1408,
@@ -133,6 +141,7 @@ pub fn all() -> Vec<Preset> {
             notes: "TCP and UDP stream only, 6 sizes x 2 families x 40 runs of 1,000,000 packets \
                     (sends); the seed does not list its intermediate sizes, the 256-byte step \
                     of the other studies is used.",
+            model_args: Some("--link ethernet:1G"),
             spec: SpecFile {
                 sizes: six_sizes(),
                 tests: strings(&["tcp-stream", "udp-stream"]),
@@ -154,6 +163,7 @@ pub fn all() -> Vec<Preset> {
             notes: "udp-stream (throughput, RFC 3550 jitter, CPU) and udp-rr (RTT), 6 sizes x 2 \
                     families x 10 runs of 1,000,000 packets; the report shows the coefficient \
                     of variation to check their 10% criterion.",
+            model_args: Some("--link ethernet:1G"),
             spec: SpecFile {
                 sizes: six_sizes(),
                 tests: strings(&["udp-stream", "udp-rr"]),
