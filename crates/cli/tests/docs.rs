@@ -108,6 +108,7 @@ fn console_blocks_run_as_shown() {
     let mut cases = 0;
     let mut commands = 0;
     let mut foreign = Vec::new();
+    let mut unmatchable = Vec::new();
     for doc in doc_files() {
         let text = std::fs::read_to_string(&doc).expect("doc page is readable");
         for b in blocks(&text).into_iter().filter(|b| b.lang == "console") {
@@ -115,6 +116,20 @@ fn console_blocks_run_as_shown() {
                 commands += 1;
                 if !l.starts_with("$ dualperf ") {
                     foreign.push(format!("{}:{}: {l}", doc.display(), b.line));
+                }
+            }
+            // trycmd drops the newline of a step's last expected line but compares it
+            // with the program's, so that line must be `...`, end in `[..]`, or be
+            // followed by a blank line (which gives the newline back).
+            for (i, l) in b.lines.iter().enumerate() {
+                let last = b.lines.get(i + 1).is_none_or(|n| n.starts_with("$ "));
+                if last
+                    && !l.starts_with("$ ")
+                    && !l.is_empty()
+                    && l != "..."
+                    && !l.ends_with("[..]")
+                {
+                    unmatchable.push(format!("{}:{}: {l}", doc.display(), b.line + 1 + i));
                 }
             }
             // One case per block, named after its page and line; an empty `.out`
@@ -139,6 +154,11 @@ fn console_blocks_run_as_shown() {
         foreign.is_empty(),
         "console blocks may only run dualperf (trycmd would skip the rest silently):\n{}",
         foreign.join("\n")
+    );
+    assert!(
+        unmatchable.is_empty(),
+        "end each step's output with `...`, `[..]` or a blank line (trycmd would miss its newline):\n{}",
+        unmatchable.join("\n")
     );
     assert!(cases >= 3, "README and guide show {cases} console blocks");
     eprintln!("docs: {commands} commands in {cases} console blocks");
