@@ -14,6 +14,8 @@
 //!   host, root, a lab or a program from outside Rust) is parsed by the binary: run
 //!   with `--help` appended, it must exit 0. clap parses the words before `--help`
 //!   first, so an unknown subcommand or flag, or a value that does not parse, fails.
+//!   So is every `dualperf …` code span of the prose, except synopses (placeholders in
+//!   capitals such as `HOST`, alternatives `a|b`, optional `[…]` parts).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -232,6 +234,31 @@ fn dualperf_args(mut w: &[String]) -> Option<Vec<String>> {
     }
 }
 
+/// Run `dualperf ARGS --help` (the `--help` before a `--` that hands the rest to another
+/// program, and without the shell's redirections): `None` when clap accepts the words,
+/// else what it said.
+fn parse_error(mut args: Vec<String>) -> Option<String> {
+    args.truncate(
+        args.iter()
+            .position(|a| a.starts_with(['>', '<']))
+            .unwrap_or(args.len()),
+    );
+    let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    args.insert(at, "--help".to_string());
+    let out = Command::new(BIN)
+        .args(&args)
+        .env_remove("DUALPERF_DB")
+        .output()
+        .expect("the dualperf binary runs");
+    (!out.status.success()).then(|| {
+        format!(
+            "dualperf {}\n{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
 #[test]
 fn sh_block_commands_parse() {
     let mut checked = 0;
@@ -241,32 +268,12 @@ fn sh_block_commands_parse() {
         for b in blocks(&text).into_iter().filter(|b| b.lang == "sh") {
             for line in &b.lines {
                 for command in commands(line) {
-                    let Some(mut args) = dualperf_args(&command) else {
+                    let Some(args) = dualperf_args(&command) else {
                         continue;
                     };
-                    // Redirections are the shell's.
-                    args.truncate(
-                        args.iter()
-                            .position(|a| a.starts_with(['>', '<']))
-                            .unwrap_or(args.len()),
-                    );
-                    // Before a `--` that hands the rest to another program.
-                    let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
-                    args.insert(at, "--help".to_string());
-                    let out = Command::new(BIN)
-                        .args(&args)
-                        .env_remove("DUALPERF_DB")
-                        .output()
-                        .expect("the dualperf binary runs");
                     checked += 1;
-                    if !out.status.success() {
-                        failures.push(format!(
-                            "{} (block at line {}): dualperf {}\n{}",
-                            doc.display(),
-                            b.line,
-                            args.join(" "),
-                            String::from_utf8_lossy(&out.stderr)
-                        ));
+                    if let Some(e) = parse_error(args) {
+                        failures.push(format!("{} (block at line {}): {e}", doc.display(), b.line));
                     }
                 }
             }
@@ -280,6 +287,76 @@ fn sh_block_commands_parse() {
     assert!(
         failures.is_empty(),
         "{} documented commands do not parse:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The `dualperf …` code spans of a page's prose (outside fenced blocks), newlines as
+/// spaces.
+fn inline_commands(text: &str) -> Vec<String> {
+    let mut prose = String::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            prose.push_str(line);
+            prose.push(' ');
+        }
+    }
+    prose
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::trim)
+        .filter(|s| s.starts_with("dualperf ") || s.starts_with("sudo dualperf "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A synopsis rather than a command: a placeholder in capitals (`HOST`, `PORT`),
+/// alternatives (`p2p|client-server`), optional parts (`[--lab-rate RATE]`), or a log
+/// line quoted in prose (`dualperf server: …`).
+fn is_synopsis(span: &str) -> bool {
+    span.contains(['|', '[', '…'])
+        || span.split_whitespace().any(|w| {
+            w.ends_with(':')
+                || (w.starts_with(|c: char| c.is_ascii_uppercase())
+                    && w.chars()
+                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+        })
+}
+
+#[test]
+fn inline_commands_parse() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for doc in doc_files() {
+        let text = std::fs::read_to_string(&doc).expect("doc page is readable");
+        for span in inline_commands(&text) {
+            if is_synopsis(&span) {
+                continue;
+            }
+            for command in commands(&span) {
+                let Some(args) = dualperf_args(&command) else {
+                    continue;
+                };
+                if args.first().is_some_and(|a| a == "help") {
+                    continue;
+                }
+                checked += 1;
+                if let Some(e) = parse_error(args) {
+                    failures.push(format!("{}: `{span}`: {e}", doc.display()));
+                }
+            }
+        }
+    }
+    eprintln!("docs: {checked} commands in prose parsed");
+    assert!(checked >= 10, "only {checked} dualperf commands in prose");
+    assert!(
+        failures.is_empty(),
+        "{} commands in prose do not parse:\n{}",
         failures.len(),
         failures.join("\n")
     );
@@ -307,4 +384,14 @@ fn shell_lines_split_as_a_shell_would() {
         Some(vec!["run".to_string(), "fd00:231:2::2".to_string()])
     );
     assert_eq!(dualperf_args(&words("openssl rand -hex 32")), None);
+    assert_eq!(
+        inline_commands(
+            "Run `dualperf show 3`, not\n```sh\n`dualperf x`\n```\nor `dualperf\nrun -d 1`."
+        ),
+        ["dualperf show 3", "dualperf run -d 1"]
+    );
+    assert!(is_synopsis("dualperf run HOST --peer iperf3"));
+    assert!(is_synopsis("dualperf run --lab p2p|client-server"));
+    assert!(is_synopsis("dualperf server: iperf3 PEER tcp"));
+    assert!(!is_synopsis("dualperf run ::1 -f 6 --rate 100M"));
 }
