@@ -16,6 +16,9 @@
 //!   first, so an unknown subcommand or flag, or a value that does not parse, fails.
 //!   So is every `dualperf …` code span of the prose, except synopses (placeholders in
 //!   capitals such as `HOST`, alternatives `a|b`, optional `[…]` parts).
+//!
+//! One block alone: `cargo test -p dualperf --test docs -- console trycmd=README-L46.md`
+//! (a case is named after its page and the line of its opening fence).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
