@@ -35,8 +35,8 @@ impl Cell {
 /// A cell's bound: the study's, except that an RFC 2544 udp-stream run with a
 /// duration bound is `1 + steps` trials of half the run length each (0.25 s by default,
 /// so the run lasts 1.5 s): trials of a sixth of 0.5 s let the run-to-run spread of the
-/// found rate reach 35–45 % on loopback, 0.25 s trials 13–20 % (measured on this 2-core
-/// machine, 8–12 runs per cell).
+/// found rate reach 35–45 % on loopback, 0.25 s trials 13–20 % (on 2 cores, 8–12 runs
+/// per cell).
 pub fn cell_bound(spec: &StudySpec, kind: TestKind) -> Bound {
     if let (TestKind::Rrul, Some(r)) = (kind, &spec.rrul) {
         return Bound::DurationNs(r.duration_ns);

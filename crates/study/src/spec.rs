@@ -36,10 +36,9 @@ pub const DEFAULT_CI_WIDTH_PCT: f64 = 20.0;
 /// gives the exact two-sided Mann-Whitney p = 2/252 = 0.0079, below 0.05/6 (Holm over
 /// six sizes); 4 runs give 0.029, 3 runs 0.1, which no correction lets through.
 pub const DEFAULT_MIN_RUNS: u32 = 5;
-/// … and at most this many (bounds the default study's time). 20 rather than 12: on
-/// this 2-core VM the udp-stream cells that miss at 12 are those with one or two runs
-/// caught in a slow period of the machine; 20 let 44 of 48 cells meet the target in
-/// 4m29s, against 36–39 of 48 in 2m44s–3m08s with 12 (docs/benchmarks.md).
+/// … and at most this many (bounds the default study's time). 20 rather than 12: the
+/// udp-stream cells that miss at 12 are those with one or two runs caught in a slow
+/// period of a shared machine, which more runs outweigh (docs/benchmarks.md).
 pub const DEFAULT_MAX_RUNS: u32 = 20;
 /// Most packet sizes one study may list (each is one cell per family and test).
 pub const MAX_SIZES: usize = 1000;
@@ -853,11 +852,9 @@ pub enum Repetition {
 /// the applied size is recorded with each run). With the default 208 KiB a receiving
 /// thread that stalls for half a millisecond (a VM's vCPU preempted, a kworker) drops
 /// datagrams at any offered rate, so on loopback each search trial passed or failed by
-/// luck: 8 searches at 1408 bytes ended at 6.8–9.2 Gbit/s with the default buffer, at
-/// 11.3–12.9 Gbit/s and far fewer failing trials with 4 MiB (2026-11-24, 2 cores). Since
-/// GRO receivers take 35–50 Gbit/s on loopback, 4 MiB held only ~1 ms again: 37 of the
-/// main job's 99 udp-stream runs were receiver-limited (kernel threads held the
-/// receiver's CPU for 2–4 ms); with 16 MiB none of 98 and 89 (2026-11-26).
+/// luck. With GRO receivers taking tens of Gbit/s on loopback, 4 MiB holds only about
+/// 1 ms, and kernel threads holding the receiver's CPU for 2–4 ms made runs
+/// receiver-limited; 16 MiB leaves room for that (measurements in docs/benchmarks.md).
 pub const RFC2544_RCVBUF_BYTES: u32 = 16 << 20;
 
 /// How udp-stream cells measure throughput, recorded with the campaign.
