@@ -97,15 +97,7 @@ pub fn parse_lab_rate(s: &str) -> Result<u64, String> {
     lab::check_rate_bps(parse_bit_rate(s)?).map_err(|e| e.to_string())
 }
 
-/// The family of a host written as an IP literal (`192.0.2.7`, `::1`, `[::1]`); None
-/// for a name.
-pub fn literal_family(host: &str) -> Option<Family> {
-    let h = host.trim().trim_start_matches('[').trim_end_matches(']');
-    h.parse::<std::net::IpAddr>().ok().map(|ip| match ip {
-        std::net::IpAddr::V4(_) => Family::V4,
-        std::net::IpAddr::V6(_) => Family::V6,
-    })
-}
+pub use runner::literal_family;
 
 /// `run -f`: an IP-literal HOST decides the family (`-f` is needed only for names, where
 /// it defaults to 4); an `-f` that contradicts the literal is refused with the fix.

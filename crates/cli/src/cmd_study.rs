@@ -13,7 +13,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 use study::{Repetition, SpecFile, StudySpec};
-use wire::spec::SocketOpts;
 
 #[path = "cmd_study/exec.rs"]
 mod exec;
@@ -128,25 +127,8 @@ pub struct StudyArgs {
     /// Payload sizes in bytes: 128,384,640 or 128..1408/256 (inclusive, with step).
     #[arg(long, value_name = "SIZES")]
     pub sizes: Option<String>,
-    /// Length of each run: seconds, or 500ms, 2min (the defaults: `study --dry-run`).
-    #[arg(short, long, value_name = "S", value_parser = crate::args::parse_secs, conflicts_with = "count")]
-    pub duration: Option<f64>,
-    /// Packets (datagrams, writes or transactions) per run instead of a duration.
-    #[arg(short = 'n', long, value_name = "N")]
-    pub count: Option<u64>,
-    /// Server sends, client receives.
-    #[arg(short = 'R', long, conflicts_with = "bidir")]
-    pub reverse: bool,
-    /// Both directions at once.
-    #[arg(long)]
-    pub bidir: bool,
-    /// Parallel streams per run.
-    #[arg(short = 'P', long)]
-    pub streams: Option<u16>,
-    /// UDP stream sending rate per stream: bits/s with k/M/G suffix (100M) or
-    /// packets/s (50kpps); default as fast as possible.
-    #[arg(short = 'b', long, value_parser = crate::args::parse_rate)]
-    pub rate: Option<wire::spec::Rate>,
+    #[command(flatten)]
+    pub opts: crate::test_args::TestArgs,
     /// How udp-stream measures: rfc2544 (default without -b) = per run, the highest
     /// offered rate whose loss stays within --loss-threshold, by a search of one
     /// unpaced and up to --search-steps paced trials of half the run length each (0.5 s
@@ -155,101 +137,18 @@ pub struct StudyArgs {
     /// drops and jitter is unavailable). Recorded with the campaign.
     #[arg(long, value_parser = ["rfc2544", "fixed"])]
     pub udp_method: Option<String>,
-    /// rfc2544: a trial passes at this loss (% of datagrams sent) or less (default 0.1).
-    #[arg(long, value_name = "PCT")]
-    pub loss_threshold: Option<f64>,
-    /// rfc2544: paced trials per run after the unpaced one (1..=20; default 5).
-    #[arg(long, value_name = "N")]
-    pub search_steps: Option<u32>,
-    /// Per-interval samples every SECS seconds, stored with each run (default 1; 0: none).
-    #[arg(short, long, value_name = "SECS", value_parser = crate::args::parse_secs)]
-    pub interval: Option<f64>,
-    /// udp-stream: per-window statistics (ITGDec style) over windows of this much send
-    /// time (100ms, 1s), stored with each run as window_* samples (`export --intervals`).
-    /// (`--window` is the socket buffer, as iperf's -w.)
-    #[arg(long, value_name = "DURATION", value_parser = crate::args::parse_secs)]
-    pub stats_window: Option<f64>,
-    /// udp-stream cells: gaps drawn from a distribution (as `run --idt`: exp:1ms,
-    /// pareto:shape=1.5,mean=1ms, …); sets --udp-method fixed.
-    #[arg(long, value_name = "DIST")]
-    pub idt: Option<String>,
-    /// udp-stream cells: payload sizes drawn from a distribution (uniform:64..1400, …);
-    /// it replaces the size axis (one size, its mean, labels the cells).
-    #[arg(long, value_name = "DIST")]
-    pub size_dist: Option<String>,
-    /// udp-stream and tcp-stream cells: an application model (voip-g711, voip-g729,
-    /// voip-g723, their -vad forms, game-client, game-server, dns; `dualperf run
-    /// --profile list`). A list (voip-g711,voip-g729) is an axis: one campaign per
-    /// profile, labelled with it, to report together (the command is printed).
-    #[arg(long, value_name = "NAME")]
-    pub profile: Option<String>,
     /// Seed of the model's draws [default: the study's seed]; recorded.
     #[arg(long, value_name = "N")]
     pub traffic_seed: Option<u64>,
-    /// Traffic model: lengths of the active periods (talkspurts), a duration
-    /// distribution as --idt (exp:1s); with --off-time. Silent periods send nothing.
-    #[arg(long, value_name = "DIST", requires = "off_time")]
-    pub on_time: Option<String>,
-    /// Traffic model: lengths of the silent periods (pauses); with --on-time.
-    #[arg(long, value_name = "DIST", requires = "on_time")]
-    pub off_time: Option<String>,
-    /// rrul: which way the load streams send [default: both].
-    #[arg(long, value_enum, value_name = "DIR")]
-    pub load: Option<crate::cmd_run::LoadArg>,
     /// rrul: TCP connections of load per direction [default: 4, as flent's RRUL].
     #[arg(long, value_name = "N")]
     pub load_streams: Option<u16>,
     /// rrul: length of the loaded phase (-d sets the other tests' runs) [default: 4 s].
     #[arg(long, value_name = "S", value_parser = crate::args::parse_secs)]
     pub load_duration: Option<f64>,
-    /// rrul: length of the idle phase before the load [default: 1 s].
-    #[arg(long, value_name = "S", value_parser = crate::args::parse_secs)]
-    pub idle: Option<f64>,
-    /// rrul: probe transactions per second of each probe type, UDP and TCP [default: 20].
-    #[arg(long, value_name = "PER_SEC")]
-    pub probe_rate: Option<u64>,
-    /// rrul: bytes of each probe request and response [default: 64].
-    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u32)]
-    pub probe_size: Option<u32>,
-    /// UDP request/response: how long to wait for a response before counting it lost.
-    #[arg(long, value_name = "MS")]
-    pub rr_timeout_ms: Option<u64>,
-    /// UDP datapath: auto (batched; GSO at the sender and GRO at the receiver for streams unpaced or paced above 20 kpps: the default; the presets of the published studies use per-datagram),
-    /// per-datagram (one datagram per system call, as Netperf, iperf3, nuttcp and qperf
-    /// send: the studies' method), batched (no offloads) or gso (GSO
-    /// and GRO even when paced). Recorded with every run as applied.udp_datapath_calls.
-    #[arg(long, value_name = "PATH")]
-    pub udp_datapath: Option<wire::spec::UdpDatapath>,
-    /// Socket send and receive buffer (TCP window), bytes (K, M suffixes).
-    #[arg(short, long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
-    pub window: Option<u64>,
-    /// Socket send buffer, bytes.
-    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
-    pub sndbuf: Option<u64>,
-    /// Socket receive buffer, bytes.
-    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
-    pub rcvbuf: Option<u64>,
     /// Socket buffers of UDP tests only (e.g. 8K as study 000).
     #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
     pub udp_buffer: Option<u64>,
-    /// TCP_NODELAY.
-    #[arg(long)]
-    pub nodelay: bool,
-    /// TCP maximum segment size, bytes.
-    #[arg(long)]
-    pub mss: Option<u32>,
-    /// IPv4 TOS / IPv6 traffic class byte.
-    #[arg(long)]
-    pub tos: Option<u8>,
-    /// IPv6 flow label.
-    #[arg(long)]
-    pub flowlabel: Option<u32>,
-    /// TCP congestion control algorithm.
-    #[arg(long)]
-    pub congestion: Option<String>,
-    /// Set the don't-fragment bit / IPV6_DONTFRAG.
-    #[arg(long)]
-    pub dont_fragment: bool,
     /// Fixed measured runs per cell (default: repeat to a confidence target).
     #[arg(long, conflicts_with_all = ["confidence", "ci_width"])]
     pub runs: Option<u32>,
@@ -335,208 +234,50 @@ impl StudyArgs {
         }
     }
 
-    /// The flags as a spec layer (only what was given).
-    fn as_layer(&self) -> anyhow::Result<SpecFile> {
-        let mut socket = SocketOpts::default();
-        let mut any_socket = false;
-        let to_u32 = |v: u64, what: &str| {
-            u32::try_from(v).with_context(|| format!("{what} {v} is too large"))
-        };
-        if let Some(w) = self.window {
-            socket.sndbuf_bytes = Some(to_u32(w, "--window")?);
-            socket.rcvbuf_bytes = Some(to_u32(w, "--window")?);
-            any_socket = true;
-        }
-        if let Some(b) = self.sndbuf {
-            socket.sndbuf_bytes = Some(to_u32(b, "--sndbuf")?);
-            any_socket = true;
-        }
-        if let Some(b) = self.rcvbuf {
-            socket.rcvbuf_bytes = Some(to_u32(b, "--rcvbuf")?);
-            any_socket = true;
-        }
-        socket.nodelay = self.nodelay;
-        socket.mss_bytes = self.mss;
-        socket.tos = self.tos;
-        socket.flowlabel = self.flowlabel;
-        socket.congestion = self.congestion.clone();
-        socket.dont_fragment = self.dont_fragment;
-        any_socket |= self.nodelay
-            || self.mss.is_some()
-            || self.tos.is_some()
-            || self.flowlabel.is_some()
-            || self.congestion.is_some()
-            || self.dont_fragment;
-        let udp_socket = match self.udp_buffer {
-            Some(b) => Some(SocketOpts {
-                sndbuf_bytes: Some(to_u32(b, "--udp-buffer")?),
-                rcvbuf_bytes: Some(to_u32(b, "--udp-buffer")?),
-                ..socket.clone()
-            }),
-            None => None,
-        };
-        Ok(SpecFile {
-            label: self.label.clone(),
+    /// The study's own flags (the shared ones are `opts`).
+    fn study_options(&self) -> runner::StudyOptions {
+        runner::StudyOptions {
             families: self.families.clone(),
             tests: self.tests.clone(),
-            sizes: self.sizes.clone().map(study::spec::SizesField::Text),
-            duration_s: self.duration,
-            count: self.count,
-            direction: if self.reverse {
-                Some("reverse".into())
-            } else if self.bidir {
-                Some("bidir".into())
-            } else {
-                None
-            },
-            streams: self.streams,
-            rate_bps: match self.rate {
-                Some(wire::spec::Rate::BitsPerSec(b)) => Some(b),
-                _ => None,
-            },
-            rate_pps: match self.rate {
-                Some(wire::spec::Rate::PacketsPerSec(p)) => Some(p),
-                _ => None,
-            },
+            sizes: self.sizes.clone(),
             udp_method: self.udp_method.clone(),
-            loss_threshold_pct: self.loss_threshold,
-            search_steps: self.search_steps,
-            interval_ms: match self.interval {
-                None => None,
-                Some(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => {
-                    // A tiny interval is not "none": the spec check refuses it.
-                    Some(((s * 1000.0).round() as u64).max(u64::from(s > 0.0)))
-                }
-                Some(s) => bail!("--interval {s} must be between 0 and 3600 seconds"),
-            },
-            window_ms: match self.stats_window {
-                None => None,
-                Some(s) if s.is_finite() && (0.001..=3600.0).contains(&s) => {
-                    Some((s * 1000.0).round() as u64)
-                }
-                Some(s) => bail!("--stats-window {s} must be between 1 ms and 3600 seconds"),
-            },
-            idt: self.idt.clone(),
-            size_dist: self.size_dist.clone(),
-            profile: self.profile.clone(),
             traffic_seed: self.traffic_seed,
-            on_time: self.on_time.clone(),
-            off_time: self.off_time.clone(),
-            rr_timeout_ms: self.rr_timeout_ms,
-            udp_datapath: self.udp_datapath.map(|d| d.name().to_string()),
+            load_streams: self.load_streams,
+            load_duration_s: self.load_duration,
+            udp_buffer_bytes: self.udp_buffer,
             runs: self.runs,
-            confidence: self.confidence,
-            ci_width: self.ci_width,
+            confidence_pct: self.confidence,
+            ci_width_pct: self.ci_width,
             min_runs: self.min_runs,
             max_runs: self.max_runs,
             order: self.order.clone(),
             seed: self.seed,
             warmup: self.warmup,
             retries: self.retries,
-            socket: any_socket.then_some(socket),
-            udp_socket,
-            load: self.load.map(|l| {
-                match l {
-                    crate::cmd_run::LoadArg::Upload => "upload",
-                    crate::cmd_run::LoadArg::Download => "download",
-                    crate::cmd_run::LoadArg::Both => "both",
-                }
-                .to_string()
-            }),
-            load_streams: self.load_streams,
-            load_duration_s: self.load_duration,
-            idle_s: self.idle,
-            probe_rate: self.probe_rate,
-            probe_size: self.probe_size,
-            // Set by presets and spec files; `report --percent-of` chooses per report.
-            percent_of: None,
-            cv_target_pct: None,
-        })
+            label: self.label.clone(),
+        }
+    }
+
+    /// Whether any flag that shapes the study was given (`--resume` ignores them).
+    fn gives_study_flags(&self) -> anyhow::Result<bool> {
+        let layer = self.study_options().layer(&self.opts.clone().into())?;
+        Ok(layer != SpecFile::default() || self.preset.is_some() || self.spec.is_some())
     }
 
     /// Preset, then spec file, then flags.
     fn resolve(&self) -> anyhow::Result<StudySpec> {
-        let mut layer = SpecFile::default();
-        if let Some(name) = &self.preset {
-            let p = study::presets::find(name).with_context(|| {
-                format!("no preset '{name}' (see `dualperf study --list-presets`)")
-            })?;
-            layer = p.spec.clone();
-            if layer.label.is_none() {
-                layer.label = Some(format!("preset {}", p.name));
-            }
-        }
-        if let Some(path) = &self.spec {
-            let text = read_spec_file(path)?;
-            let file = SpecFile::from_toml(&text)
-                .with_context(|| format!("in study spec {}", path.display()))?;
-            layer = layer.merge(&file);
-        }
-        layer = layer.merge(&self.as_layer()?);
-        // An IP-address host has one family: it decides the families unless they were
-        // given, and a family it cannot have is refused before anything starts.
-        if let Some(lit) = self.host.as_deref().and_then(crate::args::literal_family) {
-            let host = self.host.as_deref().unwrap_or_default();
-            match &layer.families {
-                None => layer.families = Some(vec![lit.number()]),
-                Some(fams) if fams.iter().any(|&f| f != lit.number()) => bail!(
-                    "{host} is an {lit} address, so it cannot be tested over the other family; \
-                     use --families {} or give a host name with both A and AAAA records",
-                    lit.number()
-                ),
-                Some(_) => {}
-            }
-        }
-        if self.peer == Peer::Iperf3 && layer.tests.is_none() {
-            // iperf3 has no request/response test: its default study is the stream tests.
-            layer.tests = Some(vec!["tcp-stream".into(), "udp-stream".into()]);
-        }
-        if self.peer == Peer::Iperf3 && layer.udp_method.is_none() {
-            // An iperf3 server runs one offered rate per test: no search.
-            layer.udp_method = Some("fixed".into());
-        }
-        if self.peer == Peer::Iperf3 {
-            // The iperf3 datapath sends and receives one datagram per call, like iperf3.
-            match layer.udp_datapath.as_deref() {
-                None | Some("auto") | Some("per-datagram") => {
-                    layer.udp_datapath = Some("per-datagram".into())
-                }
-                Some(other) => bail!(
-                    "--udp-datapath {other} is not available with --peer iperf3: \
-                     its streams go one datagram per system call (per-datagram)"
-                ),
-            }
-        }
-        let clock_seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1);
-        Ok(layer.resolve(clock_seed)?)
+        let layers = runner::Layers {
+            preset: self.preset.as_deref(),
+            spec_file: self.spec.as_deref(),
+            host: self.host.as_deref(),
+            iperf3: self.peer == Peer::Iperf3,
+        };
+        Ok(runner::resolve_study(
+            &self.opts.clone().into(),
+            &self.study_options(),
+            &layers,
+        )?)
     }
-}
-
-/// Largest study spec file read (a spec is a few hundred bytes).
-const MAX_SPEC_FILE_BYTES: u64 = 1 << 20;
-
-/// Read `--spec`, at most [`MAX_SPEC_FILE_BYTES`] (`/dev/zero` is refused, not read
-/// until memory runs out).
-fn read_spec_file(path: &std::path::Path) -> anyhow::Result<String> {
-    use std::io::Read;
-    let what = || format!("cannot read study spec {}", path.display());
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .with_context(what)?
-        .take(MAX_SPEC_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .with_context(what)?;
-    if bytes.len() as u64 > MAX_SPEC_FILE_BYTES {
-        bail!(
-            "study spec {} is larger than {MAX_SPEC_FILE_BYTES} bytes; is it the right file?",
-            path.display()
-        );
-    }
-    String::from_utf8(bytes)
-        .with_context(|| format!("study spec {} is not UTF-8 text", path.display()))
 }
 
 /// A campaign without `--label` is named after the system that ran it, as the studies
@@ -601,7 +342,7 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     if let Some(id) = args.resume {
         return resume(args, id, crate::interrupt::study_stop_flag());
     }
-    if let Some(list) = args.profile.as_deref().filter(|p| p.contains(',')) {
+    if let Some(list) = args.opts.profile.as_deref().filter(|p| p.contains(',')) {
         let list = list.to_string();
         return profile_axis(args, &list);
     }
@@ -697,7 +438,7 @@ fn profile_axis(args: StudyArgs, list: &str) -> anyhow::Result<ExitCode> {
     let mut plans = Vec::new();
     for n in &names {
         let mut a = args.clone();
-        a.profile = Some((*n).to_string());
+        a.opts.profile = Some((*n).to_string());
         a.label = Some(match args.label.as_deref() {
             Some(l) => format!("{l} {n}"),
             None => (*n).to_string(),
@@ -807,8 +548,7 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
             args.peer = Peer::Iperf3;
         }
     }
-    let given = args.as_layer()?;
-    if given != SpecFile::default() || args.preset.is_some() || args.spec.is_some() {
+    if args.gives_study_flags()? {
         eprintln!(
             "dualperf: warning: --resume uses campaign {id}'s stored study; the study flags given are ignored"
         );
@@ -1088,8 +828,11 @@ mod tests {
         let args = StudyArgs {
             preset: Some("002".into()),
             runs: Some(2),
-            duration: Some(0.5),
-            window: Some(65_536),
+            opts: crate::test_args::TestArgs {
+                duration: Some(0.5),
+                window: Some(65_536),
+                ..Default::default()
+            },
             db: "x.db".into(),
             connect_timeout: 5.0,
             ..StudyArgs::default()

@@ -33,6 +33,7 @@ mod cmd_study;
 mod interrupt;
 mod lab_server;
 mod out_files;
+mod test_args;
 
 /// IPv4-vs-IPv6 network performance studies: traffic generation, measurement,
 /// repetition to a confidence target, a results database, significance tests and reports.

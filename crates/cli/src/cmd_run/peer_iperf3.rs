@@ -39,7 +39,7 @@ fn check(args: &RunArgs, spec: &TestSpec) -> anyhow::Result<String> {
             spec.kind
         );
     }
-    if args.interval.is_some() {
+    if args.opts.interval.is_some() {
         eprintln!("dualperf: warning: --interval is ignored with --peer iperf3 (totals only)");
     }
     Ok(host.clone())
