@@ -108,7 +108,7 @@ pub fn connect_timeout_of(secs: f64) -> anyhow::Result<Duration> {
 fn spec_of(a: &RunArgs) -> anyhow::Result<runner::RunSpec> {
     if a.opts.profile.as_deref() == Some("list") {
         list_profiles()?;
-        std::process::exit(0);
+        std::process::exit(crate::exit::SUCCESS.into());
     }
     let one = runner::OneTest {
         test: a.test,

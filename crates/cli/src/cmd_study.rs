@@ -601,7 +601,7 @@ fn run_campaign(
                 "dualperf: campaign {campaign_id} interrupted; continue it with `dualperf study --db {} --resume {campaign_id}`",
                 args.db
             );
-            return Ok(ExitCode::from(130));
+            return Ok(crate::exit::code(crate::exit::INTERRUPTED));
         }
         Err(e) => bail!(
             "{e}; continue the campaign with `dualperf study --db {} --resume {campaign_id}`",
@@ -624,7 +624,7 @@ fn run_campaign(
         }
     }
     Ok(if failed_cells > 0 {
-        ExitCode::from(2)
+        crate::exit::code(crate::exit::NO_RUN)
     } else {
         ExitCode::SUCCESS
     })

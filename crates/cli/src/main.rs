@@ -30,6 +30,7 @@ mod cmd_report;
 mod cmd_run;
 mod cmd_server;
 mod cmd_study;
+mod exit;
 mod interrupt;
 mod lab_server;
 mod out_files;
@@ -46,6 +47,7 @@ mod test_args;
     version,
     about,
     long_about,
+    after_long_help = exit::HELP,
     propagate_version = true
 )]
 struct Cli {
@@ -74,7 +76,18 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout and succeed; a usage error is exit::USAGE.
+            let _ = e.print();
+            return if e.use_stderr() {
+                exit::code(exit::USAGE)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
     let result = dispatch(cli.command);
     match result {
         Ok(code) => code,
@@ -85,7 +98,7 @@ fn main() -> ExitCode {
             // An error may quote a peer or a database: no escape sequences reach the terminal.
             let text = format!("{err:#}");
             eprintln!("dualperf: error: {}", wire::text::terminal_safe(&text));
-            ExitCode::from(1)
+            exit::code(exit::ERROR)
         }
     }
 }
