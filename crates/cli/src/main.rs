@@ -34,6 +34,7 @@ mod exit;
 mod interrupt;
 mod lab_server;
 mod out_files;
+mod progress;
 mod test_args;
 
 /// IPv4-vs-IPv6 network performance studies: traffic generation, measurement,

@@ -5,6 +5,7 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use store::{CellRecord, DbTarget, HostInfo, NewRun, RunStatus, Store};
 use study::{
     Cell, CellOutcome, Finished, Journal, PastRun, Progress, Slot, StudyOutcome, StudySpec,
@@ -99,6 +100,8 @@ pub struct StoreJournal {
     store: Store,
     campaign_id: i64,
     bar: ProgressBar,
+    /// Progress lines when stderr is not a terminal (the bar draws nothing there).
+    lines: Option<crate::progress::Lines>,
     runs_per_cell: String,
     last: String,
     client_md: Option<BTreeMap<String, String>>,
@@ -124,6 +127,8 @@ impl StoreJournal {
             }
             b
         };
+        let lines = (!quiet && !std::io::stderr().is_terminal())
+            .then(|| crate::progress::Lines::start(crate::progress::interval()));
         let (lo, hi) = spec.runs_range();
         let client_md = store
             .campaign(campaign_id)
@@ -134,6 +139,7 @@ impl StoreJournal {
             store,
             campaign_id,
             bar,
+            lines,
             runs_per_cell: if lo == hi {
                 lo.to_string()
             } else {
@@ -146,7 +152,10 @@ impl StoreJournal {
         }
     }
 
-    pub fn finish_progress(&self) {
+    pub fn finish_progress(&mut self) {
+        if let Some(l) = self.lines.as_mut() {
+            l.stop();
+        }
         self.bar.finish_and_clear();
     }
 
@@ -242,6 +251,9 @@ impl Journal for StoreJournal {
             ),
         };
         self.bar.inc(1);
+        if let Some(l) = &self.lines {
+            l.update(|s| s.done_runs += 1);
+        }
         match &f.run.result {
             Ok(o) => {
                 self.consecutive_failures = 0;
@@ -278,6 +290,13 @@ impl Journal for StoreJournal {
         } else {
             String::new()
         };
+        if let Some(l) = &self.lines {
+            l.update(|s| {
+                s.done_runs = progress.done_slots;
+                s.expected_runs = progress.expected_slots;
+                s.current = format!("{} {what}{retry}", cell.label());
+            });
+        }
         self.bar.set_message(format!(
             "{} {what}{retry} · last {}",
             cell.label(),
