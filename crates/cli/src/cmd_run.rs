@@ -23,62 +23,78 @@ pub use runner::RunTest;
 pub struct RunArgs {
     /// Server to test against; none = an embedded server on loopback in this process.
     host: Option<String>,
-    /// tcp-stream, udp-stream, tcp-rr, udp-rr, or rrul: latency under load (UDP and TCP
-    /// request/response probes at --probe-rate, first idle for --idle, then beside -P
-    /// TCP streams per direction (--load) for -d; reports idle and loaded RTT, the
-    /// latency the load added, throughput per direction and RPM).
+    /// tcp-stream, udp-stream, tcp-rr, udp-rr, or rrul (latency under load).
+    ///
+    /// rrul: UDP and TCP request/response probes at --probe-rate, first idle for --idle,
+    /// then beside -P TCP streams per direction (--load) for -d; reports idle and loaded
+    /// RTT, the latency the load added, throughput per direction and RPM.
     #[arg(short, long, default_value = "tcp-stream")]
     test: RunTest,
-    /// IP version, 4 or 6 [default: the family of an IP-address HOST, else 4]. Needed
-    /// only for host names (and the embedded server).
+    /// IP version, 4 or 6 [default: the family of an IP-address HOST, else 4].
+    ///
+    /// Needed only for host names (and the embedded server).
     #[arg(short, long)]
     family: Option<Family>,
-    /// Payload bytes per send / datagram / request (Netperf's send size) [default: 1408;
-    /// rrul: the load's write size, 128K].
+    /// Payload bytes per send / datagram / request [default: 1408; rrul: 128K writes].
+    ///
+    /// Netperf's send size; for rrul the load streams' write size.
     #[arg(short, long, value_parser = crate::args::parse_bytes_u32)]
     size: Option<u32>,
-    /// udp-stream: measure the RFC 2544 throughput instead of one fixed rate: the
-    /// highest rate whose loss stays within --loss-threshold, by binary search (one
+    /// udp-stream: find the RFC 2544 throughput instead of sending at one rate.
+    ///
+    /// The highest rate whose loss stays within --loss-threshold, by binary search (one
     /// unpaced trial, then --search-steps paced ones, sharing -d / -n). Replaces -b.
     #[arg(long, conflicts_with = "rate")]
     rate_search: bool,
     /// Control port of the server [default: 5301; 5201 with --peer iperf3].
     #[arg(short, long)]
     port: Option<u16>,
-    /// The server is `dualperf` or an unmodified `iperf3` 3.x (`iperf3 -s`; tcp-stream
-    /// and udp-stream only).
+    /// The server is `dualperf` or an unmodified `iperf3` 3.x (`iperf3 -s`).
+    ///
+    /// An iperf3 server runs tcp-stream and udp-stream only.
     #[arg(long, value_enum, default_value_t = crate::args::Peer::Dualperf)]
     peer: crate::args::Peer,
-    /// With --peer iperf3: authenticate as this user (iperf3's --username); the password
-    /// is read from IPERF3_PASSWORD, as iperf3 reads it.
-    #[arg(long, value_name = "USER", requires = "iperf3_rsa_public_key")]
+    /// With --peer iperf3: authenticate as this user (iperf3's --username).
+    ///
+    /// The password is read from IPERF3_PASSWORD, as iperf3 reads it.
+    #[arg(
+        long,
+        value_name = "USER",
+        requires = "iperf3_rsa_public_key",
+        hide_short_help = true
+    )]
     iperf3_username: Option<String>,
     /// With --peer iperf3: the server's RSA public key in PEM (iperf3's
     /// --rsa-public-key-path).
-    #[arg(long, value_name = "FILE", requires = "iperf3_username")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "iperf3_username",
+        hide_short_help = true
+    )]
     iperf3_rsa_public_key: Option<std::path::PathBuf>,
     /// Run in a temporary network-namespace lab (needs root): p2p or client-server.
+    ///
     /// A `dualperf server` runs in the server namespace, this client in the client one;
     /// the lab is removed afterwards, also on error and Ctrl-C.
     #[arg(long, value_name = "TOPOLOGY", value_parser = crate::args::parse_topology, conflicts_with = "host")]
     lab: Option<lab::Topology>,
     /// Shape each lab host's egress with tbf at this rate (100mbit, 1gbit, 500k).
-    #[arg(long, value_name = "RATE", value_parser = crate::args::parse_lab_rate, requires = "lab")]
+    #[arg(long, value_name = "RATE", value_parser = crate::args::parse_lab_rate, requires = "lab", hide_short_help = true)]
     lab_rate: Option<u64>,
     /// MTU of the lab's veth links, bytes [default: 1500].
-    #[arg(long, value_name = "BYTES", requires = "lab")]
+    #[arg(long, value_name = "BYTES", requires = "lab", hide_short_help = true)]
     lab_mtu: Option<u32>,
-    /// Seed of the --idt / --size-dist draws (default: from the clock; always recorded,
-    /// so a run can be repeated exactly).
+    /// Seed of the --idt / --size-dist draws [default: from the clock].
+    ///
+    /// Always recorded, so a run can be repeated exactly.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
-    #[command(flatten)]
-    opts: crate::test_args::TestArgs,
     /// Print the full result as JSON (schema in the README).
     #[arg(long)]
     json: bool,
     /// Seconds to wait for the control connection.
-    #[arg(long, default_value_t = 3.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 3.0)]
     connect_timeout: f64,
     /// Control protocol version to speak (testing only).
     #[arg(long, hide = true)]
@@ -86,6 +102,8 @@ pub struct RunArgs {
     /// Pre-shared key of a `dualperf server --psk-file` (the server must prove it too).
     #[arg(long, value_name = "FILE")]
     psk_file: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    opts: crate::test_args::TestArgs,
 }
 
 /// Shortest and longest `--connect-timeout` (also `study --connect-timeout`).

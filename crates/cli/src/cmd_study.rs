@@ -64,44 +64,60 @@ runs, about 2.5 to 6 minutes (2m32s to 5m39s measured on 2 quiet cores), stored 
 file, then flags.";
 
 #[derive(Args, Debug, Default, Clone)]
-#[command(after_help = DEFAULT_STUDY_HELP)]
+#[command(after_long_help = DEFAULT_STUDY_HELP)]
 pub struct StudyArgs {
-    /// Server to test (`dualperf server`, or `iperf3 -s` with --peer iperf3); none = an
-    /// embedded server on 127.0.0.1 and ::1 in this process.
+    /// Server to test; none = an embedded server on 127.0.0.1 and ::1 in this process.
+    ///
+    /// A `dualperf server`, or `iperf3 -s` with --peer iperf3.
     pub host: Option<String>,
     /// Server port [default: 5301; 5201 with --peer iperf3].
     #[arg(short, long)]
     pub port: Option<u16>,
-    /// The server is `dualperf` or an unmodified `iperf3` (tcp-stream and udp-stream
-    /// only; a busy iperf3 server is waited out with backoff).
+    /// The server is `dualperf` or an unmodified `iperf3` (`iperf3 -s`).
+    ///
+    /// An iperf3 server runs tcp-stream and udp-stream only; a busy one is waited out
+    /// with backoff.
     #[arg(long, value_enum, default_value_t = Peer::Dualperf)]
     pub peer: Peer,
-    /// With --peer iperf3: authenticate as this user (iperf3's --username); the password
-    /// is read from IPERF3_PASSWORD, as iperf3 reads it.
-    #[arg(long, value_name = "USER", requires = "iperf3_rsa_public_key")]
+    /// With --peer iperf3: authenticate as this user (iperf3's --username).
+    ///
+    /// The password is read from IPERF3_PASSWORD, as iperf3 reads it.
+    #[arg(
+        long,
+        value_name = "USER",
+        requires = "iperf3_rsa_public_key",
+        hide_short_help = true
+    )]
     pub iperf3_username: Option<String>,
     /// With --peer iperf3: the server's RSA public key in PEM (iperf3's
     /// --rsa-public-key-path).
-    #[arg(long, value_name = "FILE", requires = "iperf3_username")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "iperf3_username",
+        hide_short_help = true
+    )]
     pub iperf3_rsa_public_key: Option<std::path::PathBuf>,
-    /// Run in a temporary network-namespace lab made for this study (needs root):
-    /// p2p (two hosts on one veth link) or client-server (through a router namespace).
+    /// Run in a temporary network-namespace lab (needs root): p2p or client-server.
+    ///
+    /// p2p: two hosts on one veth link; client-server: through a router namespace.
     /// A `dualperf server` (`iperf3 -s` with --peer iperf3) runs in the server namespace,
     /// the client in the client one; the lab is removed afterwards, also on error and
     /// Ctrl-C. `--resume` builds the same lab again.
     #[arg(long, value_name = "TOPOLOGY", value_parser = crate::args::parse_topology, conflicts_with = "host")]
     pub lab: Option<lab::Topology>,
     /// Shape each lab host's egress with tbf at this rate (100mbit, 1gbit, 500k).
-    #[arg(long, value_name = "RATE", value_parser = crate::args::parse_lab_rate, requires = "lab")]
+    #[arg(long, value_name = "RATE", value_parser = crate::args::parse_lab_rate, requires = "lab", hide_short_help = true)]
     pub lab_rate: Option<u64>,
     /// MTU of the lab's veth links, bytes (1280–65535; default 1500).
-    #[arg(long, value_name = "BYTES", requires = "lab")]
+    #[arg(long, value_name = "BYTES", requires = "lab", hide_short_help = true)]
     pub lab_mtu: Option<u32>,
     /// Pre-shared key of the `dualperf server --psk-file` at HOST.
     #[arg(long, value_name = "FILE", requires = "host")]
     pub psk_file: Option<std::path::PathBuf>,
-    /// With the embedded loopback server (no HOST), leave threads where the scheduler
-    /// puts them. By default, on 2 or more CPUs, the client's threads run on CPU 0 and
+    /// Embedded server: leave threads where the scheduler puts them (no CPU pinning).
+    ///
+    /// By default, on 2 or more CPUs, the client's threads run on CPU 0 and
     /// the embedded server's on CPU 1 (as the peer baselines pin iperf3 and netperf):
     /// on 2 cores that halves the run-to-run spread of UDP throughput. Recorded in the
     /// client metadata as study.cpu_pinning.
@@ -119,17 +135,18 @@ pub struct StudyArgs {
     /// IP families, e.g. 4,6 [default: 4,6; the family of an IP-address HOST].
     #[arg(long, value_delimiter = ',', value_name = "4,6")]
     pub families: Option<Vec<u8>>,
-    /// Tests: tcp-stream, udp-stream, tcp-rr, udp-rr (comma-separated; the default: these
-    /// four), or rrul: latency under load (idle probes, then UDP and TCP probes beside TCP
-    /// streams; the size axis is the load's write size; see --load-duration).
+    /// Tests: tcp-stream, udp-stream, tcp-rr, udp-rr [default: these four], rrul.
+    ///
+    /// Comma-separated. rrul: latency under load (idle probes, then UDP and TCP probes
+    /// beside TCP streams; the size axis is the load's write size; see --load-duration).
     #[arg(long, value_delimiter = ',', value_name = "TESTS")]
     pub tests: Option<Vec<String>>,
     /// Payload sizes in bytes: 128,384,640 or 128..1408/256 (inclusive, with step).
     #[arg(long, value_name = "SIZES")]
     pub sizes: Option<String>,
-    #[command(flatten)]
-    pub opts: crate::test_args::TestArgs,
-    /// How udp-stream measures: rfc2544 (default without -b) = per run, the highest
+    /// How udp-stream measures: rfc2544 (default without -b) or fixed.
+    ///
+    /// rfc2544: per run, the highest
     /// offered rate whose loss stays within --loss-threshold, by a search of one
     /// unpaced and up to --search-steps paced trials of half the run length each (0.5 s
     /// runs: up to 6 trials of 0.25 s, at most 1.5 s per udp-stream run); fixed = one
@@ -137,17 +154,17 @@ pub struct StudyArgs {
     /// drops and jitter is unavailable). Recorded with the campaign.
     #[arg(long, value_parser = ["rfc2544", "fixed"])]
     pub udp_method: Option<String>,
-    /// Seed of the model's draws [default: the study's seed]; recorded.
-    #[arg(long, value_name = "N")]
+    /// Seed of the traffic model's draws [default: from the clock]; recorded.
+    #[arg(long, value_name = "N", hide_short_help = true)]
     pub traffic_seed: Option<u64>,
     /// rrul: TCP connections of load per direction [default: 4, as flent's RRUL].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", hide_short_help = true)]
     pub load_streams: Option<u16>,
     /// rrul: length of the loaded phase (-d sets the other tests' runs) [default: 4 s].
     #[arg(long, value_name = "S", value_parser = crate::args::parse_secs)]
     pub load_duration: Option<f64>,
     /// Socket buffers of UDP tests only (e.g. 8K as study 000).
-    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
+    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64, hide_short_help = true)]
     pub udp_buffer: Option<u64>,
     /// Fixed measured runs per cell (default: repeat to a confidence target).
     #[arg(long, conflicts_with_all = ["confidence", "ci_width"])]
@@ -155,13 +172,13 @@ pub struct StudyArgs {
     /// Repeat each cell until the CONFIDENCE % Student-t interval is narrow enough.
     #[arg(long, value_name = "PCT")]
     pub confidence: Option<f64>,
-    /// Target full interval width, % of the mean (as netperf -I); default 10.
+    /// Target full interval width, % of the mean (as netperf -I) [default: 20].
     #[arg(long, value_name = "PCT")]
     pub ci_width: Option<f64>,
-    /// Fewest runs per cell with a confidence target (≥ 2; default 5).
+    /// Fewest runs per cell with a confidence target (≥ 2) [default: 5].
     #[arg(long)]
     pub min_runs: Option<u32>,
-    /// Most runs per cell with a confidence target (default 10).
+    /// Most runs per cell with a confidence target [default: 20].
     #[arg(long)]
     pub max_runs: Option<u32>,
     /// interleaved (IPv4/IPv6 of each cell back to back) or random (seeded).
@@ -179,8 +196,9 @@ pub struct StudyArgs {
     /// Free-text label of the campaign, e.g. "Ubuntu 24.04 / GigE / client-server".
     #[arg(long)]
     pub label: Option<String>,
-    /// Results database: an SQLite file, or a PostgreSQL URL
-    /// (postgres://USER@HOST/DB?sslmode=require) shared by several controllers.
+    /// Results database: an SQLite file, or a PostgreSQL URL.
+    ///
+    /// postgres://USER@HOST/DB?sslmode=require, shared by several controllers.
     #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db", value_parser = crate::args::db_target_parser())]
     pub db: store::DbTarget,
     /// Continue an interrupted campaign (its stored spec is used).
@@ -195,6 +213,8 @@ pub struct StudyArgs {
     /// Connect timeout per run, seconds.
     #[arg(long, default_value_t = 5.0, value_name = "S")]
     pub connect_timeout: f64,
+    #[command(flatten)]
+    pub opts: crate::test_args::TestArgs,
 }
 
 impl StudyArgs {

@@ -3,7 +3,7 @@
 //! the user typed into calls on the library crates.
 #![forbid(unsafe_code)]
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// `print!` that returns the write's `io::Result` instead of panicking: a reader that
@@ -26,6 +26,7 @@ macro_rules! outln {
 
 mod args;
 mod cmd_lab;
+mod cmd_man;
 mod cmd_report;
 mod cmd_run;
 mod cmd_server;
@@ -74,6 +75,8 @@ enum Command {
     Report(cmd_report::ReportArgs),
     /// Network-namespace testbeds on this machine (needs root and `ip`).
     Lab(cmd_lab::LabArgs),
+    /// Write the manual pages (dualperf.1 and one per subcommand) into a directory.
+    Man(cmd_man::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -122,5 +125,6 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Import(a) => cmd_study::import_main(a),
         Command::Report(a) => cmd_report::main(a),
         Command::Lab(a) => cmd_lab::main(a),
+        Command::Man(a) => cmd_man::main(a, Cli::command()),
     }
 }

@@ -54,12 +54,12 @@ pub struct TestArgs {
     /// RFC 2544 search: a trial passes at this loss (% of datagrams sent) or less.
     ///
     /// With `run --rate-search`, or a study's `--udp-method rfc2544` [default: 0.1].
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", hide_short_help = true)]
     pub loss_threshold: Option<f64>,
     /// RFC 2544 search: paced trials after the unpaced one (1..=20).
     ///
     /// With `run --rate-search`, or a study's `--udp-method rfc2544` [default: 5].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", hide_short_help = true)]
     pub search_steps: Option<u32>,
     /// Per-interval samples every SECS seconds (or 500ms, ...); 0: none.
     ///
@@ -73,7 +73,7 @@ pub struct TestArgs {
     /// received and lost (loss by send window, exact), goodput, RFC 3550 jitter, mean and
     /// max one-way delay; `study` stores them as window_* samples (`export --intervals`).
     /// (Not `--window`, which is the socket buffer, as iperf's -w.)
-    #[arg(long, value_name = "DURATION", value_parser = crate::args::parse_secs)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::args::parse_secs, hide_short_help = true)]
     pub stats_window: Option<f64>,
     /// udp-stream, tcp-stream: gaps between datagrams (TCP: messages) from a distribution.
     ///
@@ -106,10 +106,20 @@ pub struct TestArgs {
     /// duration distribution as --idt (exp:1s). The stream follows its schedule (--idt,
     /// or -b for UDP) in active periods and sends nothing in silent ones; the number of
     /// active periods begun is reported (on_periods).
-    #[arg(long, value_name = "DIST", requires = "off_time")]
+    #[arg(
+        long,
+        value_name = "DIST",
+        requires = "off_time",
+        hide_short_help = true
+    )]
     pub on_time: Option<String>,
     /// udp-stream, tcp-stream: lengths of the silent periods; with --on-time.
-    #[arg(long, value_name = "DIST", requires = "on_time")]
+    #[arg(
+        long,
+        value_name = "DIST",
+        requires = "on_time",
+        hide_short_help = true
+    )]
     pub off_time: Option<String>,
     /// rrul: which way the load streams send [default: both].
     #[arg(long, value_enum, value_name = "DIR")]
@@ -118,13 +128,13 @@ pub struct TestArgs {
     #[arg(long, value_name = "PER_SEC")]
     pub probe_rate: Option<u64>,
     /// rrul: bytes of each probe request and response [default: 64].
-    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u32)]
+    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u32, hide_short_help = true)]
     pub probe_size: Option<u32>,
     /// rrul: length of the idle phase before the load [default: 1 s].
     #[arg(long, value_name = "SECS", value_parser = crate::args::parse_secs)]
     pub idle: Option<f64>,
     /// udp-rr: how long to wait for a response before counting it lost [default: 200].
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", hide_short_help = true)]
     pub rr_timeout_ms: Option<u64>,
     /// UDP datapath: auto, per-datagram, batched or gso [default: auto].
     ///
@@ -133,34 +143,34 @@ pub struct TestArgs {
     /// iperf3, nuttcp and qperf send (the published studies' presets use it); batched: no
     /// offloads; gso: GSO and GRO even when paced. Recorded with every run as
     /// applied.udp_datapath_calls.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", hide_short_help = true)]
     pub udp_datapath: Option<wire::spec::UdpDatapath>,
     /// Socket send and receive buffer (TCP window), bytes (64K = 64KiB, 4M).
     #[arg(short, long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
     pub window: Option<u64>,
     /// SO_SNDBUF, bytes [default: the kernel's; the applied value is reported].
-    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
+    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64, hide_short_help = true)]
     pub sndbuf: Option<u64>,
     /// SO_RCVBUF, bytes [default: the kernel's].
-    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
+    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64, hide_short_help = true)]
     pub rcvbuf: Option<u64>,
     /// TCP_NODELAY (always on for tcp-rr).
     #[arg(long)]
     pub nodelay: bool,
     /// TCP maximum segment size, bytes.
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, value_name = "BYTES", hide_short_help = true)]
     pub mss: Option<u32>,
     /// IPv4 TOS / IPv6 traffic class (decimal or 0x..).
-    #[arg(long, value_parser = parse_u8)]
+    #[arg(long, value_parser = parse_u8, hide_short_help = true)]
     pub tos: Option<u8>,
     /// IPv6 flow label (20 bits; decimal or 0x..).
-    #[arg(long, value_parser = parse_u32)]
+    #[arg(long, value_parser = parse_u32, hide_short_help = true)]
     pub flowlabel: Option<u32>,
     /// TCP congestion control (e.g. cubic, bbr).
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub congestion: Option<String>,
     /// Set the don't-fragment bit (IP_PMTUDISC_DO / IPV6_DONTFRAG).
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub dont_fragment: bool,
 }
 
