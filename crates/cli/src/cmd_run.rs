@@ -21,8 +21,8 @@ pub use runner::RunTest;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Server to test against; none = an embedded server on loopback in this process.
-    host: Option<String>,
+    #[command(flatten)]
+    target: crate::args::TargetArgs,
     /// tcp-stream, udp-stream, tcp-rr, udp-rr, or rrul (latency under load).
     ///
     /// rrul: UDP and TCP request/response probes at --probe-rate, first idle for --idle,
@@ -46,45 +46,6 @@ pub struct RunArgs {
     /// unpaced trial, then --search-steps paced ones, sharing -d / -n). Replaces -b.
     #[arg(long, conflicts_with = "rate")]
     rate_search: bool,
-    /// Control port of the server [default: 5301; 5201 with --peer iperf3].
-    #[arg(short, long)]
-    port: Option<u16>,
-    /// The server is `dualperf` or an unmodified `iperf3` 3.x (`iperf3 -s`).
-    ///
-    /// An iperf3 server runs tcp-stream and udp-stream only.
-    #[arg(long, value_enum, default_value_t = crate::args::Peer::Dualperf)]
-    peer: crate::args::Peer,
-    /// With --peer iperf3: authenticate as this user (iperf3's --username).
-    ///
-    /// The password is read from IPERF3_PASSWORD, as iperf3 reads it.
-    #[arg(
-        long,
-        value_name = "USER",
-        requires = "iperf3_rsa_public_key",
-        hide_short_help = true
-    )]
-    iperf3_username: Option<String>,
-    /// With --peer iperf3: the server's RSA public key in PEM (iperf3's
-    /// --rsa-public-key-path).
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "iperf3_username",
-        hide_short_help = true
-    )]
-    iperf3_rsa_public_key: Option<std::path::PathBuf>,
-    /// Run in a temporary network-namespace lab (needs root): p2p or client-server.
-    ///
-    /// A `dualperf server` runs in the server namespace, this client in the client one;
-    /// the lab is removed afterwards, also on error and Ctrl-C.
-    #[arg(long, value_name = "TOPOLOGY", value_parser = crate::args::parse_topology, conflicts_with = "host")]
-    lab: Option<lab::Topology>,
-    /// Shape each lab host's egress with tbf at this rate (100mbit, 1gbit, 500k).
-    #[arg(long, value_name = "RATE", value_parser = crate::args::parse_lab_rate, requires = "lab", hide_short_help = true)]
-    lab_rate: Option<u64>,
-    /// MTU of the lab's veth links, bytes [default: 1500].
-    #[arg(long, value_name = "BYTES", requires = "lab", hide_short_help = true)]
-    lab_mtu: Option<u32>,
     /// Seed of the --idt / --size-dist draws [default: from the clock].
     ///
     /// Always recorded, so a run can be repeated exactly.
@@ -99,9 +60,6 @@ pub struct RunArgs {
     /// Control protocol version to speak (testing only).
     #[arg(long, hide = true)]
     protocol_version: Option<u16>,
-    /// Pre-shared key of a `dualperf server --psk-file` (the server must prove it too).
-    #[arg(long, value_name = "FILE")]
-    psk_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     opts: crate::test_args::TestArgs,
 }
@@ -130,7 +88,7 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<runner::RunSpec> {
     }
     let one = runner::OneTest {
         test: a.test,
-        family: crate::args::family_of(a.host.as_deref(), a.family)?,
+        family: crate::args::family_of(a.target.host.as_deref(), a.family)?,
         size_bytes: a.size,
         traffic_seed: a.seed,
         rate_search: a.rate_search,
@@ -249,11 +207,11 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     let connect_timeout = connect_timeout_of(args.connect_timeout)?;
     if args.rate_search {
         if args.test != RunTest::One(TestKind::UdpStream)
-            || args.peer != crate::args::Peer::Dualperf
+            || args.target.peer != crate::args::Peer::Dualperf
         {
             anyhow::bail!("--rate-search is for -t udp-stream against a dualperf server");
         }
-        if args.lab.is_some() {
+        if args.target.lab.is_some() {
             anyhow::bail!("--rate-search cannot be combined with --lab (use dualperf study --lab)");
         }
         rate_search(&args)
@@ -261,20 +219,20 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("--loss-threshold / --search-steps: {e}"))?;
     }
     let iperf3_auth = crate::args::iperf3_auth(
-        args.peer,
-        args.iperf3_username.as_deref(),
-        args.iperf3_rsa_public_key.as_deref(),
+        args.target.peer,
+        args.target.iperf3_username.as_deref(),
+        args.target.iperf3_rsa_public_key.as_deref(),
     )?;
-    if args.peer == crate::args::Peer::Iperf3 {
+    if args.target.peer == crate::args::Peer::Iperf3 {
         return peer_iperf3::main(&args, &spec, iperf3_auth);
     }
     wire::proto::validate_spec(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
-    if args.lab.is_some() {
+    if args.target.lab.is_some() {
         return lab_run::main(&args, spec);
     }
     let _embedded;
-    let (host, port) = match &args.host {
-        Some(h) => (h.clone(), args.port.unwrap_or(engine::DEFAULT_PORT)),
+    let (host, port) = match &args.target.host {
+        Some(h) => (h.clone(), args.target.port()),
         None => {
             let srv = EmbeddedServer::start()
                 .map_err(|e| anyhow::anyhow!("{e}"))
@@ -294,7 +252,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(v) = args.protocol_version {
         cfg.protocol_version = v;
     }
-    cfg.psk = crate::args::load_psk(args.psk_file.as_deref())?;
+    cfg.psk = crate::args::load_psk(args.target.psk_file.as_deref())?;
     let mut rec = CliRecorder::new(args.json, direction);
     let result = if args.rate_search {
         engine::run_rate_search(&cfg, &rate_search(&args), &mut rec)
@@ -305,7 +263,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         say(&to_json(&result, &rec.samples)?);
     } else {
-        say(summary(&result, args.host.is_none()).trim_end());
+        say(summary(&result, args.target.host.is_none()).trim_end());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -66,55 +66,8 @@ file, then flags.";
 #[derive(Args, Debug, Default, Clone)]
 #[command(after_long_help = DEFAULT_STUDY_HELP)]
 pub struct StudyArgs {
-    /// Server to test; none = an embedded server on 127.0.0.1 and ::1 in this process.
-    ///
-    /// A `dualperf server`, or `iperf3 -s` with --peer iperf3.
-    pub host: Option<String>,
-    /// Server port [default: 5301; 5201 with --peer iperf3].
-    #[arg(short, long)]
-    pub port: Option<u16>,
-    /// The server is `dualperf` or an unmodified `iperf3` (`iperf3 -s`).
-    ///
-    /// An iperf3 server runs tcp-stream and udp-stream only; a busy one is waited out
-    /// with backoff.
-    #[arg(long, value_enum, default_value_t = Peer::Dualperf)]
-    pub peer: Peer,
-    /// With --peer iperf3: authenticate as this user (iperf3's --username).
-    ///
-    /// The password is read from IPERF3_PASSWORD, as iperf3 reads it.
-    #[arg(
-        long,
-        value_name = "USER",
-        requires = "iperf3_rsa_public_key",
-        hide_short_help = true
-    )]
-    pub iperf3_username: Option<String>,
-    /// With --peer iperf3: the server's RSA public key in PEM (iperf3's
-    /// --rsa-public-key-path).
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "iperf3_username",
-        hide_short_help = true
-    )]
-    pub iperf3_rsa_public_key: Option<std::path::PathBuf>,
-    /// Run in a temporary network-namespace lab (needs root): p2p or client-server.
-    ///
-    /// p2p: two hosts on one veth link; client-server: through a router namespace.
-    /// A `dualperf server` (`iperf3 -s` with --peer iperf3) runs in the server namespace,
-    /// the client in the client one; the lab is removed afterwards, also on error and
-    /// Ctrl-C. `--resume` builds the same lab again.
-    #[arg(long, value_name = "TOPOLOGY", value_parser = crate::args::parse_topology, conflicts_with = "host")]
-    pub lab: Option<lab::Topology>,
-    /// Shape each lab host's egress with tbf at this rate (100mbit, 1gbit, 500k).
-    #[arg(long, value_name = "RATE", value_parser = crate::args::parse_lab_rate, requires = "lab", hide_short_help = true)]
-    pub lab_rate: Option<u64>,
-    /// MTU of the lab's veth links, bytes (1280–65535; default 1500).
-    #[arg(long, value_name = "BYTES", requires = "lab", hide_short_help = true)]
-    pub lab_mtu: Option<u32>,
-    /// Pre-shared key of the `dualperf server --psk-file` at HOST.
-    #[arg(long, value_name = "FILE", requires = "host")]
-    pub psk_file: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub target: crate::args::TargetArgs,
     /// Embedded server: leave threads where the scheduler puts them (no CPU pinning).
     ///
     /// By default, on 2 or more CPUs, the client's threads run on CPU 0 and
@@ -218,19 +171,11 @@ pub struct StudyArgs {
 }
 
 impl StudyArgs {
-    /// The server port: `--port`, or the peer's default.
-    pub fn port(&self) -> u16 {
-        self.port.unwrap_or(match self.peer {
-            Peer::Dualperf => engine::DEFAULT_PORT,
-            Peer::Iperf3 => 5201,
-        })
-    }
-
     /// Combinations that cannot work, refused before anything starts.
     fn check_target(&self) -> anyhow::Result<()> {
-        if self.peer == Peer::Iperf3
-            && self.host.is_none()
-            && self.lab.is_none()
+        if self.target.peer == Peer::Iperf3
+            && self.target.host.is_none()
+            && self.target.lab.is_none()
             && self.resume.is_none()
         {
             bail!(
@@ -243,12 +188,14 @@ impl StudyArgs {
 
     /// Where the runs go, for `--dry-run`.
     fn target_text(&self) -> String {
-        match (&self.host, exec::lab_request_of(self)) {
-            (_, Some(req)) if self.peer == Peer::Iperf3 => format!("iperf3 -s in a {}", req.text()),
+        match (&self.target.host, exec::lab_request_of(self)) {
+            (_, Some(req)) if self.target.peer == Peer::Iperf3 => {
+                format!("iperf3 -s in a {}", req.text())
+            }
             (_, Some(req)) => req.text(),
-            (Some(h), None) => match self.peer {
-                Peer::Iperf3 => format!("iperf3 server {h} port {}", self.port()),
-                Peer::Dualperf => format!("dualperf server {h} port {}", self.port()),
+            (Some(h), None) => match self.target.peer {
+                Peer::Iperf3 => format!("iperf3 server {h} port {}", self.target.port()),
+                Peer::Dualperf => format!("dualperf server {h} port {}", self.target.port()),
             },
             (None, None) => "embedded loopback server (127.0.0.1 and ::1)".into(),
         }
@@ -289,8 +236,8 @@ impl StudyArgs {
         let layers = runner::Layers {
             preset: self.preset.as_deref(),
             spec_file: self.spec.as_deref(),
-            host: self.host.as_deref(),
-            iperf3: self.peer == Peer::Iperf3,
+            host: self.target.host.as_deref(),
+            iperf3: self.target.peer == Peer::Iperf3,
         };
         Ok(runner::resolve_study(
             &self.opts.clone().into(),
@@ -372,7 +319,7 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     connect_timeout(&args)?;
     if args.dry_run {
         // A plan the peer cannot run is refused here too, not only when it starts.
-        if args.peer == Peer::Iperf3 {
+        if args.target.peer == Peer::Iperf3 {
             if let Some(why) = iperf3_peer::refuse_rr(&spec) {
                 bail!("{why}");
             }
@@ -469,7 +416,7 @@ fn profile_axis(args: StudyArgs, list: &str) -> anyhow::Result<ExitCode> {
     connect_timeout(&args)?;
     if args.dry_run {
         for (i, (a, spec)) in plans.iter().enumerate() {
-            if a.peer == Peer::Iperf3 {
+            if a.target.peer == Peer::Iperf3 {
                 if let Some(why) = iperf3_peer::refuse_rr(spec) {
                     bail!("{why}");
                 }
@@ -542,30 +489,30 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
     };
     let client_md = host_md("client");
     let mut args = args;
-    if args.host.is_none() && args.lab.is_none() {
+    if args.target.host.is_none() && args.target.lab.is_none() {
         match client_md.get(journal::TARGET_KEY).map(String::as_str) {
             Some("lab") => {
                 let req = lab_target::LabRequest::from_metadata(&host_md("lab"))
                     .with_context(|| format!("campaign {id} ran in a lab"))?;
-                args.lab = Some(req.topology);
-                args.lab_rate = req.rate_bps;
-                args.lab_mtu = req.mtu_bytes;
-                if args.port.is_none() {
-                    args.port = host_md("lab")
+                args.target.lab = Some(req.topology);
+                args.target.lab_rate = req.rate_bps;
+                args.target.lab_mtu = req.mtu_bytes;
+                if args.target.port.is_none() {
+                    args.target.port = host_md("lab")
                         .get("lab.server_port")
                         .and_then(|p| p.parse().ok());
                 }
             }
             Some(t) => {
                 if let Some((host, port)) = t.rsplit_once(' ') {
-                    args.host = Some(host.to_string());
-                    args.port = port.parse().ok().or(args.port);
+                    args.target.host = Some(host.to_string());
+                    args.target.port = port.parse().ok().or(args.target.port);
                 }
             }
             None => {}
         }
         if client_md.get(exec::PEER_KEY).map(String::as_str) == Some("iperf3") {
-            args.peer = Peer::Iperf3;
+            args.target.peer = Peer::Iperf3;
         }
     }
     if args.gives_study_flags()? {

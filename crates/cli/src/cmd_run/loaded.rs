@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use wire::spec::{Family, TestKind};
 
 pub fn main(args: &RunArgs, spec: LoadedSpec) -> anyhow::Result<ExitCode> {
-    if args.peer == crate::args::Peer::Iperf3 {
+    if args.target.peer == crate::args::Peer::Iperf3 {
         bail!(
             "-t rrul needs a dualperf server: an iperf3 server runs one test at a time and has \
              no request/response test, so it cannot answer probes beside the load"
@@ -18,7 +18,7 @@ pub fn main(args: &RunArgs, spec: LoadedSpec) -> anyhow::Result<ExitCode> {
     let base = ClientConfig {
         connect_timeout: connect_timeout_of(args.connect_timeout)?,
         protocol_version: args.protocol_version.unwrap_or(defaults.protocol_version),
-        psk: crate::args::load_psk(args.psk_file.as_deref())?,
+        psk: crate::args::load_psk(args.target.psk_file.as_deref())?,
         ..defaults
     };
     let run = |host: &str, port: u16| {
@@ -28,12 +28,12 @@ pub fn main(args: &RunArgs, spec: LoadedSpec) -> anyhow::Result<ExitCode> {
         engine::run_loaded(&cfg, &spec).map_err(|e| anyhow!("{e}"))
     };
     let mut lab_md = None;
-    let (result, embedded) = if args.lab.is_some() {
+    let (result, embedded) = if args.target.lab.is_some() {
         let (r, md) = super::lab_run::in_lab(args, spec.family, run)?;
         lab_md = Some(md);
         (r, false)
-    } else if let Some(h) = &args.host {
-        (run(h, args.port.unwrap_or(engine::DEFAULT_PORT))?, false)
+    } else if let Some(h) = &args.target.host {
+        (run(h, args.target.port())?, false)
     } else {
         let srv = EmbeddedServer::start()
             .map_err(|e| anyhow!("{e}"))
