@@ -550,13 +550,14 @@ fn run_campaign(
     exec: &mut exec::Exec,
     stop: &AtomicBool,
 ) -> anyhow::Result<ExitCode> {
-    let mut journal = journal::StoreJournal::new(store, campaign_id, spec, args.quiet);
+    let mut journal =
+        journal::StoreJournal::new(store, campaign_id, spec, journal::Shown::new(args.quiet));
     let runner = study::Runner::new(spec)
         .with_history(past)
         .with_stop_flag(stop);
     let result = runner.run(exec, &mut journal);
-    journal.finish_progress();
-    let mut store = journal.into_store();
+    let (mut store, mut shown) = journal.into_parts();
+    shown.finish();
     let busy = exec.busy_count();
     if let Some(b) = busy {
         iperf3_peer::record_busy(&mut store, campaign_id, b)?;

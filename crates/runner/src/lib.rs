@@ -1,10 +1,12 @@
 //! dualperf's application layer, below the command line and above the measuring crates:
 //! one options model ([`TestOptions`], with what a study or a single run adds) and one
 //! resolution of those options, a preset and a spec file into the tests to make
-//! ([`resolve_study`], [`resolve_run`]). No argument parser: `cli` maps its flags onto
+//! ([`resolve_study`], [`resolve_run`]); the campaign lifecycle pieces that need no
+//! terminal ([`campaign`]: the store journal, the campaign lock). No argument parser: `cli` maps its flags onto
 //! these types.
 #![forbid(unsafe_code)]
 
+pub mod campaign;
 pub mod options;
 pub mod resolve;
 
