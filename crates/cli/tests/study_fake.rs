@@ -558,12 +558,16 @@ fn a_study_writing_to_a_pipe_prints_well_formed_progress_lines() {
         "--db",
         &db,
     ];
-    let o = std::process::Command::new(BIN)
-        .args(args)
-        .env("DUALPERF_STUDY_FAKE", "1")
-        .env("DUALPERF_PROGRESS_INTERVAL_S", "0.3")
-        .output()
-        .expect("the dualperf binary runs");
+    // The fake executor, progress lines every 0.3 s; stderr is a pipe.
+    let with_progress = |args: &[&str]| {
+        std::process::Command::new(BIN)
+            .args(args)
+            .env("DUALPERF_STUDY_FAKE", "1")
+            .env("DUALPERF_PROGRESS_INTERVAL_S", "0.3")
+            .output()
+            .expect("the dualperf binary runs")
+    };
+    let o = with_progress(&args);
     assert!(o.status.success(), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     let lines: Vec<&str> = err
@@ -595,27 +599,21 @@ fn a_study_writing_to_a_pipe_prints_well_formed_progress_lines() {
         }
     }
     // `--quiet` asks for errors only: no progress lines.
-    let quiet = std::process::Command::new(BIN)
-        .args([
-            "study",
-            "--quiet",
-            "--tests",
-            "tcp-stream",
-            "--sizes",
-            "128",
-        ])
-        .args([
-            "--runs",
-            "2",
-            "--duration",
-            "0.5",
-            "--db",
-            &db_in(&dir, "q.db"),
-        ])
-        .env("DUALPERF_STUDY_FAKE", "1")
-        .env("DUALPERF_PROGRESS_INTERVAL_S", "0.3")
-        .output()
-        .expect("the dualperf binary runs");
+    let q_db = db_in(&dir, "q.db");
+    let quiet = with_progress(&[
+        "study",
+        "--quiet",
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "128",
+        "--runs",
+        "2",
+        "--duration",
+        "0.5",
+        "--db",
+        &q_db,
+    ]);
     assert!(quiet.status.success(), "{}", text(&quiet));
     assert!(
         !String::from_utf8_lossy(&quiet.stderr).contains("progress:"),
