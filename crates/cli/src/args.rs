@@ -15,6 +15,74 @@ pub enum Peer {
     Iperf3,
 }
 
+/// Where `run` and `study` send their tests: a server, the embedded loopback server
+/// (no HOST) or a lab made for the command. Flattened into both.
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct TargetArgs {
+    /// Server to test; none = an embedded server on 127.0.0.1 and ::1 in this process.
+    ///
+    /// A `dualperf server`, or `iperf3 -s` with --peer iperf3.
+    pub host: Option<String>,
+    /// Control port of the server [default: 5301; 5201 with --peer iperf3].
+    #[arg(short, long)]
+    pub port: Option<u16>,
+    /// The server is `dualperf` or an unmodified `iperf3` 3.x (`iperf3 -s`).
+    ///
+    /// An iperf3 server runs tcp-stream and udp-stream only; a study waits out a busy one
+    /// with backoff.
+    #[arg(long, value_enum, default_value_t = Peer::Dualperf)]
+    pub peer: Peer,
+    /// With --peer iperf3: authenticate as this user (iperf3's --username).
+    ///
+    /// The password is read from IPERF3_PASSWORD, as iperf3 reads it.
+    #[arg(
+        long,
+        value_name = "USER",
+        requires = "iperf3_rsa_public_key",
+        hide_short_help = true
+    )]
+    pub iperf3_username: Option<String>,
+    /// With --peer iperf3: the server's RSA public key in PEM (iperf3's
+    /// --rsa-public-key-path).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "iperf3_username",
+        hide_short_help = true
+    )]
+    pub iperf3_rsa_public_key: Option<std::path::PathBuf>,
+    /// Run in a temporary network-namespace lab (needs root): p2p or client-server.
+    ///
+    /// p2p: two hosts on one veth link; client-server: through a router namespace. A
+    /// `dualperf server` (`iperf3 -s` with a study's --peer iperf3) runs in the server
+    /// namespace, the client in the client one; the lab is removed afterwards, also on
+    /// error and Ctrl-C. A study's `--resume` builds the same lab again.
+    #[arg(long, value_name = "TOPOLOGY", value_parser = parse_topology, conflicts_with = "host")]
+    pub lab: Option<lab::Topology>,
+    /// Shape each lab host's egress with tbf at this rate (100mbit, 1gbit, 500k).
+    #[arg(long, value_name = "RATE", value_parser = parse_lab_rate, requires = "lab", hide_short_help = true)]
+    pub lab_rate: Option<u64>,
+    /// MTU of the lab's veth links, bytes (1280–65535) [default: 1500].
+    #[arg(long, value_name = "BYTES", requires = "lab", hide_short_help = true)]
+    pub lab_mtu: Option<u32>,
+    /// Pre-shared key of the `dualperf server --psk-file` at HOST (it must prove it too).
+    #[arg(long, value_name = "FILE", requires = "host")]
+    pub psk_file: Option<std::path::PathBuf>,
+}
+
+impl TargetArgs {
+    /// The server port: `--port`, or the peer's default.
+    pub fn port(&self) -> u16 {
+        self.port.unwrap_or(match self.peer {
+            Peer::Dualperf => engine::DEFAULT_PORT,
+            Peer::Iperf3 => IPERF3_DEFAULT_PORT,
+        })
+    }
+}
+
+/// iperf3's default port.
+pub const IPERF3_DEFAULT_PORT: u16 = 5201;
+
 /// Load `--psk-file` (if given), printing a warning on stderr when others can read it.
 pub fn load_psk(path: Option<&std::path::Path>) -> anyhow::Result<Option<wire::auth::Psk>> {
     let Some(path) = path else {
@@ -97,15 +165,7 @@ pub fn parse_lab_rate(s: &str) -> Result<u64, String> {
     lab::check_rate_bps(parse_bit_rate(s)?).map_err(|e| e.to_string())
 }
 
-/// The family of a host written as an IP literal (`192.0.2.7`, `::1`, `[::1]`); None
-/// for a name.
-pub fn literal_family(host: &str) -> Option<Family> {
-    let h = host.trim().trim_start_matches('[').trim_end_matches(']');
-    h.parse::<std::net::IpAddr>().ok().map(|ip| match ip {
-        std::net::IpAddr::V4(_) => Family::V4,
-        std::net::IpAddr::V6(_) => Family::V6,
-    })
-}
+pub use runner::literal_family;
 
 /// `run -f`: an IP-literal HOST decides the family (`-f` is needed only for names, where
 /// it defaults to 4); an `-f` that contradicts the literal is refused with the fix.

@@ -285,7 +285,7 @@ fn down(args: DownArgs) -> anyhow::Result<ExitCode> {
         outln!("no labs")?;
     }
     Ok(if failed {
-        ExitCode::from(1)
+        crate::exit::code(crate::exit::ERROR)
     } else {
         ExitCode::SUCCESS
     })

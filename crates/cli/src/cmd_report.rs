@@ -210,7 +210,7 @@ pub fn main(mut args: ReportArgs) -> anyhow::Result<ExitCode> {
              side alone. Measure both families (dualperf study --families 4,6 against a host \
              name with both A and AAAA records, or without HOST) or pass two --campaign ids"
         );
-        return Ok(ExitCode::from(2));
+        return Ok(crate::exit::code(crate::exit::NOTHING_TO_COMPARE));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,13 +2,13 @@
 //! when no HOST is given. Parses what the user typed into a `TestSpec`, runs it through
 //! the engine, prints a readable summary (or `--json`, schema in the README).
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::Args;
 use engine::{ClientConfig, EmbeddedServer, IntervalSample, Recorder, RunResult};
 use std::process::ExitCode;
 use std::time::Duration;
 use wire::metrics::{self as m, Metric};
-use wire::spec::{Bound, Direction, Family, Rate, SocketOpts, TestKind, TestSpec};
+use wire::spec::{Direction, Family, TestKind};
 
 #[path = "cmd_run/lab.rs"]
 mod lab_run;
@@ -17,230 +17,51 @@ mod loaded;
 #[path = "cmd_run/peer_iperf3.rs"]
 mod peer_iperf3;
 
-/// What `-t` names: one of the four tests, or the loaded-latency test built from them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunTest {
-    One(TestKind),
-    /// `rrul`: round-trip probes idle, then beside saturating TCP streams.
-    Loaded,
-}
-
-impl std::str::FromStr for RunTest {
-    type Err = String;
-    fn from_str(s: &str) -> Result<RunTest, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "rrul" | "loaded" | "loaded-latency" => Ok(RunTest::Loaded),
-            _ => s.parse::<TestKind>().map(RunTest::One).map_err(|_| {
-                format!("unknown test '{s}': use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul")
-            }),
-        }
-    }
-}
-
-impl RunTest {
-    /// The single test's kind; the loaded test's probes are request/response.
-    fn kind(self) -> TestKind {
-        match self {
-            RunTest::One(k) => k,
-            RunTest::Loaded => TestKind::TcpRr,
-        }
-    }
-}
+pub use runner::RunTest;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Server to test against; none = an embedded server on loopback in this process.
-    host: Option<String>,
-    /// tcp-stream, udp-stream, tcp-rr, udp-rr, or rrul: latency under load (UDP and TCP
-    /// request/response probes at --probe-rate, first idle for --idle, then beside -P
-    /// TCP streams per direction (--load) for -d; reports idle and loaded RTT, the
-    /// latency the load added, throughput per direction and RPM).
+    #[command(flatten)]
+    target: crate::args::TargetArgs,
+    /// tcp-stream, udp-stream, tcp-rr, udp-rr, or rrul (latency under load).
+    ///
+    /// rrul: UDP and TCP request/response probes at --probe-rate, first idle for --idle,
+    /// then beside -P TCP streams per direction (--load) for -d; reports idle and loaded
+    /// RTT, the latency the load added, throughput per direction and RPM.
     #[arg(short, long, default_value = "tcp-stream")]
     test: RunTest,
-    /// IP version, 4 or 6 [default: the family of an IP-address HOST, else 4]. Needed
-    /// only for host names (and the embedded server).
+    /// IP version, 4 or 6 [default: the family of an IP-address HOST, else 4].
+    ///
+    /// Needed only for host names (and the embedded server).
     #[arg(short, long)]
     family: Option<Family>,
-    /// Payload bytes per send / datagram / request (Netperf's send size) [default: 1408;
-    /// rrul: the load's write size, 128K].
+    /// Payload bytes per send / datagram / request [default: 1408; rrul: 128K writes].
+    ///
+    /// Netperf's send size; for rrul the load streams' write size.
     #[arg(short, long, value_parser = crate::args::parse_bytes_u32)]
     size: Option<u32>,
-    /// Run length: seconds, or with a unit (500ms, 2min) [default: 10 s].
-    #[arg(short, long, value_parser = crate::args::parse_secs, conflicts_with = "count")]
-    duration: Option<f64>,
-    /// Send this many packets (datagrams, writes or transactions) per stream instead.
-    #[arg(short = 'n', long)]
-    count: Option<u64>,
-    /// Server sends, client receives (stream tests).
-    #[arg(short = 'R', long, conflicts_with = "bidir")]
-    reverse: bool,
-    /// Both directions at once (stream tests).
-    #[arg(long)]
-    bidir: bool,
-    /// Parallel connections / flows [default: 1; rrul: 4 per direction, as flent's RRUL].
-    #[arg(short = 'P', long)]
-    streams: Option<u16>,
-    /// rrul: which way the load streams send: upload, download or both [default: both].
-    #[arg(long, value_enum)]
-    load: Option<LoadArg>,
-    /// rrul: probe transactions per second of each probe type, UDP and TCP [default: 20].
-    #[arg(long, value_name = "PER_SEC")]
-    probe_rate: Option<u64>,
-    /// rrul: bytes of each probe request and response [default: 64].
-    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u32)]
-    probe_size: Option<u32>,
-    /// rrul: length of the idle phase before the load [default: 2 s].
-    #[arg(long, value_name = "SECS", value_parser = crate::args::parse_secs)]
-    idle: Option<f64>,
-    /// UDP sending rate per stream: bits/s (100M, 100mbit) or packets/s (50kpps)
-    /// [default: as fast as possible].
-    #[arg(short = 'b', long, value_parser = crate::args::parse_rate)]
-    rate: Option<Rate>,
-    /// udp-stream: measure the RFC 2544 throughput instead of one fixed rate: the
-    /// highest rate whose loss stays within --loss-threshold, by binary search (one
+    /// udp-stream: find the RFC 2544 throughput instead of sending at one rate.
+    ///
+    /// The highest rate whose loss stays within --loss-threshold, by binary search (one
     /// unpaced trial, then --search-steps paced ones, sharing -d / -n). Replaces -b.
     #[arg(long, conflicts_with = "rate")]
     rate_search: bool,
-    /// With --rate-search: a trial passes at this loss (% of datagrams sent) or less.
-    #[arg(long, value_name = "PCT", default_value_t = wire::spec::RATE_SEARCH_LOSS_THRESHOLD_PCT, requires = "rate_search")]
-    loss_threshold: f64,
-    /// With --rate-search: paced trials after the unpaced one (1..=20).
-    #[arg(long, value_name = "N", default_value_t = wire::spec::RATE_SEARCH_STEPS, requires = "rate_search")]
-    search_steps: u32,
-    /// Control port of the server [default: 5301; 5201 with --peer iperf3].
-    #[arg(short, long)]
-    port: Option<u16>,
-    /// The server is `dualperf` or an unmodified `iperf3` 3.x (`iperf3 -s`; tcp-stream
-    /// and udp-stream only).
-    #[arg(long, value_enum, default_value_t = crate::args::Peer::Dualperf)]
-    peer: crate::args::Peer,
-    /// With --peer iperf3: authenticate as this user (iperf3's --username); the password
-    /// is read from IPERF3_PASSWORD, as iperf3 reads it.
-    #[arg(long, value_name = "USER", requires = "iperf3_rsa_public_key")]
-    iperf3_username: Option<String>,
-    /// With --peer iperf3: the server's RSA public key in PEM (iperf3's
-    /// --rsa-public-key-path).
-    #[arg(long, value_name = "FILE", requires = "iperf3_username")]
-    iperf3_rsa_public_key: Option<std::path::PathBuf>,
-    /// Run in a temporary network-namespace lab (needs root): p2p or client-server.
-    /// A `dualperf server` runs in the server namespace, this client in the client one;
-    /// the lab is removed afterwards, also on error and Ctrl-C.
-    #[arg(long, value_name = "TOPOLOGY", value_parser = crate::args::parse_topology, conflicts_with = "host")]
-    lab: Option<lab::Topology>,
-    /// Shape each lab host's egress with tbf at this rate (100mbit, 1gbit, 500k).
-    #[arg(long, value_name = "RATE", value_parser = crate::args::parse_lab_rate, requires = "lab")]
-    lab_rate: Option<u64>,
-    /// MTU of the lab's veth links, bytes [default: 1500].
-    #[arg(long, value_name = "BYTES", requires = "lab")]
-    lab_mtu: Option<u32>,
-    /// SO_SNDBUF in bytes (64K = 64KiB, 4M) [default: the kernel's]; the kernel's value
-    /// is reported.
-    #[arg(long, value_parser = crate::args::parse_bytes_u32)]
-    sndbuf: Option<u32>,
-    /// SO_RCVBUF in bytes (64K = 64KiB, 4M) [default: the kernel's].
-    #[arg(long, value_parser = crate::args::parse_bytes_u32)]
-    rcvbuf: Option<u32>,
-    /// TCP_NODELAY (always on for tcp-rr).
-    #[arg(long)]
-    nodelay: bool,
-    /// TCP maximum segment size.
-    #[arg(long)]
-    mss: Option<u32>,
-    /// IPv4 TOS / IPv6 traffic class (decimal or 0x..).
-    #[arg(long, value_parser = parse_u8)]
-    tos: Option<u8>,
-    /// IPv6 flow label (20 bits; decimal or 0x..).
-    #[arg(long, value_parser = parse_u32)]
-    flowlabel: Option<u32>,
-    /// TCP congestion control (e.g. cubic, bbr).
-    #[arg(long)]
-    congestion: Option<String>,
-    /// Set the don't-fragment bit (IP_PMTUDISC_DO).
-    #[arg(long)]
-    dont_fragment: bool,
-    /// Per-transaction timeout of udp-rr, in milliseconds.
-    #[arg(long, default_value_t = 200)]
-    rr_timeout_ms: u64,
-    /// UDP datapath: auto (batched; GSO at the sender and GRO at the receiver for streams unpaced or paced above 20 kpps: the default),
-    /// per-datagram (one datagram per system call, as Netperf, iperf3, nuttcp and qperf
-    /// send: the studies' method), batched (no offloads) or gso (GSO
-    /// and GRO even when paced). Recorded with every run as applied.udp_datapath_calls.
-    #[arg(long, value_name = "PATH", default_value = "auto")]
-    udp_datapath: wire::spec::UdpDatapath,
-    /// udp-stream, tcp-stream: gaps between datagrams (TCP: messages) drawn from a
-    /// distribution (D-ITG style):
-    /// constant:1ms, uniform:100us..2ms, exp:1ms (Poisson arrivals), pareto:shape=1.5,mean=1ms,
-    /// cauchy:loc=1ms,scale=100us, normal:mean=1ms,sd=100us, poisson:1ms,
-    /// gamma:shape=2,scale=500us, weibull:shape=1.5,scale=1ms,
-    /// gumbel:loc=55ms,scale=6ms (largest extreme value). Sent one datagram (one
-    /// message) per call on an absolute schedule; how late each left is reported
-    /// (schedule_late_*).
-    #[arg(long, value_name = "DIST", conflicts_with = "rate")]
-    idt: Option<String>,
-    /// udp-stream, tcp-stream: datagram payload (TCP: message) sizes drawn from a
-    /// distribution, in bytes (e.g.
-    /// uniform:64..1400, normal:mean=512,sd=64); the same names as --idt.
-    #[arg(long, value_name = "DIST")]
-    size_dist: Option<String>,
-    /// udp-stream, tcp-stream: an application model setting --idt and --size-dist (explicit flags
-    /// win): voip-g711, voip-g729, voip-g723, the same with voice activity
-    /// (voip-g711-vad, …: on/off periods too), game-client, game-server, dns. `--profile
-    /// list` shows their parameters and sources.
-    #[arg(long, value_name = "NAME")]
-    profile: Option<String>,
-    /// Seed of the --idt / --size-dist draws (default: from the clock; always recorded,
-    /// so a run can be repeated exactly).
+    /// Seed of the --idt / --size-dist draws [default: from the clock].
+    ///
+    /// Always recorded, so a run can be repeated exactly.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
-    /// udp-stream, tcp-stream: on/off activity, as a voice codec with voice activity
-    /// detection sends talkspurts and pauses: lengths of the active periods, a duration
-    /// distribution as --idt (exp:1s); with --off-time. The stream follows its schedule
-    /// (--idt, or -b for UDP) in active periods and sends nothing in silent ones; the
-    /// number of active periods begun is reported (on_periods).
-    #[arg(long, value_name = "DIST", requires = "off_time")]
-    on_time: Option<String>,
-    /// udp-stream, tcp-stream: lengths of the silent periods; with --on-time.
-    #[arg(long, value_name = "DIST", requires = "on_time")]
-    off_time: Option<String>,
-    /// udp-stream: per-window statistics as D-ITG's ITGDec gives them, over windows of
-    /// this much send time (100ms, 1s; at least 1 ms): datagrams sent, received and lost
-    /// (loss by send window, exact), goodput, RFC 3550 jitter, mean and max one-way delay.
-    /// (Named as in `study`, where `--window` is the socket buffer, as iperf's -w.)
-    #[arg(long, value_name = "DURATION", value_parser = crate::args::parse_secs)]
-    stats_window: Option<f64>,
-    /// Print per-interval samples every SECS seconds (or 500ms, ...) [default: none].
-    #[arg(short, long, value_name = "SECS", value_parser = crate::args::parse_secs)]
-    interval: Option<f64>,
     /// Print the full result as JSON (schema in the README).
     #[arg(long)]
     json: bool,
     /// Seconds to wait for the control connection.
-    #[arg(long, default_value_t = 3.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 3.0)]
     connect_timeout: f64,
     /// Control protocol version to speak (testing only).
     #[arg(long, hide = true)]
     protocol_version: Option<u16>,
-    /// Pre-shared key of a `dualperf server --psk-file` (the server must prove it too).
-    #[arg(long, value_name = "FILE")]
-    psk_file: Option<std::path::PathBuf>,
-}
-
-fn parse_u8(s: &str) -> Result<u8, String> {
-    let t = s.trim();
-    let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(h) => u8::from_str_radix(h, 16),
-        None => t.parse(),
-    };
-    r.map_err(|_| format!("'{s}' is not a byte value (0-255 or 0x00-0xff)"))
-}
-
-fn parse_u32(s: &str) -> Result<u32, String> {
-    let t = s.trim();
-    let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(h) => u32::from_str_radix(h, 16),
-        None => t.parse(),
-    };
-    r.map_err(|_| format!("'{s}' is not a number (decimal or 0x..)"))
+    #[command(flatten)]
+    opts: crate::test_args::TestArgs,
 }
 
 /// Shortest and longest `--connect-timeout` (also `study --connect-timeout`).
@@ -258,112 +79,39 @@ pub fn connect_timeout_of(secs: f64) -> anyhow::Result<Duration> {
     )?)
 }
 
-/// `--duration` / `--interval` checked: 1 ms (the interval's own minimum is checked
-/// with the spec) to the protocol's longest test.
-fn secs_to_ns(what: &str, s: f64) -> anyhow::Result<u64> {
-    let d = wire::bounds::secs_to_duration(
-        what,
-        s,
-        Duration::from_millis(1),
-        Duration::from_nanos(wire::proto::MAX_DURATION_NS),
-    )?;
-    Ok(d.as_nanos() as u64)
+/// What the user asked for, resolved by the runner as a study of one cell: one
+/// test, or the loaded-latency test.
+fn spec_of(a: &RunArgs) -> anyhow::Result<runner::RunSpec> {
+    if a.opts.profile.as_deref() == Some("list") {
+        list_profiles()?;
+        std::process::exit(crate::exit::SUCCESS.into());
+    }
+    let one = runner::OneTest {
+        test: a.test,
+        family: crate::args::family_of(a.target.host.as_deref(), a.family)?,
+        size_bytes: a.size,
+        traffic_seed: a.seed,
+        rate_search: a.rate_search,
+    };
+    Ok(runner::resolve_run(&a.opts.clone().into(), &one)?)
 }
 
-fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
-    let family = crate::args::family_of(a.host.as_deref(), a.family)?;
-    if a.load.is_some() || a.probe_rate.is_some() || a.probe_size.is_some() || a.idle.is_some() {
-        bail!("--load, --probe-rate, --probe-size and --idle apply to -t rrul only");
+/// `--profile list`: the application models with their parameters and sources.
+fn list_profiles() -> anyhow::Result<()> {
+    for p in wire::traffic::PROFILES {
+        let on_off = p
+            .on_off
+            .map(|(on, off)| format!(", on {on}, off {off}"))
+            .unwrap_or_default();
+        outln!(
+            "{}: idt {}, size {}{on_off}\n    {}",
+            p.name,
+            p.idt,
+            p.size,
+            p.source
+        )?;
     }
-    let mut spec = TestSpec::new(a.test.kind(), family, a.size.unwrap_or(1408));
-    spec.bound = match (a.count, a.duration) {
-        (Some(n), _) => Bound::Count(wire::bounds::in_range(
-            "--count",
-            n,
-            1,
-            study::spec::MAX_COUNT_PACKETS,
-            "packets",
-        )?),
-        (None, Some(d)) => Bound::DurationNs(secs_to_ns("--duration", d)?),
-        (None, None) => Bound::DurationNs(10_000_000_000),
-    };
-    spec.direction = match (a.reverse, a.bidir) {
-        (true, _) => Direction::Reverse,
-        (_, true) => Direction::Bidir,
-        _ => Direction::Forward,
-    };
-    spec.streams = a.streams.unwrap_or(1);
-    spec.rate = match a.rate {
-        Some(Rate::BitsPerSec(b)) => Some(Rate::BitsPerSec(wire::bounds::in_range(
-            "--rate",
-            b,
-            1,
-            study::spec::MAX_RATE_BPS,
-            "bit/s",
-        )?)),
-        Some(Rate::PacketsPerSec(p)) => Some(Rate::PacketsPerSec(wire::bounds::in_range(
-            "--rate",
-            p,
-            1,
-            study::spec::MAX_RATE_PPS,
-            "packets/s",
-        )?)),
-        None => None,
-    };
-    if a.rate.is_some() && a.test != RunTest::One(TestKind::UdpStream) {
-        bail!("--rate applies to udp-stream only");
-    }
-    spec.socket = SocketOpts {
-        sndbuf_bytes: a.sndbuf,
-        rcvbuf_bytes: a.rcvbuf,
-        nodelay: a.nodelay,
-        mss_bytes: a.mss,
-        tos: a.tos,
-        flowlabel: a.flowlabel,
-        congestion: a.congestion.clone(),
-        dont_fragment: a.dont_fragment,
-    };
-    if a.flowlabel.is_some() && family != Family::V6 {
-        bail!("--flowlabel needs --family 6");
-    }
-    let rr_timeout_ms = wire::bounds::in_range(
-        "--rr-timeout-ms",
-        a.rr_timeout_ms,
-        1,
-        study::spec::MAX_RR_TIMEOUT_MS,
-        "ms",
-    )?;
-    spec.rr_timeout_ns = rr_timeout_ms * 1_000_000;
-    spec.udp_datapath = a.udp_datapath;
-    spec.traffic = traffic_model(a)?;
-    if spec.traffic.is_some()
-        && a.test != RunTest::One(TestKind::UdpStream)
-        && a.test != RunTest::One(TestKind::TcpStream)
-    {
-        bail!("--idt, --size-dist, --profile and --on-time/--off-time shape a udp-stream or tcp-stream; use -t udp-stream or -t tcp-stream");
-    }
-    if let Some(t) = spec
-        .traffic
-        .as_ref()
-        .filter(|t| t.on_time.is_some() && t.idt.is_none())
-    {
-        // The TCP stream takes no rate: only --idt paces it.
-        if spec.rate.is_none() || a.test == RunTest::One(TestKind::TcpStream) {
-            bail!("on/off periods ({t}) gate a schedule: give --idt (or a --profile), or -b with -t udp-stream");
-        }
-    }
-    spec.window_ns = a
-        .stats_window
-        .map(|w| secs_to_ns("--stats-window", w))
-        .transpose()?;
-    if spec.window_ns.is_some() && a.test != RunTest::One(TestKind::UdpStream) {
-        bail!("--stats-window applies to -t udp-stream only");
-    }
-    spec.interval_ns = a
-        .interval
-        .map(|i| secs_to_ns("--interval", i))
-        .transpose()?;
-    Ok(spec)
+    Ok(())
 }
 
 /// Prints interval lines as they arrive (text mode) or keeps them (JSON mode).
@@ -451,52 +199,40 @@ impl Recorder for CliRecorder {
     }
 }
 
-/// `--load` of rrul.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LoadArg {
-    Upload,
-    Download,
-    Both,
-}
-
 pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
-    if args.test == RunTest::Loaded {
-        return loaded::main(&args);
-    }
-    let spec = spec_of(&args)?;
+    let spec = match spec_of(&args)? {
+        runner::RunSpec::One(spec) => spec,
+        runner::RunSpec::Loaded(spec) => return loaded::main(&args, spec),
+    };
     let connect_timeout = connect_timeout_of(args.connect_timeout)?;
     if args.rate_search {
         if args.test != RunTest::One(TestKind::UdpStream)
-            || args.peer != crate::args::Peer::Dualperf
+            || args.target.peer != crate::args::Peer::Dualperf
         {
             anyhow::bail!("--rate-search is for -t udp-stream against a dualperf server");
         }
-        if args.lab.is_some() {
+        if args.target.lab.is_some() {
             anyhow::bail!("--rate-search cannot be combined with --lab (use dualperf study --lab)");
         }
-        let search = engine::RateSearch {
-            loss_threshold_pct: args.loss_threshold,
-            steps: args.search_steps,
-        };
-        search
+        rate_search(&args)
             .check()
             .map_err(|e| anyhow::anyhow!("--loss-threshold / --search-steps: {e}"))?;
     }
     let iperf3_auth = crate::args::iperf3_auth(
-        args.peer,
-        args.iperf3_username.as_deref(),
-        args.iperf3_rsa_public_key.as_deref(),
+        args.target.peer,
+        args.target.iperf3_username.as_deref(),
+        args.target.iperf3_rsa_public_key.as_deref(),
     )?;
-    if args.peer == crate::args::Peer::Iperf3 {
+    if args.target.peer == crate::args::Peer::Iperf3 {
         return peer_iperf3::main(&args, &spec, iperf3_auth);
     }
     wire::proto::validate_spec(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
-    if args.lab.is_some() {
+    if args.target.lab.is_some() {
         return lab_run::main(&args, spec);
     }
     let _embedded;
-    let (host, port) = match &args.host {
-        Some(h) => (h.clone(), args.port.unwrap_or(engine::DEFAULT_PORT)),
+    let (host, port) = match &args.target.host {
+        Some(h) => (h.clone(), args.target.port()),
         None => {
             let srv = EmbeddedServer::start()
                 .map_err(|e| anyhow::anyhow!("{e}"))
@@ -516,14 +252,10 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(v) = args.protocol_version {
         cfg.protocol_version = v;
     }
-    cfg.psk = crate::args::load_psk(args.psk_file.as_deref())?;
+    cfg.psk = crate::args::load_psk(args.target.psk_file.as_deref())?;
     let mut rec = CliRecorder::new(args.json, direction);
     let result = if args.rate_search {
-        let search = engine::RateSearch {
-            loss_threshold_pct: args.loss_threshold,
-            steps: args.search_steps,
-        };
-        engine::run_rate_search(&cfg, &search, &mut rec)
+        engine::run_rate_search(&cfg, &rate_search(&args), &mut rec)
     } else {
         engine::run_client(&cfg, &mut rec)
     }
@@ -531,9 +263,23 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         say(&to_json(&result, &rec.samples)?);
     } else {
-        say(summary(&result, args.host.is_none()).trim_end());
+        say(summary(&result, args.target.host.is_none()).trim_end());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--rate-search` with `--loss-threshold` and `--search-steps` (or their defaults).
+fn rate_search(args: &RunArgs) -> engine::RateSearch {
+    engine::RateSearch {
+        loss_threshold_pct: args
+            .opts
+            .loss_threshold
+            .unwrap_or(wire::spec::RATE_SEARCH_LOSS_THRESHOLD_PCT),
+        steps: args
+            .opts
+            .search_steps
+            .unwrap_or(wire::spec::RATE_SEARCH_STEPS),
+    }
 }
 
 /// One line to stdout; a closed pipe (`| head`) is not an error worth a panic. The
@@ -879,39 +625,6 @@ fn window_table(rows: &[engine::WindowRow]) -> String {
     out
 }
 
-/// The traffic model of `--idt`, `--size-dist`, `--profile` and `--seed`, checked.
-fn traffic_model(a: &RunArgs) -> anyhow::Result<Option<wire::traffic::TrafficModel>> {
-    use wire::traffic::{TrafficModel, PROFILES};
-    if a.profile.as_deref() == Some("list") {
-        for p in PROFILES {
-            let on_off = p
-                .on_off
-                .map(|(on, off)| format!(", on {on}, off {off}"))
-                .unwrap_or_default();
-            outln!(
-                "{}: idt {}, size {}{on_off}\n    {}",
-                p.name,
-                p.idt,
-                p.size,
-                p.source
-            )?;
-        }
-        std::process::exit(0);
-    }
-    let clock_seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64);
-    TrafficModel::from_options(
-        a.idt.as_deref(),
-        a.size_dist.as_deref(),
-        a.profile.as_deref(),
-        (a.on_time.as_deref(), a.off_time.as_deref()),
-        a.seed,
-        clock_seed,
-    )
-    .map_err(|e| anyhow::anyhow!("{e}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -953,13 +666,6 @@ mod tests {
             bi[0].contains("sent") && bi[0].contains("received"),
             "{bi:?}"
         );
-    }
-
-    #[test]
-    fn tos_and_flow_label_take_hex() {
-        assert_eq!(parse_u8("0x2e"), Ok(46));
-        assert_eq!(parse_u32("0xfffff"), Ok(0xfffff));
-        assert!(parse_u8("256").is_err());
     }
 
     #[test]

@@ -13,7 +13,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 use study::{Repetition, SpecFile, StudySpec};
-use wire::spec::SocketOpts;
 
 #[path = "cmd_study/exec.rs"]
 mod exec;
@@ -65,44 +64,13 @@ runs, about 2.5 to 6 minutes (2m32s to 5m39s measured on 2 quiet cores), stored 
 file, then flags.";
 
 #[derive(Args, Debug, Default, Clone)]
-#[command(after_help = DEFAULT_STUDY_HELP)]
+#[command(after_long_help = DEFAULT_STUDY_HELP)]
 pub struct StudyArgs {
-    /// Server to test (`dualperf server`, or `iperf3 -s` with --peer iperf3); none = an
-    /// embedded server on 127.0.0.1 and ::1 in this process.
-    pub host: Option<String>,
-    /// Server port [default: 5301; 5201 with --peer iperf3].
-    #[arg(short, long)]
-    pub port: Option<u16>,
-    /// The server is `dualperf` or an unmodified `iperf3` (tcp-stream and udp-stream
-    /// only; a busy iperf3 server is waited out with backoff).
-    #[arg(long, value_enum, default_value_t = Peer::Dualperf)]
-    pub peer: Peer,
-    /// With --peer iperf3: authenticate as this user (iperf3's --username); the password
-    /// is read from IPERF3_PASSWORD, as iperf3 reads it.
-    #[arg(long, value_name = "USER", requires = "iperf3_rsa_public_key")]
-    pub iperf3_username: Option<String>,
-    /// With --peer iperf3: the server's RSA public key in PEM (iperf3's
-    /// --rsa-public-key-path).
-    #[arg(long, value_name = "FILE", requires = "iperf3_username")]
-    pub iperf3_rsa_public_key: Option<std::path::PathBuf>,
-    /// Run in a temporary network-namespace lab made for this study (needs root):
-    /// p2p (two hosts on one veth link) or client-server (through a router namespace).
-    /// A `dualperf server` (`iperf3 -s` with --peer iperf3) runs in the server namespace,
-    /// the client in the client one; the lab is removed afterwards, also on error and
-    /// Ctrl-C. `--resume` builds the same lab again.
-    #[arg(long, value_name = "TOPOLOGY", value_parser = crate::args::parse_topology, conflicts_with = "host")]
-    pub lab: Option<lab::Topology>,
-    /// Shape each lab host's egress with tbf at this rate (100mbit, 1gbit, 500k).
-    #[arg(long, value_name = "RATE", value_parser = crate::args::parse_lab_rate, requires = "lab")]
-    pub lab_rate: Option<u64>,
-    /// MTU of the lab's veth links, bytes (1280–65535; default 1500).
-    #[arg(long, value_name = "BYTES", requires = "lab")]
-    pub lab_mtu: Option<u32>,
-    /// Pre-shared key of the `dualperf server --psk-file` at HOST.
-    #[arg(long, value_name = "FILE", requires = "host")]
-    pub psk_file: Option<std::path::PathBuf>,
-    /// With the embedded loopback server (no HOST), leave threads where the scheduler
-    /// puts them. By default, on 2 or more CPUs, the client's threads run on CPU 0 and
+    #[command(flatten)]
+    pub target: crate::args::TargetArgs,
+    /// Embedded server: leave threads where the scheduler puts them (no CPU pinning).
+    ///
+    /// By default, on 2 or more CPUs, the client's threads run on CPU 0 and
     /// the embedded server's on CPU 1 (as the peer baselines pin iperf3 and netperf):
     /// on 2 cores that halves the run-to-run spread of UDP throughput. Recorded in the
     /// client metadata as study.cpu_pinning.
@@ -120,34 +88,18 @@ pub struct StudyArgs {
     /// IP families, e.g. 4,6 [default: 4,6; the family of an IP-address HOST].
     #[arg(long, value_delimiter = ',', value_name = "4,6")]
     pub families: Option<Vec<u8>>,
-    /// Tests: tcp-stream, udp-stream, tcp-rr, udp-rr (comma-separated; the default: these
-    /// four), or rrul: latency under load (idle probes, then UDP and TCP probes beside TCP
-    /// streams; the size axis is the load's write size; see --load-duration).
+    /// Tests: tcp-stream, udp-stream, tcp-rr, udp-rr [default: these four], rrul.
+    ///
+    /// Comma-separated. rrul: latency under load (idle probes, then UDP and TCP probes
+    /// beside TCP streams; the size axis is the load's write size; see --load-duration).
     #[arg(long, value_delimiter = ',', value_name = "TESTS")]
     pub tests: Option<Vec<String>>,
     /// Payload sizes in bytes: 128,384,640 or 128..1408/256 (inclusive, with step).
     #[arg(long, value_name = "SIZES")]
     pub sizes: Option<String>,
-    /// Length of each run: seconds, or 500ms, 2min (the defaults: `study --dry-run`).
-    #[arg(short, long, value_name = "S", value_parser = crate::args::parse_secs, conflicts_with = "count")]
-    pub duration: Option<f64>,
-    /// Packets (datagrams, writes or transactions) per run instead of a duration.
-    #[arg(short = 'n', long, value_name = "N")]
-    pub count: Option<u64>,
-    /// Server sends, client receives.
-    #[arg(short = 'R', long, conflicts_with = "bidir")]
-    pub reverse: bool,
-    /// Both directions at once.
-    #[arg(long)]
-    pub bidir: bool,
-    /// Parallel streams per run.
-    #[arg(short = 'P', long)]
-    pub streams: Option<u16>,
-    /// UDP stream sending rate per stream: bits/s with k/M/G suffix (100M) or
-    /// packets/s (50kpps); default as fast as possible.
-    #[arg(short = 'b', long, value_parser = crate::args::parse_rate)]
-    pub rate: Option<wire::spec::Rate>,
-    /// How udp-stream measures: rfc2544 (default without -b) = per run, the highest
+    /// How udp-stream measures: rfc2544 (default without -b) or fixed.
+    ///
+    /// rfc2544: per run, the highest
     /// offered rate whose loss stays within --loss-threshold, by a search of one
     /// unpaced and up to --search-steps paced trials of half the run length each (0.5 s
     /// runs: up to 6 trials of 0.25 s, at most 1.5 s per udp-stream run); fixed = one
@@ -155,114 +107,31 @@ pub struct StudyArgs {
     /// drops and jitter is unavailable). Recorded with the campaign.
     #[arg(long, value_parser = ["rfc2544", "fixed"])]
     pub udp_method: Option<String>,
-    /// rfc2544: a trial passes at this loss (% of datagrams sent) or less (default 0.1).
-    #[arg(long, value_name = "PCT")]
-    pub loss_threshold: Option<f64>,
-    /// rfc2544: paced trials per run after the unpaced one (1..=20; default 5).
-    #[arg(long, value_name = "N")]
-    pub search_steps: Option<u32>,
-    /// Per-interval samples every SECS seconds, stored with each run (default 1; 0: none).
-    #[arg(short, long, value_name = "SECS", value_parser = crate::args::parse_secs)]
-    pub interval: Option<f64>,
-    /// udp-stream: per-window statistics (ITGDec style) over windows of this much send
-    /// time (100ms, 1s), stored with each run as window_* samples (`export --intervals`).
-    /// (`--window` is the socket buffer, as iperf's -w.)
-    #[arg(long, value_name = "DURATION", value_parser = crate::args::parse_secs)]
-    pub stats_window: Option<f64>,
-    /// udp-stream cells: gaps drawn from a distribution (as `run --idt`: exp:1ms,
-    /// pareto:shape=1.5,mean=1ms, …); sets --udp-method fixed.
-    #[arg(long, value_name = "DIST")]
-    pub idt: Option<String>,
-    /// udp-stream cells: payload sizes drawn from a distribution (uniform:64..1400, …);
-    /// it replaces the size axis (one size, its mean, labels the cells).
-    #[arg(long, value_name = "DIST")]
-    pub size_dist: Option<String>,
-    /// udp-stream and tcp-stream cells: an application model (voip-g711, voip-g729,
-    /// voip-g723, their -vad forms, game-client, game-server, dns; `dualperf run
-    /// --profile list`). A list (voip-g711,voip-g729) is an axis: one campaign per
-    /// profile, labelled with it, to report together (the command is printed).
-    #[arg(long, value_name = "NAME")]
-    pub profile: Option<String>,
-    /// Seed of the model's draws [default: the study's seed]; recorded.
-    #[arg(long, value_name = "N")]
+    /// Seed of the traffic model's draws [default: from the clock]; recorded.
+    #[arg(long, value_name = "N", hide_short_help = true)]
     pub traffic_seed: Option<u64>,
-    /// Traffic model: lengths of the active periods (talkspurts), a duration
-    /// distribution as --idt (exp:1s); with --off-time. Silent periods send nothing.
-    #[arg(long, value_name = "DIST", requires = "off_time")]
-    pub on_time: Option<String>,
-    /// Traffic model: lengths of the silent periods (pauses); with --on-time.
-    #[arg(long, value_name = "DIST", requires = "on_time")]
-    pub off_time: Option<String>,
-    /// rrul: which way the load streams send [default: both].
-    #[arg(long, value_enum, value_name = "DIR")]
-    pub load: Option<crate::cmd_run::LoadArg>,
     /// rrul: TCP connections of load per direction [default: 4, as flent's RRUL].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", hide_short_help = true)]
     pub load_streams: Option<u16>,
     /// rrul: length of the loaded phase (-d sets the other tests' runs) [default: 4 s].
     #[arg(long, value_name = "S", value_parser = crate::args::parse_secs)]
     pub load_duration: Option<f64>,
-    /// rrul: length of the idle phase before the load [default: 1 s].
-    #[arg(long, value_name = "S", value_parser = crate::args::parse_secs)]
-    pub idle: Option<f64>,
-    /// rrul: probe transactions per second of each probe type, UDP and TCP [default: 20].
-    #[arg(long, value_name = "PER_SEC")]
-    pub probe_rate: Option<u64>,
-    /// rrul: bytes of each probe request and response [default: 64].
-    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u32)]
-    pub probe_size: Option<u32>,
-    /// UDP request/response: how long to wait for a response before counting it lost.
-    #[arg(long, value_name = "MS")]
-    pub rr_timeout_ms: Option<u64>,
-    /// UDP datapath: auto (batched; GSO at the sender and GRO at the receiver for streams unpaced or paced above 20 kpps: the default; the presets of the published studies use per-datagram),
-    /// per-datagram (one datagram per system call, as Netperf, iperf3, nuttcp and qperf
-    /// send: the studies' method), batched (no offloads) or gso (GSO
-    /// and GRO even when paced). Recorded with every run as applied.udp_datapath_calls.
-    #[arg(long, value_name = "PATH")]
-    pub udp_datapath: Option<wire::spec::UdpDatapath>,
-    /// Socket send and receive buffer (TCP window), bytes (K, M suffixes).
-    #[arg(short, long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
-    pub window: Option<u64>,
-    /// Socket send buffer, bytes.
-    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
-    pub sndbuf: Option<u64>,
-    /// Socket receive buffer, bytes.
-    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
-    pub rcvbuf: Option<u64>,
     /// Socket buffers of UDP tests only (e.g. 8K as study 000).
-    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
+    #[arg(long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64, hide_short_help = true)]
     pub udp_buffer: Option<u64>,
-    /// TCP_NODELAY.
-    #[arg(long)]
-    pub nodelay: bool,
-    /// TCP maximum segment size, bytes.
-    #[arg(long)]
-    pub mss: Option<u32>,
-    /// IPv4 TOS / IPv6 traffic class byte.
-    #[arg(long)]
-    pub tos: Option<u8>,
-    /// IPv6 flow label.
-    #[arg(long)]
-    pub flowlabel: Option<u32>,
-    /// TCP congestion control algorithm.
-    #[arg(long)]
-    pub congestion: Option<String>,
-    /// Set the don't-fragment bit / IPV6_DONTFRAG.
-    #[arg(long)]
-    pub dont_fragment: bool,
     /// Fixed measured runs per cell (default: repeat to a confidence target).
     #[arg(long, conflicts_with_all = ["confidence", "ci_width"])]
     pub runs: Option<u32>,
     /// Repeat each cell until the CONFIDENCE % Student-t interval is narrow enough.
     #[arg(long, value_name = "PCT")]
     pub confidence: Option<f64>,
-    /// Target full interval width, % of the mean (as netperf -I); default 10.
+    /// Target full interval width, % of the mean (as netperf -I) [default: 20].
     #[arg(long, value_name = "PCT")]
     pub ci_width: Option<f64>,
-    /// Fewest runs per cell with a confidence target (≥ 2; default 5).
+    /// Fewest runs per cell with a confidence target (≥ 2) [default: 5].
     #[arg(long)]
     pub min_runs: Option<u32>,
-    /// Most runs per cell with a confidence target (default 10).
+    /// Most runs per cell with a confidence target [default: 20].
     #[arg(long)]
     pub max_runs: Option<u32>,
     /// interleaved (IPv4/IPv6 of each cell back to back) or random (seeded).
@@ -280,8 +149,9 @@ pub struct StudyArgs {
     /// Free-text label of the campaign, e.g. "Ubuntu 24.04 / GigE / client-server".
     #[arg(long)]
     pub label: Option<String>,
-    /// Results database: an SQLite file, or a PostgreSQL URL
-    /// (postgres://USER@HOST/DB?sslmode=require) shared by several controllers.
+    /// Results database: an SQLite file, or a PostgreSQL URL.
+    ///
+    /// postgres://USER@HOST/DB?sslmode=require, shared by several controllers.
     #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db", value_parser = crate::args::db_target_parser())]
     pub db: store::DbTarget,
     /// Continue an interrupted campaign (its stored spec is used).
@@ -296,22 +166,16 @@ pub struct StudyArgs {
     /// Connect timeout per run, seconds.
     #[arg(long, default_value_t = 5.0, value_name = "S")]
     pub connect_timeout: f64,
+    #[command(flatten)]
+    pub opts: crate::test_args::TestArgs,
 }
 
 impl StudyArgs {
-    /// The server port: `--port`, or the peer's default.
-    pub fn port(&self) -> u16 {
-        self.port.unwrap_or(match self.peer {
-            Peer::Dualperf => engine::DEFAULT_PORT,
-            Peer::Iperf3 => 5201,
-        })
-    }
-
     /// Combinations that cannot work, refused before anything starts.
     fn check_target(&self) -> anyhow::Result<()> {
-        if self.peer == Peer::Iperf3
-            && self.host.is_none()
-            && self.lab.is_none()
+        if self.target.peer == Peer::Iperf3
+            && self.target.host.is_none()
+            && self.target.lab.is_none()
             && self.resume.is_none()
         {
             bail!(
@@ -324,219 +188,63 @@ impl StudyArgs {
 
     /// Where the runs go, for `--dry-run`.
     fn target_text(&self) -> String {
-        match (&self.host, exec::lab_request_of(self)) {
-            (_, Some(req)) if self.peer == Peer::Iperf3 => format!("iperf3 -s in a {}", req.text()),
+        match (&self.target.host, exec::lab_request_of(self)) {
+            (_, Some(req)) if self.target.peer == Peer::Iperf3 => {
+                format!("iperf3 -s in a {}", req.text())
+            }
             (_, Some(req)) => req.text(),
-            (Some(h), None) => match self.peer {
-                Peer::Iperf3 => format!("iperf3 server {h} port {}", self.port()),
-                Peer::Dualperf => format!("dualperf server {h} port {}", self.port()),
+            (Some(h), None) => match self.target.peer {
+                Peer::Iperf3 => format!("iperf3 server {h} port {}", self.target.port()),
+                Peer::Dualperf => format!("dualperf server {h} port {}", self.target.port()),
             },
             (None, None) => "embedded loopback server (127.0.0.1 and ::1)".into(),
         }
     }
 
-    /// The flags as a spec layer (only what was given).
-    fn as_layer(&self) -> anyhow::Result<SpecFile> {
-        let mut socket = SocketOpts::default();
-        let mut any_socket = false;
-        let to_u32 = |v: u64, what: &str| {
-            u32::try_from(v).with_context(|| format!("{what} {v} is too large"))
-        };
-        if let Some(w) = self.window {
-            socket.sndbuf_bytes = Some(to_u32(w, "--window")?);
-            socket.rcvbuf_bytes = Some(to_u32(w, "--window")?);
-            any_socket = true;
-        }
-        if let Some(b) = self.sndbuf {
-            socket.sndbuf_bytes = Some(to_u32(b, "--sndbuf")?);
-            any_socket = true;
-        }
-        if let Some(b) = self.rcvbuf {
-            socket.rcvbuf_bytes = Some(to_u32(b, "--rcvbuf")?);
-            any_socket = true;
-        }
-        socket.nodelay = self.nodelay;
-        socket.mss_bytes = self.mss;
-        socket.tos = self.tos;
-        socket.flowlabel = self.flowlabel;
-        socket.congestion = self.congestion.clone();
-        socket.dont_fragment = self.dont_fragment;
-        any_socket |= self.nodelay
-            || self.mss.is_some()
-            || self.tos.is_some()
-            || self.flowlabel.is_some()
-            || self.congestion.is_some()
-            || self.dont_fragment;
-        let udp_socket = match self.udp_buffer {
-            Some(b) => Some(SocketOpts {
-                sndbuf_bytes: Some(to_u32(b, "--udp-buffer")?),
-                rcvbuf_bytes: Some(to_u32(b, "--udp-buffer")?),
-                ..socket.clone()
-            }),
-            None => None,
-        };
-        Ok(SpecFile {
-            label: self.label.clone(),
+    /// The study's own flags (the shared ones are `opts`).
+    fn study_options(&self) -> runner::StudyOptions {
+        runner::StudyOptions {
             families: self.families.clone(),
             tests: self.tests.clone(),
-            sizes: self.sizes.clone().map(study::spec::SizesField::Text),
-            duration_s: self.duration,
-            count: self.count,
-            direction: if self.reverse {
-                Some("reverse".into())
-            } else if self.bidir {
-                Some("bidir".into())
-            } else {
-                None
-            },
-            streams: self.streams,
-            rate_bps: match self.rate {
-                Some(wire::spec::Rate::BitsPerSec(b)) => Some(b),
-                _ => None,
-            },
-            rate_pps: match self.rate {
-                Some(wire::spec::Rate::PacketsPerSec(p)) => Some(p),
-                _ => None,
-            },
+            sizes: self.sizes.clone(),
             udp_method: self.udp_method.clone(),
-            loss_threshold_pct: self.loss_threshold,
-            search_steps: self.search_steps,
-            interval_ms: match self.interval {
-                None => None,
-                Some(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => {
-                    // A tiny interval is not "none": the spec check refuses it.
-                    Some(((s * 1000.0).round() as u64).max(u64::from(s > 0.0)))
-                }
-                Some(s) => bail!("--interval {s} must be between 0 and 3600 seconds"),
-            },
-            window_ms: match self.stats_window {
-                None => None,
-                Some(s) if s.is_finite() && (0.001..=3600.0).contains(&s) => {
-                    Some((s * 1000.0).round() as u64)
-                }
-                Some(s) => bail!("--stats-window {s} must be between 1 ms and 3600 seconds"),
-            },
-            idt: self.idt.clone(),
-            size_dist: self.size_dist.clone(),
-            profile: self.profile.clone(),
             traffic_seed: self.traffic_seed,
-            on_time: self.on_time.clone(),
-            off_time: self.off_time.clone(),
-            rr_timeout_ms: self.rr_timeout_ms,
-            udp_datapath: self.udp_datapath.map(|d| d.name().to_string()),
+            load_streams: self.load_streams,
+            load_duration_s: self.load_duration,
+            udp_buffer_bytes: self.udp_buffer,
             runs: self.runs,
-            confidence: self.confidence,
-            ci_width: self.ci_width,
+            confidence_pct: self.confidence,
+            ci_width_pct: self.ci_width,
             min_runs: self.min_runs,
             max_runs: self.max_runs,
             order: self.order.clone(),
             seed: self.seed,
             warmup: self.warmup,
             retries: self.retries,
-            socket: any_socket.then_some(socket),
-            udp_socket,
-            load: self.load.map(|l| {
-                match l {
-                    crate::cmd_run::LoadArg::Upload => "upload",
-                    crate::cmd_run::LoadArg::Download => "download",
-                    crate::cmd_run::LoadArg::Both => "both",
-                }
-                .to_string()
-            }),
-            load_streams: self.load_streams,
-            load_duration_s: self.load_duration,
-            idle_s: self.idle,
-            probe_rate: self.probe_rate,
-            probe_size: self.probe_size,
-            // Set by presets and spec files; `report --percent-of` chooses per report.
-            percent_of: None,
-            cv_target_pct: None,
-        })
+            label: self.label.clone(),
+        }
+    }
+
+    /// Whether any flag that shapes the study was given (`--resume` ignores them).
+    fn gives_study_flags(&self) -> anyhow::Result<bool> {
+        let layer = self.study_options().layer(&self.opts.clone().into())?;
+        Ok(layer != SpecFile::default() || self.preset.is_some() || self.spec.is_some())
     }
 
     /// Preset, then spec file, then flags.
     fn resolve(&self) -> anyhow::Result<StudySpec> {
-        let mut layer = SpecFile::default();
-        if let Some(name) = &self.preset {
-            let p = study::presets::find(name).with_context(|| {
-                format!("no preset '{name}' (see `dualperf study --list-presets`)")
-            })?;
-            layer = p.spec.clone();
-            if layer.label.is_none() {
-                layer.label = Some(format!("preset {}", p.name));
-            }
-        }
-        if let Some(path) = &self.spec {
-            let text = read_spec_file(path)?;
-            let file = SpecFile::from_toml(&text)
-                .with_context(|| format!("in study spec {}", path.display()))?;
-            layer = layer.merge(&file);
-        }
-        layer = layer.merge(&self.as_layer()?);
-        // An IP-address host has one family: it decides the families unless they were
-        // given, and a family it cannot have is refused before anything starts.
-        if let Some(lit) = self.host.as_deref().and_then(crate::args::literal_family) {
-            let host = self.host.as_deref().unwrap_or_default();
-            match &layer.families {
-                None => layer.families = Some(vec![lit.number()]),
-                Some(fams) if fams.iter().any(|&f| f != lit.number()) => bail!(
-                    "{host} is an {lit} address, so it cannot be tested over the other family; \
-                     use --families {} or give a host name with both A and AAAA records",
-                    lit.number()
-                ),
-                Some(_) => {}
-            }
-        }
-        if self.peer == Peer::Iperf3 && layer.tests.is_none() {
-            // iperf3 has no request/response test: its default study is the stream tests.
-            layer.tests = Some(vec!["tcp-stream".into(), "udp-stream".into()]);
-        }
-        if self.peer == Peer::Iperf3 && layer.udp_method.is_none() {
-            // An iperf3 server runs one offered rate per test: no search.
-            layer.udp_method = Some("fixed".into());
-        }
-        if self.peer == Peer::Iperf3 {
-            // The iperf3 datapath sends and receives one datagram per call, like iperf3.
-            match layer.udp_datapath.as_deref() {
-                None | Some("auto") | Some("per-datagram") => {
-                    layer.udp_datapath = Some("per-datagram".into())
-                }
-                Some(other) => bail!(
-                    "--udp-datapath {other} is not available with --peer iperf3: \
-                     its streams go one datagram per system call (per-datagram)"
-                ),
-            }
-        }
-        let clock_seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1);
-        Ok(layer.resolve(clock_seed)?)
+        let layers = runner::Layers {
+            preset: self.preset.as_deref(),
+            spec_file: self.spec.as_deref(),
+            host: self.target.host.as_deref(),
+            iperf3: self.target.peer == Peer::Iperf3,
+        };
+        Ok(runner::resolve_study(
+            &self.opts.clone().into(),
+            &self.study_options(),
+            &layers,
+        )?)
     }
-}
-
-/// Largest study spec file read (a spec is a few hundred bytes).
-const MAX_SPEC_FILE_BYTES: u64 = 1 << 20;
-
-/// Read `--spec`, at most [`MAX_SPEC_FILE_BYTES`] (`/dev/zero` is refused, not read
-/// until memory runs out).
-fn read_spec_file(path: &std::path::Path) -> anyhow::Result<String> {
-    use std::io::Read;
-    let what = || format!("cannot read study spec {}", path.display());
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .with_context(what)?
-        .take(MAX_SPEC_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .with_context(what)?;
-    if bytes.len() as u64 > MAX_SPEC_FILE_BYTES {
-        bail!(
-            "study spec {} is larger than {MAX_SPEC_FILE_BYTES} bytes; is it the right file?",
-            path.display()
-        );
-    }
-    String::from_utf8(bytes)
-        .with_context(|| format!("study spec {} is not UTF-8 text", path.display()))
 }
 
 /// A campaign without `--label` is named after the system that ran it, as the studies
@@ -601,7 +309,7 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     if let Some(id) = args.resume {
         return resume(args, id, crate::interrupt::study_stop_flag());
     }
-    if let Some(list) = args.profile.as_deref().filter(|p| p.contains(',')) {
+    if let Some(list) = args.opts.profile.as_deref().filter(|p| p.contains(',')) {
         let list = list.to_string();
         return profile_axis(args, &list);
     }
@@ -611,7 +319,7 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     connect_timeout(&args)?;
     if args.dry_run {
         // A plan the peer cannot run is refused here too, not only when it starts.
-        if args.peer == Peer::Iperf3 {
+        if args.target.peer == Peer::Iperf3 {
             if let Some(why) = iperf3_peer::refuse_rr(&spec) {
                 bail!("{why}");
             }
@@ -697,7 +405,7 @@ fn profile_axis(args: StudyArgs, list: &str) -> anyhow::Result<ExitCode> {
     let mut plans = Vec::new();
     for n in &names {
         let mut a = args.clone();
-        a.profile = Some((*n).to_string());
+        a.opts.profile = Some((*n).to_string());
         a.label = Some(match args.label.as_deref() {
             Some(l) => format!("{l} {n}"),
             None => (*n).to_string(),
@@ -708,7 +416,7 @@ fn profile_axis(args: StudyArgs, list: &str) -> anyhow::Result<ExitCode> {
     connect_timeout(&args)?;
     if args.dry_run {
         for (i, (a, spec)) in plans.iter().enumerate() {
-            if a.peer == Peer::Iperf3 {
+            if a.target.peer == Peer::Iperf3 {
                 if let Some(why) = iperf3_peer::refuse_rr(spec) {
                     bail!("{why}");
                 }
@@ -781,34 +489,33 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
     };
     let client_md = host_md("client");
     let mut args = args;
-    if args.host.is_none() && args.lab.is_none() {
+    if args.target.host.is_none() && args.target.lab.is_none() {
         match client_md.get(journal::TARGET_KEY).map(String::as_str) {
             Some("lab") => {
                 let req = lab_target::LabRequest::from_metadata(&host_md("lab"))
                     .with_context(|| format!("campaign {id} ran in a lab"))?;
-                args.lab = Some(req.topology);
-                args.lab_rate = req.rate_bps;
-                args.lab_mtu = req.mtu_bytes;
-                if args.port.is_none() {
-                    args.port = host_md("lab")
+                args.target.lab = Some(req.topology);
+                args.target.lab_rate = req.rate_bps;
+                args.target.lab_mtu = req.mtu_bytes;
+                if args.target.port.is_none() {
+                    args.target.port = host_md("lab")
                         .get("lab.server_port")
                         .and_then(|p| p.parse().ok());
                 }
             }
             Some(t) => {
                 if let Some((host, port)) = t.rsplit_once(' ') {
-                    args.host = Some(host.to_string());
-                    args.port = port.parse().ok().or(args.port);
+                    args.target.host = Some(host.to_string());
+                    args.target.port = port.parse().ok().or(args.target.port);
                 }
             }
             None => {}
         }
         if client_md.get(exec::PEER_KEY).map(String::as_str) == Some("iperf3") {
-            args.peer = Peer::Iperf3;
+            args.target.peer = Peer::Iperf3;
         }
     }
-    let given = args.as_layer()?;
-    if given != SpecFile::default() || args.preset.is_some() || args.spec.is_some() {
+    if args.gives_study_flags()? {
         eprintln!(
             "dualperf: warning: --resume uses campaign {id}'s stored study; the study flags given are ignored"
         );
@@ -843,13 +550,14 @@ fn run_campaign(
     exec: &mut exec::Exec,
     stop: &AtomicBool,
 ) -> anyhow::Result<ExitCode> {
-    let mut journal = journal::StoreJournal::new(store, campaign_id, spec, args.quiet);
+    let mut journal =
+        journal::StoreJournal::new(store, campaign_id, spec, journal::Shown::new(args.quiet));
     let runner = study::Runner::new(spec)
         .with_history(past)
         .with_stop_flag(stop);
     let result = runner.run(exec, &mut journal);
-    journal.finish_progress();
-    let mut store = journal.into_store();
+    let (mut store, mut shown) = journal.into_parts();
+    shown.finish();
     let busy = exec.busy_count();
     if let Some(b) = busy {
         iperf3_peer::record_busy(&mut store, campaign_id, b)?;
@@ -861,7 +569,7 @@ fn run_campaign(
                 "dualperf: campaign {campaign_id} interrupted; continue it with `dualperf study --db {} --resume {campaign_id}`",
                 args.db
             );
-            return Ok(ExitCode::from(130));
+            return Ok(crate::exit::code(crate::exit::INTERRUPTED));
         }
         Err(e) => bail!(
             "{e}; continue the campaign with `dualperf study --db {} --resume {campaign_id}`",
@@ -884,7 +592,7 @@ fn run_campaign(
         }
     }
     Ok(if failed_cells > 0 {
-        ExitCode::from(2)
+        crate::exit::code(crate::exit::NO_RUN)
     } else {
         ExitCode::SUCCESS
     })
@@ -1088,8 +796,11 @@ mod tests {
         let args = StudyArgs {
             preset: Some("002".into()),
             runs: Some(2),
-            duration: Some(0.5),
-            window: Some(65_536),
+            opts: crate::test_args::TestArgs {
+                duration: Some(0.5),
+                window: Some(65_536),
+                ..Default::default()
+            },
             db: "x.db".into(),
             connect_timeout: 5.0,
             ..StudyArgs::default()

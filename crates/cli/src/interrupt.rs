@@ -31,7 +31,7 @@ pub fn study_stop_flag() -> Arc<AtomicBool> {
                     removed.len()
                 );
             }
-            std::process::exit(130);
+            std::process::exit(crate::exit::INTERRUPTED.into());
         }
         eprintln!("\ndualperf: stopping after the current run (Ctrl-C again to abort now)");
     });
@@ -53,7 +53,7 @@ pub fn remove_labs_and_exit() -> anyhow::Result<()> {
             "dualperf: interrupted; removed the lab ({} namespace(s))",
             removed.len()
         );
-        std::process::exit(130);
+        std::process::exit(crate::exit::INTERRUPTED.into());
     })
     .context("cannot install the Ctrl-C handler")
 }

@@ -3,7 +3,7 @@
 //! the user typed into calls on the library crates.
 #![forbid(unsafe_code)]
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// `print!` that returns the write's `io::Result` instead of panicking: a reader that
@@ -27,13 +27,17 @@ macro_rules! outln {
 mod args;
 mod cmd_lab;
 mod cmd_model;
+mod cmd_man;
 mod cmd_report;
 mod cmd_run;
 mod cmd_server;
 mod cmd_study;
+mod exit;
 mod interrupt;
 mod lab_server;
 mod out_files;
+mod progress;
+mod test_args;
 
 /// IPv4-vs-IPv6 network performance studies: traffic generation, measurement,
 /// repetition to a confidence target, a results database, significance tests and reports.
@@ -46,6 +50,7 @@ mod out_files;
     version,
     about,
     long_about,
+    after_long_help = exit::HELP,
     propagate_version = true
 )]
 struct Cli {
@@ -73,10 +78,23 @@ enum Command {
     Lab(cmd_lab::LabArgs),
     /// The theoretical maximum goodput of a link (Ethernet, tbf, 802.11) per payload size.
     Model(Box<cmd_model::ModelArgs>),
+    /// Write the manual pages (dualperf.1 and one per subcommand) into a directory.
+    Man(cmd_man::ManArgs),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout and succeed; a usage error is exit::USAGE.
+            let _ = e.print();
+            return if e.use_stderr() {
+                exit::code(exit::USAGE)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
     let result = dispatch(cli.command);
     match result {
         Ok(code) => code,
@@ -87,7 +105,7 @@ fn main() -> ExitCode {
             // An error may quote a peer or a database: no escape sequences reach the terminal.
             let text = format!("{err:#}");
             eprintln!("dualperf: error: {}", wire::text::terminal_safe(&text));
-            ExitCode::from(1)
+            exit::code(exit::ERROR)
         }
     }
 }
@@ -111,5 +129,6 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Report(a) => cmd_report::main(a),
         Command::Lab(a) => cmd_lab::main(a),
         Command::Model(a) => cmd_model::main(*a),
+        Command::Man(a) => cmd_man::main(a, Cli::command()),
     }
 }

@@ -120,7 +120,7 @@ fn what_does_not_apply_is_refused_before_any_traffic() {
         (vec!["-t", "rrul", "-d", "0.5"], "at least 1 s"),
         (
             vec!["-t", "rrul", "--probe-rate", "0"],
-            "probe rate must be between 1 and",
+            "(--probe-rate) 0 is out of range: give between 1 and",
         ),
         (
             vec!["-t", "rrul", "-d", "2", "--probe-rate", "2"],

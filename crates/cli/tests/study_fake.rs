@@ -535,3 +535,89 @@ fn export_into_a_pipe_closed_early_is_no_error() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A study whose stderr is a pipe (a log file, CI) gets progress lines instead of the
+/// bar, which draws nothing there. The interval is shortened to 0.3 s through
+/// `DUALPERF_PROGRESS_INTERVAL_S`; the fake runs take their 0.5 s each in real time, so
+/// the 12 runs last at least 6 s whatever the load: several lines are due. Only counts
+/// and the lines' form are checked, not when they came.
+#[test]
+fn a_study_writing_to_a_pipe_prints_well_formed_progress_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir, "p.db");
+    let args = [
+        "study",
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "128",
+        "--runs",
+        "6",
+        "--duration",
+        "0.5",
+        "--db",
+        &db,
+    ];
+    // The fake executor, progress lines every 0.3 s; stderr is a pipe.
+    let with_progress = |args: &[&str]| {
+        std::process::Command::new(BIN)
+            .args(args)
+            .env("DUALPERF_STUDY_FAKE", "1")
+            .env("DUALPERF_PROGRESS_INTERVAL_S", "0.3")
+            .output()
+            .expect("the dualperf binary runs")
+    };
+    let o = with_progress(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("dualperf: progress: "))
+        .collect();
+    assert!(lines.len() >= 2, "{}", text(&o));
+    let mut last_done = 0;
+    for l in &lines {
+        // "dualperf: progress: D/E runs, T elapsed[, now CELL run R/N]"
+        let rest = &l["dualperf: progress: ".len()..];
+        let (counts, rest) = rest.split_once(" runs, ").expect(l);
+        let (done, expected) = counts.split_once('/').expect(l);
+        let (done, expected): (u64, u64) = (done.parse().expect(l), expected.parse().expect(l));
+        assert!(done <= expected && expected <= 12, "{l}");
+        assert!(done >= last_done, "progress went back: {l}");
+        last_done = done;
+        let (elapsed, now) = rest.split_once(" elapsed").expect(l);
+        assert!(
+            elapsed.ends_with('s')
+                && elapsed[..elapsed.len() - 1]
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == 'm'),
+            "{l}"
+        );
+        if !now.is_empty() {
+            assert!(now.starts_with(", now IPv"), "{l}");
+            assert!(now.contains(" tcp-stream 128 B run "), "{l}");
+        }
+    }
+    // `--quiet` asks for errors only: no progress lines.
+    let q_db = db_in(&dir, "q.db");
+    let quiet = with_progress(&[
+        "study",
+        "--quiet",
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "128",
+        "--runs",
+        "2",
+        "--duration",
+        "0.5",
+        "--db",
+        &q_db,
+    ]);
+    assert!(quiet.status.success(), "{}", text(&quiet));
+    assert!(
+        !String::from_utf8_lossy(&quiet.stderr).contains("progress:"),
+        "{}",
+        text(&quiet)
+    );
+}

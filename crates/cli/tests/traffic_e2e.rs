@@ -361,7 +361,7 @@ fn window_is_refused_where_it_does_not_apply() {
         assert!(
             e.contains("udp-stream only")
                 || e.contains("between 0.001 and")
-                || e.contains("windows per test"),
+                || e.contains("windows per run"),
             "{args:?}: {e}"
         );
     }

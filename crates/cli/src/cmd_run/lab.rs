@@ -68,10 +68,10 @@ pub(super) fn in_lab<T: Send>(
     family: wire::spec::Family,
     client: impl FnOnce(&str, u16) -> anyhow::Result<T> + Send,
 ) -> anyhow::Result<(T, BTreeMap<String, String>)> {
-    let Some(topology) = args.lab else {
+    let Some(topology) = args.target.lab else {
         bail!("--lab needs a topology (p2p or client-server)");
     };
-    let port = args.port.unwrap_or(engine::DEFAULT_PORT);
+    let port = args.target.port();
     if port == 0 {
         bail!("--port 0 cannot be used with --lab (the client must know the port)");
     }
@@ -82,8 +82,8 @@ pub(super) fn in_lab<T: Send>(
         }
     }
     let lab_spec = LabSpec {
-        rate_bps: args.lab_rate,
-        mtu: args.lab_mtu,
+        rate_bps: args.target.lab_rate,
+        mtu: args.target.lab_mtu,
         ..LabSpec::temporary(topology)
     };
     let lab = Lab::create(&lab_spec).context("cannot build the lab for --lab")?;

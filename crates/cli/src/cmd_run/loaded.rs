@@ -1,85 +1,24 @@
 //! `dualperf run -t rrul`: latency under load (engine::run_loaded) against a server,
 //! the embedded loopback server, or in a lab; a text summary or `--json`.
 
-use super::{connect_timeout_of, say, secs_to_ns, LoadArg, RunArgs};
+use super::{connect_timeout_of, say, RunArgs};
 use anyhow::{anyhow, bail, Context};
-use engine::{
-    ClientConfig, EmbeddedServer, LoadDirection, LoadedOpts, LoadedResult, LoadedSpec, Probes,
-};
+use engine::{ClientConfig, EmbeddedServer, LoadDirection, LoadedResult, LoadedSpec, Probes};
 use std::process::ExitCode;
-use wire::spec::{Family, SocketOpts, TestKind, DEFAULT_LOAD_WRITE_BYTES};
+use wire::spec::{Family, TestKind};
 
-fn spec_of(a: &RunArgs) -> anyhow::Result<LoadedSpec> {
-    let refused = [
-        (a.count.is_some(), "--count"),
-        (a.reverse || a.bidir, "--reverse/--bidir (use --load)"),
-        (a.rate.is_some() || a.rate_search, "--rate/--rate-search"),
-        (
-            a.idt.is_some()
-                || a.size_dist.is_some()
-                || a.profile.is_some()
-                || a.seed.is_some()
-                || a.on_time.is_some(),
-            "--idt/--size-dist/--profile/--seed/--on-time",
-        ),
-        (a.interval.is_some(), "--interval"),
-        (a.flowlabel.is_some(), "--flowlabel"),
-        (a.mss.is_some(), "--mss"),
-    ];
-    if let Some((_, what)) = refused.iter().find(|(on, _)| *on) {
-        bail!("{what} does not apply to -t rrul");
-    }
-    let family = crate::args::family_of(a.host.as_deref(), a.family)?;
-    let duration_ns = secs_to_ns("--duration", a.duration.unwrap_or(10.0))?;
-    let idle_ns = match a.idle {
-        Some(s) => secs_to_ns("--idle", s)?,
-        None => LoadedOpts::default().idle_ns,
-    };
-    let d = LoadedOpts::default();
-    let opts = LoadedOpts {
-        streams: a.streams.unwrap_or(d.streams),
-        load: a.load.map_or(d.load, |l| match l {
-            LoadArg::Upload => LoadDirection::Upload,
-            LoadArg::Download => LoadDirection::Download,
-            LoadArg::Both => LoadDirection::Both,
-        }),
-        probe_rate: a.probe_rate.unwrap_or(d.probe_rate),
-        probe_bytes: a.probe_size.unwrap_or(d.probe_bytes),
-        idle_ns,
-    };
-    let load_socket = SocketOpts {
-        sndbuf_bytes: a.sndbuf,
-        rcvbuf_bytes: a.rcvbuf,
-        nodelay: a.nodelay,
-        mss_bytes: None,
-        tos: a.tos,
-        flowlabel: None,
-        congestion: a.congestion.clone(),
-        dont_fragment: a.dont_fragment,
-    };
-    let write_bytes = a.size.unwrap_or(DEFAULT_LOAD_WRITE_BYTES);
-    let spec = LoadedSpec::new(family, write_bytes, duration_ns, &opts, load_socket);
-    spec.check().map_err(|e| anyhow!("{e}"))?;
-    // The parts are ordinary tests: check each as a server would, before any traffic.
-    for part in spec.parts(0) {
-        wire::proto::validate_spec(&part).map_err(|e| anyhow!("{e}"))?;
-    }
-    Ok(spec)
-}
-
-pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    if args.peer == crate::args::Peer::Iperf3 {
+pub fn main(args: &RunArgs, spec: LoadedSpec) -> anyhow::Result<ExitCode> {
+    if args.target.peer == crate::args::Peer::Iperf3 {
         bail!(
             "-t rrul needs a dualperf server: an iperf3 server runs one test at a time and has \
              no request/response test, so it cannot answer probes beside the load"
         );
     }
-    let spec = spec_of(args)?;
     let defaults = ClientConfig::default();
     let base = ClientConfig {
         connect_timeout: connect_timeout_of(args.connect_timeout)?,
         protocol_version: args.protocol_version.unwrap_or(defaults.protocol_version),
-        psk: crate::args::load_psk(args.psk_file.as_deref())?,
+        psk: crate::args::load_psk(args.target.psk_file.as_deref())?,
         ..defaults
     };
     let run = |host: &str, port: u16| {
@@ -89,12 +28,12 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
         engine::run_loaded(&cfg, &spec).map_err(|e| anyhow!("{e}"))
     };
     let mut lab_md = None;
-    let (result, embedded) = if args.lab.is_some() {
+    let (result, embedded) = if args.target.lab.is_some() {
         let (r, md) = super::lab_run::in_lab(args, spec.family, run)?;
         lab_md = Some(md);
         (r, false)
-    } else if let Some(h) = &args.host {
-        (run(h, args.port.unwrap_or(engine::DEFAULT_PORT))?, false)
+    } else if let Some(h) = &args.target.host {
+        (run(h, args.target.port())?, false)
     } else {
         let srv = EmbeddedServer::start()
             .map_err(|e| anyhow!("{e}"))

@@ -10,9 +10,6 @@ use serde_json::{json, Value};
 use std::process::ExitCode;
 use wire::spec::{Direction, TestSpec};
 
-/// iperf3's default port.
-pub const IPERF3_DEFAULT_PORT: u16 = 5201;
-
 /// `host:port`, with brackets around an IPv6 literal.
 fn endpoint(host: &str, port: u16) -> String {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
@@ -25,10 +22,10 @@ fn endpoint(host: &str, port: u16) -> String {
 
 /// The test refused when the user asks for something an iperf3 peer cannot do.
 fn check(args: &RunArgs, spec: &TestSpec) -> anyhow::Result<String> {
-    if args.lab.is_some() {
+    if args.target.lab.is_some() {
         bail!("--peer iperf3 cannot be combined with --lab (the lab runs a dualperf server)");
     }
-    let Some(host) = &args.host else {
+    let Some(host) = &args.target.host else {
         bail!("--peer iperf3 needs the HOST of an iperf3 server (`iperf3 -s` running there)");
     };
     if spec.kind.is_rr() {
@@ -39,7 +36,7 @@ fn check(args: &RunArgs, spec: &TestSpec) -> anyhow::Result<String> {
             spec.kind
         );
     }
-    if args.interval.is_some() {
+    if args.opts.interval.is_some() {
         eprintln!("dualperf: warning: --interval is ignored with --peer iperf3 (totals only)");
     }
     Ok(host.clone())
@@ -51,7 +48,7 @@ pub fn main(
     auth: Option<iperf3::auth::ClientAuth>,
 ) -> anyhow::Result<ExitCode> {
     let host = check(args, spec)?;
-    let port = args.port.unwrap_or(IPERF3_DEFAULT_PORT);
+    let port = args.target.port();
     let opts = iperf3::ClientOptions {
         connect_timeout: super::connect_timeout_of(args.connect_timeout)?,
         auth,

@@ -94,22 +94,22 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
     }
     let timeout = connect_timeout(args)?;
     let auth = iperf3_peer::auth_of(args)?;
-    if args.peer == Peer::Iperf3 {
+    if args.target.peer == Peer::Iperf3 {
         if let Some(why) = iperf3_peer::refuse_rr(spec) {
             bail!("{why}");
         }
         let lab = match lab_request_of(args) {
-            Some(req) => Some(LabTarget::start(&req, args.port(), LabServer::Iperf3)?),
-            None if args.host.is_none() => bail!(
+            Some(req) => Some(LabTarget::start(&req, args.target.port(), LabServer::Iperf3)?),
+            None if args.target.host.is_none() => bail!(
                 "--peer iperf3 needs the HOST of an iperf3 server (`iperf3 -s` running there), or --lab"
             ),
             None => None,
         };
         return Ok(Exec::Iperf3(Box::new(
             Iperf3Exec::new(
-                args.host.as_deref(),
+                args.target.host.as_deref(),
                 lab,
-                args.port(),
+                args.target.port(),
                 timeout,
                 stop.clone(),
             )
@@ -117,7 +117,7 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
         )));
     }
     if let Some(req) = lab_request_of(args) {
-        let lab = LabTarget::start(&req, args.port(), LabServer::Dualperf)?;
+        let lab = LabTarget::start(&req, args.target.port(), LabServer::Dualperf)?;
         return Ok(Exec::Engine(Box::new(EngineExec {
             host: None,
             port: lab.port(),
@@ -133,8 +133,8 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
         })));
     }
     let mut pinning = None;
-    let (server, port) = match &args.host {
-        Some(_) => (None, args.port()),
+    let (server, port) = match &args.target.host {
+        Some(_) => (None, args.target.port()),
         None => {
             let mut cfg = engine::ServerConfig::private();
             pinning = Some(if args.no_pin {
@@ -163,14 +163,14 @@ pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyho
         }
     };
     Ok(Exec::Engine(Box::new(EngineExec {
-        host: args.host.clone(),
+        host: args.target.host.clone(),
         port,
         connect_timeout: timeout,
         _server: server,
         pinning,
         lab: None,
         client_info: BTreeMap::new(),
-        psk: crate::args::load_psk(args.psk_file.as_deref())?,
+        psk: crate::args::load_psk(args.target.psk_file.as_deref())?,
         stop: stop.clone(),
         udp_method: spec.udp_method,
         rrul: spec.rrul,
@@ -185,9 +185,9 @@ impl Exec {
         let (version, revision) = version_and_revision();
         md.insert("dualperf.version".into(), version);
         md.insert("dualperf.git_revision".into(), revision);
-        let target = match (&args.host, self.lab_target()) {
+        let target = match (&args.target.host, self.lab_target()) {
             (_, Some(_)) => "lab".to_string(),
-            (Some(h), None) => format!("{h} {}", args.port()),
+            (Some(h), None) => format!("{h} {}", args.target.port()),
             (None, None) => "embedded".to_string(),
         };
         md.insert(TARGET_KEY.into(), target);
@@ -249,11 +249,11 @@ impl Exec {
             ),
             (Exec::Iperf3(_), _) => format!(
                 "iperf3 server {} port {}",
-                args.host.as_deref().unwrap_or("?"),
-                args.port()
+                args.target.host.as_deref().unwrap_or("?"),
+                args.target.port()
             ),
-            _ => match &args.host {
-                Some(h) => format!("dualperf server {h} port {}", args.port()),
+            _ => match &args.target.host {
+                Some(h) => format!("dualperf server {h} port {}", args.target.port()),
                 None => "embedded loopback server".into(),
             },
         }
@@ -283,10 +283,10 @@ impl Exec {
 
 /// The lab a `--lab` study asks for (flags only; `--resume` fills them from metadata).
 pub fn lab_request_of(args: &StudyArgs) -> Option<LabRequest> {
-    args.lab.map(|topology| LabRequest {
+    args.target.lab.map(|topology| LabRequest {
         topology,
-        rate_bps: args.lab_rate,
-        mtu_bytes: args.lab_mtu,
+        rate_bps: args.target.lab_rate,
+        mtu_bytes: args.target.lab_mtu,
     })
 }
 

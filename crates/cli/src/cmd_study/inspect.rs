@@ -721,7 +721,7 @@ pub fn import_main(args: ImportArgs) -> anyhow::Result<ExitCode> {
             sum.skipped.len(),
             args.other
         );
-        return Ok(ExitCode::from(1));
+        return Ok(crate::exit::code(crate::exit::ERROR));
     }
     Ok(ExitCode::SUCCESS)
 }

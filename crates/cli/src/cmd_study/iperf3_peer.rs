@@ -230,9 +230,9 @@ pub fn record_busy(
 /// The iperf3 credentials of `--iperf3-username` / `--iperf3-rsa-public-key`.
 pub fn auth_of(args: &super::StudyArgs) -> anyhow::Result<Option<iperf3::auth::ClientAuth>> {
     crate::args::iperf3_auth(
-        args.peer,
-        args.iperf3_username.as_deref(),
-        args.iperf3_rsa_public_key.as_deref(),
+        args.target.peer,
+        args.target.iperf3_username.as_deref(),
+        args.target.iperf3_rsa_public_key.as_deref(),
     )
 }
 

@@ -1,16 +1,16 @@
-//! The study journal of the binary: every finished attempt is committed to the results
-//! store (SQLite or PostgreSQL) before the next starts; host metadata is stored from the
-//! first successful run; the progress bar shows the current cell, run number, last
-//! result and ETA.
+//! The study journal as the binary shows it: the store journal and campaign lock are
+//! the runner's (`runner::campaign`); here are the progress bar (a terminal) or progress
+//! lines (anything else), opening the database with friendly errors, and the summary a
+//! finished study prints.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::collections::BTreeMap;
-use store::{CellRecord, DbTarget, HostInfo, NewRun, RunStatus, Store};
-use study::{
-    Cell, CellOutcome, Finished, Journal, PastRun, Progress, Slot, StudyOutcome, StudySpec,
-};
+use std::io::IsTerminal;
+use store::{DbTarget, Store};
+use study::{Cell, CellOutcome, Progress, StudyOutcome, StudySpec};
 use wire::metrics as m;
 use wire::spec::Family;
+
+pub use runner::campaign::{cell_records, history, CampaignLockGuard, StoreJournal, TARGET_KEY};
 
 /// Open the study's database for writing; an error from a read-only file or file
 /// system says so (SQLite only says "unable to open database file").
@@ -46,73 +46,32 @@ pub fn open_store(target: &DbTarget) -> anyhow::Result<Store> {
     }
 }
 
-/// This process's lock on a campaign, released when dropped (also on error and on a
-/// first Ctrl-C); a kill -9 leaves it, and the next `--resume` on this host sees that
-/// the PID is gone and takes it over.
-pub struct CampaignLockGuard {
-    db: DbTarget,
-    lock: store::CampaignLock,
-}
-
 /// Lock campaign `id` for this process, or fail naming the host and PID that runs it.
 pub fn lock_campaign(
     store: &mut Store,
     db: &DbTarget,
     id: i64,
 ) -> anyhow::Result<CampaignLockGuard> {
-    let host = net::sysinfo::host_name();
-    let me = store::CampaignLock {
-        campaign_id: id,
-        host: host.clone(),
-        pid: std::process::id(),
-        started_unix_s: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0),
-    };
-    let stale = |h: &store::CampaignLock| h.host == host && !net::sysinfo::process_alive(h.pid);
-    if let store::LockTaken::TookOverStale(old) = store.lock_campaign(&me, stale)? {
+    let (guard, stale) = runner::campaign::lock_campaign(store, db, id)?;
+    if let Some(old) = stale {
         eprintln!(
             "dualperf: campaign {id} was left locked by process {} on {}, which is gone; taking it over",
             old.pid, old.host
         );
     }
-    Ok(CampaignLockGuard {
-        db: db.clone(),
-        lock: me,
-    })
+    Ok(guard)
 }
 
-impl Drop for CampaignLockGuard {
-    fn drop(&mut self) {
-        if let Ok(mut s) = Store::open_target(&self.db) {
-            let _ = s.unlock_campaign(&self.lock);
-        }
-    }
-}
-
-/// Client metadata key holding where the study sends its tests ("embedded" or
-/// "HOST PORT"), so `--resume` reaches the same server.
-pub const TARGET_KEY: &str = "study.target";
-
-pub struct StoreJournal {
-    store: Store,
-    campaign_id: i64,
+/// The study's progress on stderr: a bar on a terminal (current cell, run number, last
+/// result, ETA), progress lines otherwise, nothing with `--quiet`.
+pub struct Shown {
     bar: ProgressBar,
-    runs_per_cell: String,
-    last: String,
-    client_md: Option<BTreeMap<String, String>>,
-    server_stored: bool,
-    consecutive_failures: u32,
+    /// Progress lines when stderr is not a terminal (the bar draws nothing there).
+    lines: Option<crate::progress::Lines>,
 }
 
-/// Stop the study after this many failed attempts in a row (server gone, network
-/// down): every further run would only fail, slowly. The failures stay recorded and
-/// `--resume` continues where it stopped.
-pub const MAX_CONSECUTIVE_FAILURES: u32 = 10;
-
-impl StoreJournal {
-    pub fn new(store: Store, campaign_id: i64, spec: &StudySpec, quiet: bool) -> StoreJournal {
+impl Shown {
+    pub fn new(quiet: bool) -> Shown {
         let bar = if quiet {
             ProgressBar::hidden()
         } else {
@@ -124,214 +83,40 @@ impl StoreJournal {
             }
             b
         };
-        let (lo, hi) = spec.runs_range();
-        let client_md = store
-            .campaign(campaign_id)
-            .ok()
-            .and_then(|c| c.hosts.into_iter().find(|h| h.role == "client"))
-            .map(|h| h.metadata);
-        StoreJournal {
-            store,
-            campaign_id,
-            bar,
-            runs_per_cell: if lo == hi {
-                lo.to_string()
-            } else {
-                format!("{lo}..{hi}")
-            },
-            last: "-".into(),
-            client_md,
-            server_stored: false,
-            consecutive_failures: 0,
-        }
+        let lines = (!quiet && !std::io::stderr().is_terminal())
+            .then(|| crate::progress::Lines::start(crate::progress::interval()));
+        Shown { bar, lines }
     }
 
-    pub fn finish_progress(&self) {
+    /// The study has ended: no more lines, the bar cleared.
+    pub fn finish(&mut self) {
+        if let Some(l) = self.lines.as_mut() {
+            l.stop();
+        }
         self.bar.finish_and_clear();
     }
-
-    pub fn into_store(self) -> Store {
-        self.store
-    }
-
-    fn store_hosts(&mut self, out: &study::RunOutput) -> Result<(), String> {
-        if !self.server_stored && !out.server_info.is_empty() {
-            let host = HostInfo {
-                role: "server".into(),
-                metadata: out.server_info.clone(),
-            };
-            self.store
-                .set_host(self.campaign_id, &host)
-                .map_err(|e| e.to_string())?;
-            self.server_stored = true;
-        }
-        if let Some(mut md) = self.client_md.take() {
-            if !out.client_info.is_empty() {
-                // The run's view (with the interface) over the host-only capture.
-                md.extend(out.client_info.clone());
-                let host = HostInfo {
-                    role: "client".into(),
-                    metadata: md,
-                };
-                self.store
-                    .set_host(self.campaign_id, &host)
-                    .map_err(|e| e.to_string())?;
-            } else {
-                self.client_md = Some(md);
-            }
-        }
-        Ok(())
-    }
 }
 
-impl Journal for StoreJournal {
-    fn record(&mut self, f: &Finished<'_>) -> Result<(), String> {
-        let (status, metrics, samples) = match &f.run.result {
-            Ok(o) => (
-                RunStatus::Ok,
-                o.metrics.clone(),
-                o.samples
-                    .iter()
-                    .map(|s| store::IntervalSample {
-                        start_ns: s.start_ns,
-                        end_ns: s.end_ns,
-                        metrics: s.metrics.clone(),
-                    })
-                    .collect(),
-            ),
-            Err(reason) => (
-                RunStatus::Failed {
-                    reason: reason.clone(),
-                },
-                BTreeMap::new(),
-                Vec::new(),
-            ),
-        };
-        self.store
-            .record_run(&NewRun {
-                campaign_id: self.campaign_id,
-                cell_index: f.cell.index,
-                repetition: f.slot.repetition,
-                warmup: f.slot.warmup,
-                attempt: f.attempt,
-                status,
-                metrics,
-                samples,
-                applied: match &f.run.result {
-                    Ok(o) => o.applied.clone(),
-                    Err(_) => Default::default(),
-                },
-                started_unix_ns: f.run.started_unix_ns,
-                duration_ns: f.run.duration_ns,
-            })
-            .map_err(|e| {
-                let which = if f.slot.warmup { "warm-up" } else { "run" };
-                format!(
-                    "could not record {} {which} {} (attempt {}), so it is not stored and will be measured again on resume: {e}",
-                    f.cell.label(),
-                    f.slot.repetition + 1,
-                    f.attempt + 1
-                )
-            })?;
-        self.last = match &f.run.result {
-            Ok(o) => format!("{}: {}", f.cell.label(), headline(f.cell, &o.metrics)),
-            Err(reason) => format!(
-                "{}: failed ({})",
-                f.cell.label(),
-                wire::text::terminal_safe_line(reason)
-            ),
-        };
-        self.bar.inc(1);
-        match &f.run.result {
-            Ok(o) => {
-                self.consecutive_failures = 0;
-                self.store_hosts(o)?;
-            }
-            Err(reason) => {
-                self.consecutive_failures += 1;
-                if self.consecutive_failures >= MAX_CONSECUTIVE_FAILURES {
-                    return Err(format!(
-                        "{MAX_CONSECUTIVE_FAILURES} runs in a row failed, the last with: {reason}"
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn cell_done(&mut self, cell: &Cell, outcome: &CellOutcome) -> Result<(), String> {
-        self.store
-            .set_cell_target(self.campaign_id, cell.index, outcome.target_met)
-            .map_err(|e| e.to_string())
-    }
-
-    fn starting(&mut self, cell: &Cell, slot: &Slot, attempt: u32, progress: &Progress) {
+impl runner::campaign::ProgressView for Shown {
+    fn starting(&mut self, progress: &Progress, current: &str, last: &str) {
         self.bar.set_length(progress.expected_slots);
         self.bar.set_position(progress.done_slots);
-        let what = if slot.warmup {
-            format!("warm-up {}", slot.repetition + 1)
-        } else {
-            format!("run {}/{}", slot.repetition + 1, self.runs_per_cell)
-        };
-        let retry = if attempt > 0 {
-            format!(" (retry {attempt})")
-        } else {
-            String::new()
-        };
-        self.bar.set_message(format!(
-            "{} {what}{retry} · last {}",
-            cell.label(),
-            self.last
-        ));
-    }
-}
-
-/// The one number that says how a run went: goodput for streams, RTT for RR.
-pub fn headline(cell: &Cell, metrics: &BTreeMap<String, f64>) -> String {
-    if cell.kind.is_rr() {
-        match metrics.get(m::RTT_MEAN_NS) {
-            Some(ns) => format!("RTT {:.1} µs", ns / 1e3),
-            None => "no RTT".into(),
+        if let Some(l) = &self.lines {
+            l.update(|s| {
+                s.done_runs = progress.done_slots;
+                s.expected_runs = progress.expected_slots;
+                s.current = current.to_string();
+            });
         }
-    } else {
-        match metrics.get(m::THROUGHPUT_BPS) {
-            Some(bps) => format!("{:.1} Mbit/s", bps / 1e6),
-            None => "no throughput".into(),
+        self.bar.set_message(format!("{current} · last {last}"));
+    }
+
+    fn recorded(&mut self) {
+        self.bar.inc(1);
+        if let Some(l) = &self.lines {
+            l.update(|s| s.done_runs += 1);
         }
     }
-}
-
-/// The store's cell records of a study.
-pub fn cell_records(campaign_id: i64, spec: &StudySpec) -> Vec<CellRecord> {
-    study::plan::cells(spec)
-        .into_iter()
-        .map(|c| CellRecord {
-            campaign_id,
-            cell_index: c.index,
-            family: c.family,
-            kind: c.kind,
-            payload_bytes: c.payload_bytes,
-            direction: c.direction,
-            spec_json: serde_json::to_string(&c.test).unwrap_or_default(),
-            target_met: None,
-        })
-        .collect()
-}
-
-/// The runs already recorded for a campaign, as the runner's history.
-pub fn history(store: &Store, campaign_id: i64) -> Result<Vec<PastRun>, store::StoreError> {
-    Ok(store
-        .run_details(campaign_id)?
-        .into_iter()
-        .map(|d| PastRun {
-            cell_index: d.cell_index,
-            warmup: d.run.warmup,
-            repetition: d.run.repetition,
-            attempt: d.attempt,
-            ok: d.run.status.is_ok(),
-            metrics: d.run.metrics,
-        })
-        .collect())
 }
 
 /// What a finished study prints: where the results are, and IPv4 vs IPv6 at a glance.

@@ -19,12 +19,12 @@ use wire::spec::{Bound, Family, TestKind, TestSpec};
 /// a lab, which the study builds itself).
 pub fn check_target(args: &StudyArgs, spec: &StudySpec) -> anyhow::Result<()> {
     // A plan the peer cannot run is the first thing to say, whether or not it answers.
-    if args.peer == Peer::Iperf3 {
+    if args.target.peer == Peer::Iperf3 {
         if let Some(why) = super::iperf3_peer::refuse_rr(spec) {
             anyhow::bail!("{why}");
         }
     }
-    let Some(host) = args.host.as_deref() else {
+    let Some(host) = args.target.host.as_deref() else {
         return Ok(());
     };
     if std::env::var_os(super::exec::FAKE_ENV).is_some_and(|v| v == "1") {
@@ -32,8 +32,8 @@ pub fn check_target(args: &StudyArgs, spec: &StudySpec) -> anyhow::Result<()> {
     }
     let timeout = connect_timeout(args)?;
     for &family in &spec.families {
-        let addr = resolve(host, args.port(), family)?;
-        let answered = match args.peer {
+        let addr = resolve(host, args.target.port(), family)?;
+        let answered = match args.target.peer {
             Peer::Dualperf => hello(args, host, family, timeout),
             // Resolution only: iperf3 has no test-free handshake, and a probe connection
             // is a client to it whose error path raced the study's first run (one reset
@@ -84,10 +84,10 @@ fn hello(
 ) -> anyhow::Result<()> {
     let mut spec = TestSpec::new(TestKind::TcpRr, family, 1);
     spec.bound = Bound::Count(1);
-    let mut cfg = engine::ClientConfig::new(host, args.port(), spec);
+    let mut cfg = engine::ClientConfig::new(host, args.target.port(), spec);
     cfg.connect_timeout = timeout;
     cfg.client_info = Some(Default::default());
-    cfg.psk = crate::args::load_psk(args.psk_file.as_deref())?;
+    cfg.psk = crate::args::load_psk(args.target.psk_file.as_deref())?;
     // Busy and "rejected" are answers from a working server (the study waits out the
     // one and records the other as each run's failure reason, e.g. a --max-duration
     // shorter than the runs, or the handshake's own test outlasting it on a loaded

@@ -1,0 +1,33 @@
+//! dualperf's application layer, below the command line and above the measuring crates:
+//! one options model ([`TestOptions`], with what a study or a single run adds) and one
+//! resolution of those options, a preset and a spec file into the tests to make
+//! ([`resolve_study`], [`resolve_run`]); the campaign lifecycle pieces that need no
+//! terminal ([`campaign`]: the store journal, the campaign lock). No argument parser: `cli` maps its flags onto
+//! these types.
+#![forbid(unsafe_code)]
+
+pub mod campaign;
+pub mod options;
+pub mod resolve;
+
+pub use options::{OneTest, RunTest, StudyOptions, TestOptions};
+pub use resolve::{literal_family, read_spec_file, resolve_run, resolve_study, Layers, RunSpec};
+
+/// Why options could not become a test, worded for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// An option the user gave, refused with what to do.
+    #[error("{0}")]
+    Option(String),
+    #[error("cannot read study spec {path}: {why}")]
+    SpecFile { path: String, why: String },
+    #[error("in study spec {path}: {source}")]
+    InSpecFile {
+        path: String,
+        source: study::SpecError,
+    },
+    #[error(transparent)]
+    Spec(#[from] study::SpecError),
+    #[error(transparent)]
+    Test(#[from] wire::proto::SpecError),
+}
