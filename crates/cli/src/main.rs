@@ -26,8 +26,8 @@ macro_rules! outln {
 
 mod args;
 mod cmd_lab;
-mod cmd_model;
 mod cmd_man;
+mod cmd_model;
 mod cmd_report;
 mod cmd_run;
 mod cmd_server;

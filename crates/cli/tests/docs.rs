@@ -5,7 +5,7 @@
 //!   order in an empty directory of their own, and what each prints (stdout and stderr
 //!   together) must match the lines shown under it, with `...` for any lines and `[..]`
 //!   for any text within a line. Studies run on the study crate's fake executor
-//!   (`DUALPERF_STUDY_FAKE=1`: no sockets, each run sleeps its duration); `dualperf run`
+//!   (`DUALPERF_STUDY_FAKE=instant`: no sockets, runs take no time); `dualperf run`
 //!   with no host talks to its embedded server on 127.0.0.1 / ::1 only. A block that runs
 //!   no study continues from the studies shown before it on other machines (README's
 //!   "compare two systems"): it starts with `debian.db` and `windows.db`, made by short
@@ -93,7 +93,7 @@ fn make_fixtures(dir: &Path) {
             .args(["study", "server.example", "--label", label, "--db"])
             .arg(dir.join(file))
             .args(["--sizes", "128", "--duration", "0.01", "--quiet"])
-            .env("DUALPERF_STUDY_FAKE", "1")
+            .env("DUALPERF_STUDY_FAKE", "instant")
             .env_remove("DUALPERF_DB")
             .output()
             .expect("the dualperf binary runs");
@@ -167,12 +167,9 @@ fn console_blocks_run_as_shown() {
     );
     assert!(cases >= 3, "README and guide show {cases} console blocks");
     eprintln!("docs: {commands} commands in {cases} console blocks");
-    // trycmd runs the cases on rayon's pool, one thread per CPU by default; most cases
-    // wait (the fake executor sleeps each run's duration), so run them all at once.
-    std::env::set_var("RAYON_NUM_THREADS", cases.to_string());
     trycmd::TestCases::new()
         .register_bin("dualperf", Path::new(BIN))
-        .env("DUALPERF_STUDY_FAKE", "1")
+        .env("DUALPERF_STUDY_FAKE", "instant")
         // The default, so that a DUALPERF_DB of the caller's cannot redirect a study.
         .env("DUALPERF_DB", "dualperf.db")
         .case(dir.path().join("*.md"))

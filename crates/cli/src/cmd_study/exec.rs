@@ -39,7 +39,10 @@ pub const PEER_KEY: &str = "study.peer";
 pub enum Exec {
     Engine(Box<EngineExec>),
     Iperf3(Box<Iperf3Exec>),
-    Fake(study::fake::FakeExecutor),
+    /// The fake executor; `true`: each run sleeps its duration (capped at 2 s), as a
+    /// real one takes time; `false` (`DUALPERF_STUDY_FAKE=instant`): it returns at once,
+    /// for tests that exercise a whole default study's bookkeeping, not its timing.
+    Fake(study::fake::FakeExecutor, bool),
 }
 
 pub struct EngineExec {
@@ -86,11 +89,21 @@ fn process_cpus() -> usize {
     *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// Whether [`FAKE_ENV`] asks for the fake executor: `Some(true)` for `1` (runs sleep
+/// their duration), `Some(false)` for `instant`.
+pub fn fake_requested() -> Option<bool> {
+    match std::env::var_os(FAKE_ENV) {
+        Some(v) if v == "1" => Some(true),
+        Some(v) if v == "instant" => Some(false),
+        _ => None,
+    }
+}
+
 /// The executor for these arguments; starts the embedded server when there is no host,
 /// or builds the lab (with its server) for `--lab`.
 pub fn open(args: &StudyArgs, spec: &StudySpec, stop: &Arc<AtomicBool>) -> anyhow::Result<Exec> {
-    if std::env::var_os(FAKE_ENV).is_some_and(|v| v == "1") {
-        return Ok(Exec::Fake(study::fake::FakeExecutor::default()));
+    if let Some(sleeps) = fake_requested() {
+        return Ok(Exec::Fake(Default::default(), sleeps));
     }
     let timeout = connect_timeout(args)?;
     let auth = iperf3_peer::auth_of(args)?;
@@ -219,7 +232,7 @@ impl Exec {
         match self {
             Exec::Engine(e) => e.lab.as_ref(),
             Exec::Iperf3(i) => i.lab(),
-            Exec::Fake(_) => None,
+            Exec::Fake(..) => None,
         }
     }
 
@@ -272,7 +285,7 @@ impl Exec {
         let lab = match self {
             Exec::Engine(e) => e.lab,
             Exec::Iperf3(i) => i.into_lab(),
-            Exec::Fake(_) => None,
+            Exec::Fake(..) => None,
         };
         match lab {
             Some(l) => l.close(),
@@ -302,10 +315,12 @@ impl Executor for Exec {
                 let _ = i.sleep_unless_stopped(retry_backoff(attempt));
                 i.execute(cell)
             }
-            Exec::Fake(f) => {
+            Exec::Fake(f, sleeps) => {
                 let a = f.execute(cell, slot, attempt);
-                let ns = u64::try_from(a.duration_ns).unwrap_or(0).min(2_000_000_000);
-                std::thread::sleep(Duration::from_nanos(ns));
+                if *sleeps {
+                    let ns = u64::try_from(a.duration_ns).unwrap_or(0).min(2_000_000_000);
+                    std::thread::sleep(Duration::from_nanos(ns));
+                }
                 Attempt {
                     started_unix_ns: now_unix_ns(),
                     ..a

@@ -27,7 +27,7 @@ pub fn check_target(args: &StudyArgs, spec: &StudySpec) -> anyhow::Result<()> {
     let Some(host) = args.target.host.as_deref() else {
         return Ok(());
     };
-    if std::env::var_os(super::exec::FAKE_ENV).is_some_and(|v| v == "1") {
+    if super::exec::fake_requested().is_some() {
         return Ok(());
     }
     let timeout = connect_timeout(args)?;
