@@ -54,21 +54,47 @@ pub fn link_state_of_iface(name: &str) -> LinkState {
     }
 }
 
-/// What /sys says the interface is: a radio if it has `wireless` or `phy80211`, else by
-/// its ARPHRD type (772 loopback, 1 Ethernet).
+/// What the interface is: a radio if /sys shows `wireless` or `phy80211` for it, else
+/// by its ARPHRD type (772 loopback, 1 Ethernet), asked of the kernel with
+/// SIOCGIFHWADDR, which answers for the calling thread's network namespace (a lab's
+/// interfaces are not in the /sys of the namespace that mounted it).
 fn kind_of(name: &str) -> LinkKind {
     let dir = Path::new("/sys/class/net").join(name);
     if dir.join("wireless").exists() || dir.join("phy80211").exists() {
         return LinkKind::Wifi;
     }
-    match std::fs::read_to_string(dir.join("type"))
-        .ok()
-        .and_then(|t| t.trim().parse::<u32>().ok())
-    {
-        Some(772) => LinkKind::Loopback,
-        Some(1) => LinkKind::Wired,
+    let sysfs_type = || {
+        std::fs::read_to_string(dir.join("type"))
+            .ok()
+            .and_then(|t| t.trim().parse::<u16>().ok())
+    };
+    match arphrd_type(name).or_else(sysfs_type) {
+        Some(libc::ARPHRD_LOOPBACK) => LinkKind::Loopback,
+        Some(libc::ARPHRD_ETHER) => LinkKind::Wired,
         _ => LinkKind::Unknown,
     }
+}
+
+/// The interface's hardware type (`ARPHRD_*`) from SIOCGIFHWADDR.
+fn arphrd_type(name: &str) -> Option<u16> {
+    let bytes = name.as_bytes();
+    if bytes.len() >= libc::IFNAMSIZ || bytes.contains(&0) {
+        return None;
+    }
+    let sock = socket2::Socket::new(socket2::Domain::UNIX, socket2::Type::DGRAM, None).ok()?;
+    // SAFETY: ifreq is plain old data; all-zero is a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, s) in req.ifr_name.iter_mut().zip(bytes) {
+        *d = *s as libc::c_char;
+    }
+    // SAFETY: `req` is a valid ifreq with a NUL-terminated name (IFNAMSIZ checked
+    // above, the rest zero) and outlives the call; the socket is open.
+    let rc = unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFHWADDR, &mut req) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: after a successful SIOCGIFHWADDR the kernel filled `ifru_hwaddr`.
+    Some(unsafe { req.ifr_ifru.ifru_hwaddr.sa_family })
 }
 
 pub(super) fn wireless_interfaces() -> Result<Vec<String>, WifiError> {
