@@ -1,11 +1,8 @@
 //! The link state (`net::wifi`) recorded with every run, both ends, before and after:
 //! a loopback run says loopback on each side in `run --json`, in the text summary, and
-//! in a study's stored per-run settings; a lab run names each namespace's veth as a
-//! wired link (read in the namespace, not in the host's /sys). The lab test needs root
-//! (skips with a reason outside CI).
+//! in a study's stored per-run settings. (Labs: `link_state_lab.rs`.)
 
 mod engine_common;
-mod support;
 use engine_common::*;
 
 fn assert_loopback_link(applied: &serde_json::Value, what: &str) {
@@ -100,25 +97,6 @@ fn a_study_stores_the_link_of_every_run() {
                 Some("loopback"),
                 "{key}: {a:?}"
             );
-        }
-    }
-}
-
-#[test]
-fn a_lab_run_reads_each_ends_veth_in_its_namespace_as_wired() {
-    if !support::labs_or_skip() {
-        return;
-    }
-    let _turn = serial();
-    let v = run_json(&["--lab", "p2p", "-t", "tcp-stream", "-d", "0.2"], &[]);
-    for side in ["client", "server"] {
-        let a = &v[side]["applied"];
-        for phase in ["before", "after"] {
-            assert_eq!(a[format!("link.{phase}.kind")], "wired", "{side}: {a}");
-            let iface = a[format!("link.{phase}.iface")]
-                .as_str()
-                .unwrap_or_default();
-            assert!(iface.starts_with("dp-"), "{side}: {a}");
         }
     }
 }
