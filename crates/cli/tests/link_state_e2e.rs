@@ -100,3 +100,85 @@ fn a_study_stores_the_link_of_every_run() {
         }
     }
 }
+
+/// A campaign whose runs recorded a transmit MCS that changed: the report warns, naming
+/// the side and the values; the same campaign with one MCS does not.
+#[test]
+fn the_report_warns_when_the_wifi_link_changed_during_a_campaign() {
+    use store::{CellRecord, NewCampaign, NewRun, RunStatus, Store};
+    use wire::spec::{Direction, Family, TestKind};
+    let dir = tempfile::tempdir().unwrap();
+    for (name, mcs, warned) in [
+        ("moved", ["9", "9", "7"], true),
+        ("steady", ["9"; 3], false),
+    ] {
+        let db = dir.path().join(format!("{name}.db"));
+        let mut s = Store::open(&db).unwrap();
+        let id = s
+            .create_campaign(&NewCampaign {
+                label: name.into(),
+                created_unix_s: 1_700_000_000,
+                command_line: "dualperf study".into(),
+                spec_json: "{}".into(),
+                dualperf_version: "0.1.0".into(),
+                git_revision: "test".into(),
+            })
+            .unwrap();
+        let families = [Family::V4, Family::V6];
+        let cells: Vec<CellRecord> = (0..2)
+            .map(|i| CellRecord {
+                campaign_id: id,
+                cell_index: i,
+                family: families[i as usize],
+                kind: TestKind::TcpStream,
+                payload_bytes: 1024,
+                direction: Direction::Forward,
+                spec_json: "{}".into(),
+                target_met: None,
+            })
+            .collect();
+        s.add_cells(&cells).unwrap();
+        for cell in 0..2u32 {
+            for (rep, mcs) in mcs.iter().enumerate() {
+                let tput = 500e6 + 1e6 * f64::from(rep as u32) + 3e6 * f64::from(cell);
+                s.record_run(&NewRun {
+                    campaign_id: id,
+                    cell_index: cell,
+                    repetition: rep as u32,
+                    warmup: false,
+                    attempt: 0,
+                    status: RunStatus::Ok,
+                    metrics: [
+                        (wire::metrics::THROUGHPUT_BPS.to_string(), tput),
+                        (wire::metrics::DURATION_S.to_string(), 1.0),
+                    ]
+                    .into(),
+                    samples: Vec::new(),
+                    applied: [
+                        ("client.link.before.kind".to_string(), "wifi".to_string()),
+                        ("client.link.before.tx_mcs".to_string(), mcs.to_string()),
+                        ("client.link.after.tx_mcs".to_string(), mcs.to_string()),
+                    ]
+                    .into(),
+                    started_unix_ns: 1_700_000_000_000_000_000 + rep as i64,
+                    duration_ns: 1_000_000_000,
+                })
+                .unwrap();
+            }
+        }
+        drop(s);
+        let o = bin()
+            .args(["report", "--db"])
+            .arg(&db)
+            .args(["--format", "markdown"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(
+            text.contains("the Wi-Fi link changed during the campaign (client transmit MCS 7, 9)"),
+            warned,
+            "{name}:\n{text}"
+        );
+    }
+}
