@@ -1038,6 +1038,31 @@ mod tests {
     }
 
     #[test]
+    fn legacy_rates_name_their_phy_by_band_and_ht_indexes_give_streams() {
+        let legacy = |b| RateInfo {
+            bitrate_100kbps: Some(b),
+            ..RateInfo::default()
+        };
+        assert_eq!(legacy(110).standard(Some(Band::G2_4)), Some(Standard::B));
+        assert_eq!(legacy(540).standard(Some(Band::G2_4)), Some(Standard::G));
+        assert_eq!(legacy(540).standard(Some(Band::G5)), Some(Standard::A));
+        assert_eq!(legacy(540).standard(None), None);
+        assert_eq!(legacy(540).guard_interval_ns(), None);
+        assert_eq!(legacy(540).mcs(), None);
+        let ht = |m| RateInfo {
+            ht_mcs: Some(m),
+            ..RateInfo::default()
+        };
+        assert_eq!(ht(15).streams(), Some(2));
+        assert_eq!(ht(31).streams(), Some(4));
+        // MCS 32 and the unequal-modulation 33–76 do not map to a stream count this way.
+        assert_eq!(ht(32).streams(), None);
+        assert_eq!(chan_width_mhz(4), Some(160));
+        assert_eq!(chan_width_mhz(13), Some(320));
+        assert_eq!(chan_width_mhz(99), None);
+    }
+
+    #[test]
     fn rsn_elements_that_lie_about_their_counts_are_refused() {
         // RSN with an AKM count of 9 but one suite.
         let mut ie = vec![48, 14, 1, 0, 0, 0x0f, 0xac, 4, 0, 0, 9, 0, 0, 0x0f, 0xac, 2];
