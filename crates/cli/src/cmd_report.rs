@@ -596,6 +596,7 @@ pub fn load_dataset(
             ..CampaignData::default()
         };
         run_ids.push(read_runs(&store, &mut campaign)?);
+        campaign.link_values = store.applied_value_counts(c.id, "%.link.%", 4096)?;
         let (target, missed) = confidence_misses(&store, c, &campaign)?;
         campaign.target = target;
         campaign.missed = missed;

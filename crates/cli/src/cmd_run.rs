@@ -566,13 +566,17 @@ fn summary(r: &RunResult, embedded: bool) -> String {
     }
     // Both ends: the receiver's side says how it received (datapath, low-water mark).
     for (side, applied) in [("client", &r.client.applied), ("server", &r.server.applied)] {
-        if !applied.is_empty() {
-            let kv: Vec<String> = applied.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            out.push_str(&format!(
-                "  {:<34} {}\n",
-                format!("socket ({side}, as applied)"),
-                kv.join(" ")
-            ));
+        // The link state (net::wifi) gets its own line; its reasons stay in --json.
+        let (link, socket): (Vec<_>, Vec<_>) = applied
+            .iter()
+            .filter(|(k, _)| !k.ends_with(".unavailable"))
+            .partition(|(k, _)| k.starts_with("link."));
+        for (what, kv) in [("socket", socket), ("link", link)] {
+            if !kv.is_empty() {
+                let kv: Vec<String> = kv.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let head = format!("{what} ({side}, as applied)");
+                out.push_str(&format!("  {head:<34} {}\n", kv.join(" ")));
+            }
         }
     }
     if let Some(search) = &r.rate_search {

@@ -103,6 +103,7 @@ pub fn run_client(
     let addr = resolve(&cfg.host, cfg.port, spec.family)?;
     let stream = connect(addr, cfg)?;
     let local = stream.local_addr().ctx("control connection")?;
+    let link_before = net::wifi::link_keys(local.ip(), "before");
     let client_info = cfg
         .client_info
         .clone()
@@ -126,7 +127,11 @@ pub fn run_client(
         r.shared.abort.store(true, Relaxed);
         r.workers.join();
     }
-    let (server, client, extra) = outcome?;
+    let (server, mut client, extra) = outcome?;
+    client.applied.extend(link_before);
+    client
+        .applied
+        .extend(net::wifi::link_keys(local.ip(), "after"));
     let (clock, clock_unavailable) = match clock_offset(&client_info, sess.server_info(), &clock) {
         None => (None, None),
         Some(Ok(c)) => (Some(c), None),

@@ -78,6 +78,7 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
         }
     }
     let mut test: Option<Test<'_>> = None;
+    let mut link_before = std::collections::BTreeMap::new();
     let mut outcome: Result<SideStats, String> = Err("connection closed".into());
     'session: loop {
         while let Some(m) = sess.poll_msg() {
@@ -112,6 +113,7 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
                                 if spec.udp_datapath.is_auto() {
                                     spec.udp_datapath = ctx.cfg.udp_datapath;
                                 }
+                                link_before = net::wifi::link_keys(local_ip, "before");
                                 test = Some(Test::new(spec, binding, data, guard));
                             }
                             Err(e) => sess.reject(ErrorCode::Internal, &e.to_string()),
@@ -134,7 +136,11 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
                 }
                 ServerEvent::PeerFinished(_) => {
                     if let Some(t) = test.take() {
-                        let stats = t.finish(clock_shift_ns);
+                        let mut stats = t.finish(clock_shift_ns);
+                        stats.applied.append(&mut link_before);
+                        stats
+                            .applied
+                            .extend(net::wifi::link_keys(local_ip, "after"));
                         outcome = Ok(stats.clone());
                         // `t` (and its busy slot) is gone before the result goes out, so
                         // a client that has its result can start the next test at once.

@@ -1,10 +1,11 @@
 //! What limits the conclusions, said before them: the smallest corrected p each
 //! comparison could reach with its runs (a plan too small to show any difference is
-//! a warning, not a finding of "no difference"), and the cells that missed their
-//! confidence target with the runs the target would roughly need.
+//! a warning, not a finding of "no difference"), the cells that missed their
+//! confidence target with the runs the target would roughly need, and a Wi-Fi link
+//! whose MCS, channel width or signal changed during a campaign.
 
 use crate::analysis::{Analysis, Comparison, ViewData};
-use crate::dataset::Dataset;
+use crate::dataset::{CampaignData, Dataset};
 use stats::{smallest_corrected_p, PrimaryTest, Reach};
 
 /// What one comparison could reach at best.
@@ -157,6 +158,66 @@ pub fn warnings(data: &Dataset, analysis: &Analysis) -> Vec<String> {
             cells.join("; ")
         ));
     }
+    for (c, label) in data.campaigns.iter().zip(&analysis.systems) {
+        let changes = link_changes(c);
+        if !changes.is_empty() {
+            out.push(format!(
+                "{label}: the Wi-Fi link changed during the campaign ({}). Rate adaptation moved the link's limit under the measurement, so its runs were not all measured over the same link; each run's link state is in its applied settings (link.before.*, link.after.*).",
+                changes.join("; ")
+            ));
+        }
+    }
+    out
+}
+
+/// The signal span (dB) over a campaign's recorded link states from which the signal
+/// counts as changed: a stated choice, about the SNR step between neighbouring MCSs
+/// (3–5 dB) twice over, so ordinary fading of a few dB does not warn.
+pub const SIGNAL_SPAN_DB: i64 = 10;
+
+/// What changed in a campaign's recorded Wi-Fi link, per side: the distinct transmit
+/// MCSs and channel widths when more than one, the signal range when it spans at least
+/// [`SIGNAL_SPAN_DB`]. Empty when nothing changed or nothing was recorded.
+pub fn link_changes(c: &CampaignData) -> Vec<String> {
+    let mut out = Vec::new();
+    for side in ["client", "server"] {
+        let values = |field: &str| -> Vec<&str> {
+            let mut v: Vec<&str> = c
+                .link_values
+                .iter()
+                .filter(|(k, _, _)| {
+                    k.strip_prefix(side)
+                        .and_then(|k| k.strip_prefix(".link."))
+                        .and_then(|k| k.split_once('.'))
+                        .is_some_and(|(phase, f)| {
+                            (phase == "before" || phase == "after") && f == field
+                        })
+                })
+                .map(|(_, v, _)| v.as_str())
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        for (field, words) in [
+            ("tx_mcs", "transmit MCS"),
+            ("width_mhz", "channel width (MHz)"),
+        ] {
+            let v = values(field);
+            if v.len() > 1 {
+                out.push(format!("{side} {words} {}", v.join(", ")));
+            }
+        }
+        let signal: Vec<i64> = values("signal_dbm")
+            .iter()
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        if let (Some(lo), Some(hi)) = (signal.iter().min(), signal.iter().max()) {
+            if hi - lo >= SIGNAL_SPAN_DB {
+                out.push(format!("{side} signal {lo} to {hi} dBm"));
+            }
+        }
+    }
     out
 }
 
@@ -171,5 +232,67 @@ fn metric_words(name: &str) -> &str {
         n if n == m::CPU_LOCAL_PCT => "local CPU",
         n if n == m::CPU_REMOTE_PCT => "remote CPU",
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn campaign(values: &[(&str, &str)]) -> CampaignData {
+        CampaignData {
+            link_values: values
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string(), 3))
+                .collect(),
+            ..CampaignData::default()
+        }
+    }
+
+    #[test]
+    fn a_changed_mcs_width_or_wide_signal_range_is_named_per_side() {
+        let c = campaign(&[
+            ("client.link.after.tx_mcs", "7"),
+            ("client.link.before.tx_mcs", "9"),
+            ("client.link.before.width_mhz", "80"),
+            ("server.link.after.signal_dbm", "-71"),
+            ("server.link.before.signal_dbm", "-58"),
+            ("server.link.before.tx_mcs", "9"),
+        ]);
+        assert_eq!(
+            link_changes(&c),
+            vec![
+                "client transmit MCS 7, 9".to_string(),
+                "server signal -71 to -58 dBm".to_string()
+            ]
+        );
+        let w = campaign(&[
+            ("client.link.before.width_mhz", "80"),
+            ("client.link.after.width_mhz", "40"),
+        ]);
+        assert_eq!(link_changes(&w), vec!["client channel width (MHz) 40, 80"]);
+    }
+
+    #[test]
+    fn a_steady_link_loopback_or_no_record_is_no_change() {
+        assert!(link_changes(&campaign(&[])).is_empty());
+        assert!(link_changes(&campaign(&[
+            ("client.link.before.kind", "loopback"),
+            ("client.link.after.kind", "loopback"),
+        ]))
+        .is_empty());
+        let steady = campaign(&[
+            ("client.link.before.tx_mcs", "9"),
+            ("client.link.after.tx_mcs", "9"),
+            ("client.link.before.signal_dbm", "-52"),
+            ("client.link.after.signal_dbm", "-61"),
+            // Not a link-state key of this side, though it ends alike.
+            ("client.linkx.before.tx_mcs", "3"),
+        ]);
+        assert!(
+            link_changes(&steady).is_empty(),
+            "{:?}",
+            link_changes(&steady)
+        );
     }
 }

@@ -45,6 +45,9 @@ pub struct CampaignData {
     pub loss_bound_pct: Option<f64>,
     /// The study's coefficient-of-variation criterion per cell, % (seed 004's 10 %).
     pub cv_target_pct: Option<f64>,
+    /// The link state its measured runs recorded (`client.link.before.tx_mcs`, …, from
+    /// `net::wifi`): (applied key, value, runs with it); empty where none was recorded.
+    pub link_values: Vec<(String, String, u64)>,
 }
 
 /// The per-interval samples of one run.

@@ -255,6 +255,31 @@ impl Store {
         Ok(out)
     }
 
+    /// How many measured runs (finished, not warm-ups) of a campaign applied each value
+    /// of the applied keys matching the SQL `LIKE` pattern `key_like`: (key, value,
+    /// runs) in key and value order, at most `limit` rows. The report's link-change
+    /// warning reads `%.link.%` this way without loading every run's settings.
+    pub fn applied_value_counts(
+        &self,
+        campaign_id: i64,
+        key_like: &str,
+        limit: u32,
+    ) -> Result<Vec<(String, String, u64)>, StoreError> {
+        if !self.conn.has_table("run_applied")? {
+            return Ok(Vec::new());
+        }
+        let rows = self.conn.query(
+            "SELECT a.key, a.value, count(*) FROM run_applied a
+             JOIN runs r ON r.id = a.run_id
+             WHERE r.campaign_id = ?1 AND r.ok = 1 AND r.warmup = 0 AND a.key LIKE ?2
+             GROUP BY a.key, a.value ORDER BY a.key, a.value LIMIT ?3",
+            params![campaign_id, key_like, i64::from(limit)],
+        )?;
+        rows.iter()
+            .map(|r| Ok((r.text(0)?, r.text(1)?, count(r.i64(2)?))))
+            .collect()
+    }
+
     /// The per-interval samples of one run, in interval order.
     pub fn samples(&self, run_id: i64) -> Result<Vec<IntervalSample>, StoreError> {
         let rows = self.conn.query(

@@ -510,3 +510,39 @@ fn run_chunks_read_only_the_metrics_asked_for() {
         .next_chunk();
     assert!(none.unwrap().unwrap()[0].run.metrics.is_empty());
 }
+
+#[test]
+fn applied_value_counts_group_the_measured_runs_values_of_matching_keys() {
+    let mut s = Store::open_in_memory().unwrap();
+    let id = s.create_campaign(&new_campaign("link")).unwrap();
+    s.add_cells(&[cell(id, 0, Family::V4, 128)]).unwrap();
+    for (rep, mcs, warmup, ok) in [
+        (0, "7", false, true),
+        (1, "9", false, true),
+        (2, "9", false, true),
+        (3, "5", true, true),
+        (4, "4", false, false),
+    ] {
+        let mut r = ok_run(id, 0, rep, 1.0);
+        r.warmup = warmup;
+        if !ok {
+            r.status = RunStatus::Failed { reason: "x".into() };
+        }
+        r.applied
+            .insert("client.link.before.tx_mcs".into(), mcs.into());
+        s.record_run(&r).unwrap();
+    }
+    let got = s.applied_value_counts(id, "%.link.%", 100).unwrap();
+    assert_eq!(
+        got,
+        vec![
+            ("client.link.before.tx_mcs".to_string(), "7".to_string(), 1),
+            ("client.link.before.tx_mcs".to_string(), "9".to_string(), 2),
+        ]
+    );
+    assert_eq!(s.applied_value_counts(id, "%.link.%", 1).unwrap().len(), 1);
+    assert!(s
+        .applied_value_counts(id, "server.%", 100)
+        .unwrap()
+        .is_empty());
+}

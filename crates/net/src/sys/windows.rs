@@ -362,7 +362,7 @@ pub(crate) mod sysinfo {
         s.encode_utf16().chain(std::iter::once(0)).collect()
     }
 
-    fn from_wide(p: *const u16) -> Option<String> {
+    pub(crate) fn from_wide(p: *const u16) -> Option<String> {
         if p.is_null() {
             return None;
         }
@@ -485,49 +485,7 @@ pub(crate) mod sysinfo {
     /// The adapter holding `addr`, from GetAdaptersAddresses: name, MTU, link speed and
     /// state (driver, firmware and offloads are not read on Windows).
     pub(crate) fn iface_fields_of(c: &mut Capture, addr: IpAddr) {
-        let mut size: u32 = 16 * 1024;
-        let mut buf: Vec<u64> = Vec::new();
-        let flags = GAA_FLAG_SKIP_ANYCAST | GAA_FLAG_SKIP_MULTICAST | GAA_FLAG_SKIP_DNS_SERVER;
-        let mut rc = ERROR_BUFFER_OVERFLOW;
-        for _ in 0..3 {
-            buf = vec![0u64; (size as usize).div_ceil(8)];
-            // SAFETY: `buf` holds `size` bytes, 8-byte aligned as the structures need.
-            rc = unsafe {
-                GetAdaptersAddresses(
-                    u32::from(AF_UNSPEC),
-                    flags,
-                    std::ptr::null(),
-                    buf.as_mut_ptr().cast(),
-                    &mut size,
-                )
-            };
-            if rc != ERROR_BUFFER_OVERFLOW {
-                break;
-            }
-        }
-        if rc != NO_ERROR {
-            c.missing
-                .push(format!("iface (GetAdaptersAddresses failed: error {rc})"));
-            return;
-        }
-        let mut cur = buf.as_ptr() as *const IP_ADAPTER_ADDRESSES_LH;
-        while !cur.is_null() {
-            // SAFETY: `cur` is a node of the list GetAdaptersAddresses wrote into `buf`.
-            let a = unsafe { &*cur };
-            cur = a.Next;
-            let mut u = a.FirstUnicastAddress;
-            let mut holds = false;
-            while !u.is_null() {
-                // SAFETY: `u` is a node of this adapter's unicast list inside `buf`.
-                let ua = unsafe { &*u };
-                u = ua.Next;
-                if let Some(ip) = sockaddr_ip(ua.Address.lpSockaddr) {
-                    holds |= ip == addr;
-                }
-            }
-            if !holds {
-                continue;
-            }
+        let found = with_adapter_of(addr, |a| {
             c.set("iface.name", from_wide(a.FriendlyName));
             c.set("iface.driver", from_wide(a.Description));
             c.set("iface.mtu_ipv4", Some(a.Mtu.to_string()));
@@ -550,9 +508,65 @@ pub(crate) mod sysinfo {
             );
             c.missing
                 .push("iface.firmware, iface.offload.* (not read on Windows)".to_string());
-            return;
+        });
+        match found {
+            Ok(Some(())) => {}
+            Ok(None) => c.missing.push(format!("iface (no interface holds {addr})")),
+            Err(rc) => c
+                .missing
+                .push(format!("iface (GetAdaptersAddresses failed: error {rc})")),
         }
-        c.missing.push(format!("iface (no interface holds {addr})"));
+    }
+
+    /// `f` applied to the adapter (from GetAdaptersAddresses) that holds `addr`;
+    /// `Ok(None)` if none does, `Err(code)` if the call failed.
+    pub(crate) fn with_adapter_of<R>(
+        addr: IpAddr,
+        f: impl FnOnce(&IP_ADAPTER_ADDRESSES_LH) -> R,
+    ) -> Result<Option<R>, u32> {
+        let mut size: u32 = 16 * 1024;
+        let mut buf: Vec<u64> = Vec::new();
+        let flags = GAA_FLAG_SKIP_ANYCAST | GAA_FLAG_SKIP_MULTICAST | GAA_FLAG_SKIP_DNS_SERVER;
+        let mut rc = ERROR_BUFFER_OVERFLOW;
+        for _ in 0..3 {
+            buf = vec![0u64; (size as usize).div_ceil(8)];
+            // SAFETY: `buf` holds `size` bytes, 8-byte aligned as the structures need.
+            rc = unsafe {
+                GetAdaptersAddresses(
+                    u32::from(AF_UNSPEC),
+                    flags,
+                    std::ptr::null(),
+                    buf.as_mut_ptr().cast(),
+                    &mut size,
+                )
+            };
+            if rc != ERROR_BUFFER_OVERFLOW {
+                break;
+            }
+        }
+        if rc != NO_ERROR {
+            return Err(rc);
+        }
+        let mut cur = buf.as_ptr() as *const IP_ADAPTER_ADDRESSES_LH;
+        while !cur.is_null() {
+            // SAFETY: `cur` is a node of the list GetAdaptersAddresses wrote into `buf`.
+            let a = unsafe { &*cur };
+            cur = a.Next;
+            let mut u = a.FirstUnicastAddress;
+            let mut holds = false;
+            while !u.is_null() {
+                // SAFETY: `u` is a node of this adapter's unicast list inside `buf`.
+                let ua = unsafe { &*u };
+                u = ua.Next;
+                if let Some(ip) = sockaddr_ip(ua.Address.lpSockaddr) {
+                    holds |= ip == addr;
+                }
+            }
+            if holds {
+                return Ok(Some(f(a)));
+            }
+        }
+        Ok(None)
     }
 
     fn sockaddr_ip(p: *const windows_sys::Win32::Networking::WinSock::SOCKADDR) -> Option<IpAddr> {
