@@ -158,6 +158,10 @@ pub struct RunArgs {
     /// Set the don't-fragment bit (IP_PMTUDISC_DO).
     #[arg(long)]
     dont_fragment: bool,
+    /// tcp-stream: send with MSG_ZEROCOPY (Linux; as iperf3's -Z); whether the kernel
+    /// copied anyway is recorded as applied.zerocopy_kernel_copied.
+    #[arg(long)]
+    zerocopy: bool,
     /// Per-transaction timeout of udp-rr, in milliseconds.
     #[arg(long, default_value_t = 200)]
     rr_timeout_ms: u64,
@@ -335,6 +339,7 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<TestSpec> {
     )?;
     spec.rr_timeout_ns = rr_timeout_ms * 1_000_000;
     spec.udp_datapath = a.udp_datapath;
+    spec.zerocopy = a.zerocopy;
     spec.traffic = traffic_model(a)?;
     if spec.traffic.is_some()
         && a.test != RunTest::One(TestKind::UdpStream)
@@ -554,6 +559,9 @@ struct JsonOut<'a> {
     /// `--stats-window`: per-window statistics, sender and receiver joined.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     windows: Vec<engine::WindowRow>,
+    /// `-P N` stream tests: each stream's bytes, goodput and share.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    streams: Vec<engine::StreamRow>,
     /// UDP streams: why the one-way delay metrics are absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     one_way_delay_unavailable: Option<String>,
@@ -565,6 +573,11 @@ fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String
         metrics: r.metrics(),
         intervals,
         windows: r.windows(),
+        streams: if r.spec.streams > 1 {
+            r.stream_rows()
+        } else {
+            Vec::new()
+        },
         one_way_delay_unavailable: (r.spec.kind == TestKind::UdpStream)
             .then(|| r.one_way_delay().err())
             .flatten(),
@@ -801,6 +814,19 @@ fn summary(r: &RunResult, embedded: bool) -> String {
                 Err(why) => {
                     out.push_str(&format!("    {:<32} unavailable: {why}\n", "one-way delay"))
                 }
+            }
+        }
+        if *g == "rate" && s.streams > 1 {
+            for st in r.stream_rows() {
+                let line = format!(
+                    "{} ({:.1} % of bytes)",
+                    fmt_bps(st.throughput_bps),
+                    st.share_pct
+                );
+                out.push_str(&format!(
+                    "    {:<32} {line}\n",
+                    format!("goodput, stream {}", st.stream_id)
+                ));
             }
         }
         if *g == "delivery and jitter" {

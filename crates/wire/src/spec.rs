@@ -474,6 +474,10 @@ pub struct TestSpec {
     /// send time. Absent on the wire when not used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_ns: Option<u64>,
+    /// TCP stream: send with MSG_ZEROCOPY (Linux; `--zerocopy`, as iperf3's `-Z`).
+    /// Absent on the wire when off, so older peers accept the spec.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub zerocopy: bool,
 }
 
 fn default_rr_timeout_ns() -> u64 {
@@ -498,6 +502,7 @@ impl TestSpec {
             traffic: None,
             group: None,
             window_ns: None,
+            zerocopy: false,
         }
     }
 }

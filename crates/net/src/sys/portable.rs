@@ -110,6 +110,43 @@ pub(crate) fn recv_each(
     Ok(batch.metas.len())
 }
 
+/// Zero-copy sending where the OS has no MSG_ZEROCOPY: refused, naming the OS. The
+/// sending calls are never reached (enabling fails first) and fail the same way.
+pub(crate) mod zerocopy_unsupported {
+    use crate::error::NetError;
+    use crate::zerocopy::Completions;
+    use std::io;
+    use std::net::TcpStream;
+    use std::time::Duration;
+
+    pub(crate) fn check_supported() -> Result<(), NetError> {
+        Err(crate::sockopt::unsupported_here(
+            "zero-copy sending (MSG_ZEROCOPY)",
+            ": it needs Linux 4.14 or later; drop --zerocopy",
+        ))
+    }
+
+    pub(crate) fn enable(_sock: &TcpStream) -> Result<(), NetError> {
+        check_supported()
+    }
+
+    fn refused() -> io::Error {
+        io::Error::new(io::ErrorKind::Unsupported, "MSG_ZEROCOPY is Linux only")
+    }
+
+    pub(crate) fn send(_sock: &TcpStream, _buf: &[u8]) -> io::Result<usize> {
+        Err(refused())
+    }
+
+    pub(crate) fn wait_error_queue(_sock: &TcpStream, _wait: Duration) -> io::Result<bool> {
+        Err(refused())
+    }
+
+    pub(crate) fn read_completions(_sock: &TcpStream) -> io::Result<Completions> {
+        Err(refused())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
