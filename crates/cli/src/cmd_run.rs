@@ -158,10 +158,11 @@ pub struct RunArgs {
     /// Set the don't-fragment bit (IP_PMTUDISC_DO).
     #[arg(long)]
     dont_fragment: bool,
-    /// tcp-stream: send with MSG_ZEROCOPY (Linux; as iperf3's -Z); whether the kernel
-    /// copied anyway is recorded as applied.zerocopy_kernel_copied.
-    #[arg(long)]
-    zerocopy: bool,
+    /// tcp-stream: send without copying (Linux): msg (MSG_ZEROCOPY, the default; whether
+    /// the kernel copied anyway is recorded as applied.zerocopy_kernel_copied) or
+    /// sendfile (from a memory file, as iperf3's -Z).
+    #[arg(long, value_name = "METHOD", num_args = 0..=1, default_missing_value = "msg")]
+    zerocopy: Option<wire::spec::ZeroCopyMethod>,
     /// Per-transaction timeout of udp-rr, in milliseconds.
     #[arg(long, default_value_t = 200)]
     rr_timeout_ms: u64,

@@ -99,7 +99,7 @@ pub fn run_client(
 ) -> Result<RunResult, EngineError> {
     let spec = &cfg.spec;
     validate_spec(spec)?;
-    if spec.zerocopy && crate::plan::stream_roles(spec, crate::plan::Side::Client).0 {
+    if spec.zerocopy.is_some() && crate::plan::stream_roles(spec, crate::plan::Side::Client).0 {
         net::zerocopy::check_supported()?;
     }
     let began = Instant::now();

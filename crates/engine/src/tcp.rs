@@ -10,6 +10,7 @@ use std::net::{Shutdown, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wire::proto::StreamStats;
+use wire::spec::ZeroCopyMethod;
 
 /// Bytes per read on the receiving side (netperf reads up to the socket buffer).
 const RECV_CHUNK_BYTES: usize = 128 * 1024;
@@ -187,34 +188,97 @@ const ZEROCOPY_DRAIN: Duration = Duration::from_secs(2);
 /// Writes between two looks at the clock and the shared counters, in bytes.
 const CHECK_BYTES: usize = 16 * 1024;
 
-/// Bulk sender: `payload_bytes` per write until the bound, then half-close. With
-/// `zerocopy`, every write is sent with MSG_ZEROCOPY and the completions are read as
-/// they come (at most [`net::zerocopy::DEFAULT_MAX_OUTSTANDING`] sends wait for theirs),
-/// the rest after the last write; what they said goes into the applied settings.
+/// How a bulk sender hands its bytes to the socket.
+enum Sending {
+    /// write(2): the kernel copies them into the socket buffer.
+    Copy,
+    /// MSG_ZEROCOPY, its completions read as they come.
+    Msg(net::ZeroCopy),
+    /// sendfile(2) from a memory file holding the pattern.
+    File(net::SendFile),
+}
+
+impl Sending {
+    fn new(
+        s: &TcpStream,
+        method: Option<ZeroCopyMethod>,
+        pattern: &[u8],
+    ) -> Result<Sending, net::NetError> {
+        Ok(match method {
+            None => Sending::Copy,
+            Some(ZeroCopyMethod::Msg) => Sending::Msg(net::ZeroCopy::enable(
+                s,
+                net::zerocopy::DEFAULT_MAX_OUTSTANDING,
+            )?),
+            Some(ZeroCopyMethod::Sendfile) => Sending::File(net::SendFile::new(pattern)?),
+        })
+    }
+
+    /// Write all of `buf` (the pattern) as [`write_full`] does.
+    fn write(&mut self, s: &mut TcpStream, buf: &[u8], shared: &Shared) -> io::Result<bool> {
+        match self {
+            Sending::Copy => write_full(s, buf, shared),
+            Sending::Msg(z) => write_all_by(buf, shared, |b| z.send(s, b, POLL)),
+            Sending::File(f) => write_all_by(buf, shared, |b| f.send(s, buf.len() - b.len())),
+        }
+    }
+
+    /// After the last write: read the outstanding completions (MSG_ZEROCOPY) and record
+    /// what the method did in `o`.
+    fn finish(self, s: &TcpStream, stream_id: u16, o: &mut Outcome) {
+        match self {
+            Sending::Copy => {}
+            Sending::Msg(mut z) => {
+                match z.drain(s, ZEROCOPY_DRAIN) {
+                    Ok(true) => {}
+                    Ok(false) => o.errors.push(format!(
+                        "stream {stream_id}: {} zero-copy completions did not come within {} s",
+                        z.outstanding(),
+                        ZEROCOPY_DRAIN.as_secs()
+                    )),
+                    Err(e) => o.errors.push(format!(
+                        "stream {stream_id}: reading zero-copy completions: {e}"
+                    )),
+                }
+                o.zerocopy = Some((ZeroCopyMethod::Msg, z.stats()));
+            }
+            Sending::File(f) => {
+                let stats = net::ZeroCopyStats {
+                    sends: f.calls(),
+                    ..net::ZeroCopyStats::default()
+                };
+                o.zerocopy = Some((ZeroCopyMethod::Sendfile, stats));
+            }
+        }
+    }
+}
+
+/// Bulk sender: `payload_bytes` per write until the bound, then half-close. With a
+/// zero-copy method, each write goes out by it (see [`Sending`]); MSG_ZEROCOPY reads its
+/// completions as they come (at most [`net::zerocopy::DEFAULT_MAX_OUTSTANDING`] sends
+/// wait for theirs) and the rest after the last write; what the method did goes into
+/// the applied settings.
 pub(crate) fn send(
     mut s: TcpStream,
     stream_id: u16,
     payload_bytes: usize,
     bound: SendBound,
-    zerocopy: bool,
+    zerocopy: Option<ZeroCopyMethod>,
     shared: Arc<Shared>,
 ) -> Outcome {
     let _ = s.set_write_timeout(Some(POLL));
     let buf = AlignedBuf::pattern(payload_bytes);
     let buf = buf.as_slice();
     let mut o = Outcome::default();
-    let mut zc = None;
-    if zerocopy {
-        match net::ZeroCopy::enable(&s, net::zerocopy::DEFAULT_MAX_OUTSTANDING) {
-            Ok(z) => zc = Some(z),
-            Err(e) => {
-                o.errors
-                    .push(format!("tcp send on stream {stream_id}: {e}"));
-                let _ = s.shutdown(Shutdown::Write);
-                return o;
-            }
+    let mut sending = match Sending::new(&s, zerocopy, buf) {
+        Ok(m) => m,
+        Err(e) => {
+            o.errors
+                .push(format!("tcp send on stream {stream_id}: {e}"));
+            let _ = s.shutdown(Shutdown::Write);
+            return o;
         }
-    }
+    };
     // The clock, the abort flag and the shared live counters once per CHECK_BYTES of
     // writes rather than per write (they were ~3 % of a 1408-byte sender's time); a count
     // bound is still checked at every write, and a deadline is overshot by at most
@@ -235,11 +299,7 @@ pub(crate) fn send(
             }
         }
         until_check -= 1;
-        let written = match zc.as_mut() {
-            Some(z) => write_all_by(buf, &shared, |b| z.send(&s, b, POLL)),
-            None => write_full(&mut s, buf, &shared),
-        };
-        match written {
+        match sending.write(&mut s, buf, &shared) {
             Ok(true) => {
                 o.sent_packets += 1;
                 o.sent_bytes += payload_bytes as u64;
@@ -256,20 +316,7 @@ pub(crate) fn send(
     shared.add_sent(unreported * payload_bytes as u64, unreported);
     o.last_send_ns = shared.ns_since_go(Instant::now());
     let _ = s.shutdown(Shutdown::Write);
-    if let Some(mut z) = zc {
-        match z.drain(&s, ZEROCOPY_DRAIN) {
-            Ok(true) => {}
-            Ok(false) => o.errors.push(format!(
-                "stream {stream_id}: {} zero-copy completions did not come within {} s",
-                z.outstanding(),
-                ZEROCOPY_DRAIN.as_secs()
-            )),
-            Err(e) => o.errors.push(format!(
-                "stream {stream_id}: reading zero-copy completions: {e}"
-            )),
-        }
-        o.zerocopy = Some(z.stats());
-    }
+    sending.finish(&s, stream_id, &mut o);
     o.streams.push(StreamStats {
         stream_id,
         sent_bytes: o.sent_bytes,

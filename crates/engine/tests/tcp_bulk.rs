@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use wire::proto::SideStats;
-use wire::spec::{Bound, Direction, Family, TestKind, TestSpec};
+use wire::spec::{Bound, Direction, Family, TestKind, TestSpec, ZeroCopyMethod};
 
 /// Runs in this file take turns (a second run at full speed would only slow both).
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -57,7 +57,7 @@ fn zerocopy_streams_deliver_every_byte_and_record_their_completions() {
             let mut spec = TestSpec::new(TestKind::TcpStream, fam, 128 * 1024);
             spec.bound = Bound::DurationNs(200_000_000);
             spec.direction = dir;
-            spec.zerocopy = true;
+            spec.zerocopy = Some(ZeroCopyMethod::Msg);
             let r = run(&srv, host, spec);
             assert!(r.warnings.is_empty(), "{dir:?} {fam}: {:?}", r.warnings);
             let (tx, rx) = match dir {
@@ -66,7 +66,7 @@ fn zerocopy_streams_deliver_every_byte_and_record_their_completions() {
             };
             assert!(tx.sent_bytes > 0, "{dir:?} {fam}: nothing sent");
             assert_eq!(rx.recv_bytes, tx.sent_bytes, "{dir:?} {fam}");
-            assert_eq!(applied(tx, "zerocopy"), "MSG_ZEROCOPY");
+            assert_eq!(applied(tx, "zerocopy"), "msg");
             let sends = num(tx, "zerocopy_sends");
             // One send call per write at least (a partial send takes another call).
             assert!(sends >= tx.sent_packets, "{dir:?} {fam}: {sends} sends");
@@ -85,6 +85,35 @@ fn zerocopy_streams_deliver_every_byte_and_record_their_completions() {
                 "{dir:?} {fam}: peak outstanding {peak}"
             );
             assert!(!rx.applied.contains_key("zerocopy"), "only the sender");
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sendfile_streams_deliver_every_byte_and_count_their_calls() {
+    let _turn = serial();
+    let srv = EmbeddedServer::start().unwrap();
+    for (fam, host) in families(&srv) {
+        for dir in [Direction::Forward, Direction::Reverse] {
+            let mut spec = TestSpec::new(TestKind::TcpStream, fam, 64 * 1024);
+            spec.bound = Bound::DurationNs(200_000_000);
+            spec.direction = dir;
+            spec.zerocopy = Some(ZeroCopyMethod::Sendfile);
+            let r = run(&srv, host, spec);
+            assert!(r.warnings.is_empty(), "{dir:?} {fam}: {:?}", r.warnings);
+            let (tx, rx) = match dir {
+                Direction::Reverse => (&r.server, &r.client),
+                _ => (&r.client, &r.server),
+            };
+            assert!(tx.sent_bytes > 0, "{dir:?} {fam}: nothing sent");
+            assert_eq!(rx.recv_bytes, tx.sent_bytes, "{dir:?} {fam}");
+            assert_eq!(applied(tx, "zerocopy"), "sendfile");
+            assert!(
+                num(tx, "zerocopy_sends") >= tx.sent_packets,
+                "{dir:?} {fam}"
+            );
+            assert!(!tx.applied.contains_key("zerocopy_completed_sends"));
         }
     }
 }

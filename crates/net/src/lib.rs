@@ -53,4 +53,4 @@ pub use sockopt::{
 };
 pub use sys::{os_name, AsOsSocket};
 pub use udp::{BatchConfig, Datagram, Datapath, IoStats, RecvBatch, UdpBatch, Wait};
-pub use zerocopy::{ZeroCopy, ZeroCopyStats};
+pub use zerocopy::{SendFile, ZeroCopy, ZeroCopyStats};

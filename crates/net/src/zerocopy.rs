@@ -7,8 +7,12 @@
 //!
 //! [`ZeroCopy`] counts the sends still waiting for their completion and never lets more
 //! than its bound wait: at the bound it reads completions (waiting for them) before
-//! sending more, so the memory the kernel keeps pinned is bounded. Every other OS
-//! refuses it with a message that names the OS ([`check_supported`]).
+//! sending more, so the memory the kernel keeps pinned is bounded.
+//!
+//! [`SendFile`] is the other way (iperf3's `-Z`): the bytes sit in a memory-backed file
+//! and sendfile(2) hands its pages to the socket, so nothing is copied on the sending
+//! side, on loopback too. Every other OS refuses both with a message that names the OS
+//! ([`check_supported`]).
 
 use crate::error::NetError;
 use crate::sys;
@@ -146,6 +150,45 @@ impl ZeroCopy {
             self.complete(sock, (deadline - now).min(Duration::from_millis(20)))?;
         }
         Ok(true)
+    }
+}
+
+/// Sending from a memory-backed file with sendfile(2): the file holds one write's bytes
+/// and each call sends from an offset in it.
+#[derive(Debug)]
+pub struct SendFile {
+    file: std::fs::File,
+    len: usize,
+    calls: u64,
+}
+
+impl SendFile {
+    /// A memory file holding `bytes` (one write's worth).
+    pub fn new(bytes: &[u8]) -> Result<SendFile, NetError> {
+        sys::zerocopy::check_supported()?;
+        let file = sys::zerocopy::memory_file(bytes)
+            .map_err(|e| NetError::io("creating the memory file for sendfile (memfd_create)", e))?;
+        Ok(SendFile {
+            file,
+            len: bytes.len(),
+            calls: 0,
+        })
+    }
+
+    /// Send the file's bytes from `offset` to its end (or what the socket takes of them),
+    /// like `write`.
+    pub fn send(&mut self, sock: &TcpStream, offset: usize) -> io::Result<usize> {
+        let left = self.len.saturating_sub(offset);
+        let n = sys::zerocopy::sendfile(sock, &self.file, offset, left)?;
+        if n > 0 {
+            self.calls += 1;
+        }
+        Ok(n)
+    }
+
+    /// sendfile calls that sent bytes.
+    pub fn calls(&self) -> u64 {
+        self.calls
     }
 }
 

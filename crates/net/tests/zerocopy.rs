@@ -3,7 +3,7 @@
 //! the bound ever wait for theirs.
 #![cfg(target_os = "linux")]
 
-use dualperf_net::zerocopy::{check_supported, ZeroCopy};
+use dualperf_net::zerocopy::{check_supported, SendFile, ZeroCopy};
 use dualperf_net::{check_ipv6, tcp_connect, tcp_listen};
 use std::io::{self, Read};
 use std::net::SocketAddr;
@@ -18,11 +18,11 @@ fn pattern(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i % 251) as u8).collect()
 }
 
-/// Send `WRITES` writes with MSG_ZEROCOPY to a receiver thread that checks every byte;
-/// returns the sender's final state.
-fn send_all(listen: SocketAddr) -> ZeroCopy {
-    let opts = SocketOpts::default();
-    let (listener, _) = tcp_listen(listen, &opts).unwrap();
+/// A listener on `listen` whose one connection is read to its end by a thread that
+/// checks every byte against the pattern (restarting every `WRITE_BYTES`); the thread
+/// returns the byte count.
+fn checking_receiver(listen: SocketAddr) -> (SocketAddr, std::thread::JoinHandle<usize>) {
+    let (listener, _) = tcp_listen(listen, &SocketOpts::default()).unwrap();
     let addr = listener.local_addr().unwrap();
     let receiver = std::thread::spawn(move || {
         let (mut s, _) = listener.accept().unwrap();
@@ -35,13 +35,38 @@ fn send_all(listen: SocketAddr) -> ZeroCopy {
                 return total;
             }
             for (i, b) in buf[..n].iter().enumerate() {
-                // Each write starts the pattern again.
                 let at = (total + i) % WRITE_BYTES;
                 assert_eq!(*b, (at % 251) as u8, "byte {} differs", total + i);
             }
             total += n;
         }
     });
+    (addr, receiver)
+}
+
+#[test]
+fn sendfile_from_a_memory_file_delivers_every_byte() {
+    let (addr, receiver) = checking_receiver("127.0.0.1:0".parse().unwrap());
+    let (s, _) = tcp_connect(addr, &SocketOpts::default(), Duration::from_secs(5)).unwrap();
+    let mut f = SendFile::new(&pattern(WRITE_BYTES)).unwrap();
+    for _ in 0..WRITES {
+        let mut off = 0;
+        while off < WRITE_BYTES {
+            let n = f.send(&s, off).unwrap();
+            assert!(n > 0, "sendfile sent nothing");
+            off += n;
+        }
+    }
+    assert!(f.calls() >= WRITES as u64);
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(receiver.join().unwrap(), WRITE_BYTES * WRITES);
+}
+
+/// Send `WRITES` writes with MSG_ZEROCOPY to a receiver thread that checks every byte;
+/// returns the sender's final state.
+fn send_all(listen: SocketAddr) -> ZeroCopy {
+    let opts = SocketOpts::default();
+    let (addr, receiver) = checking_receiver(listen);
     let (s, _) = tcp_connect(addr, &opts, Duration::from_secs(5)).unwrap();
     s.set_write_timeout(Some(Duration::from_millis(20)))
         .unwrap();

@@ -516,7 +516,7 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
         Bound::Count(0) => return Err(SpecError::Invalid("count must be > 0".into())),
         _ => {}
     }
-    if spec.zerocopy && (spec.kind != TestKind::TcpStream || spec.traffic.is_some()) {
+    if spec.zerocopy.is_some() && (spec.kind != TestKind::TcpStream || spec.traffic.is_some()) {
         return Err(SpecError::Invalid(
             "--zerocopy sends a bulk tcp-stream: use -t tcp-stream without a traffic model".into(),
         ));
@@ -711,16 +711,21 @@ mod tests {
 
     #[test]
     fn zerocopy_is_for_bulk_tcp_streams_and_absent_on_the_wire_when_off() {
+        use crate::spec::ZeroCopyMethod;
         let mut s = TestSpec::new(TestKind::TcpStream, Family::V4, 131_072);
         assert!(!serde_json::to_string(&s).unwrap().contains("zerocopy"));
-        s.zerocopy = true;
+        s.zerocopy = Some(ZeroCopyMethod::Msg);
         assert_eq!(validate_spec(&s), Ok(()));
-        assert!(serde_json::to_string(&s)
-            .unwrap()
-            .contains("\"zerocopy\":true"));
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(json.contains("\"zerocopy\":\"msg\""), "{json}");
+        s.zerocopy = Some(ZeroCopyMethod::Sendfile);
+        let back: TestSpec = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back.zerocopy, Some(ZeroCopyMethod::Sendfile));
+        assert_eq!("SENDFILE".parse(), Ok(ZeroCopyMethod::Sendfile));
+        assert!("splice".parse::<ZeroCopyMethod>().is_err());
         for kind in [TestKind::UdpStream, TestKind::TcpRr, TestKind::UdpRr] {
             let mut u = TestSpec::new(kind, Family::V4, 1000);
-            u.zerocopy = true;
+            u.zerocopy = Some(ZeroCopyMethod::Msg);
             let err = validate_spec(&u).unwrap_err().to_string();
             assert!(err.contains("--zerocopy"), "{kind}: {err}");
         }

@@ -131,7 +131,10 @@ pub(crate) mod zerocopy_unsupported {
     }
 
     fn refused() -> io::Error {
-        io::Error::new(io::ErrorKind::Unsupported, "MSG_ZEROCOPY is Linux only")
+        io::Error::new(
+            io::ErrorKind::Unsupported,
+            "zero-copy sending is Linux only",
+        )
     }
 
     pub(crate) fn send(_sock: &TcpStream, _buf: &[u8]) -> io::Result<usize> {
@@ -143,6 +146,19 @@ pub(crate) mod zerocopy_unsupported {
     }
 
     pub(crate) fn read_completions(_sock: &TcpStream) -> io::Result<Completions> {
+        Err(refused())
+    }
+
+    pub(crate) fn memory_file(_bytes: &[u8]) -> io::Result<std::fs::File> {
+        Err(refused())
+    }
+
+    pub(crate) fn sendfile(
+        _sock: &TcpStream,
+        _file: &std::fs::File,
+        _offset: usize,
+        _len: usize,
+    ) -> io::Result<usize> {
         Err(refused())
     }
 }

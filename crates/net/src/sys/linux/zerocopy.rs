@@ -133,3 +133,38 @@ fn parse(hdr: &libc::msghdr, got: &mut Completions) {
         c = unsafe { libc::CMSG_NXTHDR(hdr, c) };
     }
 }
+
+/// A memory-backed file (memfd) holding `bytes`, for [`sendfile`].
+pub(crate) fn memory_file(bytes: &[u8]) -> io::Result<std::fs::File> {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    // SAFETY: the name is a NUL-terminated C string literal; the call only reads it.
+    let fd = unsafe { libc::memfd_create(c"dualperf-pattern".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a new descriptor this function owns; the File closes it.
+    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+    f.write_all(bytes)?;
+    Ok(f)
+}
+
+/// Send `len` bytes of `file` from `offset` on `sock` (sendfile(2)); the file's own
+/// position is left alone.
+pub(crate) fn sendfile(
+    sock: &TcpStream,
+    file: &std::fs::File,
+    offset: usize,
+    len: usize,
+) -> io::Result<usize> {
+    let mut off = libc::off_t::try_from(offset)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "offset too large"))?;
+    // SAFETY: both descriptors are open for the call; `off` is a valid off_t the kernel
+    // reads and updates.
+    let n = unsafe { libc::sendfile(sock.as_raw_fd(), file.as_raw_fd(), &mut off, len) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
