@@ -178,4 +178,22 @@ mod tests {
         let w = wall_ns();
         assert!(w > 1_577_836_800_000_000_000);
     }
+
+    /// Where the OS has no MSG_ZEROCOPY, asking for zero-copy sending is refused with a
+    /// message that names the OS and says what to do, before any socket is touched.
+    #[test]
+    fn zero_copy_is_refused_by_name_where_the_os_lacks_it() {
+        let err = zerocopy_unsupported::check_supported()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("MSG_ZEROCOPY"), "{err}");
+        assert!(err.contains(crate::sys::os_name()), "{err}");
+        assert!(err.contains("drop --zerocopy"), "{err}");
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        assert!(zerocopy_unsupported::enable(&s).is_err());
+        let e = zerocopy_unsupported::send(&s, b"x").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::Unsupported);
+        assert!(zerocopy_unsupported::memory_file(b"x").is_err());
+    }
 }
