@@ -104,8 +104,9 @@ def case_dualperf(case, fam, dur, cpu, rate=None, exe=None, port=None, extra=())
         extra = ["-b", rate] if rate else []
         m = dp_metrics(run(pin(cpu, base + ["-t", "udp-stream", "-s", str(size)] + extra), dur + 20))
         return {"rx_kpps": m["recv_pps"] / 1e3, "loss_pct": m["loss_pct"]}
-    if kind == "tcp":
-        m = dp_metrics(run(pin(cpu, base + ["-t", "tcp-stream", "-s", str(size)]), dur + 20))
+    if kind in TCP_BULK:
+        m = dp_metrics(run(pin(cpu, base + ["-t", "tcp-stream"] + size_opt("-s", size)
+                                + TCP_BULK[kind]["dualperf"]), dur + 20))
         return {"gbps": m["throughput_bps"] / 1e9}
     m = dp_metrics(run(pin(cpu, base + ["-t", kind, "-s", str(size)]), dur + 20))
     return {"rtt_us": m["rtt_mean_ns"] / 1e3}
@@ -119,9 +120,11 @@ def case_iperf3(case, fam, dur, cpu):
         s = j["end"]["sum"]
         rx = (s["packets"] - s["lost_packets"]) / s["seconds"]
         return {"rx_kpps": rx / 1e3, "loss_pct": s["lost_percent"]}
-    if kind == "tcp":
-        extra = [] if size >= 131072 else ["-l", str(size)]
-        j = json.loads(run(pin(cpu, cmd + extra), dur + 20))
+    if kind in TCP_BULK:
+        if TCP_BULK[kind]["iperf3"] is None:
+            return None
+        extra = [] if size >= 131072 else size_opt("-l", size)
+        j = json.loads(run(pin(cpu, cmd + extra + TCP_BULK[kind]["iperf3"]), dur + 20))
         return {"gbps": j["end"]["sum_received"]["bits_per_second"] / 1e9}
     return None
 
@@ -173,8 +176,11 @@ def case_nuttcp(case, fam, dur, cpu):
         f = nuttcp_fields(run(pin(cpu, cmd + ["-u", "-R", "50g", f"-l{size}", addr(fam)]), dur + 20))
         pkt, drop, secs = float(f["pkt"]), float(f["drop"]), float(f["real_seconds"])
         return {"rx_kpps": (pkt - drop) / secs / 1e3, "loss_pct": 100 * drop / pkt if pkt else 0.0}
-    if kind == "tcp":
-        f = nuttcp_fields(run(pin(cpu, cmd + [f"-l{size}", addr(fam)]), dur + 20))
+    if kind in TCP_BULK:
+        if TCP_BULK[kind]["nuttcp"] is None:
+            return None
+        size_arg = [f"-l{size}"] if size else []
+        f = nuttcp_fields(run(pin(cpu, cmd + size_arg + TCP_BULK[kind]["nuttcp"] + [addr(fam)]), dur + 20))
         return {"gbps": float(f["rate_Mbps"]) / 1e3}
     return None
 
@@ -192,14 +198,16 @@ def qperf_value(out, key):
 
 def case_qperf(case, fam, dur, cpu):
     kind, size = case
-    cmd = ["qperf", "-lp", str(PORT_QPERF), "-t", str(int(max(1, dur))), "-vv", "-m", str(size), addr(fam)]
+    cmd = ["qperf", "-lp", str(PORT_QPERF), "-t", str(int(max(1, dur))), "-vv"] + size_opt("-m", size) + [addr(fam)]
     if kind == "udp":
         out = run(pin(cpu, cmd + ["udp_bw"]), dur + 20)
         sent = qperf_value(out, "send_msgs")
         recv = qperf_value(out, "recv_msgs")
         secs = qperf_value(out, "recv_real_time")
         return {"rx_kpps": recv / secs / 1e3, "loss_pct": 100 * (sent - recv) / sent if sent else 0.0}
-    if kind == "tcp":
+    if kind in TCP_BULK:
+        if TCP_BULK[kind]["qperf"] is None:
+            return None
         return {"gbps": qperf_value(run(pin(cpu, cmd + ["tcp_bw"]), dur + 20), "bw") * 8 / 1e9}
     lat = qperf_value(run(pin(cpu, cmd + [kind.replace("-rr", "_lat")]), dur + 20), "latency")
     return {"rtt_us": 2 * lat}  # qperf prints half the round trip
@@ -211,6 +219,25 @@ def case_dualperf_baseline(case, fam, dur, cpu):
 
 def case_dualperf_baseline_perdgram(case, fam, dur, cpu):
     return case_dualperf_perdgram(case, fam, dur, cpu, exe=BASELINE, port=PORT_BASELINE)
+
+
+# Bulk TCP cases: each tool's options for the variant (None: the tool has no such mode).
+# tcp = one stream client -> server; tcp-r = server -> client (-R / nuttcp -r); tcp-p2 =
+# two streams (-P 2 / nuttcp -N 2); tcp-zc = zero-copy sending with MSG_ZEROCOPY
+# (--zerocopy), tcp-zcs = with sendfile (--zerocopy=sendfile); iperf3's -Z is sendfile.
+# A case size of 0 means each tool's default write size.
+TCP_BULK = {
+    "tcp": {"dualperf": [], "iperf3": [], "nuttcp": [], "qperf": []},
+    "tcp-r": {"dualperf": ["-R"], "iperf3": ["-R"], "nuttcp": ["-r"], "qperf": None},
+    "tcp-p2": {"dualperf": ["-P", "2"], "iperf3": ["-P", "2"], "nuttcp": ["-N", "2"], "qperf": None},
+    "tcp-zc": {"dualperf": ["--zerocopy"], "iperf3": ["-Z"], "nuttcp": None, "qperf": None},
+    "tcp-zcs": {"dualperf": ["--zerocopy=sendfile"], "iperf3": ["-Z"], "nuttcp": None, "qperf": None},
+}
+
+
+def size_opt(flag, size):
+    """A tool's write-size option, or none for size 0 (the tool's default)."""
+    return [flag, str(size)] if size else []
 
 
 TOOLS = {
@@ -233,15 +260,18 @@ def service_demand(case, dur, res, client_cpu_s, server_cpu_s):
     kind, size = case
     if kind == "udp":
         kb = res["rx_kpps"] * 1e3 * dur * size / 1024
-    elif kind == "tcp":
+    elif kind in TCP_BULK:
         kb = res["gbps"] * 1e9 / 8 * dur / 1024
     else:
         return {}
     out = {}
+    # tx = the sending side, rx = the receiving one: with tcp-r the server sends.
+    tx_s, rx_s = (server_cpu_s, client_cpu_s) if kind == "tcp-r" else (client_cpu_s, server_cpu_s)
     if kb > 0:
-        out["sd_tx_us_per_kb"] = client_cpu_s * 1e6 / kb
-        if server_cpu_s is not None:
-            out["sd_rx_us_per_kb"] = server_cpu_s * 1e6 / kb
+        if tx_s is not None:
+            out["sd_tx_us_per_kb"] = tx_s * 1e6 / kb
+        if rx_s is not None:
+            out["sd_rx_us_per_kb"] = rx_s * 1e6 / kb
     return out
 
 
@@ -257,7 +287,8 @@ def main():
                     help="more dualperf run options for dualperf_paced, e.g. '--rcvbuf 16M'")
     ap.add_argument("--baseline", help="an older dualperf binary to compare with, same run")
     ap.add_argument("--tools", help="comma-separated subset of the tools (default: all)")
-    ap.add_argument("--cases", help="comma-separated subset of the cases, e.g. 'udp 128,tcp 1408'")
+    ap.add_argument("--cases", help="comma-separated cases, e.g. 'udp 128,tcp 1408,tcp-r 65536,"
+                    "tcp-p2 131072,tcp-zc 131072,tcp 0' (size 0 = each tool's default)")
     a = ap.parse_args()
     globals()["UDP_RATE"] = a.udp_rate
     globals()["PACED_ARGS"] = a.paced_args.split()
@@ -266,8 +297,9 @@ def main():
         TOOLS["dualperf_baseline"] = case_dualperf_baseline
         TOOLS["dualperf_baseline_perdgram"] = case_dualperf_baseline_perdgram
     if a.cases:
-        keep_cases = [c.strip() for c in a.cases.split(",")]
-        CASES[:] = [c for c in CASES if f"{c[0]} {c[1]}" in keep_cases]
+        # Any "kind size" pair: the default cases, or bulk TCP variants (TCP_BULK) at any
+        # write size, 0 = each tool's default.
+        CASES[:] = [(k, int(n)) for k, n in (c.split() for c in a.cases.split(","))]
     if a.tools:
         keep = a.tools.split(",")
         for t in list(TOOLS):

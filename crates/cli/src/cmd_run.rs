@@ -300,6 +300,9 @@ struct JsonOut<'a> {
     /// `--stats-window`: per-window statistics, sender and receiver joined.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     windows: Vec<engine::WindowRow>,
+    /// `-P N` stream tests: each stream's bytes, goodput and share.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    streams: Vec<engine::StreamRow>,
     /// UDP streams: why the one-way delay metrics are absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     one_way_delay_unavailable: Option<String>,
@@ -311,6 +314,11 @@ fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String
         metrics: r.metrics(),
         intervals,
         windows: r.windows(),
+        streams: if r.spec.streams > 1 {
+            r.stream_rows()
+        } else {
+            Vec::new()
+        },
         one_way_delay_unavailable: (r.spec.kind == TestKind::UdpStream)
             .then(|| r.one_way_delay().err())
             .flatten(),
@@ -547,6 +555,19 @@ fn summary(r: &RunResult, embedded: bool) -> String {
                 Err(why) => {
                     out.push_str(&format!("    {:<32} unavailable: {why}\n", "one-way delay"))
                 }
+            }
+        }
+        if *g == "rate" && s.streams > 1 {
+            for st in r.stream_rows() {
+                let line = format!(
+                    "{} ({:.1} % of bytes)",
+                    fmt_bps(st.throughput_bps),
+                    st.share_pct
+                );
+                out.push_str(&format!(
+                    "    {:<32} {line}\n",
+                    format!("goodput, stream {}", st.stream_id)
+                ));
             }
         }
         if *g == "delivery and jitter" {

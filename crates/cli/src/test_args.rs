@@ -145,6 +145,14 @@ pub struct TestArgs {
     /// applied.udp_datapath_calls.
     #[arg(long, value_name = "PATH", hide_short_help = true)]
     pub udp_datapath: Option<wire::spec::UdpDatapath>,
+    /// tcp-stream: send without copying (Linux): msg or sendfile [default: msg].
+    ///
+    /// msg: MSG_ZEROCOPY, with its completions read from the error queue; whether the
+    /// kernel copied anyway (it does towards a local receiver: loopback, veth) is
+    /// recorded as applied.zerocopy_kernel_copied. sendfile: from a memory file holding
+    /// the pattern, as iperf3's -Z. Other tests copy as usual.
+    #[arg(long, value_name = "METHOD", num_args = 0..=1, default_missing_value = "msg", hide_short_help = true)]
+    pub zerocopy: Option<wire::spec::ZeroCopyMethod>,
     /// Socket send and receive buffer (TCP window), bytes (64K = 64KiB, 4M).
     #[arg(short, long, value_name = "BYTES", value_parser = crate::args::parse_bytes_u64)]
     pub window: Option<u64>,
@@ -198,6 +206,7 @@ impl From<TestArgs> for runner::TestOptions {
             idle_s: a.idle,
             rr_timeout_ms: a.rr_timeout_ms,
             udp_datapath: a.udp_datapath,
+            zerocopy: a.zerocopy,
             window_bytes: a.window,
             sndbuf_bytes: a.sndbuf,
             rcvbuf_bytes: a.rcvbuf,

@@ -99,6 +99,9 @@ pub fn run_client(
 ) -> Result<RunResult, EngineError> {
     let spec = &cfg.spec;
     validate_spec(spec)?;
+    if spec.zerocopy.is_some() && crate::plan::stream_roles(spec, crate::plan::Side::Client).0 {
+        net::zerocopy::check_supported()?;
+    }
     let began = Instant::now();
     let addr = resolve(&cfg.host, cfg.port, spec.family)?;
     let stream = connect(addr, cfg)?;
@@ -144,7 +147,7 @@ pub fn run_client(
         .and_then(|c| c.parse().ok());
     let wall_ns = u64::try_from(began.elapsed().as_nanos()).unwrap_or(u64::MAX);
     wire::plausible::check_peer_side(spec, &client, &server, wall_ns, peer_cores)?;
-    Ok(RunResult {
+    let mut result = RunResult {
         schema_version: RESULT_SCHEMA_VERSION,
         spec: spec.clone(),
         server_addr: addr.to_string(),
@@ -160,7 +163,10 @@ pub fn run_client(
         rate_search: None,
         clock,
         clock_unavailable,
-    })
+    };
+    let starved = result.starved_streams();
+    result.warnings.extend(starved);
+    Ok(result)
 }
 
 type Sides = (SideStats, SideStats, LocalExtra);

@@ -46,13 +46,21 @@ impl CpuMark {
     }
 }
 
-/// The CPU window of one side's data phase: a start mark, and an end mark re-taken at
-/// each [`CpuWindow::tick`] that saw the live counters move, so the window ends within
-/// one tick of the last send or receive (not after the drain and the result exchange).
+/// While traffic flows, end marks are taken at most this often: each reads /proc/stat
+/// and the process times (tens of µs) on a core the data threads share, and the control
+/// loop ticks every few ms.
+const MARK_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The CPU window of one side's data phase: a start mark, and an end mark re-taken while
+/// the live counters move (at most every [`MARK_EVERY`]) and once more at the first
+/// [`CpuWindow::tick`] that finds them still, so the window ends within two ticks of the
+/// last send or receive (not after the drain and the result exchange).
 pub(crate) struct CpuWindow {
     start: CpuMark,
     last_active: Option<CpuMark>,
     last_count: u64,
+    /// The counters moved since the last mark.
+    unmarked: bool,
 }
 
 impl CpuWindow {
@@ -61,24 +69,37 @@ impl CpuWindow {
             start: CpuMark::now(),
             last_active: None,
             last_count: 0,
+            unmarked: false,
         }
     }
     /// Restart the window now (the data phase proper begins).
     pub(crate) fn restart(&mut self) {
         *self = CpuWindow::start();
     }
-    /// Take an end mark if anything was sent or received since the last one.
+    /// Take an end mark if anything was sent or received since the last one and the
+    /// last is [`MARK_EVERY`] old, or if the counters have just gone still.
     pub(crate) fn tick(&mut self, shared: &Shared) {
         let l = &shared.live;
         let count = l.sent_packets.load(Relaxed) + l.recv_packets.load(Relaxed);
-        if count != self.last_count {
-            self.last_count = count;
+        let moved = count != self.last_count;
+        self.last_count = count;
+        let due = self
+            .last_active
+            .as_ref()
+            .is_none_or(|m| m.at.elapsed() >= MARK_EVERY);
+        if (moved && due) || (!moved && self.unmarked) {
             self.last_active = Some(CpuMark::now());
+            self.unmarked = false;
+        } else if moved {
+            self.unmarked = true;
         }
     }
-    /// CPU use from the start to the last tick with traffic (or now, if none had any).
+    /// CPU use from the start to the end of traffic (or now, if there was none).
     pub(crate) fn finish(mut self, shared: &Shared) -> Option<CpuStats> {
         self.tick(shared);
+        if self.unmarked {
+            self.last_active = Some(CpuMark::now());
+        }
         let end = self.last_active.take().unwrap_or_else(CpuMark::now);
         self.start.until(&end)
     }
@@ -105,6 +126,32 @@ mod tests {
         let end_ms = end_ns.map_or(u128::MAX, |d| d.as_millis());
         assert!((20..150).contains(&end_ms), "window ends after {end_ms} ms");
         assert!(w.finish(&shared).is_some());
+    }
+
+    /// While the counters move, marks are taken at most every MARK_EVERY; the tick
+    /// after they go still takes one, so the window still ends at the traffic's end.
+    #[test]
+    fn marks_are_spaced_while_traffic_flows_and_taken_when_it_stops() {
+        let shared = Shared::new(Instant::now(), 1, None);
+        let mut w = CpuWindow::start();
+        shared.add_sent(100, 1);
+        w.tick(&shared);
+        let first = w.last_active.as_ref().map(|m| m.at).expect("first mark");
+        // Traffic at every tick, well within MARK_EVERY of the first mark: no new mark
+        // (unless this thread was held up past MARK_EVERY, which the check allows for).
+        shared.add_sent(100, 1);
+        w.tick(&shared);
+        let second = w.last_active.as_ref().map(|m| m.at).expect("a mark");
+        assert!(second == first || second.duration_since(first) >= MARK_EVERY);
+        assert!(w.unmarked || second != first);
+        // The first still tick marks the end of the traffic.
+        w.tick(&shared);
+        assert!(!w.unmarked);
+        let end = w.last_active.as_ref().map(|m| m.at).expect("end mark");
+        assert!(end > first, "the still tick took a mark");
+        // Further still ticks take none.
+        w.tick(&shared);
+        assert_eq!(w.last_active.as_ref().map(|m| m.at), Some(end));
     }
 
     #[test]

@@ -499,6 +499,8 @@ pub(crate) struct Outcome {
     pub errors: Vec<String>,
     /// How the datapath ran (e.g. `udp_datapath` = batched), merged into `applied`.
     pub io: AppliedOpts,
+    /// Zero-copy sending: what the completions said (summed over streams).
+    pub zerocopy: Option<(wire::spec::ZeroCopyMethod, net::ZeroCopyStats)>,
 }
 
 impl Outcome {
@@ -535,6 +537,10 @@ impl Outcome {
         self.streams.extend(o.streams);
         self.errors.extend(o.errors);
         self.io.extend(o.io);
+        self.zerocopy = match (self.zerocopy, o.zerocopy) {
+            (Some((m, a)), Some((_, b))) => Some((m, a.plus(&b))),
+            (a, b) => a.or(b),
+        };
     }
 
     pub(crate) fn into_side_stats(
@@ -559,6 +565,9 @@ impl Outcome {
         }
         self.streams = streams;
         applied.extend(std::mem::take(&mut self.io));
+        if let Some((method, z)) = self.zerocopy {
+            applied.extend(zerocopy_applied(method, &z));
+        }
         let jitter_ok = self.jitter_unavailable.is_none();
         let has_ipdv = jitter_ok && self.ipdv.as_ref().is_some_and(|h| !h.is_empty());
         // One send stamp and one arrival per datagram, or no transit times either.
@@ -603,6 +612,29 @@ impl Outcome {
                 .unwrap_or_default(),
         }
     }
+}
+
+/// The applied settings that say how zero-copy sending went: the method and its send
+/// calls; with MSG_ZEROCOPY also how many completions were read, how many of those the
+/// kernel copied after all (SO_EE_CODE_ZEROCOPY_COPIED), that in words, and the most
+/// sends that waited for their completion at once.
+pub(crate) fn zerocopy_applied(
+    method: wire::spec::ZeroCopyMethod,
+    z: &net::ZeroCopyStats,
+) -> AppliedOpts {
+    let mut v = vec![
+        ("zerocopy", method.name().to_string()),
+        ("zerocopy_sends", z.sends.to_string()),
+    ];
+    if method == wire::spec::ZeroCopyMethod::Msg {
+        v.extend([
+            ("zerocopy_completed_sends", z.completed.to_string()),
+            ("zerocopy_copied_sends", z.copied.to_string()),
+            ("zerocopy_kernel_copied", z.kernel_copied()),
+            ("zerocopy_peak_outstanding", z.peak_outstanding.to_string()),
+        ]);
+    }
+    v.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
 fn add_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {

@@ -35,7 +35,10 @@ pub use loaded::{
     run_loaded, LoadedPart, LoadedResult, LoadedSpec, PartIntervals, Probes, MIN_LOADED_NS,
     RPM_REFERENCE,
 };
-pub use result::{framing_bytes, OneWayDelay, RunResult, WindowRow, RESULT_SCHEMA_VERSION};
+pub use result::{
+    framing_bytes, OneWayDelay, RunResult, StreamRow, WindowRow, RESULT_SCHEMA_VERSION,
+    STARVED_BELOW_FAIR_SHARE_PCT,
+};
 pub use search::{run_rate_search, Bisection, RateSearch, SearchOutcome};
 pub use server::{
     default_binds, run_server, start_server, EmbeddedServer, ServerConfig, ServerHandle, TestLog,

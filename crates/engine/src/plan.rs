@@ -72,10 +72,11 @@ pub(crate) fn start_tcp(
         }
         if sends {
             let (model, pps) = (spec.traffic.clone(), pps_of(spec));
+            let zerocopy = spec.zerocopy;
             workers
                 .spawn(Role::Send, "dp-tcp-send", move || match &model {
                     Some(m) => tcp_model::send(c, id, payload, m, pps, bound, sh),
-                    None => tcp::send(c, id, payload, bound, sh),
+                    None => tcp::send(c, id, payload, bound, zerocopy, sh),
                 })
                 .ctx("cannot start a data thread")?;
         }

@@ -65,6 +65,25 @@ pub struct WindowRow {
     pub owd_max_ns: Option<f64>,
 }
 
+/// One stream of a multi-stream run (`-P N`): its bytes, its goodput over the run's time
+/// base and its share of what arrived, so a stream that starved shows.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StreamRow {
+    pub stream_id: u16,
+    /// Sent on this stream (both directions' senders for a bidirectional run).
+    pub sent_bytes: u64,
+    /// Received on this stream.
+    pub recv_bytes: u64,
+    /// `recv_bytes` as payload bit/s over the run's time base (the one of its goodput).
+    pub throughput_bps: f64,
+    /// `recv_bytes` as a share of everything received, %.
+    pub share_pct: f64,
+}
+
+/// A stream that received less than this share of an equal split (total / streams) is
+/// reported as starved.
+pub const STARVED_BELOW_FAIR_SHARE_PCT: f64 = 10.0;
+
 /// One-way delay of a UDP stream, ns on the client's clock, with the ± bound of the
 /// clock offset it depends on.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -132,6 +151,66 @@ impl RunResult {
                 rate(tx, rx)
             }
         }
+    }
+
+    /// Per-stream rows of a stream test (empty for request/response), by stream id:
+    /// bytes sent by the sending side(s), received by the receiving side(s).
+    pub fn stream_rows(&self) -> Vec<StreamRow> {
+        if self.spec.kind.is_rr() {
+            return Vec::new();
+        }
+        let mut by_id: BTreeMap<u16, (u64, u64)> = BTreeMap::new();
+        for side in [&self.client, &self.server] {
+            for st in &side.streams {
+                let e = by_id.entry(st.stream_id).or_default();
+                e.0 = e.0.saturating_add(st.sent_bytes);
+                e.1 = e.1.saturating_add(st.recv_bytes);
+            }
+        }
+        let total: u64 = by_id.values().fold(0u64, |a, v| a.saturating_add(v.1));
+        let span_ns = self
+            .metric(m::DURATION_S)
+            .map_or(0, |s| (s * 1e9).round() as u64);
+        by_id
+            .into_iter()
+            .map(|(stream_id, (sent_bytes, recv_bytes))| StreamRow {
+                stream_id,
+                sent_bytes,
+                recv_bytes,
+                throughput_bps: per_s(recv_bytes as f64 * 8.0, span_ns).unwrap_or(0.0),
+                share_pct: if total > 0 {
+                    recv_bytes as f64 * 100.0 / total as f64
+                } else {
+                    0.0
+                },
+            })
+            .collect()
+    }
+
+    /// One sentence per stream of a multi-stream run that received less than
+    /// [`STARVED_BELOW_FAIR_SHARE_PCT`] of an equal share of the total.
+    pub fn starved_streams(&self) -> Vec<String> {
+        let rows = self.stream_rows();
+        let total: u64 = rows
+            .iter()
+            .fold(0u64, |a, r| a.saturating_add(r.recv_bytes));
+        if rows.len() < 2 || total == 0 {
+            return Vec::new();
+        }
+        let fair = total as f64 / rows.len() as f64;
+        rows.iter()
+            .filter(|r| (r.recv_bytes as f64) < fair * STARVED_BELOW_FAIR_SHARE_PCT / 100.0)
+            .map(|r| {
+                format!(
+                    "stream {} starved: it received {} bytes, {:.1} % of an equal share of \
+                     the {} streams' total",
+                    r.stream_id,
+                    r.recv_bytes,
+                    r.recv_bytes as f64 * 100.0 / fair,
+                    rows.len()
+                )
+            })
+            .collect()
     }
 
     /// The flat metric list (names from `wire::metrics`); unmeasurable ones are absent.
@@ -537,6 +616,55 @@ mod tests {
             clock: None,
             clock_unavailable: None,
         }
+    }
+
+    #[test]
+    fn stream_rows_share_the_total_and_a_starved_stream_is_named() {
+        let with_streams = |side: &mut SideStats, sent: bool, bytes: &[u64]| {
+            side.streams = bytes
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| wire::proto::StreamStats {
+                    stream_id: i as u16,
+                    sent_bytes: if sent { b } else { 0 },
+                    recv_bytes: if sent { 0 } else { b },
+                    ..Default::default()
+                })
+                .collect();
+        };
+        let bytes = [500_000u64, 480_000, 20_000];
+        let total: u64 = bytes.iter().sum();
+        let mut c = side(total, 0, 1_000_000_000);
+        let mut s = side(0, total, 1_000_000_000);
+        with_streams(&mut c, true, &bytes);
+        with_streams(&mut s, false, &bytes);
+        let r = result(TestKind::TcpStream, Direction::Forward, c, s);
+        let rows = r.stream_rows();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[2].sent_bytes, 20_000);
+        assert_eq!(rows[2].recv_bytes, 20_000);
+        assert!((rows[0].share_pct - 50.0).abs() < 1e-9);
+        assert!((rows[0].throughput_bps - 4e6).abs() < 1e-6, "{:?}", rows[0]);
+        // 20 000 of an equal share of 333 333 bytes is 6 %: starved; 480 000 is not.
+        let starved = r.starved_streams();
+        assert_eq!(starved.len(), 1, "{starved:?}");
+        assert!(starved[0].starts_with("stream 2 starved"), "{starved:?}");
+        assert!(starved[0].contains("6.0 %"), "{starved:?}");
+        // At exactly 10 % of an equal share a stream is not starved.
+        let mut c = side(0, 0, 1_000_000_000);
+        let mut s = side(0, 0, 1_000_000_000);
+        with_streams(&mut c, true, &[1_000, 100]);
+        with_streams(&mut s, false, &[1_900, 100]);
+        let r = result(TestKind::TcpStream, Direction::Forward, c, s);
+        assert!(r.starved_streams().is_empty());
+        // One stream, or none received: nothing to compare.
+        let r = result(
+            TestKind::TcpStream,
+            Direction::Forward,
+            side(1, 0, 1),
+            side(0, 1, 1),
+        );
+        assert!(r.starved_streams().is_empty());
     }
 
     #[test]

@@ -223,6 +223,9 @@ pub(crate) fn effective_opts(spec: &TestSpec) -> SocketOpts {
 fn prepare(spec: &TestSpec, ip: IpAddr) -> Result<(DataSock, u16, u64), EngineError> {
     let addr = SocketAddr::new(ip, 0);
     let opts = effective_opts(spec);
+    if spec.zerocopy.is_some() && crate::plan::stream_roles(spec, crate::plan::Side::Server).0 {
+        net::zerocopy::check_supported()?;
+    }
     let (data, port) = match spec.kind.transport() {
         Transport::Tcp => {
             let (l, _) = net::tcp_listen(addr, &opts)?;

@@ -10,6 +10,7 @@ use std::net::{Shutdown, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wire::proto::StreamStats;
+use wire::spec::ZeroCopyMethod;
 
 /// Bytes per read on the receiving side (netperf reads up to the socket buffer).
 const RECV_CHUNK_BYTES: usize = 128 * 1024;
@@ -89,10 +90,19 @@ fn timed_out(e: &io::Error) -> bool {
 /// Write all of `buf`, re-checking abort (and drain, after its grace) whenever the
 /// socket is full for [`POLL`].
 pub(crate) fn write_full(s: &mut TcpStream, buf: &[u8], shared: &Shared) -> io::Result<bool> {
+    write_all_by(buf, shared, |b| s.write(b))
+}
+
+/// [`write_full`] through `write`, which takes what it can of the bytes left.
+fn write_all_by(
+    buf: &[u8],
+    shared: &Shared,
+    mut write: impl FnMut(&[u8]) -> io::Result<usize>,
+) -> io::Result<bool> {
     let mut off = 0;
     let mut drain_seen = None;
     while off < buf.len() {
-        match s.write(&buf[off..]) {
+        match write(&buf[off..]) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(n) => off += n,
             Err(e) if timed_out(&e) => {
@@ -130,20 +140,145 @@ pub(crate) fn pattern(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i % 251) as u8).collect()
 }
 
+/// Bulk buffers start on this boundary (the page size of every platform we build for).
+const BUF_ALIGN: usize = 4096;
+
+/// A bulk send or receive buffer that starts on a page boundary. The allocator puts a
+/// 128 KiB buffer 16 or 32 bytes past one (a header before the block), so every
+/// cache line of the kernel's copy to or from it straddled two; page-aligned, each
+/// copy moves whole lines, and zero-copy sending pins no page it does not use.
+pub(crate) struct AlignedBuf {
+    storage: Vec<u8>,
+    start: usize,
+    len: usize,
+}
+
+impl AlignedBuf {
+    pub(crate) fn zeroed(len: usize) -> AlignedBuf {
+        let storage = vec![0u8; len + BUF_ALIGN];
+        let addr = storage.as_ptr() as usize;
+        let start = (BUF_ALIGN - addr % BUF_ALIGN) % BUF_ALIGN;
+        AlignedBuf {
+            storage,
+            start,
+            len,
+        }
+    }
+
+    /// [`pattern`] in an aligned buffer.
+    pub(crate) fn pattern(len: usize) -> AlignedBuf {
+        let mut b = AlignedBuf::zeroed(len);
+        b.as_mut_slice().copy_from_slice(&pattern(len));
+        b
+    }
+
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        &self.storage[self.start..self.start + self.len]
+    }
+
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.storage[self.start..self.start + self.len]
+    }
+}
+
+/// How long a zero-copy sender waits, after its last send, for the completions of the
+/// sends still outstanding (they come once the peer has acknowledged the bytes).
+const ZEROCOPY_DRAIN: Duration = Duration::from_secs(2);
+
 /// Writes between two looks at the clock and the shared counters, in bytes.
 const CHECK_BYTES: usize = 16 * 1024;
 
-/// Bulk sender: `payload_bytes` per write until the bound, then half-close.
+/// How a bulk sender hands its bytes to the socket.
+enum Sending {
+    /// write(2): the kernel copies them into the socket buffer.
+    Copy,
+    /// MSG_ZEROCOPY, its completions read as they come.
+    Msg(net::ZeroCopy),
+    /// sendfile(2) from a memory file holding the pattern.
+    File(net::SendFile),
+}
+
+impl Sending {
+    fn new(
+        s: &TcpStream,
+        method: Option<ZeroCopyMethod>,
+        pattern: &[u8],
+    ) -> Result<Sending, net::NetError> {
+        Ok(match method {
+            None => Sending::Copy,
+            Some(ZeroCopyMethod::Msg) => Sending::Msg(net::ZeroCopy::enable(
+                s,
+                net::zerocopy::DEFAULT_MAX_OUTSTANDING,
+            )?),
+            Some(ZeroCopyMethod::Sendfile) => Sending::File(net::SendFile::new(pattern)?),
+        })
+    }
+
+    /// Write all of `buf` (the pattern) as [`write_full`] does.
+    fn write(&mut self, s: &mut TcpStream, buf: &[u8], shared: &Shared) -> io::Result<bool> {
+        match self {
+            Sending::Copy => write_full(s, buf, shared),
+            Sending::Msg(z) => write_all_by(buf, shared, |b| z.send(s, b, POLL)),
+            Sending::File(f) => write_all_by(buf, shared, |b| f.send(s, buf.len() - b.len())),
+        }
+    }
+
+    /// After the last write: read the outstanding completions (MSG_ZEROCOPY) and record
+    /// what the method did in `o`.
+    fn finish(self, s: &TcpStream, stream_id: u16, o: &mut Outcome) {
+        match self {
+            Sending::Copy => {}
+            Sending::Msg(mut z) => {
+                match z.drain(s, ZEROCOPY_DRAIN) {
+                    Ok(true) => {}
+                    Ok(false) => o.errors.push(format!(
+                        "stream {stream_id}: {} zero-copy completions did not come within {} s",
+                        z.outstanding(),
+                        ZEROCOPY_DRAIN.as_secs()
+                    )),
+                    Err(e) => o.errors.push(format!(
+                        "stream {stream_id}: reading zero-copy completions: {e}"
+                    )),
+                }
+                o.zerocopy = Some((ZeroCopyMethod::Msg, z.stats()));
+            }
+            Sending::File(f) => {
+                let stats = net::ZeroCopyStats {
+                    sends: f.calls(),
+                    ..net::ZeroCopyStats::default()
+                };
+                o.zerocopy = Some((ZeroCopyMethod::Sendfile, stats));
+            }
+        }
+    }
+}
+
+/// Bulk sender: `payload_bytes` per write until the bound, then half-close. With a
+/// zero-copy method, each write goes out by it (see [`Sending`]); MSG_ZEROCOPY reads its
+/// completions as they come (at most [`net::zerocopy::DEFAULT_MAX_OUTSTANDING`] sends
+/// wait for theirs) and the rest after the last write; what the method did goes into
+/// the applied settings.
 pub(crate) fn send(
     mut s: TcpStream,
     stream_id: u16,
     payload_bytes: usize,
     bound: SendBound,
+    zerocopy: Option<ZeroCopyMethod>,
     shared: Arc<Shared>,
 ) -> Outcome {
     let _ = s.set_write_timeout(Some(POLL));
-    let buf = pattern(payload_bytes);
+    let buf = AlignedBuf::pattern(payload_bytes);
+    let buf = buf.as_slice();
     let mut o = Outcome::default();
+    let mut sending = match Sending::new(&s, zerocopy, buf) {
+        Ok(m) => m,
+        Err(e) => {
+            o.errors
+                .push(format!("tcp send on stream {stream_id}: {e}"));
+            let _ = s.shutdown(Shutdown::Write);
+            return o;
+        }
+    };
     // The clock, the abort flag and the shared live counters once per CHECK_BYTES of
     // writes rather than per write (they were ~3 % of a 1408-byte sender's time); a count
     // bound is still checked at every write, and a deadline is overshot by at most
@@ -164,7 +299,7 @@ pub(crate) fn send(
             }
         }
         until_check -= 1;
-        match write_full(&mut s, &buf, &shared) {
+        match sending.write(&mut s, buf, &shared) {
             Ok(true) => {
                 o.sent_packets += 1;
                 o.sent_bytes += payload_bytes as u64;
@@ -181,6 +316,7 @@ pub(crate) fn send(
     shared.add_sent(unreported * payload_bytes as u64, unreported);
     o.last_send_ns = shared.ns_since_go(Instant::now());
     let _ = s.shutdown(Shutdown::Write);
+    sending.finish(&s, stream_id, &mut o);
     o.streams.push(StreamStats {
         stream_id,
         sent_bytes: o.sent_bytes,
@@ -199,7 +335,8 @@ pub(crate) fn recv(
     shared: Arc<Shared>,
 ) -> Outcome {
     let _ = s.set_read_timeout(Some(POLL));
-    let mut buf = vec![0u8; RECV_CHUNK_BYTES];
+    let mut buf = AlignedBuf::zeroed(RECV_CHUNK_BYTES);
+    let buf = buf.as_mut_slice();
     let mut o = Outcome::default();
     let mut units_reported = 0u64;
     let mut drain_seen = None;
@@ -209,7 +346,7 @@ pub(crate) fn recv(
         if shared.should_quit(&mut drain_seen) {
             break;
         }
-        match s.read(&mut buf) {
+        match s.read(buf) {
             Ok(0) => break,
             Ok(n) => {
                 o.recv_bytes += n as u64;

@@ -39,6 +39,7 @@ mod sys;
 pub mod sysinfo;
 pub mod udp;
 pub mod wifi;
+pub mod zerocopy;
 
 pub use clock::{fine_timer_slack, now_ns, sleep_until_ns, wall_ns};
 pub use error::{is_af_unsupported, is_no_buffer_space, is_unreachable, NetError};
@@ -53,3 +54,4 @@ pub use sockopt::{
 };
 pub use sys::{os_name, AsOsSocket};
 pub use udp::{BatchConfig, Datagram, Datapath, IoStats, RecvBatch, UdpBatch, Wait};
+pub use zerocopy::{SendFile, ZeroCopy, ZeroCopyStats};

@@ -49,6 +49,8 @@ pub struct TestOptions {
     /// udp-rr: per-transaction timeout.
     pub rr_timeout_ms: Option<u64>,
     pub udp_datapath: Option<UdpDatapath>,
+    /// tcp-stream: send without copying (`--zerocopy`).
+    pub zerocopy: Option<wire::spec::ZeroCopyMethod>,
     /// Socket send and receive buffer together (`-w`, as iperf's), bytes.
     pub window_bytes: Option<u64>,
     pub sndbuf_bytes: Option<u64>,
@@ -225,6 +227,7 @@ impl TestOptions {
             off_time: self.off_time.clone(),
             rr_timeout_ms: self.rr_timeout_ms,
             udp_datapath: self.udp_datapath.map(|d| d.name().to_string()),
+            zerocopy: self.zerocopy.map(|z| z.name().to_string()),
             socket: self.socket()?,
             load: self.load.map(|l| l.name().to_string()),
             idle_s: self.idle_s,

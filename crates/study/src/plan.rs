@@ -79,6 +79,8 @@ pub fn cells(spec: &StudySpec) -> Vec<Cell> {
                     test.interval_ns = Some(r.interval_ns);
                 }
                 test.udp_datapath = spec.udp_datapath;
+                // Zero-copy is a way of sending a TCP stream; other tests copy.
+                test.zerocopy = spec.zerocopy.filter(|_| kind == TestKind::TcpStream);
                 test.socket = match (&spec.udp_socket, kind.is_udp()) {
                     (Some(udp), true) => udp.clone(),
                     _ => spec.socket.clone(),

@@ -128,6 +128,8 @@ pub struct SpecFile {
     pub rr_timeout_ms: Option<u64>,
     /// UDP datapath: `auto` (default), `per-datagram` (Netperf's method), `batched`, `gso`.
     pub udp_datapath: Option<String>,
+    /// tcp-stream cells send without copying: `msg` (MSG_ZEROCOPY) or `sendfile` (Linux).
+    pub zerocopy: Option<String>,
     /// Fixed repetitions per cell (exclusive with `confidence`).
     pub runs: Option<u32>,
     /// Confidence level in percent (e.g. 95): repeat until the interval is narrow enough.
@@ -211,6 +213,7 @@ impl SpecFile {
             off_time,
             rr_timeout_ms,
             udp_datapath,
+            zerocopy,
             runs,
             confidence,
             ci_width,
@@ -269,6 +272,7 @@ impl SpecFile {
             ("on_time", &self.on_time),
             ("off_time", &self.off_time),
             ("udp_datapath", &self.udp_datapath),
+            ("zerocopy", &self.zerocopy),
             ("order", &self.order),
             ("load", &self.load),
             ("percent_of", &self.percent_of),
@@ -477,6 +481,14 @@ impl SpecFile {
                 .parse::<UdpDatapath>()
                 .map_err(|e| SpecError::Invalid(format!("udp_datapath (--udp-datapath): {e}")))?,
         };
+        let zerocopy = self
+            .zerocopy
+            .as_deref()
+            .map(|z| {
+                z.parse::<wire::spec::ZeroCopyMethod>()
+                    .map_err(|e| SpecError::Invalid(format!("zerocopy (--zerocopy): {e}")))
+            })
+            .transpose()?;
         let rr_timeout_ms = check(
             "rr_timeout_ms (--rr-timeout-ms)",
             self.rr_timeout_ms.unwrap_or(200),
@@ -535,6 +547,7 @@ impl SpecFile {
             traffic,
             rr_timeout_ns: rr_timeout_ms * 1_000_000,
             udp_datapath,
+            zerocopy,
             udp_socket: self.udp_socket_or_default(&udp_method),
             socket: self.socket.clone().unwrap_or_default(),
             repetition,
@@ -931,6 +944,9 @@ pub struct StudySpec {
     /// UDP datapath of every UDP run (absent in campaigns stored before it was recorded).
     #[serde(default)]
     pub udp_datapath: UdpDatapath,
+    /// Zero-copy sending of tcp-stream cells (absent: copies, as before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zerocopy: Option<wire::spec::ZeroCopyMethod>,
     pub socket: SocketOpts,
     pub udp_socket: Option<SocketOpts>,
     pub repetition: Repetition,

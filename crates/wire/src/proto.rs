@@ -516,6 +516,11 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
         Bound::Count(0) => return Err(SpecError::Invalid("count must be > 0".into())),
         _ => {}
     }
+    if spec.zerocopy.is_some() && (spec.kind != TestKind::TcpStream || spec.traffic.is_some()) {
+        return Err(SpecError::Invalid(
+            "--zerocopy sends a bulk tcp-stream: use -t tcp-stream without a traffic model".into(),
+        ));
+    }
     if spec.kind.is_rr() && spec.direction != Direction::Forward {
         return Err(SpecError::Invalid(
             "--reverse and --bidir apply to stream tests only".into(),
@@ -701,6 +706,28 @@ mod tests {
                 matches!(dec.next_msg(), Err(WireError::Malformed(_))),
                 "{body:?}"
             );
+        }
+    }
+
+    #[test]
+    fn zerocopy_is_for_bulk_tcp_streams_and_absent_on_the_wire_when_off() {
+        use crate::spec::ZeroCopyMethod;
+        let mut s = TestSpec::new(TestKind::TcpStream, Family::V4, 131_072);
+        assert!(!serde_json::to_string(&s).unwrap().contains("zerocopy"));
+        s.zerocopy = Some(ZeroCopyMethod::Msg);
+        assert_eq!(validate_spec(&s), Ok(()));
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(json.contains("\"zerocopy\":\"msg\""), "{json}");
+        s.zerocopy = Some(ZeroCopyMethod::Sendfile);
+        let back: TestSpec = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back.zerocopy, Some(ZeroCopyMethod::Sendfile));
+        assert_eq!("SENDFILE".parse(), Ok(ZeroCopyMethod::Sendfile));
+        assert!("splice".parse::<ZeroCopyMethod>().is_err());
+        for kind in [TestKind::UdpStream, TestKind::TcpRr, TestKind::UdpRr] {
+            let mut u = TestSpec::new(kind, Family::V4, 1000);
+            u.zerocopy = Some(ZeroCopyMethod::Msg);
+            let err = validate_spec(&u).unwrap_err().to_string();
+            assert!(err.contains("--zerocopy"), "{kind}: {err}");
         }
     }
 

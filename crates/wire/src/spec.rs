@@ -469,6 +469,51 @@ pub struct TestSpec {
     /// send time. Absent on the wire when not used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_ns: Option<u64>,
+    /// TCP stream: send without copying (Linux; `--zerocopy`, as iperf3's `-Z`), by this
+    /// method. Absent on the wire when off, so older peers accept the spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zerocopy: Option<ZeroCopyMethod>,
+}
+
+/// How a zero-copy TCP sender avoids copying its bytes into the socket buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ZeroCopyMethod {
+    /// send(2) with MSG_ZEROCOPY: the kernel pins the sender's pages and says on the
+    /// error queue when it let go of them, and whether it copied after all (it does when
+    /// the receiver is a local socket: loopback, veth).
+    Msg,
+    /// sendfile(2) from a memory-backed file holding the pattern (what iperf3's `-Z`
+    /// does): the socket buffer references the file's pages, so nothing is copied on
+    /// the sending side, also on loopback.
+    Sendfile,
+}
+
+impl ZeroCopyMethod {
+    pub const ALL: [ZeroCopyMethod; 2] = [ZeroCopyMethod::Msg, ZeroCopyMethod::Sendfile];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ZeroCopyMethod::Msg => "msg",
+            ZeroCopyMethod::Sendfile => "sendfile",
+        }
+    }
+}
+
+impl std::str::FromStr for ZeroCopyMethod {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ZeroCopyMethod::ALL
+            .into_iter()
+            .find(|d| d.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| format!("unknown zero-copy method '{s}': use msg or sendfile"))
+    }
+}
+
+impl fmt::Display for ZeroCopyMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 fn default_rr_timeout_ns() -> u64 {
@@ -493,6 +538,7 @@ impl TestSpec {
             traffic: None,
             group: None,
             window_ns: None,
+            zerocopy: None,
         }
     }
 }

@@ -110,6 +110,59 @@ pub(crate) fn recv_each(
     Ok(batch.metas.len())
 }
 
+/// Zero-copy sending where the OS has no MSG_ZEROCOPY: refused, naming the OS. The
+/// sending calls are never reached (enabling fails first) and fail the same way.
+pub(crate) mod zerocopy_unsupported {
+    use crate::error::NetError;
+    use crate::zerocopy::Completions;
+    use std::io;
+    use std::net::TcpStream;
+    use std::time::Duration;
+
+    pub(crate) fn check_supported() -> Result<(), NetError> {
+        Err(crate::sockopt::unsupported_here(
+            "zero-copy sending (MSG_ZEROCOPY)",
+            ": it needs Linux 4.14 or later; drop --zerocopy",
+        ))
+    }
+
+    pub(crate) fn enable(_sock: &TcpStream) -> Result<(), NetError> {
+        check_supported()
+    }
+
+    fn refused() -> io::Error {
+        io::Error::new(
+            io::ErrorKind::Unsupported,
+            "zero-copy sending is Linux only",
+        )
+    }
+
+    pub(crate) fn send(_sock: &TcpStream, _buf: &[u8]) -> io::Result<usize> {
+        Err(refused())
+    }
+
+    pub(crate) fn wait_error_queue(_sock: &TcpStream, _wait: Duration) -> io::Result<bool> {
+        Err(refused())
+    }
+
+    pub(crate) fn read_completions(_sock: &TcpStream) -> io::Result<Completions> {
+        Err(refused())
+    }
+
+    pub(crate) fn memory_file(_bytes: &[u8]) -> io::Result<std::fs::File> {
+        Err(refused())
+    }
+
+    pub(crate) fn sendfile(
+        _sock: &TcpStream,
+        _file: &std::fs::File,
+        _offset: usize,
+        _len: usize,
+    ) -> io::Result<usize> {
+        Err(refused())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,5 +177,23 @@ mod tests {
         sleep_until_ns(t0).unwrap();
         let w = wall_ns();
         assert!(w > 1_577_836_800_000_000_000);
+    }
+
+    /// Where the OS has no MSG_ZEROCOPY, asking for zero-copy sending is refused with a
+    /// message that names the OS and says what to do, before any socket is touched.
+    #[test]
+    fn zero_copy_is_refused_by_name_where_the_os_lacks_it() {
+        let err = zerocopy_unsupported::check_supported()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("MSG_ZEROCOPY"), "{err}");
+        assert!(err.contains(crate::sys::os_name()), "{err}");
+        assert!(err.contains("drop --zerocopy"), "{err}");
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        assert!(zerocopy_unsupported::enable(&s).is_err());
+        let e = zerocopy_unsupported::send(&s, b"x").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::Unsupported);
+        assert!(zerocopy_unsupported::memory_file(b"x").is_err());
     }
 }

@@ -7,6 +7,8 @@
 //! Refused with a message naming the OS: IPv6 flow labels (Linux's flow label manager
 //! only) and, on macOS, a congestion control per socket.
 
+pub(crate) use crate::sys::portable::zerocopy_unsupported as zerocopy;
+
 pub(crate) mod clock {
     pub(crate) use crate::sys::portable::{now_ns, sleep_until_ns, wall_ns};
 }

@@ -11,6 +11,8 @@
 //! QoS policies set DSCP), setting the MSS (TCP_MAXSEG is read-only) and choosing a
 //! congestion control per socket (netsh sets it per system).
 
+pub(crate) use crate::sys::portable::zerocopy_unsupported as zerocopy;
+
 pub(crate) mod clock {
     pub(crate) use crate::sys::portable::{now_ns, sleep_until_ns, wall_ns};
 }

@@ -6,3 +6,4 @@ pub(crate) mod readings;
 pub(crate) mod sockopt;
 pub(crate) mod sysinfo;
 pub(crate) mod udp;
+pub(crate) mod zerocopy;
