@@ -1,0 +1,285 @@
+//! One probe: a module's test against one target, over IPv4 and IPv6 in turn, through
+//! the engine's client (`engine::run_client`, as `dualperf run` does). Blocking: the
+//! server runs it on a blocking thread.
+
+use crate::config::ProbeModule;
+use crate::target::Resolved;
+use engine::{ClientConfig, EngineError, NullRecorder};
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+use wire::metrics::{self as m, Metric};
+use wire::spec::{Family, TestSpec};
+
+/// Why a family's test gave no figures: a label value, stable for alert rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// The target has no address of this family (no A / AAAA record).
+    NoAddress,
+    /// The server refused the connection (nothing listening).
+    Refused,
+    /// A step took longer than allowed (connect, test, or the scrape's budget).
+    Timeout,
+    /// No route, or IPv6 disabled on this host.
+    Unreachable,
+    /// The server wants a pre-shared key, or the key did not match.
+    Auth,
+    /// The server is running another test or is at its connection limit.
+    Busy,
+    /// Anything else (protocol error, rejected test, socket option refused).
+    Error,
+}
+
+impl Reason {
+    pub fn label(self) -> &'static str {
+        match self {
+            Reason::NoAddress => "no_address",
+            Reason::Refused => "refused",
+            Reason::Timeout => "timeout",
+            Reason::Unreachable => "unreachable",
+            Reason::Auth => "auth",
+            Reason::Busy => "busy",
+            Reason::Error => "error",
+        }
+    }
+
+    fn of(e: &EngineError) -> Reason {
+        match e {
+            EngineError::ConnectionRefused { .. } => Reason::Refused,
+            EngineError::HostUnreachable { .. } | EngineError::Ipv6Unavailable { .. } => {
+                Reason::Unreachable
+            }
+            EngineError::Resolve { .. } => Reason::NoAddress,
+            EngineError::ServerBusy { .. } | EngineError::ServerFull { .. } => Reason::Busy,
+            EngineError::AuthRequired { .. } | EngineError::AuthFailed(_) => Reason::Auth,
+            EngineError::Timeout(_) => Reason::Timeout,
+            EngineError::Io { source, .. }
+                if matches!(
+                    source.kind(),
+                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+                ) =>
+            {
+                Reason::Timeout
+            }
+            EngineError::Phase(_, inner) => Reason::of(inner),
+            _ => Reason::Error,
+        }
+    }
+}
+
+/// A family's test that gave no figures, and the engine's words for why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub reason: Reason,
+    pub message: String,
+}
+
+/// One family's part of a probe.
+#[derive(Debug, Clone)]
+pub struct FamilyOutcome {
+    pub family: Family,
+    /// The address tested, when the target has one of this family.
+    pub addr: Option<IpAddr>,
+    /// From just before connecting to the result (0 when nothing was tried).
+    pub duration: Duration,
+    pub result: Result<Vec<Metric>, Failure>,
+}
+
+impl FamilyOutcome {
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        self.result
+            .as_ref()
+            .ok()?
+            .iter()
+            .find(|x| x.name == name)
+            .map(|x| x.value)
+    }
+}
+
+/// A whole probe: the families in the order they ran.
+#[derive(Debug, Clone)]
+pub struct ProbeOutcome {
+    pub families: Vec<FamilyOutcome>,
+    /// The wire metric the IPv6/IPv4 ratio is taken of.
+    pub headline: &'static str,
+}
+
+impl ProbeOutcome {
+    pub fn get(&self, f: Family) -> Option<&FamilyOutcome> {
+        self.families.iter().find(|o| o.family == f)
+    }
+
+    /// IPv6's headline figure over IPv4's, when both families measured it (and IPv4's
+    /// is not zero).
+    pub fn ipv6_to_ipv4_ratio(&self) -> Option<f64> {
+        let v4 = self.get(Family::V4)?.metric(self.headline)?;
+        let v6 = self.get(Family::V6)?.metric(self.headline)?;
+        (v4 > 0.0).then(|| v6 / v4).filter(|r| r.is_finite())
+    }
+}
+
+/// The one number a test is judged by: goodput for streams, mean RTT for
+/// request/response (as the study's progress line shows).
+pub fn headline_metric(spec: &TestSpec) -> &'static str {
+    if spec.kind.is_rr() {
+        m::RTT_MEAN_NS
+    } else {
+        m::THROUGHPUT_BPS
+    }
+}
+
+/// Run `module` against `port` of the resolved target, family by family (IPv6 first when
+/// `v6_first`), giving up on a family that would not finish within `budget` of `start`
+/// (each family is allowed its test time plus `setup_allowance`).
+pub fn run_probe(
+    module: &ProbeModule,
+    resolved: &Resolved,
+    port: u16,
+    v6_first: bool,
+    budget: Duration,
+    setup_allowance: Duration,
+) -> ProbeOutcome {
+    let start = Instant::now();
+    let mut specs: Vec<&TestSpec> = module.specs.iter().collect();
+    if v6_first {
+        specs.sort_by_key(|s| s.family != Family::V6);
+    } else {
+        specs.sort_by_key(|s| s.family != Family::V4);
+    }
+    let headline = specs
+        .first()
+        .map(|s| headline_metric(s))
+        .unwrap_or(m::THROUGHPUT_BPS);
+    let families = specs
+        .into_iter()
+        .map(|spec| {
+            let family = spec.family;
+            let addr = match resolved.of(family) {
+                Ok(a) => *a,
+                Err(why) => {
+                    return FamilyOutcome {
+                        family,
+                        addr: None,
+                        duration: Duration::ZERO,
+                        result: Err(Failure {
+                            reason: Reason::NoAddress,
+                            message: why.clone(),
+                        }),
+                    }
+                }
+            };
+            let needed = module.test_time + setup_allowance;
+            if start.elapsed() + needed > budget {
+                return FamilyOutcome {
+                    family,
+                    addr: Some(addr),
+                    duration: Duration::ZERO,
+                    result: Err(Failure {
+                        reason: Reason::Timeout,
+                        message: format!(
+                            "not run: {:.1} s of the probe's {:.1} s budget left, the test needs {:.1} s",
+                            budget.saturating_sub(start.elapsed()).as_secs_f64(),
+                            budget.as_secs_f64(),
+                            needed.as_secs_f64()
+                        ),
+                    }),
+                };
+            }
+            let began = Instant::now();
+            let result = run_family(module, spec, addr, port);
+            FamilyOutcome {
+                family,
+                addr: Some(addr),
+                duration: began.elapsed(),
+                result,
+            }
+        })
+        .collect();
+    ProbeOutcome { families, headline }
+}
+
+fn run_family(
+    module: &ProbeModule,
+    spec: &TestSpec,
+    addr: IpAddr,
+    port: u16,
+) -> Result<Vec<Metric>, Failure> {
+    let mut cfg = ClientConfig::new(&addr.to_string(), port, spec.clone());
+    cfg.connect_timeout = module.connect_timeout;
+    cfg.psk = module.psk.clone();
+    // The exporter's own host metadata is not wanted by the probe; an empty map skips
+    // capturing it on every scrape.
+    cfg.client_info = Some(Default::default());
+    engine::run_client(&cfg, &mut NullRecorder)
+        .map(|r| r.metrics())
+        .map_err(|e| Failure {
+            reason: Reason::of(&e),
+            message: e.to_string(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(family: Family, v: Option<f64>) -> FamilyOutcome {
+        FamilyOutcome {
+            family,
+            addr: None,
+            duration: Duration::ZERO,
+            result: match v {
+                Some(v) => Ok(vec![Metric::new(m::THROUGHPUT_BPS, v)]),
+                None => Err(Failure {
+                    reason: Reason::Refused,
+                    message: "refused".into(),
+                }),
+            },
+        }
+    }
+
+    #[test]
+    fn ratio_is_ipv6_over_ipv4_and_absent_without_both() {
+        let p = ProbeOutcome {
+            families: vec![
+                outcome(Family::V6, Some(3.0)),
+                outcome(Family::V4, Some(4.0)),
+            ],
+            headline: m::THROUGHPUT_BPS,
+        };
+        assert_eq!(p.ipv6_to_ipv4_ratio(), Some(0.75));
+        let p = ProbeOutcome {
+            families: vec![outcome(Family::V4, Some(4.0)), outcome(Family::V6, None)],
+            headline: m::THROUGHPUT_BPS,
+        };
+        assert_eq!(p.ipv6_to_ipv4_ratio(), None);
+        let p = ProbeOutcome {
+            families: vec![
+                outcome(Family::V4, Some(0.0)),
+                outcome(Family::V6, Some(1.0)),
+            ],
+            headline: m::THROUGHPUT_BPS,
+        };
+        assert_eq!(p.ipv6_to_ipv4_ratio(), None);
+    }
+
+    #[test]
+    fn engine_errors_map_to_stable_reasons() {
+        let refused = EngineError::ConnectionRefused {
+            host: "h".into(),
+            port: 1,
+        };
+        assert_eq!(Reason::of(&refused), Reason::Refused);
+        assert_eq!(
+            Reason::of(&EngineError::Timeout("x".into())),
+            Reason::Timeout
+        );
+        let io = EngineError::Io {
+            context: "c".into(),
+            source: std::io::ErrorKind::TimedOut.into(),
+        };
+        assert_eq!(Reason::of(&io), Reason::Timeout);
+        assert_eq!(
+            Reason::of(&EngineError::Phase("p", Box::new(refused))),
+            Reason::Refused
+        );
+    }
+}
