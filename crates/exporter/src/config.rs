@@ -151,6 +151,8 @@ struct FileConfig {
     setup_allowance: Option<String>,
     #[serde(default)]
     modules: BTreeMap<String, Module>,
+    #[serde(default)]
+    hosts: BTreeMap<String, Vec<String>>,
 }
 
 /// A checked configuration.
@@ -162,6 +164,9 @@ pub struct Config {
     pub timeout_offset: Duration,
     pub setup_allowance: Duration,
     pub modules: BTreeMap<String, ProbeModule>,
+    /// Names the exporter resolves itself, before DNS (as /etc/hosts, for servers
+    /// without DNS records): lower-case name → addresses.
+    pub hosts: BTreeMap<String, Vec<std::net::IpAddr>>,
 }
 
 /// A module made ready: one spec per family, and what a probe needs besides.
@@ -236,7 +241,32 @@ impl Config {
                 .map(|d| d.unwrap_or(default))
                 .map_err(ConfigError::Invalid)
         };
+        if file.hosts.len() > MAX_MODULES * 16 {
+            return Err(ConfigError::Invalid(format!(
+                "at most {} hosts",
+                MAX_MODULES * 16
+            )));
+        }
+        let hosts = file
+            .hosts
+            .into_iter()
+            .map(|(name, addrs)| {
+                let ips = addrs
+                    .iter()
+                    .take(16)
+                    .map(|a| {
+                        a.parse().map_err(|_| {
+                            ConfigError::Invalid(format!(
+                                "hosts.\"{name}\": '{a}' is not an IP address"
+                            ))
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok((name.to_ascii_lowercase(), ips))
+            })
+            .collect::<Result<BTreeMap<_, _>, ConfigError>>()?;
         Ok(Config {
+            hosts,
             listen: file.listen.unwrap_or_else(|| DEFAULT_LISTEN.to_string()),
             allow,
             max_concurrent_probes: max,
@@ -489,6 +519,7 @@ mod tests {
             ),
             ("allowed_targets = [\"10.0.0.0/33\"]", "allowed_targets"),
             ("max_concurrent_probes = 0", "between 1 and 64"),
+            ("[hosts]\n\"a.test\" = [\"1.2.3\"]", "not an IP address"),
             (
                 "[modules.a]\ntest = \"udp-rr\"\npsk_file = \"/nonexistent/psk\"",
                 "module 'a'",

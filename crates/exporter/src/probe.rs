@@ -262,6 +262,55 @@ mod tests {
     }
 
     #[test]
+    fn the_family_order_follows_v6_first_and_missing_addresses_are_named() {
+        let module = crate::config::Config::default().modules["udp_rr"].clone();
+        let none = Resolved {
+            v4: Err("no A".into()),
+            v6: Err("no AAAA".into()),
+        };
+        let budget = Duration::from_secs(10);
+        let order = |v6_first| {
+            run_probe(&module, &none, 1, v6_first, budget, Duration::ZERO)
+                .families
+                .iter()
+                .map(|o| o.family)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(order(false), [Family::V4, Family::V6]);
+        assert_eq!(order(true), [Family::V6, Family::V4]);
+        let p = run_probe(&module, &none, 1, false, budget, Duration::ZERO);
+        let f = p.families[1].result.as_ref().unwrap_err();
+        assert_eq!(
+            (f.reason, f.message.as_str()),
+            (Reason::NoAddress, "no AAAA")
+        );
+        assert_eq!(p.headline, m::RTT_MEAN_NS);
+    }
+
+    #[test]
+    fn a_family_that_cannot_finish_in_the_budget_is_not_started() {
+        let module = crate::config::Config::default().modules["tcp_stream"].clone();
+        let r = Resolved {
+            v4: Ok("127.0.0.1".parse().unwrap()),
+            v6: Ok("::1".parse().unwrap()),
+        };
+        // 2 s tests in a 1 s budget: neither family runs (nothing connects to port 1).
+        let p = run_probe(
+            &module,
+            &r,
+            1,
+            false,
+            Duration::from_secs(1),
+            Duration::ZERO,
+        );
+        for o in &p.families {
+            let f = o.result.as_ref().unwrap_err();
+            assert_eq!(f.reason, Reason::Timeout, "{f:?}");
+            assert!(f.message.contains("budget"), "{f:?}");
+        }
+    }
+
+    #[test]
     fn engine_errors_map_to_stable_reasons() {
         let refused = EngineError::ConnectionRefused {
             host: "h".into(),

@@ -429,9 +429,13 @@ async fn probe(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -
         );
     }
     let target = ask.target.clone();
+    let listed = state.config.hosts.get(&target.host).cloned();
     let resolved = tokio::time::timeout(
         ask.budget - needed + Duration::from_millis(1),
-        tokio::task::spawn_blocking(move || resolve(&target)),
+        tokio::task::spawn_blocking(move || match listed {
+            Some(addrs) => Ok(crate::target::Resolved::pick(&target, &addrs)),
+            None => resolve(&target),
+        }),
     )
     .await;
     let resolved = match resolved {
