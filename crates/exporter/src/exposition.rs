@@ -41,93 +41,93 @@ struct RatioLabel {
 const FIGURES: &[(&str, &str, f64, &str)] = &[
     (
         m::THROUGHPUT_BPS,
-        "dualperf_probe_throughput_bits_per_second",
-        1.0,
-        "Goodput at the receiver (payload bits per second).",
+        "dualperf_probe_throughput_bytes_per_second",
+        0.125,
+        "Goodput at the receiver, payload bytes per second (Prometheus' base unit; times 8 for bits)",
     ),
     (
         m::SEND_RATE_BPS,
-        "dualperf_probe_send_rate_bits_per_second",
-        1.0,
-        "Payload bits per second the sender offered.",
+        "dualperf_probe_send_rate_bytes_per_second",
+        0.125,
+        "Payload bytes per second the sender offered",
     ),
     (
         m::TRANSACTIONS_PER_S,
         "dualperf_probe_transactions_per_second",
         1.0,
-        "Request/response transactions completed per second.",
+        "Request/response transactions completed per second",
     ),
     (
         m::RTT_MEAN_NS,
         "dualperf_probe_rtt_mean_seconds",
         1e-9,
-        "Mean round-trip time of the transactions.",
+        "Mean round-trip time of the transactions",
     ),
     (
         m::RTT_MIN_NS,
         "dualperf_probe_rtt_min_seconds",
         1e-9,
-        "Shortest round-trip time.",
+        "Shortest round-trip time",
     ),
     (
         m::RTT_P50_NS,
         "dualperf_probe_rtt_p50_seconds",
         1e-9,
-        "Median round-trip time.",
+        "Median round-trip time",
     ),
     (
         m::RTT_P90_NS,
         "dualperf_probe_rtt_p90_seconds",
         1e-9,
-        "90th percentile of the round-trip time.",
+        "90th percentile of the round-trip time",
     ),
     (
         m::RTT_P99_NS,
         "dualperf_probe_rtt_p99_seconds",
         1e-9,
-        "99th percentile of the round-trip time.",
+        "99th percentile of the round-trip time",
     ),
     (
         m::RTT_MAX_NS,
         "dualperf_probe_rtt_max_seconds",
         1e-9,
-        "Longest round-trip time.",
+        "Longest round-trip time",
     ),
     (
         m::RTT_STDDEV_NS,
         "dualperf_probe_rtt_stddev_seconds",
         1e-9,
-        "Standard deviation of the round-trip time.",
+        "Standard deviation of the round-trip time",
     ),
     (
         m::LOSS_PCT,
         "dualperf_probe_loss_ratio",
         0.01,
-        "Datagrams lost (RFC 4737) over datagrams sent.",
+        "Datagrams lost (RFC 4737) over datagrams sent",
     ),
     (
         m::JITTER_RFC3550_NS,
         "dualperf_probe_jitter_seconds",
         1e-9,
-        "RFC 3550 interarrival jitter at the receiver.",
+        "RFC 3550 interarrival jitter at the receiver",
     ),
     (
         m::SENT_BYTES,
         "dualperf_probe_sent_bytes",
         1.0,
-        "Payload bytes sent.",
+        "Payload bytes sent",
     ),
     (
         m::RECV_BYTES,
         "dualperf_probe_received_bytes",
         1.0,
-        "Payload bytes received.",
+        "Payload bytes received",
     ),
     (
         m::DURATION_S,
         "dualperf_probe_test_duration_seconds",
         1.0,
-        "Length of the test itself (the probe's duration less setup).",
+        "Length of the test itself (the probe's duration less setup)",
     ),
 ];
 
@@ -199,18 +199,18 @@ pub fn probe_registry(p: &ProbeOutcome) -> Registry {
     }
     reg.register(
         "probe_success",
-        "Whether the family's test gave figures (1) or failed (0).",
+        "Whether the family's test gave figures (1) or failed (0)",
         success,
     );
     reg.register(
         "probe_duration_seconds",
-        "How long the family's part of the probe took, connection to result.",
+        "How long the family's part of the probe took, connection to result",
         duration,
     );
     if p.families.iter().any(|o| o.result.is_err()) {
         reg.register(
             "dualperf_probe_failure_info",
-            "Why a family's test failed: reason is no_address, refused, timeout, unreachable, auth, busy or error.",
+            "Why a family's test failed: reason is no_address, refused, timeout, unreachable, auth, busy or error",
             failure,
         );
     }
@@ -222,7 +222,7 @@ pub fn probe_registry(p: &ProbeOutcome) -> Registry {
         .set(r);
         reg.register(
             "dualperf_probe_ipv6_to_ipv4_ratio",
-            "IPv6's headline figure over IPv4's (throughput for streams, mean RTT for request/response).",
+            "IPv6's headline figure over IPv4's (throughput for streams, mean RTT for request/response)",
             g,
         );
     }
@@ -309,11 +309,11 @@ mod tests {
         let (text, ct) = encode(&probe_registry(&p), false);
         assert_eq!(ct, TEXT_CONTENT_TYPE);
         for want in [
-            "dualperf_probe_throughput_bits_per_second{family=\"ipv4\"} 2000000000",
-            "dualperf_probe_throughput_bits_per_second{family=\"ipv6\"} 1000000000",
+            "dualperf_probe_throughput_bytes_per_second{family=\"ipv4\"} 250000000",
+            "dualperf_probe_throughput_bytes_per_second{family=\"ipv6\"} 125000000",
             "dualperf_probe_loss_ratio{family=\"ipv4\"} 0.015",
             "dualperf_probe_jitter_seconds{family=\"ipv6\"} 0.000002",
-            "dualperf_probe_ipv6_to_ipv4_ratio{metric=\"throughput_bits_per_second\"} 0.5",
+            "dualperf_probe_ipv6_to_ipv4_ratio{metric=\"throughput_bytes_per_second\"} 0.5",
             "probe_success{family=\"ipv4\"} 1",
             "probe_duration_seconds{family=\"ipv6\"} 1.5",
         ] {

@@ -68,32 +68,32 @@ impl OwnMetrics {
         }
         registry.register(
             "dualperf_exporter_probes",
-            "Probes run (each runs the module over the families it names).",
+            "Probes run (each runs the module over the families it names)",
             probes.clone(),
         );
         registry.register(
             "dualperf_exporter_probe_failures",
-            "Families of a probe that gave no figures, by reason.",
+            "Families of a probe that gave no figures, by reason",
             failures.clone(),
         );
         registry.register(
             "dualperf_exporter_refused",
-            "Scrapes refused before a probe ran, by reason.",
+            "Scrapes refused before a probe ran, by reason",
             refused.clone(),
         );
         registry.register(
             "dualperf_exporter_queued_probes",
-            "Probes waiting for their target or a free slot now.",
+            "Probes waiting for their target or a free slot now",
             queued.clone(),
         );
         registry.register(
             "dualperf_exporter_running_probes",
-            "Probes running now.",
+            "Probes running now",
             in_flight.clone(),
         );
         registry.register(
             "dualperf_exporter_probe_duration_seconds",
-            "How long probes took, all families.",
+            "How long probes took, all families",
             duration.clone(),
         );
         OwnMetrics {

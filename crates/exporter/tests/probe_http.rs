@@ -29,8 +29,8 @@ fn a_probe_measures_both_families_and_their_ratio() {
         let s = parse_exposition(&r.body);
         let (headline, exported) = if module == "tcp_short" {
             (
-                "dualperf_probe_throughput_bits_per_second",
-                "throughput_bits_per_second",
+                "dualperf_probe_throughput_bytes_per_second",
+                "throughput_bytes_per_second",
             )
         } else {
             ("dualperf_probe_rtt_mean_seconds", "rtt_mean_seconds")
