@@ -25,6 +25,7 @@ macro_rules! outln {
 }
 
 mod args;
+mod cmd_exporter;
 mod cmd_lab;
 mod cmd_report;
 mod cmd_run;
@@ -70,6 +71,8 @@ enum Command {
     Report(cmd_report::ReportArgs),
     /// Network-namespace testbeds on this machine (needs root and `ip`).
     Lab(cmd_lab::LabArgs),
+    /// Prometheus exporter: /probe?target=HOST&module=NAME tests IPv4 and IPv6 in turn.
+    Exporter(cmd_exporter::ExporterArgs),
 }
 
 fn main() -> ExitCode {
@@ -107,5 +110,6 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Import(a) => cmd_study::import_main(a),
         Command::Report(a) => cmd_report::main(a),
         Command::Lab(a) => cmd_lab::main(a),
+        Command::Exporter(a) => cmd_exporter::main(a),
     }
 }
