@@ -21,6 +21,11 @@ pub struct ExporterArgs {
     /// (tls_server_config, basic_auth_users with bcrypt hashes), in TOML.
     #[arg(long, value_name = "FILE")]
     web_config: Option<PathBuf>,
+    /// Also store every probe in this results database (SQLite file or PostgreSQL URL):
+    /// runs of a campaign "monitoring MODULE TARGET", one cell per family, seen by
+    /// `dualperf report` and `export`.
+    #[arg(long, value_name = "FILE|URL", value_parser = crate::args::db_target_parser())]
+    db: Option<store::DbTarget>,
 }
 
 pub fn main(a: ExporterArgs) -> anyhow::Result<ExitCode> {
@@ -31,6 +36,15 @@ pub fn main(a: ExporterArgs) -> anyhow::Result<ExitCode> {
     let web = match &a.web_config {
         Some(p) => exporter::WebConfig::load(p)?,
         None => exporter::WebConfig::none(),
+    };
+    let archive = match &a.db {
+        None => None,
+        Some(db) => {
+            if let Some(path) = db.sqlite_path() {
+                crate::args::check_database_file(path, true)?;
+            }
+            Some(exporter::archive::Archive::open(db)?)
+        }
     };
     let listen = a.listen.clone().unwrap_or_else(|| config.listen.clone());
     let addr: SocketAddr = listen
@@ -47,7 +61,13 @@ pub fn main(a: ExporterArgs) -> anyhow::Result<ExitCode> {
     }
     let scheme = if web.tls.is_some() { "https" } else { "http" };
     let modules: Vec<String> = config.modules.keys().cloned().collect();
-    let running = exporter::start(config, web, addr, exporter::ServerOptions::default())?;
+    let running = exporter::start_with_archive(
+        config,
+        web,
+        addr,
+        exporter::ServerOptions::default(),
+        archive,
+    )?;
     // One line on stdout a supervisor (or a test) can read for the address.
     outln!(
         "dualperf exporter listening on {scheme}://{}/ (modules: {})",

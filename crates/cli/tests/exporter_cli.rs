@@ -31,9 +31,12 @@ fn get(addr: SocketAddr, path: &str) -> String {
 #[test]
 fn the_exporter_subcommand_serves_probes_with_the_builtin_modules() {
     let srv = engine::EmbeddedServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("monitoring.db");
     let mut child = Exporter(
         Command::new(BIN)
-            .args(["exporter", "--listen", "127.0.0.1:0"])
+            .args(["exporter", "--listen", "127.0.0.1:0", "--db"])
+            .arg(&db)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

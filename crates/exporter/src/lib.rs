@@ -11,6 +11,7 @@
 //! - [`probe`]: the probe itself, on the engine's client (no second measurement path).
 //! - [`exposition`]: the probe's metrics and the exposition formats.
 //! - [`gate`]: no overlapping probes per target, a global limit, the family order.
+//! - [`archive`]: `--db`, each probe stored as runs of a monitoring campaign.
 //! - [`server`]: HTTP. [`webconfig`]: TLS and basic auth. `own`: the exporter's metrics.
 //!
 //! Crates, and why:
@@ -32,6 +33,7 @@
 //! - **ipnet** for the allow-list's CIDRs; **form_urlencoded** for the query string.
 #![forbid(unsafe_code)]
 
+pub mod archive;
 pub mod config;
 pub mod exposition;
 pub mod gate;
@@ -42,5 +44,5 @@ pub mod target;
 pub mod webconfig;
 
 pub use config::{Config, ConfigError, DEFAULT_LISTEN};
-pub use server::{start, Running, ServerError, ServerOptions};
+pub use server::{start, start_with_archive, Running, ServerError, ServerOptions};
 pub use webconfig::{WebConfig, WebConfigError};

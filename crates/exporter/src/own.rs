@@ -36,6 +36,7 @@ pub struct OwnMetrics {
     probes: Family<ModuleLabel, Counter>,
     failures: Family<FailureLabels, Counter>,
     refused: Family<ReasonLabel, Counter>,
+    archive_errors: Counter,
     queued: Gauge,
     in_flight: Gauge,
     duration: Family<ModuleLabel, Histogram>,
@@ -57,6 +58,7 @@ impl OwnMetrics {
         let probes = Family::<ModuleLabel, Counter>::default();
         let failures = Family::<FailureLabels, Counter>::default();
         let refused = Family::<ReasonLabel, Counter>::default();
+        let archive_errors = Counter::default();
         let queued = Gauge::default();
         let in_flight = Gauge::default();
         let duration = Family::<ModuleLabel, Histogram>::new_with_constructor(
@@ -82,6 +84,11 @@ impl OwnMetrics {
             refused.clone(),
         );
         registry.register(
+            "dualperf_exporter_archive_errors",
+            "Probes that could not be stored in the results database (--db)",
+            archive_errors.clone(),
+        );
+        registry.register(
             "dualperf_exporter_queued_probes",
             "Probes waiting for their target or a free slot now",
             queued.clone(),
@@ -101,6 +108,7 @@ impl OwnMetrics {
             probes,
             failures,
             refused,
+            archive_errors,
             queued,
             in_flight,
             duration,
@@ -113,6 +121,10 @@ impl OwnMetrics {
                 reason: reason.into(),
             })
             .inc();
+    }
+
+    pub fn archive_failed(&self) {
+        self.archive_errors.inc();
     }
 
     pub fn in_flight(&self) -> InFlight<'_> {

@@ -60,6 +60,7 @@ pub enum ServerError {
 }
 
 struct State {
+    archive: Option<crate::archive::Archive>,
     config: Config,
     web: WebConfig,
     gate: Gate,
@@ -104,6 +105,17 @@ pub fn start(
     listen: SocketAddr,
     opts: ServerOptions,
 ) -> Result<Running, ServerError> {
+    start_with_archive(config, web, listen, opts, None)
+}
+
+/// [`start`], also storing every probe in `archive` (`--db`).
+pub fn start_with_archive(
+    config: Config,
+    web: WebConfig,
+    listen: SocketAddr,
+    opts: ServerOptions,
+    archive: Option<crate::archive::Archive>,
+) -> Result<Running, ServerError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
@@ -136,6 +148,7 @@ pub fn start(
     let state = Arc::new(State {
         gate: Gate::new(config.max_concurrent_probes),
         own: OwnMetrics::new(config.modules.keys()),
+        archive,
         config,
         web,
     });
@@ -473,7 +486,14 @@ async fn probe(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -
     let st = state.clone();
     let outcome = tokio::task::spawn_blocking(move || {
         let _in_flight = st.own.in_flight();
-        run_probe(&module, &resolved, port, v6_first, budget, allowance)
+        let started = std::time::SystemTime::now();
+        let p = run_probe(&module, &resolved, port, v6_first, budget, allowance);
+        if let Some(a) = &st.archive {
+            if a.record(&module, &key, started, &p).is_err() {
+                st.own.archive_failed();
+            }
+        }
+        p
     })
     .await;
     drop(admission);
