@@ -78,7 +78,8 @@ pub struct Module {
     pub direction: Option<String>,
     #[serde(default)]
     pub streams: Option<u16>,
-    /// The peer: `dualperf` (default). `iperf3` peers are not served by the exporter yet.
+    /// The peer: `dualperf` (default) or `iperf3` (an unmodified iperf3 3.x server; stream
+    /// tests only; port 5201 by default).
     #[serde(default)]
     pub peer: Option<String>,
     /// Control port of the target's server when the target names none.
@@ -173,6 +174,7 @@ pub struct Config {
 #[derive(Debug, Clone)]
 pub struct ProbeModule {
     pub name: String,
+    pub peer: Peer,
     /// The test of each family, in the module's order.
     pub specs: Vec<TestSpec>,
     pub port: u16,
@@ -292,16 +294,33 @@ fn parse_duration(what: &str, s: &str, min: Duration, max: Duration) -> Result<D
     wire::bounds::secs_to_duration(what, secs, min, max).map_err(|e| e.to_string())
 }
 
+/// The server a module's target runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    Dualperf,
+    /// An unmodified iperf3 3.x server (`iperf3 -s`): stream tests only.
+    Iperf3,
+}
+
+/// iperf3's default port.
+pub const IPERF3_DEFAULT_PORT: u16 = 5201;
+
 fn ready_module(name: &str, m: &Module) -> Result<ProbeModule, String> {
-    match m.peer.as_deref().unwrap_or("dualperf") {
-        "dualperf" => {}
-        "iperf3" => {
-            return Err(
-                "peer = \"iperf3\" is not served by the exporter yet; probe a `dualperf server`"
-                    .into(),
-            )
+    let peer = match m.peer.as_deref().unwrap_or("dualperf") {
+        "dualperf" => Peer::Dualperf,
+        "iperf3" => Peer::Iperf3,
+        other => return Err(format!("unknown peer '{other}': use dualperf or iperf3")),
+    };
+    if peer == Peer::Iperf3 {
+        if m.test.parse::<TestKind>().is_ok_and(|k| k.is_rr()) {
+            return Err(format!(
+                "test '{}' is not possible with peer = \"iperf3\": iperf3 has no request/response test; use tcp-stream or udp-stream, or a dualperf server",
+                m.test
+            ));
         }
-        other => return Err(format!("unknown peer '{other}': use dualperf")),
+        if m.psk_file.is_some() {
+            return Err("psk_file is for dualperf servers; an iperf3 peer does not take it".into());
+        }
     }
     let families = match m.families.as_deref() {
         None => vec![Family::V4, Family::V6],
@@ -358,10 +377,15 @@ fn ready_module(name: &str, m: &Module) -> Result<ProbeModule, String> {
         .as_deref()
         .map(|p| wire::auth::Psk::load(p).map_err(|e| e.to_string()))
         .transpose()?;
+    let default_port = match peer {
+        Peer::Dualperf => engine::DEFAULT_PORT,
+        Peer::Iperf3 => IPERF3_DEFAULT_PORT,
+    };
     Ok(ProbeModule {
         name: name.to_string(),
+        peer,
         specs,
-        port: m.port.unwrap_or(engine::DEFAULT_PORT),
+        port: m.port.unwrap_or(default_port),
         connect_timeout,
         psk,
         test_time,
@@ -529,6 +553,14 @@ mod tests {
             let err = parse(text).unwrap_err().to_string();
             assert!(err.contains(want), "{text:?}: {err}");
         }
+    }
+
+    #[test]
+    fn an_iperf3_module_defaults_to_port_5201() {
+        let c = parse("[modules.i]\ntest = \"tcp-stream\"\npeer = \"iperf3\"").unwrap();
+        assert_eq!(c.modules["i"].peer, Peer::Iperf3);
+        assert_eq!(c.modules["i"].port, IPERF3_DEFAULT_PORT);
+        assert_eq!(c.modules["tcp_rr"].peer, Peer::Dualperf);
     }
 
     #[test]

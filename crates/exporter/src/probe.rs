@@ -2,7 +2,7 @@
 //! the engine's client (`engine::run_client`, as `dualperf run` does). Blocking: the
 //! server runs it on a blocking thread.
 
-use crate::config::ProbeModule;
+use crate::config::{Peer, ProbeModule};
 use crate::target::Resolved;
 use engine::{ClientConfig, EngineError, NullRecorder};
 use std::net::IpAddr;
@@ -39,6 +39,24 @@ impl Reason {
             Reason::Auth => "auth",
             Reason::Busy => "busy",
             Reason::Error => "error",
+        }
+    }
+
+    fn of_iperf3(e: &iperf3::Iperf3Error) -> Reason {
+        use iperf3::Iperf3Error as E;
+        match e {
+            E::Busy => Reason::Busy,
+            E::Timeout(_) => Reason::Timeout,
+            E::Auth(_) => Reason::Auth,
+            E::Io { source, .. } => match source.kind() {
+                std::io::ErrorKind::ConnectionRefused => Reason::Refused,
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => Reason::Timeout,
+                std::io::ErrorKind::HostUnreachable | std::io::ErrorKind::NetworkUnreachable => {
+                    Reason::Unreachable
+                }
+                _ => Reason::Error,
+            },
+            _ => Reason::Error,
         }
     }
 
@@ -185,7 +203,7 @@ pub fn run_probe(
                 };
             }
             let began = Instant::now();
-            let result = run_family(module, spec, addr, port);
+            let result = run_family(module, spec, addr, port, setup_allowance / 2);
             FamilyOutcome {
                 family,
                 addr: Some(addr),
@@ -202,7 +220,29 @@ fn run_family(
     spec: &TestSpec,
     addr: IpAddr,
     port: u16,
+    busy_retry: Duration,
 ) -> Result<Vec<Metric>, Failure> {
+    if module.peer == Peer::Iperf3 {
+        let opts = iperf3::ClientOptions {
+            connect_timeout: module.connect_timeout,
+            ..iperf3::ClientOptions::default()
+        };
+        // An iperf3 server answers "busy" while the previous session (the other family's
+        // test, a moment ago) is still closing: retry within half the setup allowance.
+        let deadline = Instant::now() + busy_retry;
+        let result = loop {
+            match iperf3::run(&addr.to_string(), port, spec, &opts) {
+                Err(iperf3::Iperf3Error::Busy) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                other => break other,
+            }
+        };
+        return result.map(|r| r.metrics).map_err(|e| Failure {
+            reason: Reason::of_iperf3(&e),
+            message: e.to_string(),
+        });
+    }
     let mut cfg = ClientConfig::new(&addr.to_string(), port, spec.clone());
     cfg.connect_timeout = module.connect_timeout;
     cfg.psk = module.psk.clone();

@@ -303,3 +303,45 @@ fn slow_and_oversized_requests_are_cut_off_and_nothing_is_left_running() {
         "the exporter still listens"
     );
 }
+
+#[test]
+fn an_iperf3_peer_is_probed_over_both_families() {
+    let server =
+        iperf3::Server::bind(&["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()])
+            .or_else(|_| iperf3::Server::bind(&["127.0.0.1:0".parse().unwrap()]))
+            .unwrap();
+    let addrs = server.local_addrs();
+    let has_v6 = addrs.len() == 2;
+    let shutdown = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = shutdown.clone();
+    let serving = std::thread::spawn(move || server.serve(&flag));
+    let ex = start_exporter(
+        &config_text(
+            "[modules.iperf3_tcp]\ntest = \"tcp-stream\"\nduration = \"300ms\"\npeer = \"iperf3\"",
+        ),
+        exporter::ServerOptions::default(),
+    );
+    let r = get(
+        ex.local_addr(),
+        &format!(
+            "/probe?target={DUAL_NAME}:{}&module=iperf3_tcp",
+            addrs[0].port()
+        ),
+        &[],
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let s = parse_exposition(&r.body);
+    let fams: &[&str] = if has_v6 { &["ipv4", "ipv6"] } else { &["ipv4"] };
+    for fam in fams {
+        assert_eq!(
+            value(&s, "probe_success", fam),
+            Some(1.0),
+            "{fam}: {}",
+            r.body
+        );
+        let t = value(&s, "dualperf_probe_throughput_bytes_per_second", fam).unwrap();
+        assert!(t > 0.0, "{fam}: {}", r.body);
+    }
+    shutdown.store(true, std::sync::atomic::Ordering::SeqCst);
+    serving.join().unwrap().unwrap();
+}
