@@ -248,7 +248,7 @@ fn text(status: StatusCode, body: String) -> Reply {
 }
 
 async fn handle(state: Arc<State>, req: Request<Incoming>) -> Reply {
-    if let Some(auth) = &state.web.auth {
+    if state.web.auth.is_some() {
         let header = req
             .headers()
             .get(hyper::header::AUTHORIZATION)
@@ -263,7 +263,6 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Reply {
         })
         .await
         .unwrap_or(false);
-        let _ = auth;
         if !ok {
             state.own.refused("unauthorized");
             let mut r = text(
