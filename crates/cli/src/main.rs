@@ -25,6 +25,7 @@ macro_rules! outln {
 }
 
 mod args;
+mod cmd_exporter;
 mod cmd_lab;
 mod cmd_man;
 mod cmd_model;
@@ -80,6 +81,8 @@ enum Command {
     Model(Box<cmd_model::ModelArgs>),
     /// Write the manual pages (dualperf.1 and one per subcommand) into a directory.
     Man(cmd_man::ManArgs),
+    /// Prometheus exporter: /probe?target=HOST&module=NAME tests IPv4 and IPv6 in turn.
+    Exporter(cmd_exporter::ExporterArgs),
 }
 
 fn main() -> ExitCode {
@@ -130,5 +133,6 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Lab(a) => cmd_lab::main(a),
         Command::Model(a) => cmd_model::main(*a),
         Command::Man(a) => cmd_man::main(a, Cli::command()),
+        Command::Exporter(a) => cmd_exporter::main(a),
     }
 }

@@ -1,0 +1,573 @@
+//! The exporter's configuration file (TOML): modules as blackbox_exporter's (what test a
+//! probe runs), the allow-list of targets and the limits. [`module_spec`] is the one
+//! place a module becomes a `wire::spec::TestSpec`.
+
+use crate::target::AllowList;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use wire::spec::{Bound, Direction, Family, SocketOpts, TestKind, TestSpec};
+
+/// The exporter's default listen address (loopback only; 9531 is free in Prometheus'
+/// default port allocation list).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:9531";
+/// Probes running at once, all targets together, unless the file says otherwise.
+pub const DEFAULT_MAX_CONCURRENT_PROBES: usize = 4;
+/// Blackbox's default: the probe must end this long before Prometheus' scrape timeout.
+pub const DEFAULT_TIMEOUT_OFFSET: Duration = Duration::from_millis(500);
+/// A probe's budget when the request carries no scrape timeout (a person with curl).
+pub const DEFAULT_PROBE_BUDGET: Duration = Duration::from_secs(60);
+/// Allowance per family for connecting, the control exchange and the result, on top of
+/// the test's own duration (loopback needs well under 50 ms of it).
+pub const DEFAULT_SETUP_ALLOWANCE: Duration = Duration::from_secs(1);
+/// The longest test a module may ask for per family: a probe answers a scrape.
+pub const MAX_TEST_DURATION: Duration = Duration::from_secs(300);
+/// Most modules one file may define (a bounded configuration).
+pub const MAX_MODULES: usize = 256;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read the exporter configuration {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("exporter configuration {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("module '{module}': {message}")]
+    Module { module: String, message: String },
+    #[error("allowed_targets: {0}")]
+    Allow(String),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A module's `size`: a number of bytes or a text with a unit (`64K`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Quantity {
+    Number(u64),
+    Text(String),
+}
+
+/// One module: the test a probe runs against each family of the target.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Module {
+    /// tcp-stream, udp-stream, tcp-rr or udp-rr.
+    pub test: String,
+    /// Payload bytes per send, datagram or request.
+    #[serde(default)]
+    pub size: Option<Quantity>,
+    /// Test length per family (`2s`, `500ms`); the default is 2 s unless `count` is set.
+    #[serde(default)]
+    pub duration: Option<String>,
+    /// Packets (datagrams, writes or transactions) per stream instead of a duration.
+    #[serde(default)]
+    pub count: Option<u64>,
+    /// With `count`: the longest the test may take per family (`5s`).
+    #[serde(default)]
+    pub timeout: Option<String>,
+    /// udp-stream: bits/s (`100M`) or packets/s (`10kpps`); rr tests: transactions/s.
+    #[serde(default)]
+    pub rate: Option<String>,
+    /// forward (default), reverse or bidir (stream tests).
+    #[serde(default)]
+    pub direction: Option<String>,
+    #[serde(default)]
+    pub streams: Option<u16>,
+    /// The peer: `dualperf` (default) or `iperf3` (an unmodified iperf3 3.x server; stream
+    /// tests only; port 5201 by default).
+    #[serde(default)]
+    pub peer: Option<String>,
+    /// Control port of the target's server when the target names none.
+    #[serde(default)]
+    pub port: Option<u16>,
+    /// Pre-shared key file of the target's `dualperf server --psk-file`.
+    #[serde(default)]
+    pub psk_file: Option<PathBuf>,
+    /// Families to probe: `[4, 6]` (default), `[4]` or `[6]`.
+    #[serde(default)]
+    pub families: Option<Vec<u8>>,
+    /// Seconds to wait for the control connection (default 3).
+    #[serde(default)]
+    pub connect_timeout: Option<String>,
+    /// Socket options, as `dualperf run`'s flags.
+    #[serde(default)]
+    pub socket: SocketOpts,
+}
+
+impl Module {
+    fn new(test: &str, size: u64, rate: Option<&str>) -> Module {
+        Module {
+            test: test.into(),
+            size: Some(Quantity::Number(size)),
+            duration: Some("2s".into()),
+            count: None,
+            timeout: None,
+            rate: rate.map(str::to_string),
+            direction: None,
+            streams: None,
+            peer: None,
+            port: None,
+            psk_file: None,
+            families: None,
+            connect_timeout: None,
+            socket: SocketOpts::default(),
+        }
+    }
+}
+
+/// The modules every exporter has unless its file redefines them.
+pub fn builtin_modules() -> BTreeMap<String, Module> {
+    BTreeMap::from([
+        ("udp_rr".to_string(), Module::new("udp-rr", 64, None)),
+        ("tcp_rr".to_string(), Module::new("tcp-rr", 64, None)),
+        (
+            "tcp_stream".to_string(),
+            Module::new("tcp-stream", 131_072, None),
+        ),
+        (
+            "udp_stream_1408".to_string(),
+            Module::new("udp-stream", 1408, Some("100M")),
+        ),
+    ])
+}
+
+/// The file as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    #[serde(default)]
+    listen: Option<String>,
+    #[serde(default)]
+    allowed_targets: Option<Vec<String>>,
+    #[serde(default)]
+    max_concurrent_probes: Option<usize>,
+    #[serde(default)]
+    timeout_offset: Option<String>,
+    #[serde(default)]
+    setup_allowance: Option<String>,
+    #[serde(default)]
+    modules: BTreeMap<String, Module>,
+    #[serde(default)]
+    hosts: BTreeMap<String, Vec<String>>,
+}
+
+/// A checked configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: String,
+    pub allow: AllowList,
+    pub max_concurrent_probes: usize,
+    pub timeout_offset: Duration,
+    pub setup_allowance: Duration,
+    pub modules: BTreeMap<String, ProbeModule>,
+    /// Names the exporter resolves itself, before DNS (as /etc/hosts, for servers
+    /// without DNS records): lower-case name → addresses.
+    pub hosts: BTreeMap<String, Vec<std::net::IpAddr>>,
+}
+
+/// A module made ready: one spec per family, and what a probe needs besides.
+#[derive(Debug, Clone)]
+pub struct ProbeModule {
+    pub name: String,
+    pub peer: Peer,
+    /// The test of each family, in the module's order.
+    pub specs: Vec<TestSpec>,
+    pub port: u16,
+    pub connect_timeout: Duration,
+    pub psk: Option<wire::auth::Psk>,
+    /// The longest one family's test may run (its duration, or the module's timeout).
+    pub test_time: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        // Built-in modules are checked by a test; a failure here would be a bug.
+        Config::from_toml_str("", Path::new("(built-in)"))
+            .unwrap_or_else(|e| unreachable!("the built-in exporter configuration is invalid: {e}"))
+    }
+}
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Config::from_toml_str(&text, path)
+    }
+
+    pub fn from_toml_str(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let file: FileConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        if file.modules.len() > MAX_MODULES {
+            return Err(ConfigError::Invalid(format!(
+                "at most {MAX_MODULES} modules, not {}",
+                file.modules.len()
+            )));
+        }
+        let mut modules = builtin_modules();
+        modules.extend(file.modules);
+        let modules = modules
+            .into_iter()
+            .map(|(name, m)| {
+                let ready = ready_module(&name, &m).map_err(|message| ConfigError::Module {
+                    module: name.clone(),
+                    message,
+                })?;
+                Ok((name, ready))
+            })
+            .collect::<Result<BTreeMap<_, _>, ConfigError>>()?;
+        let allow = match &file.allowed_targets {
+            None => AllowList::loopback(),
+            Some(list) => AllowList::parse(list).map_err(ConfigError::Allow)?,
+        };
+        let max = file
+            .max_concurrent_probes
+            .unwrap_or(DEFAULT_MAX_CONCURRENT_PROBES);
+        if !(1..=64).contains(&max) {
+            return Err(ConfigError::Invalid(format!(
+                "max_concurrent_probes must be between 1 and 64, not {max}"
+            )));
+        }
+        let secs = |what: &str, v: &Option<String>, default: Duration, max: Duration| {
+            v.as_deref()
+                .map(|s| parse_duration(what, s, Duration::ZERO, max))
+                .transpose()
+                .map(|d| d.unwrap_or(default))
+                .map_err(ConfigError::Invalid)
+        };
+        if file.hosts.len() > MAX_MODULES * 16 {
+            return Err(ConfigError::Invalid(format!(
+                "at most {} hosts",
+                MAX_MODULES * 16
+            )));
+        }
+        let hosts = file
+            .hosts
+            .into_iter()
+            .map(|(name, addrs)| {
+                let ips = addrs
+                    .iter()
+                    .take(16)
+                    .map(|a| {
+                        a.parse().map_err(|_| {
+                            ConfigError::Invalid(format!(
+                                "hosts.\"{name}\": '{a}' is not an IP address"
+                            ))
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok((name.to_ascii_lowercase(), ips))
+            })
+            .collect::<Result<BTreeMap<_, _>, ConfigError>>()?;
+        Ok(Config {
+            hosts,
+            listen: file.listen.unwrap_or_else(|| DEFAULT_LISTEN.to_string()),
+            allow,
+            max_concurrent_probes: max,
+            timeout_offset: secs(
+                "timeout_offset",
+                &file.timeout_offset,
+                DEFAULT_TIMEOUT_OFFSET,
+                Duration::from_secs(10),
+            )?,
+            setup_allowance: secs(
+                "setup_allowance",
+                &file.setup_allowance,
+                DEFAULT_SETUP_ALLOWANCE,
+                Duration::from_secs(60),
+            )?,
+            modules,
+        })
+    }
+}
+
+fn parse_duration(what: &str, s: &str, min: Duration, max: Duration) -> Result<Duration, String> {
+    let secs = wire::quantity::parse_duration_s(s).map_err(|e| format!("{what}: {e}"))?;
+    wire::bounds::secs_to_duration(what, secs, min, max).map_err(|e| e.to_string())
+}
+
+/// The server a module's target runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    Dualperf,
+    /// An unmodified iperf3 3.x server (`iperf3 -s`): stream tests only.
+    Iperf3,
+}
+
+/// iperf3's default port.
+pub const IPERF3_DEFAULT_PORT: u16 = 5201;
+
+fn ready_module(name: &str, m: &Module) -> Result<ProbeModule, String> {
+    let peer = match m.peer.as_deref().unwrap_or("dualperf") {
+        "dualperf" => Peer::Dualperf,
+        "iperf3" => Peer::Iperf3,
+        other => return Err(format!("unknown peer '{other}': use dualperf or iperf3")),
+    };
+    if peer == Peer::Iperf3 {
+        if m.test.parse::<TestKind>().is_ok_and(|k| k.is_rr()) {
+            return Err(format!(
+                "test '{}' is not possible with peer = \"iperf3\": iperf3 has no request/response test; use tcp-stream or udp-stream, or a dualperf server",
+                m.test
+            ));
+        }
+        if m.psk_file.is_some() {
+            return Err("psk_file is for dualperf servers; an iperf3 peer does not take it".into());
+        }
+    }
+    let families = match m.families.as_deref() {
+        None => vec![Family::V4, Family::V6],
+        Some([]) => return Err("families is empty: give [4], [6] or [4, 6]".into()),
+        Some(list) => {
+            let mut out: Vec<Family> = Vec::new();
+            for n in list {
+                let f = match n {
+                    4 => Family::V4,
+                    6 => Family::V6,
+                    _ => return Err(format!("unknown family {n}: use 4 or 6")),
+                };
+                if out.contains(&f) {
+                    return Err(format!("family {n} is listed twice"));
+                }
+                out.push(f);
+            }
+            out
+        }
+    };
+    let specs = families
+        .iter()
+        .map(|&f| module_spec(m, f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let test_time = match (m.count, &m.duration, &m.timeout) {
+        (Some(_), _, Some(t)) => parse_duration("timeout", t, Duration::ZERO, MAX_TEST_DURATION)?,
+        (Some(_), _, None) => {
+            return Err(
+                "a module with a count needs a timeout (e.g. timeout = \"5s\"): \
+                        a probe must know how long it may take"
+                    .into(),
+            )
+        }
+        (None, _, _) => match specs.first().map(|s| s.bound) {
+            Some(Bound::DurationNs(ns)) => Duration::from_nanos(ns),
+            _ => return Err("no test".into()),
+        },
+    };
+    let connect_timeout = m
+        .connect_timeout
+        .as_deref()
+        .map(|s| {
+            parse_duration(
+                "connect_timeout",
+                s,
+                Duration::from_millis(10),
+                Duration::from_secs(60),
+            )
+        })
+        .transpose()?
+        .unwrap_or(Duration::from_secs(3));
+    let psk = m
+        .psk_file
+        .as_deref()
+        .map(|p| wire::auth::Psk::load(p).map_err(|e| e.to_string()))
+        .transpose()?;
+    let default_port = match peer {
+        Peer::Dualperf => engine::DEFAULT_PORT,
+        Peer::Iperf3 => IPERF3_DEFAULT_PORT,
+    };
+    Ok(ProbeModule {
+        name: name.to_string(),
+        peer,
+        specs,
+        port: m.port.unwrap_or(default_port),
+        connect_timeout,
+        psk,
+        test_time,
+    })
+}
+
+/// A module's test for one family, built as `dualperf run` builds its spec and checked
+/// by the protocol's own `validate_spec`. The one function that turns a module into a
+/// `TestSpec` (the application layer's `resolve` will take its place).
+pub fn module_spec(m: &Module, family: Family) -> Result<TestSpec, String> {
+    let kind: TestKind = m.test.parse().map_err(|e: String| e)?;
+    if !kind.on_wire() {
+        return Err(format!(
+            "test '{}' is not served by the exporter: use tcp-stream, udp-stream, tcp-rr or udp-rr",
+            m.test
+        ));
+    }
+    let size = match &m.size {
+        None => 1408,
+        Some(Quantity::Number(n)) => {
+            u32::try_from(*n).map_err(|_| format!("size {n} is too large"))?
+        }
+        Some(Quantity::Text(t)) => {
+            wire::quantity::parse_bytes_u32(t).map_err(|e| format!("size: {e}"))?
+        }
+    };
+    let mut spec = TestSpec::new(kind, family, size);
+    spec.bound = match (m.count, &m.duration) {
+        (Some(_), Some(_)) => return Err("give a duration or a count, not both".into()),
+        (Some(n), None) => Bound::Count(n),
+        (None, d) => {
+            let d = parse_duration(
+                "duration",
+                d.as_deref().unwrap_or("2s"),
+                Duration::from_millis(1),
+                MAX_TEST_DURATION,
+            )?;
+            Bound::DurationNs(d.as_nanos() as u64)
+        }
+    };
+    spec.direction = match m.direction.as_deref().unwrap_or("forward") {
+        "forward" => Direction::Forward,
+        "reverse" => Direction::Reverse,
+        "bidir" => Direction::Bidir,
+        other => {
+            return Err(format!(
+                "unknown direction '{other}': use forward, reverse or bidir"
+            ))
+        }
+    };
+    spec.streams = m.streams.unwrap_or(1);
+    spec.rate = m
+        .rate
+        .as_deref()
+        .map(|r| wire::quantity::parse_rate(r).map_err(|e| format!("rate: {e}")))
+        .transpose()?;
+    if spec.rate.is_some() && kind == TestKind::TcpStream {
+        return Err("rate applies to udp-stream and the request/response tests".into());
+    }
+    spec.socket = m.socket.clone();
+    if spec.socket.flowlabel.is_some() && family != Family::V6 {
+        return Err("socket.flowlabel applies to IPv6 only: set families = [6]".into());
+    }
+    wire::proto::validate_spec(&spec).map_err(|e| e.to_string())?;
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::from_toml_str(text, Path::new("test.toml"))
+    }
+
+    #[test]
+    fn builtin_modules_are_valid_and_probe_both_families() {
+        let c = parse("").unwrap();
+        for name in ["udp_rr", "tcp_rr", "tcp_stream", "udp_stream_1408"] {
+            let m = &c.modules[name];
+            let fams: Vec<Family> = m.specs.iter().map(|s| s.family).collect();
+            assert_eq!(fams, [Family::V4, Family::V6], "{name}");
+            assert_eq!(m.test_time, Duration::from_secs(2), "{name}");
+        }
+        assert_eq!(c.listen, DEFAULT_LISTEN);
+        assert!(c.allow.is_loopback_only());
+    }
+
+    #[test]
+    fn a_module_becomes_the_spec_run_would_build() {
+        let c = parse(
+            r#"
+            [modules.small]
+            test = "udp-stream"
+            size = "512"
+            duration = "500ms"
+            rate = "10M"
+            families = [6]
+            socket = { tos = 16 }
+            "#,
+        )
+        .unwrap();
+        let m = &c.modules["small"];
+        assert_eq!(m.specs.len(), 1);
+        let s = &m.specs[0];
+        assert_eq!(s.kind, TestKind::UdpStream);
+        assert_eq!(s.family, Family::V6);
+        assert_eq!(s.payload_bytes, 512);
+        assert_eq!(s.bound, Bound::DurationNs(500_000_000));
+        assert_eq!(s.rate, Some(wire::spec::Rate::BitsPerSec(10_000_000)));
+        assert_eq!(s.socket.tos, Some(16));
+        assert_eq!(m.test_time, Duration::from_millis(500));
+    }
+
+    #[test]
+    fn config_errors_name_the_module_and_the_fix() {
+        let cases = [
+            ("[modules.a]\ntest = \"sctp\"", "module 'a'"),
+            ("[modules.a]\ntest = \"rrul\"", "not served by the exporter"),
+            (
+                "[modules.a]\ntest = \"udp-rr\"\ncount = 10",
+                "needs a timeout",
+            ),
+            (
+                "[modules.a]\ntest = \"udp-rr\"\ncount = 10\nduration = \"1s\"\ntimeout = \"2s\"",
+                "not both",
+            ),
+            (
+                "[modules.a]\ntest = \"udp-stream\"\nsize = 70000",
+                "payload",
+            ),
+            (
+                "[modules.a]\ntest = \"udp-rr\"\nfamilies = [5]",
+                "unknown family 5",
+            ),
+            (
+                "[modules.a]\ntest = \"udp-rr\"\nfamilies = []",
+                "families is empty",
+            ),
+            (
+                "[modules.a]\ntest = \"udp-rr\"\nduration = \"1h\"",
+                "duration",
+            ),
+            (
+                "[modules.a]\ntest = \"tcp-stream\"\nrate = \"1M\"",
+                "rate applies",
+            ),
+            (
+                "[modules.a]\ntest = \"udp-rr\"\npeer = \"ftp\"",
+                "unknown peer",
+            ),
+            (
+                "[modules.a]\ntest = \"udp-rr\"\ncolour = 1",
+                "unknown field",
+            ),
+            ("allowed_targets = [\"10.0.0.0/33\"]", "allowed_targets"),
+            ("max_concurrent_probes = 0", "between 1 and 64"),
+            ("[hosts]\n\"a.test\" = [\"1.2.3\"]", "not an IP address"),
+            (
+                "[modules.a]\ntest = \"udp-rr\"\npsk_file = \"/nonexistent/psk\"",
+                "module 'a'",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn an_iperf3_module_defaults_to_port_5201() {
+        let c = parse("[modules.i]\ntest = \"tcp-stream\"\npeer = \"iperf3\"").unwrap();
+        assert_eq!(c.modules["i"].peer, Peer::Iperf3);
+        assert_eq!(c.modules["i"].port, IPERF3_DEFAULT_PORT);
+        assert_eq!(c.modules["tcp_rr"].peer, Peer::Dualperf);
+    }
+
+    #[test]
+    fn a_file_redefines_a_builtin_module() {
+        let c =
+            parse("[modules.udp_rr]\ntest = \"udp-rr\"\nsize = 200\nduration = \"1s\"").unwrap();
+        assert_eq!(c.modules["udp_rr"].specs[0].payload_bytes, 200);
+        assert_eq!(c.modules.len(), 4);
+    }
+}

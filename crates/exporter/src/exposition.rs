@@ -1,0 +1,369 @@
+//! A probe's outcome as Prometheus metrics (encoded by `prometheus-client`), and the
+//! exposition formats: OpenMetrics text when the scraper asks for it, the Prometheus
+//! text format 0.0.4 otherwise.
+
+use crate::probe::{FamilyOutcome, ProbeOutcome};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::family::Family as MetricFamily;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+use std::sync::atomic::AtomicU64;
+use wire::metrics as m;
+use wire::spec::Family;
+
+pub const OPENMETRICS_CONTENT_TYPE: &str =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8";
+pub const TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+/// Longest failure message carried in a label.
+pub const MAX_MESSAGE_CHARS: usize = 200;
+
+type F64Gauge = Gauge<f64, AtomicU64>;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FamilyLabel {
+    family: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FailureLabels {
+    family: String,
+    reason: String,
+    message: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RatioLabel {
+    metric: String,
+}
+
+/// The engine's figures a probe exports: wire name, exported name (unit in the name),
+/// factor from the wire unit, help.
+const FIGURES: &[(&str, &str, f64, &str)] = &[
+    (
+        m::THROUGHPUT_BPS,
+        "dualperf_probe_throughput_bytes_per_second",
+        0.125,
+        "Goodput at the receiver, payload bytes per second (Prometheus' base unit; times 8 for bits)",
+    ),
+    (
+        m::SEND_RATE_BPS,
+        "dualperf_probe_send_rate_bytes_per_second",
+        0.125,
+        "Payload bytes per second the sender offered",
+    ),
+    (
+        m::TRANSACTIONS_PER_S,
+        "dualperf_probe_transactions_per_second",
+        1.0,
+        "Request/response transactions completed per second",
+    ),
+    (
+        m::RTT_MEAN_NS,
+        "dualperf_probe_rtt_mean_seconds",
+        1e-9,
+        "Mean round-trip time of the transactions",
+    ),
+    (
+        m::RTT_MIN_NS,
+        "dualperf_probe_rtt_min_seconds",
+        1e-9,
+        "Shortest round-trip time",
+    ),
+    (
+        m::RTT_P50_NS,
+        "dualperf_probe_rtt_p50_seconds",
+        1e-9,
+        "Median round-trip time",
+    ),
+    (
+        m::RTT_P90_NS,
+        "dualperf_probe_rtt_p90_seconds",
+        1e-9,
+        "90th percentile of the round-trip time",
+    ),
+    (
+        m::RTT_P99_NS,
+        "dualperf_probe_rtt_p99_seconds",
+        1e-9,
+        "99th percentile of the round-trip time",
+    ),
+    (
+        m::RTT_MAX_NS,
+        "dualperf_probe_rtt_max_seconds",
+        1e-9,
+        "Longest round-trip time",
+    ),
+    (
+        m::RTT_STDDEV_NS,
+        "dualperf_probe_rtt_stddev_seconds",
+        1e-9,
+        "Standard deviation of the round-trip time",
+    ),
+    (
+        m::LOSS_PCT,
+        "dualperf_probe_loss_ratio",
+        0.01,
+        "Datagrams lost (RFC 4737) over datagrams sent",
+    ),
+    (
+        m::JITTER_RFC3550_NS,
+        "dualperf_probe_jitter_seconds",
+        1e-9,
+        "RFC 3550 interarrival jitter at the receiver",
+    ),
+    (
+        m::SENT_BYTES,
+        "dualperf_probe_sent_bytes",
+        1.0,
+        "Payload bytes sent",
+    ),
+    (
+        m::RECV_BYTES,
+        "dualperf_probe_received_bytes",
+        1.0,
+        "Payload bytes received",
+    ),
+    (
+        m::DURATION_S,
+        "dualperf_probe_test_duration_seconds",
+        1.0,
+        "Length of the test itself (the probe's duration less setup)",
+    ),
+];
+
+/// The exported name of the ratio's headline figure.
+fn headline_name(wire_name: &str) -> &'static str {
+    FIGURES
+        .iter()
+        .find(|f| f.0 == wire_name)
+        .map(|f| f.1.trim_start_matches("dualperf_probe_"))
+        .unwrap_or("unknown")
+}
+
+pub fn family_label(f: Family) -> &'static str {
+    match f {
+        Family::V4 => "ipv4",
+        Family::V6 => "ipv6",
+    }
+}
+
+/// A message made safe and short for a label value (printable ASCII, no quotes).
+fn label_text(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            ' '..='~' if c != '"' && c != '\\' => c,
+            _ => ' ',
+        })
+        .take(MAX_MESSAGE_CHARS)
+        .collect()
+}
+
+/// The registry of one probe's metrics.
+pub fn probe_registry(p: &ProbeOutcome) -> Registry {
+    let mut reg = Registry::default();
+    let fam = |o: &FamilyOutcome| FamilyLabel {
+        family: family_label(o.family).into(),
+    };
+    for &(wire_name, name, factor, help) in FIGURES {
+        let g = MetricFamily::<FamilyLabel, F64Gauge>::default();
+        let mut any = false;
+        for o in &p.families {
+            if let Some(v) = o.metric(wire_name) {
+                g.get_or_create(&fam(o)).set(v * factor);
+                any = true;
+            }
+        }
+        if any {
+            reg.register(name, help, g);
+        }
+    }
+    let success = MetricFamily::<FamilyLabel, F64Gauge>::default();
+    let duration = MetricFamily::<FamilyLabel, F64Gauge>::default();
+    let failure = MetricFamily::<FailureLabels, F64Gauge>::default();
+    for o in &p.families {
+        success
+            .get_or_create(&fam(o))
+            .set(if o.result.is_ok() { 1.0 } else { 0.0 });
+        duration
+            .get_or_create(&fam(o))
+            .set(o.duration.as_secs_f64());
+        if let Err(f) = &o.result {
+            failure
+                .get_or_create(&FailureLabels {
+                    family: family_label(o.family).into(),
+                    reason: f.reason.label().into(),
+                    message: label_text(&f.message),
+                })
+                .set(1.0);
+        }
+    }
+    reg.register(
+        "probe_success",
+        "Whether the family's test gave figures (1) or failed (0)",
+        success,
+    );
+    reg.register(
+        "probe_duration_seconds",
+        "How long the family's part of the probe took, connection to result",
+        duration,
+    );
+    if p.families.iter().any(|o| o.result.is_err()) {
+        reg.register(
+            "dualperf_probe_failure_info",
+            "Why a family's test failed: reason is no_address, refused, timeout, unreachable, auth, busy or error",
+            failure,
+        );
+    }
+    if let Some(r) = p.ipv6_to_ipv4_ratio() {
+        let g = MetricFamily::<RatioLabel, F64Gauge>::default();
+        g.get_or_create(&RatioLabel {
+            metric: headline_name(p.headline).into(),
+        })
+        .set(r);
+        reg.register(
+            "dualperf_probe_ipv6_to_ipv4_ratio",
+            "IPv6's headline figure over IPv4's (throughput for streams, mean RTT for request/response)",
+            g,
+        );
+    }
+    reg
+}
+
+/// Encode `reg` as OpenMetrics text, or as Prometheus text 0.0.4 when `openmetrics` is
+/// false; returns the body and its content type.
+pub fn encode(reg: &Registry, openmetrics: bool) -> (String, &'static str) {
+    let mut text = String::new();
+    // Writing to a String cannot fail.
+    let _ = prometheus_client::encoding::text::encode(&mut text, reg);
+    if openmetrics {
+        (text, OPENMETRICS_CONTENT_TYPE)
+    } else {
+        (openmetrics_to_text_004(&text), TEXT_CONTENT_TYPE)
+    }
+}
+
+/// Whether an `Accept` header asks for OpenMetrics (Prometheus sends it first).
+pub fn wants_openmetrics(accept: Option<&str>) -> bool {
+    accept.is_some_and(|a| a.contains("application/openmetrics-text"))
+}
+
+/// OpenMetrics text to Prometheus text 0.0.4: no `# EOF` or `# UNIT` lines, and a
+/// counter's HELP and TYPE name its `_total` samples (0.0.4 has no counter family name
+/// apart from its samples).
+pub fn openmetrics_to_text_004(om: &str) -> String {
+    let mut counters = Vec::new();
+    for line in om.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            if let Some(name) = rest.strip_suffix(" counter") {
+                counters.push(name.to_string());
+            }
+        }
+    }
+    let mut out = String::with_capacity(om.len());
+    for line in om.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        let renamed = ["# HELP ", "# TYPE "].iter().find_map(|p| {
+            let rest = line.strip_prefix(p)?;
+            let (name, tail) = rest.split_once(' ')?;
+            counters
+                .iter()
+                .any(|c| c == name)
+                .then(|| format!("{p}{name}_total {tail}"))
+        });
+        out.push_str(renamed.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::{Failure, Reason};
+    use std::time::Duration;
+    use wire::metrics::Metric;
+
+    fn ok(family: Family, pairs: &[(&str, f64)]) -> FamilyOutcome {
+        FamilyOutcome {
+            family,
+            addr: None,
+            duration: Duration::from_millis(1500),
+            result: Ok(pairs.iter().map(|&(n, v)| Metric::new(n, v)).collect()),
+        }
+    }
+
+    #[test]
+    fn a_probe_exports_units_in_names_and_the_ratio() {
+        let p = ProbeOutcome {
+            families: vec![
+                ok(Family::V4, &[(m::THROUGHPUT_BPS, 2e9), (m::LOSS_PCT, 1.5)]),
+                ok(
+                    Family::V6,
+                    &[(m::THROUGHPUT_BPS, 1e9), (m::JITTER_RFC3550_NS, 2000.0)],
+                ),
+            ],
+            headline: m::THROUGHPUT_BPS,
+        };
+        let (text, ct) = encode(&probe_registry(&p), false);
+        assert_eq!(ct, TEXT_CONTENT_TYPE);
+        for want in [
+            "dualperf_probe_throughput_bytes_per_second{family=\"ipv4\"} 250000000",
+            "dualperf_probe_throughput_bytes_per_second{family=\"ipv6\"} 125000000",
+            "dualperf_probe_loss_ratio{family=\"ipv4\"} 0.015",
+            "dualperf_probe_jitter_seconds{family=\"ipv6\"} 0.000002",
+            "dualperf_probe_ipv6_to_ipv4_ratio{metric=\"throughput_bytes_per_second\"} 0.5",
+            "probe_success{family=\"ipv4\"} 1",
+            "probe_duration_seconds{family=\"ipv6\"} 1.5",
+        ] {
+            assert!(text.contains(want), "missing {want} in\n{text}");
+        }
+        assert!(!text.contains("# EOF"));
+        assert!(!text.contains("failure_info"));
+        let (om, ct) = encode(&probe_registry(&p), true);
+        assert_eq!(ct, OPENMETRICS_CONTENT_TYPE);
+        assert!(om.ends_with("# EOF\n"), "{om}");
+    }
+
+    #[test]
+    fn a_failed_family_says_why_in_a_safe_label() {
+        let p = ProbeOutcome {
+            families: vec![
+                ok(Family::V4, &[(m::RTT_MEAN_NS, 50_000.0)]),
+                FamilyOutcome {
+                    family: Family::V6,
+                    addr: None,
+                    duration: Duration::ZERO,
+                    result: Err(Failure {
+                        reason: Reason::NoAddress,
+                        message: "h has no \"AAAA\"\nrecord\\".into(),
+                    }),
+                },
+            ],
+            headline: m::RTT_MEAN_NS,
+        };
+        let (text, _) = encode(&probe_registry(&p), false);
+        assert!(text.contains("probe_success{family=\"ipv6\"} 0"), "{text}");
+        assert!(
+            text.contains("dualperf_probe_failure_info{family=\"ipv6\",reason=\"no_address\",message=\"h has no  AAAA  record \"} 1"),
+            "{text}"
+        );
+        assert!(text.contains("dualperf_probe_rtt_mean_seconds{family=\"ipv4\"} 0.00005"));
+        assert!(!text.contains("ipv6_to_ipv4_ratio"));
+    }
+
+    #[test]
+    fn counters_are_renamed_for_the_004_format() {
+        let om = "# HELP x_probes Probes.\n# TYPE x_probes counter\nx_probes_total 3\n# HELP g G.\n# TYPE g gauge\n# UNIT g seconds\ng 1\n# EOF\n";
+        assert_eq!(
+            openmetrics_to_text_004(om),
+            "# HELP x_probes_total Probes.\n# TYPE x_probes_total counter\nx_probes_total 3\n# HELP g G.\n# TYPE g gauge\ng 1\n"
+        );
+        assert!(wants_openmetrics(Some(
+            "application/openmetrics-text;version=1.0.0,text/plain;q=0.5"
+        )));
+        assert!(!wants_openmetrics(Some("text/plain")));
+        assert!(!wants_openmetrics(None));
+    }
+}

@@ -1,0 +1,538 @@
+//! The HTTP side: hyper's HTTP/1.1 server on a one-thread tokio runtime, probes on its
+//! blocking pool. `/probe`, `/metrics` and an index; bounded headers, header read time,
+//! connections and connection lifetime; optional TLS and basic auth.
+
+use crate::config::Config;
+use crate::exposition::{encode, probe_registry, wants_openmetrics};
+use crate::gate::{Gate, Refusal};
+use crate::own::OwnMetrics;
+use crate::probe::run_probe;
+use crate::target::{check_allowed, resolve, Target};
+use crate::webconfig::WebConfig;
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// The header Prometheus sends with its scrape timeout (seconds, a decimal).
+pub const SCRAPE_TIMEOUT_HEADER: &str = "x-prometheus-scrape-timeout-seconds";
+
+/// Limits of the HTTP side.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// A client must send its request headers within this (slow clients are cut off).
+    pub header_read_timeout: Duration,
+    /// Connections open at once; more are closed on accept.
+    pub max_connections: usize,
+    /// A connection is closed (after its current request) when it is this old.
+    pub max_connection_age: Duration,
+    /// Largest request head, bytes (hyper's read buffer; at least 8 KiB).
+    pub max_header_bytes: usize,
+}
+
+impl Default for ServerOptions {
+    fn default() -> ServerOptions {
+        ServerOptions {
+            header_read_timeout: Duration::from_secs(10),
+            max_connections: 256,
+            max_connection_age: Duration::from_secs(600),
+            max_header_bytes: 16 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("cannot listen on {addr}: {source}; is another exporter running there? choose another --listen address")]
+    Listen {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot start the exporter's runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+struct State {
+    archive: Option<crate::archive::Archive>,
+    config: Config,
+    web: WebConfig,
+    gate: Gate,
+    own: OwnMetrics,
+}
+
+/// A running exporter; dropping it stops it (probes under way are given time to end).
+pub struct Running {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Running {
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Serve until the process ends.
+    pub fn wait(mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Listen on `listen` and serve in a thread of its own.
+pub fn start(
+    config: Config,
+    web: WebConfig,
+    listen: SocketAddr,
+    opts: ServerOptions,
+) -> Result<Running, ServerError> {
+    start_with_archive(config, web, listen, opts, None)
+}
+
+/// [`start`], also storing every probe in `archive` (`--db`).
+pub fn start_with_archive(
+    config: Config,
+    web: WebConfig,
+    listen: SocketAddr,
+    opts: ServerOptions,
+    archive: Option<crate::archive::Archive>,
+) -> Result<Running, ServerError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        // Probes, name resolution and bcrypt; the gate admits at most
+        // max_concurrent_probes probes, the rest is short.
+        .max_blocking_threads(config.max_concurrent_probes + 8)
+        .thread_name("dualperf-exporter")
+        .build()
+        .map_err(ServerError::Runtime)?;
+    let std_listener = std::net::TcpListener::bind(listen)
+        .and_then(|l| l.set_nonblocking(true).map(|_| l))
+        .map_err(|source| ServerError::Listen {
+            addr: listen,
+            source,
+        })?;
+    let addr = std_listener
+        .local_addr()
+        .map_err(|source| ServerError::Listen {
+            addr: listen,
+            source,
+        })?;
+    let listener = {
+        let _enter = rt.enter();
+        tokio::net::TcpListener::from_std(std_listener).map_err(|source| ServerError::Listen {
+            addr: listen,
+            source,
+        })?
+    };
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
+    let state = Arc::new(State {
+        gate: Gate::new(config.max_concurrent_probes),
+        own: OwnMetrics::new(config.modules.keys()),
+        archive,
+        config,
+        web,
+    });
+    let thread = std::thread::Builder::new()
+        .name("dualperf-exporter".into())
+        .spawn(move || {
+            rt.block_on(accept_loop(listener, state, opts, stop_rx));
+            rt.shutdown_timeout(Duration::from_secs(30));
+        })
+        .map_err(ServerError::Runtime)?;
+    Ok(Running {
+        addr,
+        stop: Some(stop_tx),
+        thread: Some(thread),
+    })
+}
+
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    state: Arc<State>,
+    opts: ServerOptions,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
+) {
+    let conns = Arc::new(tokio::sync::Semaphore::new(opts.max_connections));
+    let tls = state
+        .web
+        .tls
+        .clone()
+        .map(|a| Arc::new(tokio_native_tls::TlsAcceptor::from(a)));
+    loop {
+        let stream = tokio::select! {
+            _ = &mut stop => return,
+            r = listener.accept() => match r {
+                Ok((s, _)) => s,
+                // Out of file descriptors or similar: wait a moment rather than spin.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let Ok(permit) = conns.clone().try_acquire_owned() else {
+            drop(stream);
+            continue;
+        };
+        let (state, opts, tls) = (state.clone(), opts.clone(), tls.clone());
+        tokio::spawn(async move {
+            let _permit = permit;
+            let _ = stream.set_nodelay(true);
+            match tls {
+                None => serve(stream, state, &opts).await,
+                Some(acceptor) => {
+                    let hs =
+                        tokio::time::timeout(opts.header_read_timeout, acceptor.accept(stream));
+                    if let Ok(Ok(s)) = hs.await {
+                        serve(s, state, &opts).await;
+                    }
+                }
+            }
+        });
+    }
+}
+
+async fn serve<I>(io: I, state: Arc<State>, opts: &ServerOptions)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let svc = hyper::service::service_fn(move |req| {
+        let state = state.clone();
+        async move { Ok::<_, Infallible>(handle(state, req).await) }
+    });
+    let conn = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(opts.header_read_timeout)
+        .max_buf_size(opts.max_header_bytes.max(8192))
+        .serve_connection(TokioIo::new(io), svc);
+    let mut conn = std::pin::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        _ = tokio::time::sleep(opts.max_connection_age) => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        }
+    }
+}
+
+type Reply = Response<Full<Bytes>>;
+
+fn text(status: StatusCode, body: String) -> Reply {
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+async fn handle(state: Arc<State>, req: Request<Incoming>) -> Reply {
+    if state.web.auth.is_some() {
+        let header = req
+            .headers()
+            .get(hyper::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let st = state.clone();
+        let ok = tokio::task::spawn_blocking(move || {
+            st.web
+                .auth
+                .as_ref()
+                .is_some_and(|a| a.check(header.as_deref()))
+        })
+        .await
+        .unwrap_or(false);
+        if !ok {
+            state.own.refused("unauthorized");
+            let mut r = text(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized: give a user and password of the exporter's basic_auth_users\n"
+                    .into(),
+            );
+            r.headers_mut().insert(
+                hyper::header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Basic realm=\"dualperf exporter\""),
+            );
+            return r;
+        }
+    }
+    if req.method() != Method::GET {
+        return text(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("method {} not allowed: use GET\n", req.method()),
+        );
+    }
+    let openmetrics = wants_openmetrics(
+        req.headers()
+            .get(hyper::header::ACCEPT)
+            .and_then(|v| v.to_str().ok()),
+    );
+    match req.uri().path() {
+        "/probe" => probe(&state, &req, openmetrics).await,
+        "/metrics" => {
+            let (body, ct) = state.own.encode(state.gate.queued(), openmetrics);
+            let mut r = text(StatusCode::OK, body);
+            r.headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static(ct));
+            r
+        }
+        "/" => text(StatusCode::OK, index(&state.config)),
+        p => text(
+            StatusCode::NOT_FOUND,
+            format!(
+                "no page {}: use /probe?target=HOST&module=NAME or /metrics\n",
+                p.chars().take(100).collect::<String>()
+            ),
+        ),
+    }
+}
+
+fn index(c: &Config) -> String {
+    let mut s = String::from(
+        "dualperf exporter\n\n/probe?target=HOST[:PORT]&module=NAME  runs the module over IPv4 and IPv6\n/metrics                              the exporter's own metrics\n\nmodules:\n",
+    );
+    for (name, m) in &c.modules {
+        let fams: Vec<String> = m.specs.iter().map(|s| s.family.to_string()).collect();
+        if let Some(spec) = m.specs.first() {
+            s.push_str(&format!(
+                "  {name}: {} {} bytes, {:.1} s per family, {}\n",
+                spec.kind,
+                spec.payload_bytes,
+                m.test_time.as_secs_f64(),
+                fams.join(" and ")
+            ));
+        }
+    }
+    s
+}
+
+/// What a scrape asks: its parameters and its time budget.
+struct Ask {
+    target: Target,
+    module: String,
+    budget: Duration,
+}
+
+fn parse_ask(config: &Config, req: &Request<Incoming>) -> Result<Ask, (&'static str, String)> {
+    let query = req.uri().query().unwrap_or("");
+    let (mut target, mut module) = (None, None);
+    for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+        match k.as_ref() {
+            "target" if target.is_none() => target = Some(v.into_owned()),
+            "module" if module.is_none() => module = Some(v.into_owned()),
+            _ => {}
+        }
+    }
+    let known = || {
+        config
+            .modules
+            .keys()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let module = module.ok_or_else(|| {
+        (
+            "bad_request",
+            format!(
+                "the module parameter is missing: add &module=NAME, one of {}",
+                known()
+            ),
+        )
+    })?;
+    if !config.modules.contains_key(&module) {
+        return Err((
+            "unknown_module",
+            format!(
+                "unknown module '{}': use one of {}",
+                module.chars().take(100).collect::<String>(),
+                known()
+            ),
+        ));
+    }
+    let target = target.ok_or_else(|| {
+        (
+            "bad_request",
+            "the target parameter is missing: add ?target=HOST or HOST:PORT".to_string(),
+        )
+    })?;
+    let target = Target::parse(&target).map_err(|e| ("bad_request", e))?;
+    let budget = scrape_budget(
+        req.headers()
+            .get(SCRAPE_TIMEOUT_HEADER)
+            .map(|v| v.to_str().unwrap_or("(not text)")),
+        config.timeout_offset,
+    )
+    .map_err(|e| ("bad_request", e))?;
+    Ok(Ask {
+        target,
+        module,
+        budget,
+    })
+}
+
+/// The time a probe may take: the scrape timeout Prometheus sent less the offset, or
+/// the default budget without the header.
+pub fn scrape_budget(header: Option<&str>, offset: Duration) -> Result<Duration, String> {
+    let Some(h) = header else {
+        return Ok(crate::config::DEFAULT_PROBE_BUDGET);
+    };
+    let secs: f64 = h
+        .trim()
+        .parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
+        .ok_or_else(|| {
+            format!(
+                "{SCRAPE_TIMEOUT_HEADER} '{}' is not a number of seconds",
+                h.chars().take(40).collect::<String>()
+            )
+        })?;
+    Ok(Duration::from_secs_f64(secs).saturating_sub(offset))
+}
+
+async fn probe(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -> Reply {
+    let began = Instant::now();
+    let ask = match parse_ask(&state.config, req) {
+        Ok(a) => a,
+        Err((why, msg)) => {
+            state.own.refused(why);
+            return text(StatusCode::BAD_REQUEST, msg + "\n");
+        }
+    };
+    let module = &state.config.modules[&ask.module];
+    let families = module.specs.len() as u32;
+    let needed = (module.test_time + state.config.setup_allowance) * families;
+    if needed > ask.budget {
+        state.own.refused("scrape_timeout");
+        return text(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "module '{}' needs {:.1} s ({} families × ({:.1} s test + {:.1} s setup)) but the scrape timeout leaves {:.1} s (after the {:.1} s offset): raise scrape_timeout in Prometheus or shorten the module\n",
+                ask.module,
+                needed.as_secs_f64(),
+                families,
+                module.test_time.as_secs_f64(),
+                state.config.setup_allowance.as_secs_f64(),
+                ask.budget.as_secs_f64(),
+                state.config.timeout_offset.as_secs_f64()
+            ),
+        );
+    }
+    let target = ask.target.clone();
+    let listed = state.config.hosts.get(&target.host).cloned();
+    let resolved = tokio::time::timeout(
+        ask.budget - needed + Duration::from_millis(1),
+        tokio::task::spawn_blocking(move || match listed {
+            Some(addrs) => Ok(crate::target::Resolved::pick(&target, &addrs)),
+            None => resolve(&target),
+        }),
+    )
+    .await;
+    let resolved = match resolved {
+        Ok(Ok(Ok(r))) => r,
+        Ok(Ok(Err(e))) => crate::target::Resolved {
+            v4: Err(e.clone()),
+            v6: Err(e),
+        },
+        _ => {
+            state.own.refused("resolve_timeout");
+            return text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("resolving '{}' took too long\n", ask.target.host),
+            );
+        }
+    };
+    if let Err(e) = check_allowed(&state.config.allow, &ask.target, &resolved) {
+        state.own.refused("not_allowed");
+        return text(StatusCode::FORBIDDEN, e + "\n");
+    }
+    let port = ask.target.port.unwrap_or(module.port);
+    let key = format!("{}:{port}", ask.target.host);
+    let wait = ask.budget.saturating_sub(needed + began.elapsed());
+    let mut admission = match state.gate.admit(&key, wait).await {
+        Ok(a) => a,
+        Err(Refusal::Busy(msg)) => {
+            state.own.refused("busy");
+            return text(StatusCode::SERVICE_UNAVAILABLE, msg + "\n");
+        }
+    };
+    let v6_first = admission.v6_first();
+    let budget = ask.budget.saturating_sub(began.elapsed());
+    let (module, allowance) = (module.clone(), state.config.setup_allowance);
+    let ran = Instant::now();
+    let st = state.clone();
+    let outcome = tokio::task::spawn_blocking(move || {
+        let _in_flight = st.own.in_flight();
+        let started = std::time::SystemTime::now();
+        let p = run_probe(&module, &resolved, port, v6_first, budget, allowance);
+        if let Some(a) = &st.archive {
+            if a.record(&module, &key, started, &p).is_err() {
+                st.own.archive_failed();
+            }
+        }
+        p
+    })
+    .await;
+    drop(admission);
+    let Ok(outcome) = outcome else {
+        return text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the probe stopped unexpectedly\n".into(),
+        );
+    };
+    state.own.probed(&ask.module, &outcome, ran.elapsed());
+    let (body, ct) = encode(&probe_registry(&outcome), openmetrics);
+    let mut r = text(StatusCode::OK, body);
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(ct));
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scrape_timeout_header_sets_the_budget() {
+        let off = Duration::from_millis(500);
+        assert_eq!(
+            scrape_budget(Some("10"), off),
+            Ok(Duration::from_millis(9500))
+        );
+        assert_eq!(
+            scrape_budget(Some(" 2.5 "), off),
+            Ok(Duration::from_secs(2))
+        );
+        assert_eq!(scrape_budget(Some("0.2"), off), Ok(Duration::ZERO));
+        assert_eq!(
+            scrape_budget(None, off),
+            Ok(crate::config::DEFAULT_PROBE_BUDGET)
+        );
+        for bad in ["", "x", "-1", "0", "inf", "NaN", "1e30"] {
+            let e = scrape_budget(Some(bad), off).unwrap_err();
+            assert!(e.contains("is not a number of seconds"), "{bad}: {e}");
+        }
+    }
+}

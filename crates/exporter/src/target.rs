@@ -1,0 +1,357 @@
+//! Targets: the `target=HOST[:PORT]` a scrape names, the allow-list it must pass, and its
+//! resolution to one IPv4 and one IPv6 address (A and AAAA).
+
+use ipnet::IpNet;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use wire::spec::Family;
+
+/// Longest host name (RFC 1035 §2.3.4: 255 octets on the wire, 253 as text).
+pub const MAX_HOST_CHARS: usize = 253;
+
+/// A target as a scrape names it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Target {
+    /// A host name (lower case) or an IP address as text, without brackets.
+    pub host: String,
+    pub port: Option<u16>,
+}
+
+impl Target {
+    /// `host`, `host:port`, `192.0.2.1:5301`, `[2001:db8::1]:5301`, or a bare IPv6 address.
+    pub fn parse(s: &str) -> Result<Target, String> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Err("the target is empty: give target=HOST or target=HOST:PORT".into());
+        }
+        if s.len() > MAX_HOST_CHARS + 8 {
+            return Err(format!(
+                "the target is {} characters long; a host name has at most {MAX_HOST_CHARS}",
+                s.len()
+            ));
+        }
+        if let Ok(ip) = s.parse::<Ipv6Addr>() {
+            return Ok(Target {
+                host: ip.to_string(),
+                port: None,
+            });
+        }
+        let (host, port) = if let Some(rest) = s.strip_prefix('[') {
+            let (inside, after) = rest
+                .split_once(']')
+                .ok_or_else(|| format!("target '{s}': '[' without ']'"))?;
+            let ip: Ipv6Addr = inside
+                .parse()
+                .map_err(|_| format!("target '{s}': '{inside}' is not an IPv6 address"))?;
+            let port = match after {
+                "" => None,
+                p => Some(p.strip_prefix(':').ok_or_else(|| {
+                    format!("target '{s}': expected ':PORT' after the bracketed address")
+                })?),
+            };
+            (ip.to_string(), port)
+        } else {
+            match s.rsplit_once(':') {
+                Some((h, p)) => (h.to_string(), Some(p)),
+                None => (s.to_string(), None),
+            }
+        };
+        let port = port
+            .map(|p| match p.parse::<u16>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err(format!(
+                    "target '{s}': '{p}' is not a port (1-65535); IPv6 addresses with a port go in brackets: [2001:db8::1]:5301"
+                )),
+            })
+            .transpose()?;
+        if host.parse::<IpAddr>().is_err() && !is_host_name(&host) {
+            return Err(format!(
+                "target '{s}': '{host}' is neither an IP address nor a host name (letters, digits, '-' and '.')"
+            ));
+        }
+        Ok(Target {
+            host: host.to_ascii_lowercase(),
+            port,
+        })
+    }
+
+    /// The target's own address, when it is an IP address.
+    pub fn ip(&self) -> Option<IpAddr> {
+        self.host.parse().ok()
+    }
+}
+
+fn is_host_name(h: &str) -> bool {
+    !h.is_empty()
+        && h.len() <= MAX_HOST_CHARS
+        && h.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+}
+
+/// Which targets the exporter may probe.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AllowList {
+    /// `allowed_targets = ["any"]`: stated explicitly, never a default.
+    Any,
+    Listed {
+        hosts: Vec<String>,
+        nets: Vec<IpNet>,
+    },
+}
+
+impl AllowList {
+    /// The default: this host's loopback addresses and `localhost`.
+    pub fn loopback() -> AllowList {
+        AllowList::Listed {
+            hosts: vec!["localhost".into()],
+            nets: vec![
+                IpNet::new(Ipv4Addr::LOCALHOST.into(), 8).unwrap_or_default(),
+                IpNet::new(Ipv6Addr::LOCALHOST.into(), 128).unwrap_or_default(),
+            ],
+        }
+    }
+
+    pub fn is_loopback_only(&self) -> bool {
+        *self == AllowList::loopback()
+    }
+
+    /// Entries: `any` (alone), host names, IP addresses, CIDRs (`10.0.0.0/8`).
+    pub fn parse(entries: &[String]) -> Result<AllowList, String> {
+        if entries.is_empty() {
+            return Err("the list is empty: the exporter could probe nothing".into());
+        }
+        if entries.iter().any(|e| e.trim().eq_ignore_ascii_case("any")) {
+            if entries.len() > 1 {
+                return Err("'any' allows every target: give it alone".into());
+            }
+            return Ok(AllowList::Any);
+        }
+        let (mut hosts, mut nets) = (Vec::new(), Vec::new());
+        for e in entries {
+            let e = e.trim();
+            if let Ok(n) = e.parse::<IpNet>() {
+                nets.push(n.trunc());
+            } else if let Ok(ip) = e.parse::<IpAddr>() {
+                nets.push(IpNet::from(ip));
+            } else if e.contains('/') {
+                return Err(format!(
+                    "'{e}' is not a CIDR (e.g. 10.0.0.0/8, 2001:db8::/32)"
+                ));
+            } else if is_host_name(e) {
+                hosts.push(e.to_ascii_lowercase());
+            } else {
+                return Err(format!(
+                    "'{e}' is neither a host name, an IP address, a CIDR nor 'any'"
+                ));
+            }
+        }
+        Ok(AllowList::Listed { hosts, nets })
+    }
+
+    /// Whether the list names this host (so any address it resolves to is allowed).
+    pub fn allows_name(&self, host: &str) -> bool {
+        match self {
+            AllowList::Any => true,
+            AllowList::Listed { hosts, .. } => hosts.iter().any(|h| h == host),
+        }
+    }
+
+    /// Whether the list covers this address.
+    pub fn allows_ip(&self, ip: IpAddr) -> bool {
+        match self {
+            AllowList::Any => true,
+            AllowList::Listed { nets, .. } => nets.iter().any(|n| n.contains(&ip)),
+        }
+    }
+}
+
+/// A target's address for each family, or why it has none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub v4: Result<IpAddr, String>,
+    pub v6: Result<IpAddr, String>,
+}
+
+impl Resolved {
+    pub fn of(&self, f: Family) -> &Result<IpAddr, String> {
+        match f {
+            Family::V4 => &self.v4,
+            Family::V6 => &self.v6,
+        }
+    }
+
+    /// The first address of each family among `addrs` (the resolver's order).
+    pub fn pick(target: &Target, addrs: &[IpAddr]) -> Resolved {
+        let first = |want_v4: bool, record: &str| {
+            addrs
+                .iter()
+                .copied()
+                .find(|a| a.is_ipv4() == want_v4)
+                .ok_or_else(|| match target.ip() {
+                    Some(ip) => format!("the target is the address {ip}: it has no {record}"),
+                    None => format!("{} has no {record} record", target.host),
+                })
+        };
+        Resolved {
+            v4: first(true, "A"),
+            v6: first(false, "AAAA"),
+        }
+    }
+}
+
+/// Resolve (blocking: getaddrinfo) a target's addresses of both families.
+pub fn resolve(target: &Target) -> Result<Resolved, String> {
+    if let Some(ip) = target.ip() {
+        return Ok(Resolved::pick(target, &[ip]));
+    }
+    let addrs: Vec<IpAddr> = (target.host.as_str(), 0u16)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve '{}': {e}", target.host))?
+        .map(|a: SocketAddr| a.ip())
+        .take(64)
+        .collect();
+    Ok(Resolved::pick(target, &addrs))
+}
+
+/// Refuse a target the allow-list does not cover: its name, or every address a probe
+/// would use.
+pub fn check_allowed(allow: &AllowList, target: &Target, r: &Resolved) -> Result<(), String> {
+    if target.ip().is_none() && allow.allows_name(&target.host) {
+        return Ok(());
+    }
+    if r.v4.is_err() && r.v6.is_err() && *allow != AllowList::Any {
+        return Err(format!(
+            "target '{}' is not in allowed_targets and resolves to no address",
+            target.host
+        ));
+    }
+    for ip in [&r.v4, &r.v6].into_iter().flatten() {
+        if !allow.allows_ip(*ip) {
+            return Err(format!(
+                "target '{}' ({ip}) is not in allowed_targets; add the host, its address or a CIDR covering it to the exporter's configuration",
+                target.host
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse_with_and_without_port() {
+        let t = |s: &str| Target::parse(s).unwrap();
+        assert_eq!(t("Host.Example").host, "host.example");
+        assert_eq!(t("host.example:5302").port, Some(5302));
+        assert_eq!(t("127.0.0.1:5301").host, "127.0.0.1");
+        assert_eq!(
+            t("[::1]:5301"),
+            Target {
+                host: "::1".into(),
+                port: Some(5301)
+            }
+        );
+        assert_eq!(
+            t("[::1]"),
+            Target {
+                host: "::1".into(),
+                port: None
+            }
+        );
+        assert_eq!(
+            t("2001:db8::1"),
+            Target {
+                host: "2001:db8::1".into(),
+                port: None
+            }
+        );
+    }
+
+    #[test]
+    fn malformed_targets_are_refused_with_the_reason() {
+        let cases = [
+            ("", "empty"),
+            ("host:0", "not a port"),
+            ("host:99999", "not a port"),
+            ("host:http", "not a port"),
+            ("[::1", "without ']'"),
+            ("[zz]:1", "not an IPv6 address"),
+            ("[::1]x", "':PORT'"),
+            ("a b", "neither an IP address nor a host name"),
+            ("evil/../x", "neither"),
+            ("-x.example", "neither"),
+            ("http://h", "not a port"),
+        ];
+        for (s, want) in cases {
+            let e = Target::parse(s).unwrap_err();
+            assert!(e.contains(want), "{s:?}: {e}");
+        }
+        let long = "a".repeat(300);
+        assert!(Target::parse(&long)
+            .unwrap_err()
+            .contains("characters long"));
+    }
+
+    #[test]
+    fn allow_list_covers_hosts_addresses_and_cidrs() {
+        let a = AllowList::parse(&[
+            "10.0.0.0/8".into(),
+            "2001:db8::1".into(),
+            "Lab.Example".into(),
+        ])
+        .unwrap();
+        assert!(a.allows_ip("10.1.2.3".parse().unwrap()));
+        assert!(!a.allows_ip("11.1.2.3".parse().unwrap()));
+        assert!(a.allows_ip("2001:db8::1".parse().unwrap()));
+        assert!(!a.allows_ip("2001:db8::2".parse().unwrap()));
+        assert!(a.allows_name("lab.example"));
+        assert!(!a.allows_name("other.example"));
+        assert_eq!(AllowList::parse(&["any".into()]).unwrap(), AllowList::Any);
+        for bad in [
+            vec![],
+            vec!["any".to_string(), "x".into()],
+            vec!["1.2.3.0/40".into()],
+            vec!["a b".into()],
+        ] {
+            assert!(AllowList::parse(&bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn default_allow_list_is_loopback_only() {
+        let a = AllowList::loopback();
+        let t = Target::parse("192.0.2.1").unwrap();
+        let r = Resolved::pick(&t, &["192.0.2.1".parse().unwrap()]);
+        let e = check_allowed(&a, &t, &r).unwrap_err();
+        assert!(e.contains("not in allowed_targets"), "{e}");
+        let t = Target::parse("::1").unwrap();
+        let r = Resolved::pick(&t, &["::1".parse().unwrap()]);
+        assert_eq!(check_allowed(&a, &t, &r), Ok(()));
+        // A name resolving to an outside address is refused unless the name is listed.
+        let t = Target::parse("sneaky.example").unwrap();
+        let r = Resolved::pick(
+            &t,
+            &["127.0.0.1".parse().unwrap(), "2001:db8::5".parse().unwrap()],
+        );
+        assert!(check_allowed(&a, &t, &r).is_err());
+    }
+
+    #[test]
+    fn resolution_names_the_missing_record() {
+        let t = Target::parse("127.0.0.1").unwrap();
+        let r = resolve(&t).unwrap();
+        assert_eq!(r.v4, Ok("127.0.0.1".parse().unwrap()));
+        assert!(r.v6.as_ref().unwrap_err().contains("no AAAA"), "{r:?}");
+        let t = Target::parse("v4only.example").unwrap();
+        let r = Resolved::pick(&t, &["192.0.2.1".parse().unwrap()]);
+        assert_eq!(r.v6, Err("v4only.example has no AAAA record".into()));
+    }
+}

@@ -1,0 +1,263 @@
+//! `--web-config FILE`: TLS and basic authentication with the keys of Prometheus'
+//! exporter-toolkit web configuration (`tls_server_config.cert_file` / `key_file` /
+//! `min_version`, `basic_auth_users` with bcrypt hashes), written as TOML.
+//!
+//! TLS is native-tls (OpenSSL on Linux, the system's TLS elsewhere, as the store's
+//! PostgreSQL client already uses): it has no client-certificate verification, so
+//! `client_auth_type` / `client_ca_file` are refused with a message rather than ignored.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Most users one file may list.
+pub const MAX_USERS: usize = 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WebConfigError {
+    #[error("cannot read {what} {path}: {source}")]
+    Read {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("web configuration {path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    tls_server_config: Option<TlsFile>,
+    #[serde(default)]
+    basic_auth_users: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TlsFile {
+    cert_file: PathBuf,
+    key_file: PathBuf,
+    #[serde(default)]
+    min_version: Option<String>,
+    #[serde(default)]
+    client_auth_type: Option<String>,
+    #[serde(default)]
+    client_ca_file: Option<PathBuf>,
+}
+
+/// A loaded web configuration.
+pub struct WebConfig {
+    pub tls: Option<native_tls::TlsAcceptor>,
+    pub auth: Option<BasicAuth>,
+}
+
+impl WebConfig {
+    /// No TLS, no authentication (the default without `--web-config`).
+    pub fn none() -> WebConfig {
+        WebConfig {
+            tls: None,
+            auth: None,
+        }
+    }
+
+    pub fn load(path: &Path) -> Result<WebConfig, WebConfigError> {
+        let text = read("web configuration", path)?;
+        let invalid = |message: String| WebConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        };
+        let text = String::from_utf8(text).map_err(|_| invalid("not UTF-8 text".into()))?;
+        let file: File = toml::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        let tls = file
+            .tls_server_config
+            .map(|t| tls_acceptor(&t, path))
+            .transpose()?;
+        if file.basic_auth_users.len() > MAX_USERS {
+            return Err(invalid(format!("at most {MAX_USERS} basic_auth_users")));
+        }
+        for (user, hash) in &file.basic_auth_users {
+            if user.contains(':') || user.is_empty() {
+                return Err(invalid(format!(
+                    "user name '{user}' is empty or has a ':' (basic auth cannot carry it)"
+                )));
+            }
+            // A hash that does not parse would refuse every password: say so now.
+            if bcrypt::verify("", hash).is_err() {
+                return Err(invalid(format!(
+                    "the password of '{user}' is not a bcrypt hash ($2y$10$…); make one with `htpasswd -nBC 10 \"\" | tr -d ':\\n'`"
+                )));
+            }
+        }
+        let auth = (!file.basic_auth_users.is_empty()).then(|| BasicAuth {
+            users: file.basic_auth_users,
+            verified: Mutex::new(BTreeMap::new()),
+        });
+        Ok(WebConfig { tls, auth })
+    }
+}
+
+fn read(what: &'static str, path: &Path) -> Result<Vec<u8>, WebConfigError> {
+    std::fs::read(path).map_err(|source| WebConfigError::Read {
+        what,
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn tls_acceptor(t: &TlsFile, path: &Path) -> Result<native_tls::TlsAcceptor, WebConfigError> {
+    let invalid = |message: String| WebConfigError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    };
+    if t.client_ca_file.is_some()
+        || t.client_auth_type
+            .as_deref()
+            .is_some_and(|a| a != "NoClientCert")
+    {
+        return Err(invalid(
+            "client certificates (client_auth_type, client_ca_file) are not supported; use basic_auth_users over TLS".into(),
+        ));
+    }
+    let min = match t.min_version.as_deref().unwrap_or("TLS12") {
+        "TLS10" => native_tls::Protocol::Tlsv10,
+        "TLS11" => native_tls::Protocol::Tlsv11,
+        "TLS12" => native_tls::Protocol::Tlsv12,
+        other => {
+            return Err(invalid(format!(
+                "min_version '{other}' is not supported: use TLS12 (the default), TLS11 or TLS10"
+            )))
+        }
+    };
+    let cert = read("TLS certificate", &t.cert_file)?;
+    let key = read("TLS key", &t.key_file)?;
+    let id = native_tls::Identity::from_pkcs8(&cert, &key).map_err(|e| {
+        invalid(format!(
+            "cert_file and key_file must be PEM, the key PKCS#8 (`openssl pkcs8 -topk8 -nocrypt`): {e}"
+        ))
+    })?;
+    native_tls::TlsAcceptor::builder(id)
+        .min_protocol_version(Some(min))
+        .build()
+        .map_err(|e| invalid(format!("cannot set up TLS: {e}")))
+}
+
+/// `basic_auth_users`: user → bcrypt hash. A password that verified once is remembered
+/// (bcrypt costs tens of milliseconds by design, and Prometheus sends it every scrape).
+pub struct BasicAuth {
+    users: BTreeMap<String, String>,
+    verified: Mutex<BTreeMap<String, String>>,
+}
+
+impl BasicAuth {
+    /// Whether an `Authorization` header value carries a listed user and its password.
+    /// Blocking (bcrypt) on a first success or on failure.
+    pub fn check(&self, header: Option<&str>) -> bool {
+        use base64::Engine as _;
+        let Some(b64) = header.and_then(|h| h.strip_prefix("Basic ")) else {
+            return false;
+        };
+        let Ok(raw) = base64::engine::general_purpose::STANDARD.decode(b64.trim()) else {
+            return false;
+        };
+        let Ok(text) = String::from_utf8(raw) else {
+            return false;
+        };
+        let Some((user, password)) = text.split_once(':') else {
+            return false;
+        };
+        let Some(hash) = self.users.get(user) else {
+            // Spend the same work as a known user, so timing does not tell names apart.
+            let _ = bcrypt::verify(password, dummy_hash());
+            return false;
+        };
+        if let Ok(v) = self.verified.lock() {
+            if v.get(user)
+                .is_some_and(|p| constant_time_eq(p.as_bytes(), password.as_bytes()))
+            {
+                return true;
+            }
+        }
+        let ok = bcrypt::verify(password, hash).unwrap_or(false);
+        if ok {
+            if let Ok(mut v) = self.verified.lock() {
+                v.insert(user.to_string(), password.to_string());
+            }
+        }
+        ok
+    }
+}
+
+/// A hash of nothing at the usual cost, made once, for unknown users.
+fn dummy_hash() -> &'static str {
+    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HASH.get_or_init(|| bcrypt::hash("", 10).unwrap_or_default())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine as _;
+
+    fn header(user: &str, pw: &str) -> String {
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pw}"))
+        )
+    }
+
+    #[test]
+    fn basic_auth_checks_bcrypt_hashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("web.toml");
+        let hash = bcrypt::hash("s3cret", 4).unwrap();
+        std::fs::write(&path, format!("[basic_auth_users]\nalice = \"{hash}\"\n")).unwrap();
+        let w = WebConfig::load(&path).unwrap();
+        let auth = w.auth.unwrap();
+        assert!(auth.check(Some(&header("alice", "s3cret"))));
+        // Again, from the remembered success.
+        assert!(auth.check(Some(&header("alice", "s3cret"))));
+        assert!(!auth.check(Some(&header("alice", "wrong"))));
+        assert!(!auth.check(Some(&header("bob", "s3cret"))));
+        assert!(!auth.check(Some("Basic !!!")));
+        assert!(!auth.check(Some("Bearer x")));
+        assert!(!auth.check(None));
+    }
+
+    #[test]
+    fn web_config_errors_say_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("web.toml");
+        let cases = [
+            ("[basic_auth_users]\nalice = \"plain\"", "not a bcrypt hash"),
+            (
+                "[tls_server_config]\ncert_file = \"/nonexistent.crt\"\nkey_file = \"/k\"",
+                "cannot read TLS certificate",
+            ),
+            (
+                "[tls_server_config]\ncert_file = \"a\"\nkey_file = \"b\"\nclient_ca_file = \"c\"",
+                "not supported",
+            ),
+            (
+                "[tls_server_config]\ncert_file = \"a\"\nkey_file = \"b\"\nmin_version = \"TLS13\"",
+                "min_version",
+            ),
+            ("colour = 1", "unknown field"),
+        ];
+        for (text, want) in cases {
+            std::fs::write(&path, text).unwrap();
+            let e = WebConfig::load(&path)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
+    }
+}
