@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Build a results database holding one campaign of N runs (default 1 000 000), to
-measure `dualperf show`, `report` and `export` at scale (docs/benchmarks.md, "The store
+measure `dualperf show`, `report` and `export` at scale (docs/benchmarks/store.md, "The store
 at scale").
 
     cargo build --release -p dualperf

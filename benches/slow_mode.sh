@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The loopback "slow mode" of docs/benchmarks.md: N back-to-back unpaced udp-stream runs
+# The loopback "slow mode" of docs/benchmarks/main-job.md: N back-to-back unpaced udp-stream runs
 # (client on CPU 0, server on CPU 1), one line per run with the received and sent rates,
 # loss, the CPU ticks of each CPU (busy, idle, irq+softirq, steal from /proc/stat) and of
 # ksoftirqd/0 and /1, and a CPU canary timed on each CPU just before the run (a fixed

@@ -1,6 +1,6 @@
 //! `dualperf run`: one test against a server, or against an embedded loopback server
 //! when no HOST is given. Parses what the user typed into a `TestSpec`, runs it through
-//! the engine, prints a readable summary (or `--json`, schema in the README).
+//! the engine, prints a readable summary (or `--json`, schema in docs/guide/run.md).
 
 use anyhow::Context;
 use clap::Args;
@@ -51,7 +51,7 @@ pub struct RunArgs {
     /// Always recorded, so a run can be repeated exactly.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
-    /// Print the full result as JSON (schema in the README).
+    /// Print the full result as JSON (schema in docs/guide/run.md).
     #[arg(long)]
     json: bool,
     /// Seconds to wait for the control connection.

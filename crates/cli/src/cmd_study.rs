@@ -40,8 +40,8 @@ pub use inspect::{export_main, import_main, show_main, ExportArgs, ImportArgs, S
 /// IPv6, runs of 0.5 s repeated until the 95 % interval of each cell's throughput /
 /// transaction rate, RTT and CPU is within 20 % of the mean (5 to 20 runs), udp-stream
 /// as RFC 2544 throughput (up to six 0.25 s trials per run, 16 MiB UDP receive buffer), interleaved IPv4/IPv6,
-/// against an embedded loopback server — 240 to 960 runs, about 2.5 to 6 minutes (2m32s
-/// to 5m39s measured on 2 quiet cores). Flags override single axes; `--preset` starts from one
+/// against an embedded loopback server — 240 to 960 runs, a few minutes (the
+/// plan prints its estimate; docs/benchmarks.md has measured times). Flags override single axes; `--preset` starts from one
 /// of the published studies' methods (`--list-presets`); `--spec FILE` reads the same
 /// settings from TOML, keys named like the flags with `_` (families, tests, sizes,
 /// duration_s, count, runs, confidence, ci_width, min_runs, max_runs, udp_method,
@@ -58,7 +58,7 @@ within 20% of the mean (5 to 20 runs per cell; 5 is the fewest with which a rank
 be significant after Holm's correction over 6 sizes), udp-stream measured as RFC 2544 \
 throughput (highest rate with loss <= 0.1%, searched in each run by up to six 0.25 s \
 trials, with a 16 MiB UDP receive buffer), IPv4/IPv6 interleaved, against an embedded server on 127.0.0.1 and ::1: 240 to 960 \
-runs, about 2.5 to 6 minutes (2m32s to 5m39s measured on 2 quiet cores), stored in dualperf.db. `--runs N` repeats a fixed number of times instead; \
+runs, a few minutes (the plan prints its estimate first), stored in dualperf.db. `--runs N` repeats a fixed number of times instead; \
 `--udp-method fixed` sends unpaced (or at -b) as before. `--dry-run` shows any plan first; \
 `--list-presets` shows the published studies' methods; layering is preset, then --spec \
 file, then flags.";
@@ -649,6 +649,9 @@ fn list_presets() -> String {
         ));
         if let Ok(spec) = p.spec.resolve(0) {
             out.push_str(&format!("  plan: {}\n", plan_line(&spec)));
+        }
+        if let Some(args) = p.model_args {
+            out.push_str(&format!("  its link's ceiling: dualperf model {args}\n"));
         }
         out.push('\n');
     }

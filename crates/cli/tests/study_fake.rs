@@ -342,6 +342,13 @@ fn presets_list_names_every_seed_study() {
     for seed in ["000_", "001_", "002_", "003_", "004_"] {
         assert!(t.contains(seed), "no preset from {seed}:\n{t}");
     }
+    // Each seed names its link's ceiling as a dualperf model command.
+    assert_eq!(
+        t.matches("its link's ceiling: dualperf model --link ")
+            .count(),
+        5,
+        "{t}"
+    );
     let o = run(&["study", "--preset", "004", "--dry-run"], false);
     let t = String::from_utf8_lossy(&o.stdout);
     assert!(

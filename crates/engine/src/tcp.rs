@@ -20,7 +20,7 @@ const RECV_CHUNK_BYTES: usize = 128 * 1024;
 /// fills within [`LOWAT_MAX_WAIT`]. Fewer wake-ups, and fewer ACKs sent the moment the
 /// queue is drained, so the sender's segments carry more writes each: on loopback, where
 /// the sender's CPU runs the receive path, 1408-byte writes went 5-9 % faster with 64
-/// KiB and the receiver spent half the CPU per byte (docs/benchmarks.md, section 5b), and
+/// KiB and the receiver spent half the CPU per byte (docs/benchmarks/udp-datapath.md, section 5b), and
 /// 3-14 % faster again with 256 KiB (section 5e).
 const LOWAT_MARKS: [usize; 2] = [256 * 1024, 64 * 1024];
 /// "Fast enough": the mark's bytes arrive within this long on average over the stream's

@@ -93,7 +93,7 @@ pub const MIGRATIONS: &[&str] = &[
     "#,
     // 2 → 3: `run_results`, one row per measured run and metric with its campaign, cell
     // and the hosts that made it: what a Grafana data source or pandas `read_sql`
-    // queries directly (see README, "A shared PostgreSQL store").
+    // queries directly (see docs/guide/postgresql.md, "Querying it: the `run_results` view").
     r#"
     CREATE VIEW run_results AS
     SELECT

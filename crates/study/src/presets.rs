@@ -47,7 +47,7 @@ pub fn all() -> Vec<Preset> {
             notes: "6 sizes (128..1408/256) x 4 tests x IPv4/IPv6, interleaved, runs of 0.5 s \
                     repeated until the 95% interval of throughput / transaction rate, RTT and \
                     CPU is within 20% of the mean (5 to 20 runs per cell); udp-stream as RFC \
-                    2544 throughput (loss <= 0.1%); about 4 to 5 minutes on loopback.",
+                    2544 throughput (loss <= 0.1%); a few minutes on loopback (the plan prints its estimate).",
             model_args: None,
             spec: SpecFile::default(),
         },

@@ -86,7 +86,7 @@ fn direction_json(d: &Option<DirectionResult>) -> Value {
     }
 }
 
-/// The `--json` document of an iperf3-peer run (schema in the README).
+/// The `--json` document of an iperf3-peer run (schema in docs/guide/iperf3.md).
 fn to_json(r: &Iperf3Result, spec: &TestSpec, server: &str) -> Value {
     json!({
         "peer": "iperf3",
