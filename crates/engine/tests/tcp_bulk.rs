@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use wire::proto::SideStats;
-use wire::spec::{Bound, Direction, Family, TestKind, TestSpec, ZeroCopyMethod};
+#[cfg(target_os = "linux")]
+use wire::spec::ZeroCopyMethod;
+use wire::spec::{Bound, Direction, Family, TestKind, TestSpec};
 
 /// Runs in this file take turns (a second run at full speed would only slow both).
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -35,12 +37,14 @@ fn run(srv: &EmbeddedServer, host: &str, spec: TestSpec) -> RunResult {
     run_client(&cfg, &mut NullRecorder).unwrap_or_else(|e| panic!("run failed: {e}"))
 }
 
+#[cfg(target_os = "linux")]
 fn applied<'a>(side: &'a SideStats, key: &str) -> &'a str {
     side.applied
         .get(key)
         .unwrap_or_else(|| panic!("applied.{key} missing: {:?}", side.applied))
 }
 
+#[cfg(target_os = "linux")]
 fn num(side: &SideStats, key: &str) -> u64 {
     applied(side, key)
         .parse()
