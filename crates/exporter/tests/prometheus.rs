@@ -303,8 +303,20 @@ scrape_configs:
             panic!("dashboard expression failed: {e}\n{err}");
         }
     }
-    // The exporter's own metrics were scraped too.
-    let probes = query(prom_addr, "sum(dualperf_exporter_probes_total)").unwrap();
+    // The exporter's own metrics are scraped too: a job of its own, whose first
+    // scrape may come later (or time out once) on a loaded machine, so wait for it
+    // within the same bound.
+    let probes = loop {
+        let v = query(prom_addr, "sum(dualperf_exporter_probes_total)").unwrap_or_default();
+        if !v.is_empty() {
+            break v;
+        }
+        assert!(
+            t0.elapsed() < SAMPLES_DEADLINE * 2,
+            "the exporter's own metrics were never scraped"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
     assert!(sample_value(&probes[0]) >= 1.0, "{probes:?}");
     drop(prom);
     drop(ex);

@@ -484,7 +484,8 @@ fn is_rtt_ladder(name: &str) -> bool {
 
 /// Why a stored value cannot be a measurement, checked as values are read for a
 /// report with the rules a peer's values meet when received (`wire::plausible`):
-/// finite; rates, RTTs, jitter and counts of trials at least 0; loss within 0–100 %;
+/// finite; rates, RTTs (not the latency added under load, a difference), jitter and
+/// counts of trials at least 0; loss within 0–100 %;
 /// system and busiest-core CPU within 0–100 %, a process's within 100 % × the host's
 /// `cores` (4096 when its metadata does not say). `None` when the value is possible.
 pub fn implausible(name: &str, value: f64, cores: Option<u32>) -> Option<String> {
@@ -496,7 +497,9 @@ pub fn implausible(name: &str, value: f64, cores: Option<u32>) -> Option<String>
         || name.ends_with("_per_s")
         || name.ends_with("_pps")
         || name.starts_with("rpm_")
-        || (name.contains("rtt") && name.ends_with("_ns"))
+        // Latency added under load is a difference of two RTT medians: it may be
+        // negative (the loaded median below the idle one), so only RTTs themselves.
+        || (name.contains("rtt") && name.ends_with("_ns") && !name.starts_with("added_"))
         || name.starts_with("jitter")
         || name == m::RATE_SEARCH_TRIALS;
     let verdict = if !value.is_finite() {
@@ -701,6 +704,9 @@ mod tests {
             (m::PROC_LOCAL_PCT, 3000.0, None),
             // A one-way delay may be negative (clock offset): not checked.
             ("owd_mean_ns", -3.0, None),
+            // Latency added under load: loaded p50 − idle p50, may be below 0.
+            (m::ADDED_TCP_RTT_P50_NS, -18304.0, None),
+            (m::ADDED_UDP_RTT_P50_NS, -61632.0, None),
         ] {
             assert_eq!(implausible(name, v, cores), None, "{name} {v}");
         }
