@@ -51,75 +51,71 @@ fn num(side: &SideStats, key: &str) -> u64 {
         .unwrap_or_else(|e| panic!("applied.{key}: {e}"))
 }
 
+/// Runs a zero-copy tcp-stream of `payload`-byte writes over each family, forward and
+/// reverse, checks what holds for every method (no warning, something sent, every
+/// byte received, the method recorded on the sender), then hands `check` the run's
+/// name and its sending and receiving sides.
 #[cfg(target_os = "linux")]
-#[test]
-fn zerocopy_streams_deliver_every_byte_and_record_their_completions() {
+fn each_zerocopy_run(
+    method: ZeroCopyMethod,
+    payload: u32,
+    check: impl Fn(&str, &SideStats, &SideStats),
+) {
     let _turn = serial();
     let srv = EmbeddedServer::start().unwrap();
     for (fam, host) in families(&srv) {
         for dir in [Direction::Forward, Direction::Reverse] {
-            let mut spec = TestSpec::new(TestKind::TcpStream, fam, 128 * 1024);
+            let mut spec = TestSpec::new(TestKind::TcpStream, fam, payload);
             spec.bound = Bound::DurationNs(200_000_000);
             spec.direction = dir;
-            spec.zerocopy = Some(ZeroCopyMethod::Msg);
+            spec.zerocopy = Some(method);
             let r = run(&srv, host, spec);
-            assert!(r.warnings.is_empty(), "{dir:?} {fam}: {:?}", r.warnings);
+            let name = format!("{dir:?} {fam}");
+            assert!(r.warnings.is_empty(), "{name}: {:?}", r.warnings);
             let (tx, rx) = match dir {
                 Direction::Reverse => (&r.server, &r.client),
                 _ => (&r.client, &r.server),
             };
-            assert!(tx.sent_bytes > 0, "{dir:?} {fam}: nothing sent");
-            assert_eq!(rx.recv_bytes, tx.sent_bytes, "{dir:?} {fam}");
-            assert_eq!(applied(tx, "zerocopy"), "msg");
-            let sends = num(tx, "zerocopy_sends");
-            // One send call per write at least (a partial send takes another call).
-            assert!(sends >= tx.sent_packets, "{dir:?} {fam}: {sends} sends");
-            assert_eq!(
-                num(tx, "zerocopy_completed_sends"),
-                sends,
-                "{dir:?} {fam}: every completion drained"
-            );
-            // Loopback delivers to a local socket, which cannot keep the sender's pages:
-            // the kernel copies, and the run says so.
-            assert_eq!(num(tx, "zerocopy_copied_sends"), sends, "{dir:?} {fam}");
-            assert!(applied(tx, "zerocopy_kernel_copied").starts_with("all copied"));
-            let peak = num(tx, "zerocopy_peak_outstanding");
-            assert!(
-                (1..=net::zerocopy::DEFAULT_MAX_OUTSTANDING).contains(&peak),
-                "{dir:?} {fam}: peak outstanding {peak}"
-            );
-            assert!(!rx.applied.contains_key("zerocopy"), "only the sender");
+            assert!(tx.sent_bytes > 0, "{name}: nothing sent");
+            assert_eq!(rx.recv_bytes, tx.sent_bytes, "{name}");
+            assert_eq!(applied(tx, "zerocopy"), method.name());
+            check(&name, tx, rx);
         }
     }
 }
 
 #[cfg(target_os = "linux")]
 #[test]
+fn zerocopy_streams_deliver_every_byte_and_record_their_completions() {
+    each_zerocopy_run(ZeroCopyMethod::Msg, 128 * 1024, |name, tx, rx| {
+        let sends = num(tx, "zerocopy_sends");
+        // One send call per write at least (a partial send takes another call).
+        assert!(sends >= tx.sent_packets, "{name}: {sends} sends");
+        assert_eq!(
+            num(tx, "zerocopy_completed_sends"),
+            sends,
+            "{name}: every completion drained"
+        );
+        // Loopback delivers to a local socket, which cannot keep the sender's pages:
+        // the kernel copies, and the run says so.
+        assert_eq!(num(tx, "zerocopy_copied_sends"), sends, "{name}");
+        assert!(applied(tx, "zerocopy_kernel_copied").starts_with("all copied"));
+        let peak = num(tx, "zerocopy_peak_outstanding");
+        assert!(
+            (1..=net::zerocopy::DEFAULT_MAX_OUTSTANDING).contains(&peak),
+            "{name}: peak outstanding {peak}"
+        );
+        assert!(!rx.applied.contains_key("zerocopy"), "only the sender");
+    });
+}
+
+#[cfg(target_os = "linux")]
+#[test]
 fn sendfile_streams_deliver_every_byte_and_count_their_calls() {
-    let _turn = serial();
-    let srv = EmbeddedServer::start().unwrap();
-    for (fam, host) in families(&srv) {
-        for dir in [Direction::Forward, Direction::Reverse] {
-            let mut spec = TestSpec::new(TestKind::TcpStream, fam, 64 * 1024);
-            spec.bound = Bound::DurationNs(200_000_000);
-            spec.direction = dir;
-            spec.zerocopy = Some(ZeroCopyMethod::Sendfile);
-            let r = run(&srv, host, spec);
-            assert!(r.warnings.is_empty(), "{dir:?} {fam}: {:?}", r.warnings);
-            let (tx, rx) = match dir {
-                Direction::Reverse => (&r.server, &r.client),
-                _ => (&r.client, &r.server),
-            };
-            assert!(tx.sent_bytes > 0, "{dir:?} {fam}: nothing sent");
-            assert_eq!(rx.recv_bytes, tx.sent_bytes, "{dir:?} {fam}");
-            assert_eq!(applied(tx, "zerocopy"), "sendfile");
-            assert!(
-                num(tx, "zerocopy_sends") >= tx.sent_packets,
-                "{dir:?} {fam}"
-            );
-            assert!(!tx.applied.contains_key("zerocopy_completed_sends"));
-        }
-    }
+    each_zerocopy_run(ZeroCopyMethod::Sendfile, 64 * 1024, |name, tx, _rx| {
+        assert!(num(tx, "zerocopy_sends") >= tx.sent_packets, "{name}");
+        assert!(!tx.applied.contains_key("zerocopy_completed_sends"));
+    });
 }
 
 /// Per-stream counts of one side, by stream id.
