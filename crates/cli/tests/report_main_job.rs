@@ -29,10 +29,21 @@ fn significant_views(tables: &Path) -> BTreeMap<String, bool> {
             .and_then(|l| l.split_once(": ").map(|(_, title)| title))
             .unwrap_or_default()
             .to_string();
-        let any_yes = md
-            .lines()
-            .filter(|l| l.starts_with('|'))
-            .any(|l| l.trim_end_matches('|').trim_end().ends_with("| yes"));
+        let cells = |l: &str| -> Vec<String> {
+            l.trim()
+                .trim_matches('|')
+                .split(" | ")
+                .map(|c| c.trim().to_string())
+                .collect()
+        };
+        let mut rows = md.lines().filter(|l| l.starts_with('|'));
+        let column = rows
+            .next()
+            .and_then(|header| cells(header).iter().position(|c| c == "Significant"))
+            .unwrap_or_else(|| panic!("{name} has no Significant column:\n{md}"));
+        let any_yes = rows
+            .filter(|l| !l.starts_with("|--") && !l.starts_with("|:-") && !l.starts_with("|-"))
+            .any(|l| cells(l).get(column).map(String::as_str) == Some("yes"));
         out.insert(title, any_yes);
     }
     out
