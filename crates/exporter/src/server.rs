@@ -328,14 +328,36 @@ fn index(c: &Config) -> String {
 }
 
 /// What a scrape asks: its parameters and its time budget.
-struct Ask {
-    target: Target,
-    module: String,
-    budget: Duration,
+#[derive(Debug, Clone)]
+pub struct ProbeAsk {
+    pub target: Target,
+    pub module: String,
+    pub budget: Duration,
 }
 
-fn parse_ask(config: &Config, req: &Request<Incoming>) -> Result<Ask, (&'static str, String)> {
-    let query = req.uri().query().unwrap_or("");
+/// Why a scrape was refused: the reason label of `dualperf_exporter_refused_total` and
+/// the words the scraper reads.
+pub type ProbeRefusal = (&'static str, String);
+
+fn parse_ask(config: &Config, req: &Request<Incoming>) -> Result<ProbeAsk, ProbeRefusal> {
+    parse_probe_request(
+        config,
+        req.uri().query().unwrap_or(""),
+        req.headers()
+            .get(SCRAPE_TIMEOUT_HEADER)
+            .map(|v| v.to_str().unwrap_or("(not text)")),
+    )
+}
+
+/// A `/probe` request from its query string and its scrape-timeout header: the first
+/// `target` and `module` count, the module must be configured, the target must parse,
+/// and the header (when sent) must be a number of seconds. Pure: fuzzed as
+/// `exporter_request`.
+pub fn parse_probe_request(
+    config: &Config,
+    query: &str,
+    scrape_timeout: Option<&str>,
+) -> Result<ProbeAsk, ProbeRefusal> {
     let (mut target, mut module) = (None, None);
     for (k, v) in form_urlencoded::parse(query.as_bytes()) {
         match k.as_ref() {
@@ -378,14 +400,9 @@ fn parse_ask(config: &Config, req: &Request<Incoming>) -> Result<Ask, (&'static 
         )
     })?;
     let target = Target::parse(&target).map_err(|e| ("bad_request", e))?;
-    let budget = scrape_budget(
-        req.headers()
-            .get(SCRAPE_TIMEOUT_HEADER)
-            .map(|v| v.to_str().unwrap_or("(not text)")),
-        config.timeout_offset,
-    )
-    .map_err(|e| ("bad_request", e))?;
-    Ok(Ask {
+    let budget =
+        scrape_budget(scrape_timeout, config.timeout_offset).map_err(|e| ("bad_request", e))?;
+    Ok(ProbeAsk {
         target,
         module,
         budget,
