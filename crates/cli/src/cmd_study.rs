@@ -1,12 +1,14 @@
 //! `dualperf study`, `show`, `export` and `import`: what the user typed → a
 //! `study::StudySpec`, a campaign in the SQLite store, and the study runner driving the
-//! engine. Submodules: `exec` (the executors), `lab_target` (`--lab`: a temporary
-//! namespace lab with its server), `iperf3_peer` (`--peer iperf3`), `journal` (store
-//! journal and progress bar), `inspect` (show, export, import).
+//! runner's target (embedded server, remote server, iperf3 peer, lab; or the fake
+//! executor for tests of the binary). Submodules: `journal` (progress bar and summary),
+//! `preflight` (the target answers before anything is created), `inspect` (show,
+//! export, import).
 
 use crate::args::Peer;
 use anyhow::{bail, Context};
 use clap::Args;
+use runner::target::{iperf3::refuse_rr, LabRequest, Target};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -14,16 +16,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use study::{Repetition, SpecFile, StudySpec};
 
-#[path = "cmd_study/exec.rs"]
-mod exec;
 #[path = "cmd_study/inspect.rs"]
 mod inspect;
-#[path = "cmd_study/iperf3_peer.rs"]
-mod iperf3_peer;
 #[path = "cmd_study/journal.rs"]
 mod journal;
-#[path = "cmd_study/lab_target.rs"]
-mod lab_target;
 #[path = "cmd_study/preflight.rs"]
 mod preflight;
 /// What the plan can show at best (`--dry-run`).
@@ -188,7 +184,7 @@ impl StudyArgs {
 
     /// Where the runs go, for `--dry-run`.
     fn target_text(&self) -> String {
-        match (&self.target.host, exec::lab_request_of(self)) {
+        match (&self.target.host, self.lab_request()) {
             (_, Some(req)) if self.target.peer == Peer::Iperf3 => {
                 format!("iperf3 -s in a {}", req.text())
             }
@@ -199,6 +195,15 @@ impl StudyArgs {
             },
             (None, None) => "embedded loopback server (127.0.0.1 and ::1)".into(),
         }
+    }
+
+    /// The lab `--lab` asks for (`--resume` fills the flags from the campaign).
+    fn lab_request(&self) -> Option<LabRequest> {
+        self.target.lab.map(|topology| LabRequest {
+            topology,
+            rate_bps: self.target.lab_rate,
+            mtu_bytes: self.target.lab_mtu,
+        })
     }
 
     /// The study's own flags (the shared ones are `opts`).
@@ -245,6 +250,48 @@ impl StudyArgs {
             &layers,
         )?)
     }
+}
+
+/// Environment switch for the fake executor (tests of the binary): `1`, each run
+/// sleeping its duration (capped at 2 s); `instant`, returning at once.
+pub const FAKE_ENV: &str = "DUALPERF_STUDY_FAKE";
+
+/// Whether [`FAKE_ENV`] asks for the fake executor: `Some(true)` for `1` (runs sleep
+/// their duration), `Some(false)` for `instant`.
+pub fn fake_requested() -> Option<bool> {
+    match std::env::var_os(FAKE_ENV) {
+        Some(v) if v == "1" => Some(true),
+        Some(v) if v == "instant" => Some(false),
+        _ => None,
+    }
+}
+
+/// The study's target (the options kept for its metadata and messages): the fake
+/// executor, or the target the flags name, opened (embedded server started, lab built).
+fn open_target(
+    args: &StudyArgs,
+    spec: &StudySpec,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<(Target, runner::TargetOptions)> {
+    if let Some(sleeps) = fake_requested() {
+        let opts = runner::TargetOptions {
+            host: args.target.host.clone(),
+            port: args.target.port(),
+            ..runner::TargetOptions::default()
+        };
+        return Ok((Target::fake(sleeps), opts));
+    }
+    let mut opts =
+        crate::cmd_run::target_options(&args.target, args.connect_timeout, stop.clone())?;
+    opts.pin_threads = !args.no_pin;
+    if args.target.peer == Peer::Iperf3 {
+        if let Some(why) = refuse_rr(spec) {
+            bail!("{why}");
+        }
+    }
+    let mut target = Target::open(&opts, &spec.families, &mut crate::cmd_run::notice)?;
+    target.set_study(spec);
+    Ok((target, opts))
 }
 
 /// A campaign without `--label` is named after the system that ran it, as the studies
@@ -320,7 +367,7 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     if args.dry_run {
         // A plan the peer cannot run is refused here too, not only when it starts.
         if args.target.peer == Peer::Iperf3 {
-            if let Some(why) = iperf3_peer::refuse_rr(&spec) {
+            if let Some(why) = refuse_rr(&spec) {
                 bail!("{why}");
             }
         }
@@ -350,8 +397,9 @@ fn new_campaign(
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
-    let mut exec = exec::open(args, spec, stop)?;
-    let client_info = exec.initial_client_info(args);
+    let (mut exec, opts) = open_target(args, spec, stop)?;
+    let (version, revision) = (version.as_str(), revision.as_str());
+    let client_info = exec.initial_client_info(&opts, version, revision);
     let label = if spec.label.is_empty() {
         default_label(&client_info.metadata)
     } else {
@@ -362,8 +410,8 @@ fn new_campaign(
         created_unix_s,
         command_line: command_line(),
         spec_json: spec.to_json(),
-        dualperf_version: version,
-        git_revision: revision,
+        dualperf_version: version.to_string(),
+        git_revision: revision.to_string(),
     })?;
     let _lock = journal::lock_campaign(&mut store, &args.db, campaign_id)?;
     let cells = journal::cell_records(campaign_id, spec);
@@ -377,7 +425,7 @@ fn new_campaign(
             "dualperf: campaign {campaign_id} in {}: {} against {}",
             args.db,
             plan_line(spec),
-            exec.target_text(args)
+            exec.describe(&opts)
         );
     }
     let code = run_campaign(args, spec, store, campaign_id, Vec::new(), &mut exec, stop)?;
@@ -417,7 +465,7 @@ fn profile_axis(args: StudyArgs, list: &str) -> anyhow::Result<ExitCode> {
     if args.dry_run {
         for (i, (a, spec)) in plans.iter().enumerate() {
             if a.target.peer == Peer::Iperf3 {
-                if let Some(why) = iperf3_peer::refuse_rr(spec) {
+                if let Some(why) = refuse_rr(spec) {
                     bail!("{why}");
                 }
             }
@@ -492,7 +540,7 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
     if args.target.host.is_none() && args.target.lab.is_none() {
         match client_md.get(journal::TARGET_KEY).map(String::as_str) {
             Some("lab") => {
-                let req = lab_target::LabRequest::from_metadata(&host_md("lab"))
+                let req = LabRequest::from_metadata(&host_md("lab"))
                     .with_context(|| format!("campaign {id} ran in a lab"))?;
                 args.target.lab = Some(req.topology);
                 args.target.lab_rate = req.rate_bps;
@@ -511,7 +559,7 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
             }
             None => {}
         }
-        if client_md.get(exec::PEER_KEY).map(String::as_str) == Some("iperf3") {
+        if client_md.get(runner::target::PEER_KEY).map(String::as_str) == Some("iperf3") {
             args.target.peer = Peer::Iperf3;
         }
     }
@@ -522,7 +570,7 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
     }
     let past = journal::history(&store, id)?;
     store.add_cells(&journal::cell_records(id, &spec))?;
-    let mut exec = exec::open(&args, &spec, &stop)?;
+    let (mut exec, opts) = open_target(&args, &spec, &stop)?;
     if let Some(lab) = exec.lab_host() {
         // The re-created lab (same topology, rate and MTU; new namespaces).
         store.set_host(id, &lab)?;
@@ -533,7 +581,7 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
             args.db,
             past.len(),
             plan_line(&spec),
-            exec.target_text(&args)
+            exec.describe(&opts)
         );
     }
     let code = run_campaign(&args, &spec, store, id, past, &mut exec, &stop)?;
@@ -547,7 +595,7 @@ fn run_campaign(
     store: store::Store,
     campaign_id: i64,
     past: Vec<study::PastRun>,
-    exec: &mut exec::Exec,
+    exec: &mut Target,
     stop: &AtomicBool,
 ) -> anyhow::Result<ExitCode> {
     let mut journal =
@@ -560,7 +608,7 @@ fn run_campaign(
     shown.finish();
     let busy = exec.busy_count();
     if let Some(b) = busy {
-        iperf3_peer::record_busy(&mut store, campaign_id, b)?;
+        runner::target::iperf3::record_busy(&mut store, campaign_id, b)?;
     }
     let outcome = match result {
         Ok(o) => o,

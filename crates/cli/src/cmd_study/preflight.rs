@@ -20,14 +20,14 @@ use wire::spec::{Bound, Family, TestKind, TestSpec};
 pub fn check_target(args: &StudyArgs, spec: &StudySpec) -> anyhow::Result<()> {
     // A plan the peer cannot run is the first thing to say, whether or not it answers.
     if args.target.peer == Peer::Iperf3 {
-        if let Some(why) = super::iperf3_peer::refuse_rr(spec) {
+        if let Some(why) = runner::target::iperf3::refuse_rr(spec) {
             anyhow::bail!("{why}");
         }
     }
     let Some(host) = args.target.host.as_deref() else {
         return Ok(());
     };
-    if super::exec::fake_requested().is_some() {
+    if super::fake_requested().is_some() {
         return Ok(());
     }
     let timeout = connect_timeout(args)?;
