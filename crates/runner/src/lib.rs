@@ -3,12 +3,14 @@
 //! resolution of those options, a preset and a spec file into the tests to make
 //! ([`resolve_study`], [`resolve_run`]); where tests go and running them there
 //! ([`target`]: the embedded server, a remote dualperf server, an iperf3 peer, a lab,
-//! each a `study::Executor`); the campaign lifecycle pieces that need no terminal
-//! ([`campaign`]: the store journal, the campaign lock). No argument parser: `cli` maps
-//! its flags onto these types.
+//! each a `study::Executor`); the campaign lifecycle ([`lifecycle`]: new, resumed,
+//! the profile axis, run to its end, each with a typed outcome) and its pieces
+//! ([`campaign`]: the store journal, the campaign lock). Nothing prints and there is no
+//! argument parser: `cli` maps its flags onto these types and shows the outcomes.
 #![forbid(unsafe_code)]
 
 pub mod campaign;
+pub mod lifecycle;
 pub mod options;
 pub mod resolve;
 pub mod target;
