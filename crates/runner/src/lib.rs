@@ -5,11 +5,13 @@
 //! ([`target`]: the embedded server, a remote dualperf server, an iperf3 peer, a lab,
 //! each a `study::Executor`); the campaign lifecycle ([`lifecycle`]: new, resumed,
 //! the profile axis, run to its end, each with a typed outcome) and its pieces
-//! ([`campaign`]: the store journal, the campaign lock). Nothing prints and there is no
+//! ([`campaign`]: the store journal, the campaign lock); the export of stored runs
+//! ([`export`]: tidy CSV or JSON). Nothing prints and there is no
 //! argument parser: `cli` maps its flags onto these types and shows the outcomes.
 #![forbid(unsafe_code)]
 
 pub mod campaign;
+pub mod export;
 pub mod lifecycle;
 pub mod options;
 pub mod resolve;
