@@ -18,6 +18,7 @@ pub mod iperf3;
 pub mod lab;
 mod lab_server;
 pub mod output;
+pub mod preflight;
 
 pub use dualperf::{DualperfTarget, Place};
 pub use iperf3::{BusyCount, Iperf3Target};

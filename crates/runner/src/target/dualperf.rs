@@ -213,6 +213,24 @@ impl DualperfTarget {
         self.client_side(|| engine::run_loaded(&cfg, spec))
     }
 
+    /// One 1-byte TCP transaction in `family`: the whole control handshake, key
+    /// included. Busy and "rejected" are answers from a working server (a study waits
+    /// out the one and records the other as each run's failure reason, e.g. a
+    /// --max-duration shorter than the runs, or the handshake's own test outlasting it
+    /// on a loaded machine); any other error means no run can succeed.
+    pub fn hello(&self, family: Family) -> Result<(), TargetError> {
+        let mut spec = TestSpec::new(TestKind::TcpRr, family, 1);
+        spec.bound = wire::spec::Bound::Count(1);
+        let mut cfg = self.config(spec);
+        cfg.client_info = Some(BTreeMap::new());
+        match self.client_side(|| engine::run_client(&cfg, &mut engine::NullRecorder)) {
+            Ok(_)
+            | Err(TargetError::Engine(engine::EngineError::ServerBusy { .. }))
+            | Err(TargetError::Engine(engine::EngineError::Rejected(_))) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Sleep the retry backoff of `attempt`, ending early on Ctrl-C.
     fn wait_before(&self, attempt: u32) {
         let end = Instant::now() + retry_backoff(attempt);

@@ -121,3 +121,41 @@ fn targets_that_cannot_work_are_refused_before_anything_starts() {
         .unwrap();
     assert!(matches!(e, TargetError::NoServerExe), "{e:?}");
 }
+
+#[test]
+fn preflight_finds_a_server_that_answers_and_names_one_that_does_not() {
+    use runner::target::preflight::{check_remote, PreflightError};
+    let server = embedded();
+    let remote = |port: u16, peer: Peer, host: &str| TargetOptions {
+        host: Some(host.to_string()),
+        port,
+        peer,
+        ..TargetOptions::default()
+    };
+    check_remote(
+        &remote(server.port(), Peer::Dualperf, "127.0.0.1"),
+        &[Family::V4],
+    )
+    .expect("the embedded server answers the handshake");
+
+    // A port nobody listens on (taken from the kernel, then released).
+    let free = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let e = check_remote(&remote(free, Peer::Dualperf, "127.0.0.1"), &[Family::V4]).unwrap_err();
+    assert!(matches!(e, PreflightError::NoAnswer { .. }), "{e:?}");
+    assert!(
+        e.to_string()
+            .contains(&format!("127.0.0.1:{free} does not answer")),
+        "{e}"
+    );
+    // An iperf3 server is only resolved: its first run checks it.
+    check_remote(&remote(free, Peer::Iperf3, "127.0.0.1"), &[Family::V4]).unwrap();
+
+    // An address has one family: the other is refused with the fix.
+    let e = check_remote(&remote(free, Peer::Dualperf, "::1"), &[Family::V4]).unwrap_err();
+    assert!(matches!(e, PreflightError::NoAddress { .. }), "{e:?}");
+    assert!(e.to_string().contains("--families 6"), "{e}");
+    server.close().unwrap();
+}
