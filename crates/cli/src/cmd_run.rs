@@ -1,11 +1,16 @@
-//! `dualperf run`: one test against a server, or against an embedded loopback server
-//! when no HOST is given. Parses what the user typed into a `TestSpec`, runs it through
-//! the engine, prints a readable summary (or `--json`, schema in docs/guide/run.md).
+//! `dualperf run`: one test against a server, an embedded loopback server when no HOST
+//! is given, or in a lab. Parses what the user typed into a `TestSpec`, runs it against
+//! the runner's target (as a study runs each of its tests), prints a readable summary
+//! (or `--json`, schema in docs/guide/run.md).
 
 use anyhow::Context;
 use clap::Args;
-use engine::{ClientConfig, EmbeddedServer, IntervalSample, Recorder, RunResult};
+use engine::{IntervalSample, Recorder, RunResult};
+use runner::target::{DualperfTarget, Place, TargetError};
+use std::collections::BTreeMap;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 use wire::metrics::{self as m, Metric};
 use wire::spec::{Direction, Family, TestKind};
@@ -199,12 +204,65 @@ impl Recorder for CliRecorder {
     }
 }
 
+/// Test hook: run this program instead of this binary as a lab's server.
+pub const LAB_SERVER_EXE_ENV: &str = "DUALPERF_LAB_SERVER_EXE";
+
+/// Where `run` and `study` send their tests, as the runner's options (`--psk-file` and
+/// the iperf3 credentials read here; the lab's server is this binary).
+pub fn target_options(
+    t: &crate::args::TargetArgs,
+    connect_timeout_s: f64,
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<runner::TargetOptions> {
+    use crate::args::Peer;
+    let connect_timeout = connect_timeout_of(connect_timeout_s)?;
+    let iperf3_auth = crate::args::iperf3_auth(
+        t.peer,
+        t.iperf3_username.as_deref(),
+        t.iperf3_rsa_public_key.as_deref(),
+    )?;
+    let server_exe = match (t.lab, std::env::var_os(LAB_SERVER_EXE_ENV)) {
+        (None, _) => None,
+        (Some(_), Some(p)) => Some(std::path::PathBuf::from(p)),
+        (Some(_), None) => {
+            Some(std::env::current_exe().context("cannot find this dualperf binary")?)
+        }
+    };
+    Ok(runner::TargetOptions {
+        host: t.host.clone(),
+        port: t.port(),
+        peer: match t.peer {
+            Peer::Dualperf => runner::Peer::Dualperf,
+            Peer::Iperf3 => runner::Peer::Iperf3,
+        },
+        lab: t.lab.map(|topology| runner::target::LabRequest {
+            topology,
+            rate_bps: t.lab_rate,
+            mtu_bytes: t.lab_mtu,
+        }),
+        server_exe,
+        psk: match t.peer {
+            Peer::Dualperf => crate::args::load_psk(t.psk_file.as_deref())?,
+            Peer::Iperf3 => None,
+        },
+        iperf3_auth,
+        connect_timeout,
+        protocol_version: None,
+        pin_threads: false,
+        stop,
+    })
+}
+
+/// What a target building says meanwhile (stale labs removed, a lab's warnings).
+pub fn notice(line: &str) {
+    eprintln!("dualperf: {line}");
+}
+
 pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     let spec = match spec_of(&args)? {
         runner::RunSpec::One(spec) => spec,
         runner::RunSpec::Loaded(spec) => return loaded::main(&args, spec),
     };
-    let connect_timeout = connect_timeout_of(args.connect_timeout)?;
     if args.rate_search {
         if args.test != RunTest::One(TestKind::UdpStream)
             || args.target.peer != crate::args::Peer::Dualperf
@@ -218,54 +276,74 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             .check()
             .map_err(|e| anyhow::anyhow!("--loss-threshold / --search-steps: {e}"))?;
     }
-    let iperf3_auth = crate::args::iperf3_auth(
-        args.target.peer,
-        args.target.iperf3_username.as_deref(),
-        args.target.iperf3_rsa_public_key.as_deref(),
-    )?;
+    let opts = run_target_options(&args)?;
     if args.target.peer == crate::args::Peer::Iperf3 {
-        return peer_iperf3::main(&args, &spec, iperf3_auth);
+        return peer_iperf3::main(&args, &spec, &opts);
     }
     wire::proto::validate_spec(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
-    if args.target.lab.is_some() {
-        return lab_run::main(&args, spec);
-    }
-    let _embedded;
-    let (host, port) = match &args.target.host {
-        Some(h) => (h.clone(), args.target.port()),
-        None => {
-            let srv = EmbeddedServer::start()
-                .map_err(|e| anyhow::anyhow!("{e}"))
-                .context("cannot start the embedded loopback server")?;
-            let host = match spec.family {
-                Family::V4 => "127.0.0.1",
-                Family::V6 => "::1",
-            };
-            let port = srv.port();
-            _embedded = srv;
-            (host.to_string(), port)
-        }
-    };
     let direction = spec.direction;
-    let mut cfg = ClientConfig::new(&host, port, spec);
-    cfg.connect_timeout = connect_timeout;
-    if let Some(v) = args.protocol_version {
-        cfg.protocol_version = v;
-    }
-    cfg.psk = crate::args::load_psk(args.target.psk_file.as_deref())?;
     let mut rec = CliRecorder::new(args.json, direction);
-    let result = if args.rate_search {
-        engine::run_rate_search(&cfg, &rate_search(&args), &mut rec)
-    } else {
-        engine::run_client(&cfg, &mut rec)
-    }
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
-    if args.json {
-        say(&to_json(&result, &rec.samples)?);
-    } else {
-        say(summary(&result, args.target.host.is_none()).trim_end());
+    let search = args.rate_search.then(|| rate_search(&args));
+    let (result, ran) = on_target(&opts, |t| t.run_test(&spec, search.as_ref(), &mut rec))?;
+    match (args.json, &ran.lab) {
+        (true, None) => say(&to_json(&result, &rec.samples)?),
+        (true, Some(md)) => {
+            let mut doc: serde_json::Value = serde_json::from_str(&to_json(&result, &rec.samples)?)
+                .context("cannot re-read the JSON result")?;
+            if let Some(obj) = doc.as_object_mut() {
+                obj.insert("lab".into(), serde_json::to_value(md)?);
+            }
+            say(&serde_json::to_string_pretty(&doc).context("cannot encode the result as JSON")?);
+        }
+        (false, _) => {
+            say(summary(&result, ran.embedded).trim_end());
+            if let Some(md) = &ran.lab {
+                lab_run::say_lab(md);
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `run`'s target options: the shared ones and `--protocol-version`.
+fn run_target_options(args: &RunArgs) -> anyhow::Result<runner::TargetOptions> {
+    let mut opts = target_options(&args.target, args.connect_timeout, Arc::default())?;
+    opts.protocol_version = args.protocol_version;
+    Ok(opts)
+}
+
+/// Where a run went: the embedded server, or a lab (its description).
+struct Ran {
+    embedded: bool,
+    lab: Option<BTreeMap<String, String>>,
+}
+
+/// Opens the dualperf target of `opts` (embedded server, remote host or lab), runs
+/// `test` there and closes it: a lab is removed on every way out, Ctrl-C included.
+fn on_target<T>(
+    opts: &runner::TargetOptions,
+    test: impl FnOnce(&DualperfTarget) -> Result<T, TargetError>,
+) -> anyhow::Result<(T, Ran)> {
+    if opts.lab.is_some() {
+        return lab_run::guarded(|| on_target_now(opts, test));
+    }
+    on_target_now(opts, test)
+}
+
+fn on_target_now<T>(
+    opts: &runner::TargetOptions,
+    test: impl FnOnce(&DualperfTarget) -> Result<T, TargetError>,
+) -> anyhow::Result<(T, Ran)> {
+    let target = DualperfTarget::open(opts, &[], &mut notice)?;
+    let result = test(&target);
+    let ran = Ran {
+        embedded: matches!(target.place(), Place::Embedded { .. }),
+        lab: target.lab().map(|l| l.describe()),
+    };
+    let closed = target.close();
+    let result = result?;
+    closed?;
+    Ok((result, ran))
 }
 
 /// `--rate-search` with `--loss-threshold` and `--search-steps` (or their defaults).

@@ -1,12 +1,15 @@
 //! `dualperf study`, `show`, `export` and `import`: what the user typed → a
 //! `study::StudySpec`, a campaign in the SQLite store, and the study runner driving the
-//! engine. Submodules: `exec` (the executors), `lab_target` (`--lab`: a temporary
-//! namespace lab with its server), `iperf3_peer` (`--peer iperf3`), `journal` (store
-//! journal and progress bar), `inspect` (show, export, import).
+//! runner's target (embedded server, remote server, iperf3 peer, lab; or the fake
+//! executor for tests of the binary). Submodules: `journal` (progress bar and summary),
+//! `preflight` (the target answers before anything is created), `inspect` (show,
+//! export, import).
 
 use crate::args::Peer;
 use anyhow::{bail, Context};
 use clap::Args;
+use runner::lifecycle::{End, Resumed};
+use runner::target::{iperf3::refuse_rr, LabRequest, Target};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -14,16 +17,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use study::{Repetition, SpecFile, StudySpec};
 
-#[path = "cmd_study/exec.rs"]
-mod exec;
 #[path = "cmd_study/inspect.rs"]
 mod inspect;
-#[path = "cmd_study/iperf3_peer.rs"]
-mod iperf3_peer;
 #[path = "cmd_study/journal.rs"]
 mod journal;
-#[path = "cmd_study/lab_target.rs"]
-mod lab_target;
 #[path = "cmd_study/preflight.rs"]
 mod preflight;
 /// What the plan can show at best (`--dry-run`).
@@ -188,7 +185,7 @@ impl StudyArgs {
 
     /// Where the runs go, for `--dry-run`.
     fn target_text(&self) -> String {
-        match (&self.target.host, exec::lab_request_of(self)) {
+        match (&self.target.host, self.lab_request()) {
             (_, Some(req)) if self.target.peer == Peer::Iperf3 => {
                 format!("iperf3 -s in a {}", req.text())
             }
@@ -199,6 +196,15 @@ impl StudyArgs {
             },
             (None, None) => "embedded loopback server (127.0.0.1 and ::1)".into(),
         }
+    }
+
+    /// The lab `--lab` asks for (`--resume` fills the flags from the campaign).
+    fn lab_request(&self) -> Option<LabRequest> {
+        self.target.lab.map(|topology| LabRequest {
+            topology,
+            rate_bps: self.target.lab_rate,
+            mtu_bytes: self.target.lab_mtu,
+        })
     }
 
     /// The study's own flags (the shared ones are `opts`).
@@ -247,28 +253,46 @@ impl StudyArgs {
     }
 }
 
-/// A campaign without `--label` is named after the system that ran it, as the studies
-/// name their columns ("Debian GNU/Linux 12 (bookworm), Linux 6.18.44"), so reports
-/// comparing campaigns read as a comparison of systems; "unlabelled" if unknown.
-fn default_label(client: &std::collections::BTreeMap<String, String>) -> String {
-    let os = client
-        .get("os.pretty_name")
-        .or_else(|| client.get("os.name"))
-        .filter(|v| !v.is_empty());
-    let kernel = client.get("kernel.release").filter(|v| !v.is_empty());
-    let label = match (os, kernel) {
-        (Some(os), Some(k)) => format!("{os}, Linux {k}"),
-        (Some(os), None) => os.clone(),
-        (None, Some(k)) => format!("Linux {k}"),
-        (None, None) => "unlabelled".to_string(),
-    };
-    // The metadata is this host's, but it is text from files: held to the entry limits
-    // of a typed label (one line, no controls, at most MAX_NAME_CHARS characters).
-    wire::text::terminal_safe_line(&label)
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(wire::text::MAX_NAME_CHARS)
-        .collect()
+/// Environment switch for the fake executor (tests of the binary): `1`, each run
+/// sleeping its duration (capped at 2 s); `instant`, returning at once.
+pub const FAKE_ENV: &str = "DUALPERF_STUDY_FAKE";
+
+/// Whether [`FAKE_ENV`] asks for the fake executor: `Some(true)` for `1` (runs sleep
+/// their duration), `Some(false)` for `instant`.
+pub fn fake_requested() -> Option<bool> {
+    match std::env::var_os(FAKE_ENV) {
+        Some(v) if v == "1" => Some(true),
+        Some(v) if v == "instant" => Some(false),
+        _ => None,
+    }
+}
+
+/// The study's target (the options kept for its metadata and messages): the fake
+/// executor, or the target the flags name, opened (embedded server started, lab built).
+fn open_target(
+    args: &StudyArgs,
+    spec: &StudySpec,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<(Target, runner::TargetOptions)> {
+    if let Some(sleeps) = fake_requested() {
+        let opts = runner::TargetOptions {
+            host: args.target.host.clone(),
+            port: args.target.port(),
+            ..runner::TargetOptions::default()
+        };
+        return Ok((Target::fake(sleeps), opts));
+    }
+    let mut opts =
+        crate::cmd_run::target_options(&args.target, args.connect_timeout, stop.clone())?;
+    opts.pin_threads = !args.no_pin;
+    if args.target.peer == Peer::Iperf3 {
+        if let Some(why) = refuse_rr(spec) {
+            bail!("{why}");
+        }
+    }
+    let mut target = Target::open(&opts, &spec.families, &mut crate::cmd_run::notice)?;
+    target.set_study(spec);
+    Ok((target, opts))
 }
 
 /// This build's version and git revision (`DUALPERF_GIT_REV` at build time).
@@ -320,7 +344,7 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     if args.dry_run {
         // A plan the peer cannot run is refused here too, not only when it starts.
         if args.target.peer == Peer::Iperf3 {
-            if let Some(why) = iperf3_peer::refuse_rr(&spec) {
+            if let Some(why) = refuse_rr(&spec) {
                 bail!("{why}");
             }
         }
@@ -344,45 +368,33 @@ fn new_campaign(
     }
     // The stop flag's handler is in place before any lab exists: the lab crate then
     // leaves Ctrl-C to it.
-    let mut store = journal::open_store(&args.db)?;
+    let store = journal::open_store(&args.db)?;
     let (version, revision) = version_and_revision();
-    let created_unix_s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let mut exec = exec::open(args, spec, stop)?;
-    let client_info = exec.initial_client_info(args);
-    let label = if spec.label.is_empty() {
-        default_label(&client_info.metadata)
-    } else {
-        spec.label.clone()
-    };
-    let campaign_id = store.create_campaign(&store::NewCampaign {
-        label,
-        created_unix_s,
+    let info = runner::lifecycle::CampaignInfo {
         command_line: command_line(),
-        spec_json: spec.to_json(),
+        created_unix_s: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0),
         dualperf_version: version,
         git_revision: revision,
-    })?;
-    let _lock = journal::lock_campaign(&mut store, &args.db, campaign_id)?;
-    let cells = journal::cell_records(campaign_id, spec);
-    store.add_cells(&cells)?;
-    store.set_host(campaign_id, &client_info)?;
-    if let Some(lab) = exec.lab_host() {
-        store.set_host(campaign_id, &lab)?;
-    }
+    };
+    let (mut target, opts) = open_target(args, spec, stop)?;
+    let client = target.initial_client_info(&opts, &info.dualperf_version, &info.git_revision);
+    let campaign = runner::lifecycle::create(store, &args.db, spec, &target, &client, &info)?;
+    journal::say_took_over(&campaign);
+    let id = campaign.id;
     if !args.quiet {
         eprintln!(
-            "dualperf: campaign {campaign_id} in {}: {} against {}",
+            "dualperf: campaign {id} in {}: {} against {}",
             args.db,
             plan_line(spec),
-            exec.target_text(args)
+            target.describe(&opts)
         );
     }
-    let code = run_campaign(args, spec, store, campaign_id, Vec::new(), &mut exec, stop)?;
-    exec.close()?;
-    Ok((code, campaign_id))
+    let code = run_campaign(args, campaign, &mut target, stop)?;
+    target.close()?;
+    Ok((code, id))
 }
 
 /// `--profile A,B,…`: the traffic model as an axis. One campaign per profile, each
@@ -390,26 +402,15 @@ fn new_campaign(
 /// plan otherwise; the report compares them as it compares systems, each with its own
 /// IPv4-vs-IPv6 tests. Every profile is checked before anything runs.
 fn profile_axis(args: StudyArgs, list: &str) -> anyhow::Result<ExitCode> {
-    let names: Vec<&str> = list.split(',').map(str::trim).collect();
-    if names.iter().any(|n| n.is_empty()) {
-        bail!("--profile {list}: an empty name in the list (write e.g. voip-g711,voip-g729)");
-    }
-    for (i, n) in names.iter().enumerate() {
-        if names[..i].iter().any(|m| m.eq_ignore_ascii_case(n)) {
-            bail!("--profile {list}: {n} is listed twice");
-        }
-    }
+    let names = runner::lifecycle::profile_names(list)?;
     if args.resume.is_some() {
         bail!("--resume continues one campaign and reads its profile from the database; leave out --profile");
     }
     let mut plans = Vec::new();
     for n in &names {
         let mut a = args.clone();
-        a.opts.profile = Some((*n).to_string());
-        a.label = Some(match args.label.as_deref() {
-            Some(l) => format!("{l} {n}"),
-            None => (*n).to_string(),
-        });
+        a.opts.profile = Some(n.clone());
+        a.label = Some(runner::lifecycle::profile_label(args.label.as_deref(), n));
         let spec = a.resolve().with_context(|| format!("--profile {n}"))?;
         plans.push((a, spec));
     }
@@ -417,7 +418,7 @@ fn profile_axis(args: StudyArgs, list: &str) -> anyhow::Result<ExitCode> {
     if args.dry_run {
         for (i, (a, spec)) in plans.iter().enumerate() {
             if a.target.peer == Peer::Iperf3 {
-                if let Some(why) = iperf3_peer::refuse_rr(spec) {
+                if let Some(why) = refuse_rr(spec) {
                     bail!("{why}");
                 }
             }
@@ -470,48 +471,29 @@ fn profile_axis(args: StudyArgs, list: &str) -> anyhow::Result<ExitCode> {
 }
 
 fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
-    let mut store = journal::open_store(&args.db)?;
-    let campaign = store.campaign(id)?;
-    let spec = StudySpec::from_json(&campaign.spec_json)
-        .with_context(|| format!("campaign {id} has a spec this dualperf cannot read"))?;
-    if campaign.finished {
-        outln!("campaign {id} is already finished; nothing to do")?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let _lock = journal::lock_campaign(&mut store, &args.db, id)?;
-    let host_md = |role: &str| {
-        campaign
-            .hosts
-            .iter()
-            .find(|h| h.role == role)
-            .map(|h| h.metadata.clone())
-            .unwrap_or_default()
+    let store = journal::open_store(&args.db)?;
+    let campaign = match runner::lifecycle::resume(store, &args.db, id)? {
+        Resumed::AlreadyFinished => {
+            outln!("campaign {id} is already finished; nothing to do")?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Resumed::Open(c) => *c,
     };
-    let client_md = host_md("client");
+    journal::say_took_over(&campaign);
     let mut args = args;
     if args.target.host.is_none() && args.target.lab.is_none() {
-        match client_md.get(journal::TARGET_KEY).map(String::as_str) {
-            Some("lab") => {
-                let req = lab_target::LabRequest::from_metadata(&host_md("lab"))
-                    .with_context(|| format!("campaign {id} ran in a lab"))?;
-                args.target.lab = Some(req.topology);
-                args.target.lab_rate = req.rate_bps;
-                args.target.lab_mtu = req.mtu_bytes;
-                if args.target.port.is_none() {
-                    args.target.port = host_md("lab")
-                        .get("lab.server_port")
-                        .and_then(|p| p.parse().ok());
-                }
-            }
-            Some(t) => {
-                if let Some((host, port)) = t.rsplit_once(' ') {
-                    args.target.host = Some(host.to_string());
-                    args.target.port = port.parse().ok().or(args.target.port);
-                }
-            }
-            None => {}
+        let stored = campaign.stored_target()?;
+        if let Some(req) = stored.lab {
+            args.target.lab = Some(req.topology);
+            args.target.lab_rate = req.rate_bps;
+            args.target.lab_mtu = req.mtu_bytes;
+            args.target.port = args.target.port.or(stored.port);
         }
-        if client_md.get(exec::PEER_KEY).map(String::as_str) == Some("iperf3") {
+        if let Some(host) = stored.host {
+            args.target.host = Some(host);
+            args.target.port = stored.port.or(args.target.port);
+        }
+        if stored.peer == runner::Peer::Iperf3 {
             args.target.peer = Peer::Iperf3;
         }
     }
@@ -520,70 +502,57 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
             "dualperf: warning: --resume uses campaign {id}'s stored study; the study flags given are ignored"
         );
     }
-    let past = journal::history(&store, id)?;
-    store.add_cells(&journal::cell_records(id, &spec))?;
-    let mut exec = exec::open(&args, &spec, &stop)?;
-    if let Some(lab) = exec.lab_host() {
-        // The re-created lab (same topology, rate and MTU; new namespaces).
-        store.set_host(id, &lab)?;
-    }
+    let spec = campaign.spec.clone();
+    let (mut target, opts) = open_target(&args, &spec, &stop)?;
+    let mut campaign = campaign;
+    campaign.record_lab(&target)?;
     if !args.quiet {
         eprintln!(
             "dualperf: resuming campaign {id} in {} ({} runs already recorded): {} against {}",
             args.db,
-            past.len(),
+            campaign.past_runs(),
             plan_line(&spec),
-            exec.target_text(&args)
+            target.describe(&opts)
         );
     }
-    let code = run_campaign(&args, &spec, store, id, past, &mut exec, &stop)?;
-    exec.close()?;
+    let code = run_campaign(&args, campaign, &mut target, &stop)?;
+    target.close()?;
     Ok(code)
 }
 
 fn run_campaign(
     args: &StudyArgs,
-    spec: &StudySpec,
-    store: store::Store,
-    campaign_id: i64,
-    past: Vec<study::PastRun>,
-    exec: &mut exec::Exec,
+    campaign: runner::lifecycle::OpenCampaign,
+    target: &mut Target,
     stop: &AtomicBool,
 ) -> anyhow::Result<ExitCode> {
-    let mut journal =
-        journal::StoreJournal::new(store, campaign_id, spec, journal::Shown::new(args.quiet));
-    let runner = study::Runner::new(spec)
-        .with_history(past)
-        .with_stop_flag(stop);
-    let result = runner.run(exec, &mut journal);
-    let (mut store, mut shown) = journal.into_parts();
+    let spec = campaign.spec.clone();
+    let ran = runner::lifecycle::run(campaign, target, journal::Shown::new(args.quiet), stop)?;
+    let (campaign_id, store, mut shown) = (ran.id, ran.store, ran.view);
     shown.finish();
-    let busy = exec.busy_count();
-    if let Some(b) = busy {
-        iperf3_peer::record_busy(&mut store, campaign_id, b)?;
-    }
-    let outcome = match result {
-        Ok(o) => o,
-        Err(study::RunnerError::Interrupted) => {
+    let (outcome, failed_cells) = match ran.end {
+        End::Finished {
+            outcome,
+            failed_cells,
+        } => (outcome, failed_cells),
+        End::Interrupted => {
             eprintln!(
                 "dualperf: campaign {campaign_id} interrupted; continue it with `dualperf study --db {} --resume {campaign_id}`",
                 args.db
             );
             return Ok(crate::exit::code(crate::exit::INTERRUPTED));
         }
-        Err(e) => bail!(
+        End::Stopped(e) => bail!(
             "{e}; continue the campaign with `dualperf study --db {} --resume {campaign_id}`",
             args.db
         ),
     };
-    store.set_finished(campaign_id, true)?;
-    let failed_cells = outcome.cells.iter().filter(|c| c.ok_runs == 0).count();
     if args.quiet {
         outln!("{campaign_id}")?;
     } else {
-        let summary = journal::summary_text(&store, campaign_id, spec, &outcome, &args.db)?;
+        let summary = journal::summary_text(&store, campaign_id, &spec, &outcome, &args.db)?;
         out!("{}", wire::text::terminal_safe(&summary))?;
-        if let Some(b) = busy.filter(|b| b.answers > 0) {
+        if let Some(b) = ran.busy.filter(|b| b.answers > 0) {
             outln!(
                 "the iperf3 server answered \"busy\" {} time(s); waited {:.1} s in all (not recorded as results)",
                 b.answers,
@@ -763,34 +732,6 @@ fn connect_timeout(args: &StudyArgs) -> anyhow::Result<Duration> {
 
 #[cfg(test)]
 mod tests {
-
-    #[test]
-    fn a_campaign_without_a_label_is_named_after_its_system() {
-        let md = |pairs: &[(&str, &str)]| -> std::collections::BTreeMap<String, String> {
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        };
-        let both = md(&[
-            ("os.pretty_name", "Debian GNU/Linux 12 (bookworm)"),
-            ("os.name", "Debian GNU/Linux"),
-            ("kernel.release", "6.18.44"),
-        ]);
-        assert_eq!(
-            default_label(&both),
-            "Debian GNU/Linux 12 (bookworm), Linux 6.18.44"
-        );
-        assert_eq!(
-            default_label(&md(&[("os.name", "Fedora Linux")])),
-            "Fedora Linux"
-        );
-        assert_eq!(default_label(&md(&[])), "unlabelled");
-        let hostile = "x".repeat(300) + "\r\\input{/etc/hostname}";
-        let label = default_label(&md(&[("os.pretty_name", &hostile)]));
-        assert_eq!(label.chars().count(), wire::text::MAX_NAME_CHARS);
-        assert!(wire::text::check_name("label", &label).is_ok(), "{label}");
-    }
 
     use super::*;
 

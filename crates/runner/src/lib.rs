@@ -1,17 +1,25 @@
 //! dualperf's application layer, below the command line and above the measuring crates:
 //! one options model ([`TestOptions`], with what a study or a single run adds) and one
 //! resolution of those options, a preset and a spec file into the tests to make
-//! ([`resolve_study`], [`resolve_run`]); the campaign lifecycle pieces that need no
-//! terminal ([`campaign`]: the store journal, the campaign lock). No argument parser: `cli` maps its flags onto
-//! these types.
+//! ([`resolve_study`], [`resolve_run`]); where tests go and running them there
+//! ([`target`]: the embedded server, a remote dualperf server, an iperf3 peer, a lab,
+//! each a `study::Executor`); the campaign lifecycle ([`lifecycle`]: new, resumed,
+//! the profile axis, run to its end, each with a typed outcome) and its pieces
+//! ([`campaign`]: the store journal, the campaign lock); the export of stored runs
+//! ([`export`]: tidy CSV or JSON). Nothing prints and there is no
+//! argument parser: `cli` maps its flags onto these types and shows the outcomes.
 #![forbid(unsafe_code)]
 
 pub mod campaign;
+pub mod export;
+pub mod lifecycle;
 pub mod options;
 pub mod resolve;
+pub mod target;
 
 pub use options::{OneTest, RunTest, StudyOptions, TestOptions};
 pub use resolve::{literal_family, read_spec_file, resolve_run, resolve_study, Layers, RunSpec};
+pub use target::{Peer, Target, TargetError, TargetOptions};
 
 /// Why options could not become a test, worded for the user.
 #[derive(Debug, thiserror::Error)]

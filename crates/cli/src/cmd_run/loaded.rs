@@ -1,11 +1,12 @@
 //! `dualperf run -t rrul`: latency under load (engine::run_loaded) against a server,
-//! the embedded loopback server, or in a lab; a text summary or `--json`.
+//! the embedded loopback server, or in a lab (the runner's target); a text summary or
+//! `--json`.
 
-use super::{connect_timeout_of, say, RunArgs};
-use anyhow::{anyhow, bail, Context};
-use engine::{ClientConfig, EmbeddedServer, LoadDirection, LoadedResult, LoadedSpec, Probes};
+use super::{on_target, run_target_options, say, RunArgs};
+use anyhow::{bail, Context};
+use engine::{LoadDirection, LoadedResult, LoadedSpec, Probes};
 use std::process::ExitCode;
-use wire::spec::{Family, TestKind};
+use wire::spec::TestKind;
 
 pub fn main(args: &RunArgs, spec: LoadedSpec) -> anyhow::Result<ExitCode> {
     if args.target.peer == crate::args::Peer::Iperf3 {
@@ -14,45 +15,17 @@ pub fn main(args: &RunArgs, spec: LoadedSpec) -> anyhow::Result<ExitCode> {
              no request/response test, so it cannot answer probes beside the load"
         );
     }
-    let defaults = ClientConfig::default();
-    let base = ClientConfig {
-        connect_timeout: connect_timeout_of(args.connect_timeout)?,
-        protocol_version: args.protocol_version.unwrap_or(defaults.protocol_version),
-        psk: crate::args::load_psk(args.target.psk_file.as_deref())?,
-        ..defaults
-    };
-    let run = |host: &str, port: u16| {
-        let mut cfg = base.clone();
-        cfg.host = host.to_string();
-        cfg.port = port;
-        engine::run_loaded(&cfg, &spec).map_err(|e| anyhow!("{e}"))
-    };
-    let mut lab_md = None;
-    let (result, embedded) = if args.target.lab.is_some() {
-        let (r, md) = super::lab_run::in_lab(args, spec.family, run)?;
-        lab_md = Some(md);
-        (r, false)
-    } else if let Some(h) = &args.target.host {
-        (run(h, args.target.port())?, false)
-    } else {
-        let srv = EmbeddedServer::start()
-            .map_err(|e| anyhow!("{e}"))
-            .context("cannot start the embedded loopback server")?;
-        let host = match spec.family {
-            Family::V4 => "127.0.0.1",
-            Family::V6 => "::1",
-        };
-        (run(host, srv.port())?, true)
-    };
+    let opts = run_target_options(args)?;
+    let (result, ran) = on_target(&opts, |t| t.run_loaded(&spec))?;
     if args.json {
         let mut doc = serde_json::to_value(Json::of(&result))?;
-        if let (Some(md), Some(obj)) = (&lab_md, doc.as_object_mut()) {
+        if let (Some(md), Some(obj)) = (&ran.lab, doc.as_object_mut()) {
             obj.insert("lab".into(), serde_json::to_value(md)?);
         }
         say(&serde_json::to_string_pretty(&doc).context("cannot encode the result as JSON")?);
     } else {
-        say(summary(&result, embedded).trim_end());
-        if let Some(md) = &lab_md {
+        say(summary(&result, ran.embedded).trim_end());
+        if let Some(md) = &ran.lab {
             super::lab_run::say_lab(md);
         }
     }

@@ -1,5 +1,5 @@
 //! `dualperf run HOST --peer iperf3`: one test against an unmodified iperf3 3.x server
-//! through the `iperf3` crate's client. Owns the checks that only apply to an iperf3
+//! through the runner's iperf3 target (as a study's runs). Owns the checks that only apply to an iperf3
 //! peer (stream tests only, port 5201 by default), the "server busy" message, and the
 //! summary / `--json` output, which lists the metrics a pure iperf3 peer cannot give.
 
@@ -45,17 +45,12 @@ fn check(args: &RunArgs, spec: &TestSpec) -> anyhow::Result<String> {
 pub fn main(
     args: &RunArgs,
     spec: &TestSpec,
-    auth: Option<iperf3::auth::ClientAuth>,
+    opts: &runner::TargetOptions,
 ) -> anyhow::Result<ExitCode> {
     let host = check(args, spec)?;
-    let port = args.target.port();
-    let opts = iperf3::ClientOptions {
-        connect_timeout: super::connect_timeout_of(args.connect_timeout)?,
-        auth,
-        ..iperf3::ClientOptions::default()
-    };
-    let server = endpoint(&host, port);
-    let result = iperf3::run(&host, port, spec, &opts).map_err(|e| match e {
+    let server = endpoint(&host, opts.port);
+    let target = runner::target::Iperf3Target::open(opts, &mut super::notice)?;
+    let result = target.run_test(spec).map_err(|e| match e {
         Iperf3Error::Busy => {
             anyhow!("iperf3 server {server} is busy running another test; try again later")
         }

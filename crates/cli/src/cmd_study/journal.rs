@@ -1,5 +1,5 @@
-//! The study journal as the binary shows it: the store journal and campaign lock are
-//! the runner's (`runner::campaign`); here are the progress bar (a terminal) or progress
+//! The study journal as the binary shows it: the store journal, the campaign lock and
+//! the lifecycle are the runner's (`runner::campaign`, `runner::lifecycle`); here are the progress bar (a terminal) or progress
 //! lines (anything else), opening the database with friendly errors, and the summary a
 //! finished study prints.
 
@@ -9,8 +9,6 @@ use store::{DbTarget, Store};
 use study::{Cell, CellOutcome, Progress, StudyOutcome, StudySpec};
 use wire::metrics as m;
 use wire::spec::Family;
-
-pub use runner::campaign::{cell_records, history, CampaignLockGuard, StoreJournal, TARGET_KEY};
 
 /// Open the study's database for writing; an error from a read-only file or file
 /// system says so (SQLite only says "unable to open database file").
@@ -46,20 +44,15 @@ pub fn open_store(target: &DbTarget) -> anyhow::Result<Store> {
     }
 }
 
-/// Lock campaign `id` for this process, or fail naming the host and PID that runs it.
-pub fn lock_campaign(
-    store: &mut Store,
-    db: &DbTarget,
-    id: i64,
-) -> anyhow::Result<CampaignLockGuard> {
-    let (guard, stale) = runner::campaign::lock_campaign(store, db, id)?;
-    if let Some(old) = stale {
+/// Says that the campaign's lock, left by a process on this host that is gone, was
+/// taken over.
+pub fn say_took_over(campaign: &runner::lifecycle::OpenCampaign) {
+    if let Some(old) = &campaign.took_over {
         eprintln!(
-            "dualperf: campaign {id} was left locked by process {} on {}, which is gone; taking it over",
-            old.pid, old.host
+            "dualperf: campaign {} was left locked by process {} on {}, which is gone; taking it over",
+            campaign.id, old.pid, old.host
         );
     }
-    Ok(guard)
 }
 
 /// The study's progress on stderr: a bar on a terminal (current cell, run number, last

@@ -1,21 +1,18 @@
-//! `dualperf study --lab`: a temporary network-namespace lab for one study. Owns the
-//! lab (from the `lab` crate) and the server process running in its server namespace
+//! `--lab`: a temporary network-namespace lab for one run or one study. Owns the lab
+//! (from the `lab` crate) and the server process running in its server namespace
 //! (`dualperf server`, or `iperf3 -s` with `--peer iperf3`, started through
-//! `crate::lab_server`); runs closures on threads inside the client namespace; removes the server
-//! and the lab when dropped (normal end, error, first Ctrl-C). A second Ctrl-C is
-//! handled by the study's signal handler through `lab::teardown_all_live`.
+//! [`super::lab_server`]); runs closures on threads inside the client namespace; removes
+//! the server and the lab when dropped (normal end, error, first Ctrl-C). A second
+//! Ctrl-C is the binary's signal handler's, through `lab::teardown_all_live`.
 
-use crate::lab_server::{dualperf_server_command, ServerProcess};
-use anyhow::{bail, Context};
+use super::lab_server::{dualperf_server_command, ServerProcess};
+use super::TargetError;
 use lab::{Lab, LabSpec, Topology};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::process::Command;
 use wire::spec::Family;
-
-/// Test hook: run this program instead of this binary as the lab's server.
-pub const SERVER_EXE_ENV: &str = "DUALPERF_LAB_SERVER_EXE";
 
 /// What lab to build (from the flags, or from a resumed campaign's metadata).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,23 +24,26 @@ pub struct LabRequest {
 
 impl LabRequest {
     /// The request a campaign's stored `lab.*` metadata describes.
-    pub fn from_metadata(md: &BTreeMap<String, String>) -> anyhow::Result<LabRequest> {
+    pub fn from_metadata(md: &BTreeMap<String, String>) -> Result<LabRequest, TargetError> {
+        let bad = |why: String| TargetError::LabMetadata(why);
         let topology: Topology = md
             .get("lab.topology")
-            .context("the campaign's lab metadata has no lab.topology")?
-            .parse()?;
+            .ok_or_else(|| bad("the campaign's lab metadata has no lab.topology".into()))?
+            .parse()
+            .map_err(|e: lab::LabError| bad(e.to_string()))?;
+        let number = |key: &str, v: &str| {
+            v.parse::<u64>()
+                .map_err(|e| bad(format!("stored {key} {v:?} is not a number: {e}")))
+        };
         let rate_bps = match md.get("lab.rate_bps").map(String::as_str) {
             None | Some("unshaped") => None,
-            Some(r) => Some(
-                r.parse()
-                    .with_context(|| format!("stored lab.rate_bps {r:?} is not a number"))?,
-            ),
+            Some(r) => Some(number("lab.rate_bps", r)?),
         };
         let mtu_bytes = match md.get("lab.mtu_bytes") {
             None => None,
             Some(m) => Some(
-                m.parse()
-                    .with_context(|| format!("stored lab.mtu_bytes {m:?} is not a number"))?,
+                u32::try_from(number("lab.mtu_bytes", m)?)
+                    .map_err(|e| bad(format!("stored lab.mtu_bytes {m:?}: {e}")))?,
             ),
         };
         Ok(LabRequest {
@@ -68,10 +68,11 @@ impl LabRequest {
 }
 
 /// The server program run in the lab's server namespace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LabServer {
-    /// `dualperf server` (this binary) on the lab server's IPv4 and IPv6 addresses.
-    Dualperf,
+    /// `EXE server` (the dualperf binary at this path) on the lab server's IPv4 and IPv6
+    /// addresses.
+    Dualperf(PathBuf),
     /// `iperf3 -s` from PATH (dual-stack, one test at a time).
     Iperf3,
 }
@@ -85,15 +86,25 @@ pub struct LabTarget {
 }
 
 impl LabTarget {
-    /// Builds the lab and starts the server on the lab's IPv4 and IPv6 addresses.
-    pub fn start(req: &LabRequest, port: u16, kind: LabServer) -> anyhow::Result<LabTarget> {
+    /// Builds the lab and starts the server on the lab's IPv4 and IPv6 addresses;
+    /// `notice` hears of stale labs removed first and of the new lab's warnings.
+    pub fn start(
+        req: &LabRequest,
+        port: u16,
+        kind: LabServer,
+        notice: &mut dyn FnMut(&str),
+    ) -> Result<LabTarget, TargetError> {
         if port == 0 {
-            bail!("--port 0 cannot be used with --lab (the client must know the port)");
+            return Err(TargetError::Refused(
+                "--port 0 cannot be used with --lab (the client must know the port)".into(),
+            ));
         }
-        // Temporary labs left by a study that was killed (SIGKILL) go first.
+        // Temporary labs left by a dualperf that was killed (SIGKILL) go first.
         if let Ok(removed) = lab::cleanup_stale() {
             for name in removed {
-                eprintln!("dualperf: removed lab {name} left by a process that no longer runs");
+                notice(&format!(
+                    "removed lab {name} left by a process that no longer runs"
+                ));
             }
         }
         let spec = LabSpec {
@@ -101,9 +112,12 @@ impl LabTarget {
             mtu: req.mtu_bytes,
             ..LabSpec::temporary(req.topology)
         };
-        let lab = Lab::create(&spec).context("cannot build the lab for --lab")?;
+        let lab = Lab::create(&spec).map_err(|source| TargetError::Lab {
+            what: "cannot build the lab for --lab",
+            source,
+        })?;
         for w in lab.warnings() {
-            eprintln!("dualperf: warning: {w}");
+            notice(&format!("warning: {w}"));
         }
         let mut target = LabTarget {
             server: None,
@@ -116,19 +130,15 @@ impl LabTarget {
     }
 
     fn lab(&self) -> &Lab {
-        // Invariant: `lab` is only taken in `close` / `drop`.
+        // Invariant: `lab` is only taken in `close` / `drop`, which consume the target.
         self.lab.as_ref().expect("lab present until close")
     }
 
-    fn start_server(&mut self) -> anyhow::Result<()> {
+    fn start_server(&mut self) -> Result<(), TargetError> {
         let lab = self.lab();
-        let server = match self.kind {
-            LabServer::Dualperf => {
-                let exe = match std::env::var_os(SERVER_EXE_ENV) {
-                    Some(p) => PathBuf::from(p),
-                    None => std::env::current_exe().context("cannot find this dualperf binary")?,
-                };
-                let cmd = dualperf_server_command(&exe, lab, self.port);
+        let server = match &self.kind {
+            LabServer::Dualperf(exe) => {
+                let cmd = dualperf_server_command(exe, lab, self.port);
                 ServerProcess::start(lab, cmd, "dualperf", "starting the lab's dualperf server")?
             }
             LabServer::Iperf3 => {
@@ -174,7 +184,7 @@ impl LabTarget {
         md.insert(
             "lab.server".into(),
             match self.kind {
-                LabServer::Dualperf => "dualperf server (this binary) in the server namespace",
+                LabServer::Dualperf(_) => "dualperf server (this binary) in the server namespace",
                 LabServer::Iperf3 => "iperf3 -s (from PATH) in the server namespace",
             }
             .into(),
@@ -186,12 +196,20 @@ impl LabTarget {
     }
 
     /// Stops the server and removes the lab, reporting a lab that could not be removed.
-    pub fn close(mut self) -> anyhow::Result<()> {
+    pub fn close(mut self) -> Result<(), TargetError> {
         self.stop_server();
         match self.lab.take() {
-            Some(lab) => lab.teardown().context("removing the study's lab"),
+            Some(lab) => lab.teardown().map_err(|source| TargetError::Lab {
+                what: "removing the lab",
+                source,
+            }),
             None => Ok(()),
         }
+    }
+
+    /// Whether the lab runs `iperf3 -s` rather than a dualperf server.
+    pub fn runs_iperf3(&self) -> bool {
+        self.kind == LabServer::Iperf3
     }
 }
 
@@ -205,14 +223,18 @@ impl Drop for LabTarget {
 
 /// Runs `f` on a thread inside network namespace `ns` (its own threads inherit it);
 /// the calling thread stays where it is.
-pub fn in_ns<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> Result<T, String> {
+pub fn in_ns<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> Result<T, TargetError> {
     std::thread::scope(|s| {
         s.spawn(|| {
-            lab::enter_ns(ns).map_err(|e| e.to_string())?;
+            lab::enter_ns(ns).map_err(|e| TargetError::Namespace(e.to_string()))?;
             Ok(f())
         })
         .join()
-        .unwrap_or_else(|_| Err(format!("the client thread in namespace {ns} panicked")))
+        .unwrap_or_else(|_| {
+            Err(TargetError::Namespace(format!(
+                "the client thread in namespace {ns} panicked"
+            )))
+        })
     })
 }
 
@@ -249,7 +271,9 @@ mod tests {
 
     #[test]
     fn in_ns_names_a_namespace_it_cannot_enter() {
-        let err = in_ns("dpl-no-such-lab-client", || 1).unwrap_err();
+        let err = in_ns("dpl-no-such-lab-client", || 1)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("dpl-no-such-lab-client"), "{err}");
     }
 }

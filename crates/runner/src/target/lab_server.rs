@@ -1,10 +1,11 @@
 //! The server process of a network-namespace lab, shared by `dualperf run --lab` and
-//! `dualperf study --lab`: builds the `dualperf server` command line for a lab, starts
+//! `dualperf study --lab` (through [`super::lab::LabTarget`]): builds the `dualperf
+//! server` command line for a lab, starts
 //! a command inside the lab's server namespace in its own process group, waits for its
 //! "listening on" line, keeps the tail of its stderr for error messages, and kills and
 //! reaps it on `stop` or drop.
 
-use anyhow::{bail, Context};
+use super::TargetError;
 use lab::Lab;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -59,7 +60,7 @@ impl ServerProcess {
         mut cmd: Command,
         what: &str,
         spawn_context: &str,
-    ) -> anyhow::Result<ServerProcess> {
+    ) -> Result<ServerProcess, TargetError> {
         let exe = cmd.get_program().to_owned();
         cmd.env(LAB_ENV, lab.name())
             .stdin(Stdio::null())
@@ -67,7 +68,11 @@ impl ServerProcess {
             .stderr(Stdio::piped());
         lab::own_process_group(&mut cmd);
         let ns = lab.server_ns().to_string();
-        let mut child = lab::spawn_in_ns(&ns, &mut cmd).context(spawn_context.to_string())?;
+        let mut child =
+            lab::spawn_in_ns(&ns, &mut cmd).map_err(|source| TargetError::LabServerSpawn {
+                what: spawn_context.to_string(),
+                source,
+            })?;
         let (ready_tx, ready_rx) = mpsc::channel::<bool>();
         if let Some(out) = child.stdout.take() {
             std::thread::spawn(move || {
@@ -113,7 +118,7 @@ impl ServerProcess {
                 // Give the stderr reader a moment to collect the last words.
                 std::thread::sleep(Duration::from_millis(50));
                 let tail = server.stderr_tail();
-                bail!(
+                Err(TargetError::LabServerDidNotStart(format!(
                     "the {what} server in lab namespace {ns} ({}) did not start{}{}",
                     Path::new(&exe).display(),
                     status.map(|s| format!(" ({s})")).unwrap_or_default(),
@@ -122,7 +127,7 @@ impl ServerProcess {
                     } else {
                         format!(": {tail}")
                     }
-                )
+                )))
             }
         }
     }

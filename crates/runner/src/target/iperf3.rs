@@ -1,16 +1,18 @@
-//! `dualperf study HOST --peer iperf3`: each run is one `iperf3::client::run` against
-//! an unmodified iperf3 server (with `--lab`: `iperf3 -s` in the lab's server namespace,
-//! the client on a thread in its client namespace). A "server busy" answer (another client is testing) is
-//! waited out with exponential backoff and counted; it is never recorded as a result.
+//! The iperf3 peer (`--peer iperf3`): each test is one `iperf3::client::run` against an
+//! unmodified iperf3 server (with `--lab`: `iperf3 -s` in the lab's server namespace,
+//! the client on a thread in its client namespace). As a study's executor, a "server
+//! busy" answer (another client is testing) is waited out with exponential backoff and
+//! counted; it is never recorded as a result.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use study::{Attempt, Cell, RunOutput};
-use wire::spec::Family;
+use study::{Attempt, Cell, Executor, RunOutput, Slot};
+use wire::spec::{Family, TestSpec};
 
-use super::lab_target::{in_ns, LabTarget};
+use super::lab::{in_ns, LabTarget};
+use super::{now_unix_ns, open_lab, retry_backoff, Peer, TargetError, TargetOptions};
 
 /// First wait after a busy answer; doubles up to [`BUSY_MAX_STEP`].
 pub const BUSY_FIRST_STEP: Duration = Duration::from_millis(200);
@@ -33,7 +35,8 @@ pub struct BusyCount {
     pub waited: Duration,
 }
 
-pub struct Iperf3Exec {
+/// Tests against an iperf3 server at a host or in a lab.
+pub struct Iperf3Target {
     /// Where the server is: a host, or (`None`) the lab's server addresses.
     host: Option<String>,
     lab: Option<LabTarget>,
@@ -43,7 +46,30 @@ pub struct Iperf3Exec {
     pub busy: BusyCount,
 }
 
-impl Iperf3Exec {
+impl Iperf3Target {
+    /// The iperf3 peer `opts` describe: `iperf3 -s` at the host, or in the lab (built,
+    /// with `iperf3 -s` started there).
+    pub fn open(
+        opts: &TargetOptions,
+        notice: &mut dyn FnMut(&str),
+    ) -> Result<Iperf3Target, TargetError> {
+        let lab = open_lab(opts, Peer::Iperf3, notice)?;
+        if lab.is_none() && opts.host.is_none() {
+            return Err(TargetError::Refused(
+                "--peer iperf3 needs the HOST of an iperf3 server (`iperf3 -s` running there), or --lab"
+                    .into(),
+            ));
+        }
+        Ok(Iperf3Target::new(
+            opts.host.as_deref(),
+            lab,
+            opts.port,
+            opts.connect_timeout,
+            opts.stop.clone(),
+        )
+        .with_auth(opts.iperf3_auth.clone()))
+    }
+
     /// Against `iperf3 -s` at `host`, or in `lab` (then `host` is ignored).
     pub fn new(
         host: Option<&str>,
@@ -51,8 +77,8 @@ impl Iperf3Exec {
         port: u16,
         connect_timeout: Duration,
         stop: Arc<AtomicBool>,
-    ) -> Iperf3Exec {
-        Iperf3Exec {
+    ) -> Iperf3Target {
+        Iperf3Target {
             host: host.map(str::to_string),
             lab,
             port,
@@ -66,7 +92,7 @@ impl Iperf3Exec {
     }
 
     /// Authenticates every run (`--iperf3-username`).
-    pub fn with_auth(mut self, auth: Option<iperf3::auth::ClientAuth>) -> Iperf3Exec {
+    pub fn with_auth(mut self, auth: Option<iperf3::auth::ClientAuth>) -> Iperf3Target {
         self.opts.auth = auth;
         self
     }
@@ -75,8 +101,12 @@ impl Iperf3Exec {
         self.lab.as_ref()
     }
 
-    pub fn into_lab(self) -> Option<LabTarget> {
-        self.lab
+    /// Stops `iperf3 -s` and removes the lab, if there is one.
+    pub fn close(self) -> Result<(), TargetError> {
+        match self.lab {
+            Some(l) => l.close(),
+            None => Ok(()),
+        }
     }
 
     fn host_for(&self, family: Family) -> String {
@@ -88,26 +118,27 @@ impl Iperf3Exec {
     }
 
     /// One iperf3 test, inside the lab's client namespace when there is a lab.
-    fn run_once(&self, cell: &Cell) -> Result<iperf3::Iperf3Result, iperf3::Iperf3Error> {
-        let host = self.host_for(cell.family);
-        let run = || iperf3::run(&host, self.port, &cell.test, &self.opts);
+    pub fn run_test(&self, spec: &TestSpec) -> Result<iperf3::Iperf3Result, iperf3::Iperf3Error> {
+        let host = self.host_for(spec.family);
+        let run = || iperf3::run(&host, self.port, spec, &self.opts);
         match &self.lab {
             Some(lab) => in_ns(&lab.client_ns(), run)
-                .map_err(iperf3::Iperf3Error::Unsupported)
+                .map_err(|e| iperf3::Iperf3Error::Unsupported(e.to_string()))
                 .and_then(|r| r),
             None => run(),
         }
     }
 
-    pub fn execute(&mut self, cell: &Cell) -> Attempt {
+    /// One study run: busy answers waited out, a server between two tests retried.
+    fn execute_cell(&mut self, cell: &Cell) -> Attempt {
         let mut step = BUSY_FIRST_STEP;
         let mut waited_here = Duration::ZERO;
         let mut reopen_step = Duration::from_millis(10);
         let mut reopen_waited = Duration::ZERO;
         loop {
-            let started_unix_ns = super::exec::now_unix_ns();
+            let started_unix_ns = now_unix_ns();
             let t0 = Instant::now();
-            let result = self.run_once(cell);
+            let result = self.run_test(&cell.test);
             let duration_ns = t0.elapsed().as_nanos() as i64;
             let result = match result {
                 Err(iperf3::Iperf3Error::Busy) => {
@@ -149,7 +180,7 @@ impl Iperf3Exec {
     }
 
     /// Sleeps `d` in small steps; false if the study was asked to stop meanwhile.
-    pub(super) fn sleep_unless_stopped(&self, d: Duration) -> bool {
+    fn sleep_unless_stopped(&self, d: Duration) -> bool {
         let end = Instant::now() + d;
         while Instant::now() < end {
             if self.stop.load(Ordering::SeqCst) {
@@ -158,6 +189,14 @@ impl Iperf3Exec {
             std::thread::sleep(Duration::from_millis(20).min(end - Instant::now()));
         }
         !self.stop.load(Ordering::SeqCst)
+    }
+}
+
+impl Executor for Iperf3Target {
+    fn execute(&mut self, cell: &Cell, _slot: &Slot, attempt: u32) -> Attempt {
+        // A retry waits as with dualperf servers (ending early on Ctrl-C).
+        let _ = self.sleep_unless_stopped(retry_backoff(attempt));
+        self.execute_cell(cell)
     }
 }
 
@@ -225,15 +264,6 @@ pub fn record_busy(
     md.insert(BUSY_WAITED_KEY.into(), format!("{waited_s:.3}"));
     store.set_host(campaign_id, &client)?;
     Ok(())
-}
-
-/// The iperf3 credentials of `--iperf3-username` / `--iperf3-rsa-public-key`.
-pub fn auth_of(args: &super::StudyArgs) -> anyhow::Result<Option<iperf3::auth::ClientAuth>> {
-    crate::args::iperf3_auth(
-        args.target.peer,
-        args.target.iperf3_username.as_deref(),
-        args.target.iperf3_rsa_public_key.as_deref(),
-    )
 }
 
 /// The message refusing tests an iperf3 peer cannot run, if the study has any.
