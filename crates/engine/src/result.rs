@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use wire::metrics::{self as m, Metric};
 use wire::proto::{CpuStats, SideStats};
-use wire::spec::{Direction, TestSpec};
+use wire::spec::{Direction, RateSearch, TestSpec};
 
 /// Version of the `--json` result schema (bump on any incompatible change).
 pub const RESULT_SCHEMA_VERSION: u32 = 1;
@@ -34,7 +34,7 @@ pub struct RunResult {
     /// udp-stream measured as an RFC 2544 throughput search: its parameters and trials
     /// (the rest of the result is the chosen trial's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_search: Option<crate::search::SearchOutcome>,
+    pub rate_search: Option<SearchOutcome>,
     /// UDP stream: the server's wall-clock offset from the client's, for one-way delay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<measure::ClockOffset>,
@@ -42,6 +42,17 @@ pub struct RunResult {
     /// replies passed the checks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_unavailable: Option<String>,
+}
+
+/// What an RFC 2544 throughput search (`run_rate_search`) did, kept with the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchOutcome {
+    pub params: RateSearch,
+    /// (offered rate asked, datagrams/s sent, loss %) per trial, in order; the
+    /// unpaced trial's asked rate is 0.
+    pub trials: Vec<(f64, f64, f64)>,
+    /// Whether some trial stayed within the threshold.
+    pub passed: bool,
 }
 
 /// One window of a UDP stream's per-window statistics (D-ITG's ITGDec style).

@@ -73,6 +73,18 @@ impl NetError {
             _ => None,
         }
     }
+
+    /// The OS's error number behind this error, if there is one (iperf3's SERVER_ERROR
+    /// carries it).
+    pub fn raw_os_error(&self) -> Option<i32> {
+        match self {
+            NetError::Io { source, .. }
+            | NetError::SockOpt { source, .. }
+            | NetError::Connect { source, .. }
+            | NetError::Bind { source, .. } => source.raw_os_error(),
+            _ => None,
+        }
+    }
 }
 
 /// The interface's send queue is full (Linux ENOBUFS, Windows WSAENOBUFS): a UDP sender

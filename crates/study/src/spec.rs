@@ -691,7 +691,9 @@ impl SpecFile {
         match (self.udp_method.as_deref(), has_rate) {
             (None, true) | (Some("fixed"), _) => Ok(UdpMethod::Fixed),
             (None | Some("rfc2544"), false) => {
-                search.check().map_err(SpecError::Invalid)?;
+                search
+                    .check()
+                    .map_err(|e| SpecError::Invalid(e.to_string()))?;
                 Ok(UdpMethod::Rfc2544(search))
             }
             (Some("rfc2544"), true) => Err(SpecError::Invalid(

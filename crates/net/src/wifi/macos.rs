@@ -11,7 +11,7 @@
 //! (`spairport_security_mode_wpa2_personal`, …). The BSSID is redacted without
 //! Location Services; streams, guard interval and receive rate are not reported.
 
-use super::{Band, Field, LinkKind, LinkState, Security, Standard};
+use super::{Band, Field, LinkKind, LinkState, Security, SecurityError, Standard};
 use serde_json::Value;
 
 const SOURCE: &str = "system_profiler";
@@ -106,7 +106,7 @@ pub fn link_state(json: &str, iface: &str) -> Result<Option<LinkState>, String> 
     s.noise_dbm = Field::from_option(noise, "no noise reported");
     s.security = match text("spairport_security_mode").map(security) {
         Some(Ok(sec)) => Field::Value(sec),
-        Some(Err(why)) => Field::Unavailable(why),
+        Some(Err(why)) => Field::Unavailable(why.to_string()),
         None => Field::unavailable("no security mode reported"),
     };
     s.bssid = match text("spairport_network_bssid") {
@@ -183,7 +183,7 @@ fn parse_signal_noise(t: &str) -> (Option<i32>, Option<i32>) {
     (it.next().flatten(), it.next().flatten())
 }
 
-fn security(mode: &str) -> Result<Security, String> {
+fn security(mode: &str) -> Result<Security, SecurityError> {
     let m = mode
         .trim()
         .strip_prefix("spairport_security_mode_")
@@ -191,9 +191,7 @@ fn security(mode: &str) -> Result<Security, String> {
         .to_ascii_lowercase();
     let (wpa2, wpa3) = (m.contains("wpa2"), m.contains("wpa3"));
     if wpa3 && (wpa2 || m.contains("transition")) {
-        return Err(format!(
-            "{m}: WPA2/WPA3 transition mode; which one is in use is not reported"
-        ));
+        return Err(SecurityError::TransitionMode { mode: m });
     }
     Ok(if wpa3 {
         Security::Wpa3
