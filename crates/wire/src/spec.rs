@@ -46,13 +46,22 @@ impl fmt::Display for Family {
     }
 }
 
+/// A family or test name that dualperf does not know (as typed, or as stored).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnknownName {
+    #[error("unknown IP family '{0}' (use 4 or 6)")]
+    Family(String),
+    #[error("unknown test '{0}' (use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul)")]
+    Test(String),
+}
+
 impl FromStr for Family {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         match s.trim().to_ascii_lowercase().as_str() {
             "4" | "v4" | "ipv4" | "inet" => Ok(Family::V4),
             "6" | "v6" | "ipv6" | "inet6" => Ok(Family::V6),
-            other => Err(format!("unknown IP family '{other}' (use 4 or 6)")),
+            other => Err(UnknownName::Family(other.to_string())),
         }
     }
 }
@@ -181,8 +190,8 @@ impl fmt::Display for TestKind {
 }
 
 impl FromStr for TestKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         let norm = s.trim().to_ascii_lowercase().replace('_', "-");
         if matches!(norm.as_str(), "loaded" | "loaded-latency") {
             return Ok(TestKind::Rrul);
@@ -190,9 +199,7 @@ impl FromStr for TestKind {
         TestKind::ALL
             .into_iter()
             .find(|k| k.name() == norm)
-            .ok_or_else(|| {
-                format!("unknown test '{s}' (use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul)")
-            })
+            .ok_or_else(|| UnknownName::Test(s.to_string()))
     }
 }
 
@@ -604,7 +611,14 @@ mod tests {
     fn family_parses_common_spellings() {
         assert_eq!("6".parse::<Family>().unwrap(), Family::V6);
         assert_eq!("IPv4".parse::<Family>().unwrap(), Family::V4);
-        assert!("5".parse::<Family>().is_err());
+        assert_eq!(
+            " V5 ".parse::<Family>().unwrap_err().to_string(),
+            "unknown IP family 'v5' (use 4 or 6)"
+        );
+        assert_eq!(
+            "sctp".parse::<TestKind>().unwrap_err().to_string(),
+            "unknown test 'sctp' (use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul)"
+        );
     }
 
     #[test]
