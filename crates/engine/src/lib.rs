@@ -37,7 +37,7 @@ pub use loaded::{
     RPM_REFERENCE,
 };
 pub use result::{
-    framing_bytes, OneWayDelay, RunResult, SearchOutcome, StreamRow, WindowRow,
+    framing_bytes, NoOneWayDelay, OneWayDelay, RunResult, SearchOutcome, StreamRow, WindowRow,
     RESULT_SCHEMA_VERSION, STARVED_BELOW_FAIR_SHARE_PCT,
 };
 pub use search::{run_rate_search, Bisection, RateSearch};
