@@ -23,8 +23,18 @@ pub struct TestLog {
     pub peer: SocketAddr,
     pub spec: Option<TestSpec>,
     /// The server's own measurements, or why the session failed.
-    pub outcome: Result<SideStats, String>,
+    pub outcome: Result<SideStats, SessionFailure>,
     pub elapsed: Duration,
+}
+
+/// Why a control connection ended without a result (the server's log line says it).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SessionFailure {
+    /// The peer went away before the session ended.
+    #[error("connection closed")]
+    Closed,
+    #[error(transparent)]
+    Session(#[from] wire::session::SessionError),
 }
 
 pub type TestLogFn = Arc<dyn Fn(&TestLog) + Send + Sync>;
@@ -345,6 +355,16 @@ mod limit_tests {
         assert_eq!(
             check_limits(&cfg, &spec, Ipv6Addr::LOCALHOST.into()),
             Ok(())
+        );
+    }
+
+    #[test]
+    fn a_failed_session_logs_the_words_it_logged_as_a_string() {
+        assert_eq!(SessionFailure::Closed.to_string(), "connection closed");
+        let timeout = wire::session::SessionError::Timeout("waiting for the test".into());
+        assert_eq!(
+            SessionFailure::from(timeout).to_string(),
+            "timed out while waiting for the test"
         );
     }
 

@@ -7,7 +7,7 @@ use crate::cpu::CpuWindow;
 use crate::data::{Role, Sampler, Shared, Workers};
 use crate::error::{EngineError, IoContext};
 use crate::plan::{self, Side};
-use crate::server_ctx::{self, BusyGuard, ServerCtx, TestLog};
+use crate::server_ctx::{self, BusyGuard, ServerCtx, SessionFailure, TestLog};
 use crate::sockopt;
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
@@ -79,7 +79,7 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
     }
     let mut test: Option<Test<'_>> = None;
     let mut link_before = std::collections::BTreeMap::new();
-    let mut outcome: Result<SideStats, String> = Err("connection closed".into());
+    let mut outcome: Result<SideStats, SessionFailure> = Err(SessionFailure::Closed);
     'session: loop {
         while let Some(m) = sess.poll_msg() {
             if conn.send(&m).is_err() {
@@ -147,7 +147,7 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
                         sess.result(stats);
                     }
                 }
-                ServerEvent::Failed(e) => outcome = Err(e.to_string()),
+                ServerEvent::Failed(e) => outcome = Err(e.into()),
             }
         }
         // After the events, so the log line carries a failure's reason.
