@@ -31,6 +31,7 @@
 //! ```
 
 pub mod clock;
+pub mod errno;
 pub mod error;
 pub mod readings;
 pub mod socket;
@@ -42,7 +43,8 @@ pub mod wifi;
 pub mod zerocopy;
 
 pub use clock::{fine_timer_slack, now_ns, sleep_until_ns, wall_ns};
-pub use error::{is_af_unsupported, is_no_buffer_space, is_unreachable, NetError};
+pub use errno::{is_af_unsupported, is_no_buffer_space, is_unreachable};
+pub use error::NetError;
 pub use readings::{
     check_ipv6, cpu_snapshot, cpu_source, pin_current_thread, process_cpu_times, read_proc_stat,
     udp_error_counters,
