@@ -33,6 +33,7 @@
 pub mod clock;
 pub mod errno;
 pub mod error;
+mod metadata;
 pub mod readings;
 pub mod socket;
 pub mod sockopt;

@@ -413,7 +413,7 @@ pub(crate) mod sockopt {
 }
 
 pub(crate) mod sysinfo {
-    use crate::sysinfo::Capture;
+    use crate::metadata::Capture;
     use std::ffi::CStr;
     use std::net::IpAddr;
 

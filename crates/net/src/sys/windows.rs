@@ -341,7 +341,7 @@ pub(crate) mod sockopt {
 }
 
 pub(crate) mod sysinfo {
-    use crate::sysinfo::Capture;
+    use crate::metadata::Capture;
     use std::net::IpAddr;
     use windows_sys::Win32::Foundation::{CloseHandle, ERROR_BUFFER_OVERFLOW, NO_ERROR};
     use windows_sys::Win32::NetworkManagement::IpHelper::{
