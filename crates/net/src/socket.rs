@@ -5,9 +5,8 @@
 //! the handshake, and returns the settings the kernel applied.
 
 use crate::error::NetError;
-use crate::sockopt::{
-    apply_socket_opts, read_applied, register_flowlabel, sockopt_err, AppliedOpts,
-};
+use crate::sockopt::{apply_socket_opts, read_applied, register_flowlabel, AppliedOpts};
+use crate::sys::sockopt_err;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::time::Duration;

@@ -184,7 +184,7 @@ pub(crate) mod readings {
 
 pub(crate) mod sockopt {
     use crate::error::NetError;
-    use crate::sockopt::{sockopt_err, unsupported_here, SockKind};
+    use crate::sys::{sockopt_err, unsupported_here, SockKind};
     use socket2::SockRef;
     use std::io;
     use std::net::SocketAddrV6;
