@@ -852,3 +852,28 @@ impl Control<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The roomy UDP receive buffer is asked through `net`: when the kernel gives less,
+    /// the session's notes say so (once however many streams ask); when it gives all,
+    /// they stay empty.
+    #[test]
+    fn a_udp_listener_notes_a_receive_buffer_smaller_than_asked() {
+        let mut notes = Vec::new();
+        let a = udp_listener("127.0.0.1:0".parse().unwrap(), &mut notes).unwrap();
+        let local = a.local_addr().unwrap();
+        // A second listener on the same port, as the UDP accept binds one per stream.
+        let b = udp_listener(local, &mut notes).unwrap();
+        assert_eq!(b.local_addr().unwrap(), local);
+        let got = net::read_applied(&a).unwrap().rcvbuf_bytes.unwrap();
+        if got < UDP_RCVBUF_BYTES {
+            assert_eq!(notes.len(), 1, "{got}: {notes:?}");
+            assert!(notes[0].contains("SO_RCVBUF"), "{notes:?}");
+        } else {
+            assert!(notes.is_empty(), "{got}: {notes:?}");
+        }
+    }
+}
