@@ -398,7 +398,7 @@ fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String
             Vec::new()
         },
         one_way_delay_unavailable: (r.spec.kind == TestKind::UdpStream)
-            .then(|| r.one_way_delay().err())
+            .then(|| r.one_way_delay().err().map(|e| e.to_string()))
             .flatten(),
     };
     serde_json::to_string_pretty(&out).context("cannot encode the result as JSON")

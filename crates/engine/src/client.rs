@@ -138,7 +138,7 @@ pub fn run_client(
     let (clock, clock_unavailable) = match clock_offset(&client_info, sess.server_info(), &clock) {
         None => (None, None),
         Some(Ok(c)) => (Some(c), None),
-        Some(Err(why)) => (None, Some(why)),
+        Some(Err(why)) => (None, Some(why.to_string())),
     };
     // What the server reports is checked before anyone sees or stores it.
     let peer_cores = sess
@@ -282,12 +282,9 @@ fn drive(
 /// meets an idle path (the smallest round trip bounds the offset's error).
 const CLOCK_QUERIES: usize = 8;
 
-/// Server metadata key saying it answers clock queries.
-pub(crate) const CLOCK_QUERY_KEY: &str = "dualperf.clock_query";
-
 /// One-way delay is measured for UDP streams, against a server that answers.
 fn wants_clock(spec: &TestSpec, server_info: &BTreeMap<String, String>) -> bool {
-    spec.kind == TestKind::UdpStream && server_info.contains_key(CLOCK_QUERY_KEY)
+    spec.kind == TestKind::UdpStream && server_info.contains_key(plan::CLOCK_QUERY_KEY)
 }
 
 /// Open the data sockets the server offered and tell it they are ready.
@@ -364,7 +361,7 @@ fn clock_offset(
     client_info: &BTreeMap<String, String>,
     server_info: &BTreeMap<String, String>,
     log: &ClockLog,
-) -> Option<Result<ClockOffset, String>> {
+) -> Option<Result<ClockOffset, measure::NoClockOffset>> {
     if log.exchanges() == 0 {
         return None;
     }
@@ -446,7 +443,7 @@ fn open_data(
         applied: AppliedOpts::new(),
         token: binding.token,
     };
-    let socket = crate::server_session::effective_opts(spec);
+    let socket = plan::effective_opts(spec);
     match transport {
         Transport::Tcp => {
             for _ in 0..spec.streams {
@@ -537,7 +534,7 @@ fn start(spec: &TestSpec, o: Opened, early: Option<Running>) -> Result<Running, 
         TestKind::UdpStream => plan::start_udp_senders(spec, o.udp_out, shared, w)?,
         // Refused by validate_spec before any socket: run_loaded runs its parts.
         TestKind::Rrul => {
-            return Err(EngineError::Spec(wire::proto::SpecError::Invalid(
+            return Err(EngineError::Spec(wire::proto::TestSpecError::Invalid(
                 "rrul runs through run_loaded".into(),
             )))
         }

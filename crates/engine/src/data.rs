@@ -2,6 +2,7 @@
 //! stop/drain/abort flags, each worker's [`Outcome`], and the [`Workers`] set that
 //! joins and merges them into one side's [`SideStats`].
 
+use measure::traffic::SamplerError;
 use measure::LatencyHistogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use wire::proto::{AppliedOpts, CpuStats, IntervalSample, SideStats, StreamStats};
 use wire::spec::{Bound, TestSpec};
+use wire::traffic::{Dist, TrafficError};
 
 /// How long a blocking data-socket call waits before re-checking the flags.
 pub(crate) const POLL: Duration = Duration::from_millis(20);
@@ -214,6 +216,21 @@ impl OnOff {
     }
 }
 
+/// Why a stream cannot follow its traffic model (the sender reports it as is).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ModelError {
+    #[error("traffic model: {0}")]
+    Dist(TrafficError),
+    #[error("traffic model: {0}")]
+    Sampler(SamplerError),
+    #[error(transparent)]
+    OnOff(TrafficError),
+    #[error(transparent)]
+    OnOffSampler(SamplerError),
+    #[error("traffic model: on/off periods gate a schedule: give --idt or a rate (-b)")]
+    UngatedOnOff,
+}
+
 impl ModelSchedule {
     /// The schedule of `model` for stream `stream_id`: sizes within `min_len..=max_draw`
     /// when drawn, `payload_bytes` (at least `min_len`) otherwise. An invalid model is an
@@ -225,30 +242,28 @@ impl ModelSchedule {
         pps: Option<f64>,
         (min_len, max_draw): (usize, usize),
         start: Instant,
-    ) -> Result<ModelSchedule, String> {
+    ) -> Result<ModelSchedule, ModelError> {
         use measure::traffic::Sampler;
         let stream = u64::from(stream_id);
-        let sampler = |d: Result<Option<wire::traffic::Dist>, String>, which: u64| {
-            d?.map(|d| Sampler::new(d, model.seed, 2 * stream + which))
+        let sampler = |d: Result<Option<Dist>, TrafficError>, which: u64| {
+            d.map_err(ModelError::Dist)?
+                .map(|d| Sampler::new(d, model.seed, 2 * stream + which))
                 .transpose()
+                .map_err(ModelError::Sampler)
         };
-        let gaps = sampler(model.idt_dist(), 0).map_err(|e| format!("traffic model: {e}"))?;
-        let sizes = sampler(model.size_dist(), 1).map_err(|e| format!("traffic model: {e}"))?;
+        let gaps = sampler(model.idt_dist(), 0)?;
+        let sizes = sampler(model.size_dist(), 1)?;
         let fixed_len = payload_bytes.max(min_len);
         // Sequences of their own, beyond every stream's gaps and sizes.
-        let on_off = match model.on_off_dists()? {
+        let on_off = match model.on_off_dists().map_err(ModelError::OnOff)? {
             Some((on, off)) => {
                 if gaps.is_none() && pps.is_none() {
-                    return Err(
-                        "traffic model: on/off periods gate a schedule: give --idt or a rate (-b)"
-                            .into(),
-                    );
+                    return Err(ModelError::UngatedOnOff);
                 }
                 let base = (1u64 << 32) + 2 * stream;
-                Some(OnOff::new(
-                    Sampler::new(on, model.seed, base)?,
-                    Sampler::new(off, model.seed, base + 1)?,
-                ))
+                let period =
+                    |d, seq| Sampler::new(d, model.seed, seq).map_err(ModelError::OnOffSampler);
+                Some(OnOff::new(period(on, base)?, period(off, base + 1)?))
             }
             None => None,
         };
@@ -283,7 +298,7 @@ impl ModelSchedule {
         net::fine_timer_slack();
         let start = shared.data_start();
         ModelSchedule::new(model, stream_id, payload_bytes, pps, lens, start)
-            .map_err(|e| o.errors.push(e))
+            .map_err(|e| o.errors.push(e.to_string()))
             .ok()
     }
 
@@ -431,7 +446,7 @@ impl Pace {
         if !spec.kind.is_rr() {
             return None;
         }
-        let per_sec = crate::plan::pps_of(spec)?;
+        let per_sec = spec.rate_pps()?;
         let every = Duration::from_secs_f64(1.0 / per_sec);
         Some(Pace { next: start, every })
     }

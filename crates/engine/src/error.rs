@@ -2,7 +2,7 @@
 //! where there is one, what to do about it.
 
 use std::io;
-use wire::proto::SpecError;
+use wire::proto::TestSpecError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -23,7 +23,7 @@ pub enum EngineError {
         detail: String,
     },
     #[error(transparent)]
-    Spec(#[from] SpecError),
+    Spec(#[from] TestSpecError),
     #[error("server busy: {host}:{port} is running another test; try again when it has finished")]
     ServerBusy { host: String, port: u16 },
     /// The server is at its `--max-connections` limit (not necessarily running a test).

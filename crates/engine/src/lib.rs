@@ -22,6 +22,7 @@ mod plan;
 mod result;
 mod search;
 mod server;
+mod server_ctx;
 mod server_session;
 mod sockopt;
 mod tcp;
@@ -36,14 +37,12 @@ pub use loaded::{
     RPM_REFERENCE,
 };
 pub use result::{
-    framing_bytes, OneWayDelay, RunResult, StreamRow, WindowRow, RESULT_SCHEMA_VERSION,
-    STARVED_BELOW_FAIR_SHARE_PCT,
+    framing_bytes, NoOneWayDelay, OneWayDelay, RunResult, SearchOutcome, StreamRow, WindowRow,
+    RESULT_SCHEMA_VERSION, STARVED_BELOW_FAIR_SHARE_PCT,
 };
-pub use search::{run_rate_search, Bisection, RateSearch, SearchOutcome};
-pub use server::{
-    default_binds, run_server, start_server, EmbeddedServer, ServerConfig, ServerHandle, TestLog,
-    TestLogFn, DEFAULT_PORT,
-};
+pub use search::{run_rate_search, Bisection, RateSearch};
+pub use server::{default_binds, run_server, start_server, EmbeddedServer, ServerHandle};
+pub use server_ctx::{ServerConfig, SessionFailure, TestLog, TestLogFn, DEFAULT_PORT};
 pub use server_session::CLOCK_SHIFT_ENV;
 pub use wire::proto::{IntervalSample, SideStats};
 pub use wire::session::Limits;

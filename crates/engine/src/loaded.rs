@@ -16,7 +16,7 @@ use measure::LatencySummary;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 use wire::metrics::Metric;
-use wire::proto::SpecError;
+use wire::proto::TestSpecError;
 use wire::spec::{
     Bound, Direction, Family, LoadDirection, LoadedOpts, Rate, SocketOpts, TestKind, TestSpec,
 };
@@ -90,7 +90,7 @@ impl LoadedSpec {
     /// before its parts, whose lengths derive from these: a phase too short for its ramps
     /// is named as such, not as a part of zero length.
     pub fn check(&self) -> Result<(), EngineError> {
-        let bad = |m: String| Err(EngineError::Spec(SpecError::Invalid(m)));
+        let bad = |m: String| Err(EngineError::Spec(TestSpecError::Invalid(m)));
         if self.duration_ns < MIN_LOADED_NS {
             return bad(format!(
                 "the loaded phase must last at least {} s, so the probes have a window between the ramps",

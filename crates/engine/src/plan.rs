@@ -7,12 +7,24 @@ use crate::{tcp, tcp_model, udp};
 use std::net::{TcpStream, UdpSocket};
 use std::sync::Arc;
 use std::time::Duration;
-use wire::spec::{Bound, Direction, Rate, TestKind, TestSpec};
+use wire::spec::{Bound, Direction, SocketOpts, TestKind, TestSpec};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Side {
     Client,
     Server,
+}
+
+/// Server metadata key saying it answers clock queries (the client then asks them).
+pub(crate) const CLOCK_QUERY_KEY: &str = "dualperf.clock_query";
+
+/// The options this side applies: the user's, with TCP_NODELAY always on for tcp-rr.
+pub(crate) fn effective_opts(spec: &TestSpec) -> SocketOpts {
+    let mut o = spec.socket.clone();
+    if spec.kind == TestKind::TcpRr {
+        o.nodelay = true;
+    }
+    o
 }
 
 /// (this side sends, this side receives) for a stream test.
@@ -23,15 +35,6 @@ pub(crate) fn stream_roles(spec: &TestSpec, side: Side) -> (bool, bool) {
         Side::Client => (client_sends, server_sends),
         Side::Server => (server_sends, client_sends),
     }
-}
-
-/// Datagrams per second for a UDP stream's requested rate (per stream).
-pub(crate) fn pps_of(spec: &TestSpec) -> Option<f64> {
-    match spec.rate? {
-        Rate::PacketsPerSec(p) => Some(p as f64),
-        Rate::BitsPerSec(b) => Some(b as f64 / (f64::from(spec.payload_bytes) * 8.0)),
-    }
-    .filter(|p| *p > 0.0)
 }
 
 /// Start the TCP workers on connected data streams.
@@ -71,7 +74,7 @@ pub(crate) fn start_tcp(
                 .ctx("cannot start a data thread")?;
         }
         if sends {
-            let (model, pps) = (spec.traffic.clone(), pps_of(spec));
+            let (model, pps) = (spec.traffic.clone(), spec.rate_pps());
             let zerocopy = spec.zerocopy;
             workers
                 .spawn(Role::Send, "dp-tcp-send", move || match &model {
@@ -93,7 +96,7 @@ pub(crate) fn start_udp_senders(
 ) -> Result<(), EngineError> {
     let payload = spec.payload_bytes as usize;
     let bound = SendBound::of(spec, shared.data_start());
-    let pps = pps_of(spec);
+    let pps = spec.rate_pps();
     let datapath = spec.udp_datapath;
     for (i, s) in socks.into_iter().enumerate() {
         let sh = shared.clone();
@@ -129,7 +132,7 @@ pub(crate) fn start_udp_receiver(
     let timing = if spec.traffic.as_ref().is_some_and(|m| m.idt.is_some()) {
         udp::RxTiming::PerDatagram
     } else {
-        udp::RxTiming::of(pps_of(spec))
+        udp::RxTiming::of(spec.rate_pps())
     };
     let datapath = spec.udp_datapath;
     workers

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use wire::metrics::{self as m, Metric};
 use wire::proto::{CpuStats, SideStats};
-use wire::spec::{Direction, TestSpec};
+use wire::spec::{Direction, RateSearch, TestSpec};
 
 /// Version of the `--json` result schema (bump on any incompatible change).
 pub const RESULT_SCHEMA_VERSION: u32 = 1;
@@ -34,7 +34,7 @@ pub struct RunResult {
     /// udp-stream measured as an RFC 2544 throughput search: its parameters and trials
     /// (the rest of the result is the chosen trial's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_search: Option<crate::search::SearchOutcome>,
+    pub rate_search: Option<SearchOutcome>,
     /// UDP stream: the server's wall-clock offset from the client's, for one-way delay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<measure::ClockOffset>,
@@ -42,6 +42,44 @@ pub struct RunResult {
     /// replies passed the checks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_unavailable: Option<String>,
+}
+
+/// What an RFC 2544 throughput search (`run_rate_search`) did, kept with the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchOutcome {
+    pub params: RateSearch,
+    /// (offered rate asked, datagrams/s sent, loss %) per trial, in order; the
+    /// unpaced trial's asked rate is 0.
+    pub trials: Vec<(f64, f64, f64)>,
+    /// Whether some trial stayed within the threshold.
+    pub passed: bool,
+}
+
+/// Why a run has no one-way delay: shown instead of the number.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NoOneWayDelay {
+    #[error("one-way delay is measured on UDP streams")]
+    NotUdpStream,
+    #[error("not measured for --bidir (two directions at once)")]
+    Bidir,
+    /// Clock exchanges took place but too few passed the checks (the stored reason).
+    #[error("{0}")]
+    NoClockOffset(String),
+    #[error("the server does not answer clock queries (an older dualperf): its clock's offset is unknown")]
+    NoClockQueries,
+    /// No datagram gave a transit time (why, in the words of the jitter's reason).
+    #[error("{0}")]
+    NoTransit(String),
+    #[error("a side did not report the wall-clock origin of its times")]
+    NoOrigin,
+    #[error("the clocks disagree: the smallest one-way delay came out at {min_us:.1} µs, below the offset's own bound of ±{bound_us:.1} µs (a clock was stepped or drifts)")]
+    ClocksDisagree { min_us: f64, bound_us: f64 },
+    #[error("the clocks' offset is known only to ±{bound_us:.1} µs ({method}), more than half the mean delay of about {mean_us:.1} µs: synchronise the hosts' clocks (PTP) for this figure")]
+    OffsetTooUncertain {
+        bound_us: f64,
+        method: String,
+        mean_us: f64,
+    },
 }
 
 /// One window of a UDP stream's per-window statistics (D-ITG's ITGDec style).
@@ -440,35 +478,31 @@ impl RunResult {
 
     /// One-way delay of a forward or reverse UDP stream on the client's clock, or why
     /// there is none (the reason is shown instead of a number).
-    pub fn one_way_delay(&self) -> Result<OneWayDelay, String> {
+    pub fn one_way_delay(&self) -> Result<OneWayDelay, NoOneWayDelay> {
         if self.spec.kind != wire::spec::TestKind::UdpStream {
-            return Err("one-way delay is measured on UDP streams".into());
+            return Err(NoOneWayDelay::NotUdpStream);
         }
         if self.spec.direction == Direction::Bidir {
-            return Err("not measured for --bidir (two directions at once)".into());
+            return Err(NoOneWayDelay::Bidir);
         }
         let Some(clock) = &self.clock else {
-            if let Some(why) = &self.clock_unavailable {
-                return Err(why.clone());
-            }
-            return Err(
-                "the server does not answer clock queries (an older dualperf): its clock's \
-                 offset is unknown"
-                    .into(),
-            );
+            return Err(match &self.clock_unavailable {
+                Some(why) => NoOneWayDelay::NoClockOffset(why.clone()),
+                None => NoOneWayDelay::NoClockQueries,
+            });
         };
         let (_, rx) = self.sender_receiver();
         let (Some(min), Some(mean), Some(max)) =
             (rx.transit_min_ns, rx.transit_mean_ns, rx.transit_max_ns)
         else {
-            return Err(self.jitter_unavailable().map_or(
+            return Err(NoOneWayDelay::NoTransit(self.jitter_unavailable().map_or(
                 "no datagram arrived with its own send stamp".into(),
                 |why| why.replace("jitter and IPDV", "one-way delay"),
-            ));
+            )));
         };
         let (Some(c0), Some(s0)) = (self.client.realtime_at_go_ns, self.server.realtime_at_go_ns)
         else {
-            return Err("a side did not report the wall-clock origin of its times".into());
+            return Err(NoOneWayDelay::NoOrigin);
         };
         // The server's origin on the client's clock, minus the client's origin.
         let server_minus_client = s0 as f64 - clock.offset_ns as f64 - c0 as f64;
@@ -487,24 +521,24 @@ impl RunResult {
     }
 
     /// The clock checks a one-way delay must pass to be shown.
-    fn owd_check(&self, d: &OneWayDelay, clock: &measure::ClockOffset) -> Result<(), String> {
+    fn owd_check(
+        &self,
+        d: &OneWayDelay,
+        clock: &measure::ClockOffset,
+    ) -> Result<(), NoOneWayDelay> {
         let u = d.uncertainty_ns;
         if d.min_ns < -u - 1_000.0 {
-            return Err(format!(
-                "the clocks disagree: the smallest one-way delay came out at {:.1} µs, below \
-                 the offset's own bound of ±{:.1} µs (a clock was stepped or drifts)",
-                d.min_ns / 1e3,
-                u / 1e3
-            ));
+            return Err(NoOneWayDelay::ClocksDisagree {
+                min_us: d.min_ns / 1e3,
+                bound_us: u / 1e3,
+            });
         }
         if u > d.mean_ns / 2.0 {
-            return Err(format!(
-                "the clocks' offset is known only to ±{:.1} µs ({}), more than half the mean \
-                 delay of about {:.1} µs: synchronise the hosts' clocks (PTP) for this figure",
-                u / 1e3,
-                clock.method,
-                d.mean_ns / 1e3
-            ));
+            return Err(NoOneWayDelay::OffsetTooUncertain {
+                bound_us: u / 1e3,
+                method: clock.method.clone(),
+                mean_us: d.mean_ns / 1e3,
+            });
         }
         Ok(())
     }
@@ -616,6 +650,58 @@ mod tests {
             clock: None,
             clock_unavailable: None,
         }
+    }
+
+    /// Each reason there is no one-way delay reads as the text users saw before it was
+    /// typed.
+    #[test]
+    fn a_missing_one_way_delay_says_why_in_the_same_words() {
+        let why = |r: &RunResult| r.one_way_delay().unwrap_err().to_string();
+        let side = SideStats {
+            realtime_at_go_ns: Some(1_000_000_000),
+            ..SideStats::default()
+        };
+        let rx = SideStats {
+            transit_min_ns: Some(80_000),
+            transit_mean_ns: Some(100_000.0),
+            transit_max_ns: Some(150_000),
+            ..side.clone()
+        };
+        let tcp = result(
+            TestKind::TcpStream,
+            Direction::Forward,
+            side.clone(),
+            rx.clone(),
+        );
+        assert_eq!(why(&tcp), "one-way delay is measured on UDP streams");
+        let mut r = result(TestKind::UdpStream, Direction::Forward, side.clone(), rx);
+        assert_eq!(
+            why(&r),
+            "the server does not answer clock queries (an older dualperf): its clock's offset is unknown"
+        );
+        r.clock = Some(measure::ClockOffset {
+            offset_ns: 0,
+            uncertainty_ns: 60_000,
+            method: "NTP-style".into(),
+            rejected_exchanges: 0,
+        });
+        assert_eq!(
+            why(&r),
+            "the clocks' offset is known only to ±60.0 µs (NTP-style), more than half the mean \
+             delay of about 100.0 µs: synchronise the hosts' clocks (PTP) for this figure"
+        );
+        r.clock.as_mut().unwrap().uncertainty_ns = 10_000;
+        let d = r.one_way_delay().unwrap();
+        assert_eq!((d.min_ns, d.mean_ns), (80_000.0, 100_000.0));
+        // The server's origin 200 µs early on the client's clock: transit 80 µs → −120 µs.
+        r.server.realtime_at_go_ns = Some(1_000_000_000 - 200_000);
+        assert_eq!(
+            why(&r),
+            "the clocks disagree: the smallest one-way delay came out at -120.0 µs, below the \
+             offset's own bound of ±10.0 µs (a clock was stepped or drifts)"
+        );
+        r.spec.direction = Direction::Bidir;
+        assert_eq!(why(&r), "not measured for --bidir (two directions at once)");
     }
 
     #[test]

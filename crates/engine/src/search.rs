@@ -20,9 +20,8 @@
 
 use crate::client::{run_client, ClientConfig};
 use crate::error::EngineError;
-use crate::result::RunResult;
+use crate::result::{RunResult, SearchOutcome};
 use crate::Recorder;
-use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 use wire::metrics as m;
 use wire::spec::{Bound, Rate, TestKind};
@@ -36,17 +35,6 @@ const SENDER_SHORTFALL: f64 = 0.95;
 const MIN_TRIAL: Duration = Duration::from_millis(20);
 /// How long a trial waits for the server to finish the previous one ("busy").
 const BUSY_WAIT: Duration = Duration::from_secs(2);
-
-/// What the search did, kept with the run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SearchOutcome {
-    pub params: RateSearch,
-    /// (offered rate asked, datagrams/s sent, loss %) per trial, in order; the
-    /// unpaced trial's asked rate is 0.
-    pub trials: Vec<(f64, f64, f64)>,
-    /// Whether some trial stayed within the threshold.
-    pub passed: bool,
-}
 
 /// How far above the highest passing rate the next probe may go while no failing rate
 /// bounds the search closely: steps of 30 % reach a rate 2× above in three trials

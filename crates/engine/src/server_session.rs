@@ -7,7 +7,7 @@ use crate::cpu::CpuWindow;
 use crate::data::{Role, Sampler, Shared, Workers};
 use crate::error::{EngineError, IoContext};
 use crate::plan::{self, Side};
-use crate::server::{BusyGuard, ServerCtx, TestLog};
+use crate::server_ctx::{self, BusyGuard, ServerCtx, SessionFailure, TestLog};
 use crate::sockopt;
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wire::proto::{AppliedOpts, ErrorCode, IntervalSample, SideStats};
 use wire::session::{ServerEvent, ServerSession};
-use wire::spec::{SocketOpts, TestKind, TestSpec, Transport};
+use wire::spec::{TestKind, TestSpec, Transport};
 
 /// Largest control message accepted before a test is accepted (a hello with the
 /// client's metadata and a request are a few KiB); 32 stalled peers then hold at most
@@ -61,7 +61,7 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
         .unwrap_or_else(|| net::sysinfo::capture(Some(local_ip)));
     // This server answers clock queries (one-way delay); a test hook may shift its
     // wall clock, and then it no longer claims the client's clock as its own.
-    info.insert(crate::client::CLOCK_QUERY_KEY.into(), "1".into());
+    info.insert(plan::CLOCK_QUERY_KEY.into(), "1".into());
     let clock_shift_ns = clock_shift_from_env();
     if clock_shift_ns != 0 {
         info.remove(net::sysinfo::BOOT_ID_KEY);
@@ -79,7 +79,7 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
     }
     let mut test: Option<Test<'_>> = None;
     let mut link_before = std::collections::BTreeMap::new();
-    let mut outcome: Result<SideStats, String> = Err("connection closed".into());
+    let mut outcome: Result<SideStats, SessionFailure> = Err(SessionFailure::Closed);
     'session: loop {
         while let Some(m) = sess.poll_msg() {
             if conn.send(&m).is_err() {
@@ -88,8 +88,8 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
         }
         while let Some(ev) = sess.poll_event() {
             if let ServerEvent::TestRequested { spec, .. } = &ev {
-                if let Err(why) = crate::server::check_limits(&ctx.cfg, spec, peer.ip()) {
-                    sess.reject(ErrorCode::LimitExceeded, &why);
+                if let Err(why) = server_ctx::check_limits(&ctx.cfg, spec, peer.ip()) {
+                    sess.reject(ErrorCode::LimitExceeded, &why.to_string());
                     continue;
                 }
             }
@@ -147,7 +147,7 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
                         sess.result(stats);
                     }
                 }
-                ServerEvent::Failed(e) => outcome = Err(e.to_string()),
+                ServerEvent::Failed(e) => outcome = Err(e.into()),
             }
         }
         // After the events, so the log line carries a failure's reason.
@@ -209,20 +209,11 @@ fn clock_shift_from_env() -> i64 {
         .unwrap_or(0)
 }
 
-/// The options this side applies: the user's, with TCP_NODELAY always on for tcp-rr.
-pub(crate) fn effective_opts(spec: &TestSpec) -> SocketOpts {
-    let mut o = spec.socket.clone();
-    if spec.kind == TestKind::TcpRr {
-        o.nodelay = true;
-    }
-    o
-}
-
 /// Bind the test's data socket on the control connection's local address, with the
 /// test's socket options (a TCP listener passes them on to the accepted connections).
 fn prepare(spec: &TestSpec, ip: IpAddr) -> Result<(DataSock, u16, u64), EngineError> {
     let addr = SocketAddr::new(ip, 0);
-    let opts = effective_opts(spec);
+    let opts = plan::effective_opts(spec);
     if spec.zerocopy.is_some() && crate::plan::stream_roles(spec, crate::plan::Side::Server).0 {
         net::zerocopy::check_supported()?;
     }
@@ -392,7 +383,7 @@ fn connected_udp(ip: IpAddr, port: u16, spec: &TestSpec) -> Result<UdpSocket, En
         IpAddr::V4(_) => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
         IpAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
     };
-    let opts = effective_opts(spec);
+    let opts = plan::effective_opts(spec);
     let (s, _) = net::udp_bind(local, &opts)?;
     net::udp_connect(&s, SocketAddr::new(ip, port), &opts)?;
     Ok(s)

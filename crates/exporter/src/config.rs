@@ -7,7 +7,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use wire::spec::{Bound, Direction, Family, SocketOpts, TestKind, TestSpec};
+use wire::spec::{Bound, Direction, Family, SocketOpts, TestKind, TestSpec, UnknownName};
 
 /// The exporter's default listen address (loopback only; 9531 is free in Prometheus'
 /// default port allocation list).
@@ -396,7 +396,7 @@ fn ready_module(name: &str, m: &Module) -> Result<ProbeModule, String> {
 /// by the protocol's own `validate_spec`. The one function that turns a module into a
 /// `TestSpec` (the application layer's `resolve` will take its place).
 pub fn module_spec(m: &Module, family: Family) -> Result<TestSpec, String> {
-    let kind: TestKind = m.test.parse().map_err(|e: String| e)?;
+    let kind: TestKind = m.test.parse().map_err(|e: UnknownName| e.to_string())?;
     if !kind.on_wire() {
         return Err(format!(
             "test '{}' is not served by the exporter: use tcp-stream, udp-stream, tcp-rr or udp-rr",

@@ -21,7 +21,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use wire::spec::{Bound, Direction, Family, Rate, TestSpec};
+use wire::spec::{Bound, Direction, Family, TestSpec};
 
 /// How often the client wakes up while the test runs.
 const POLL: Duration = Duration::from_millis(20);
@@ -102,11 +102,8 @@ pub fn params_for(spec: &TestSpec, opts: &ClientOptions) -> Result<Params, Iperf
     }
     p.reverse = spec.direction == Direction::Reverse;
     p.bidirectional = spec.direction == Direction::Bidir;
-    p.bandwidth_bps = match (spec.rate, protocol) {
-        (Some(Rate::BitsPerSec(b)), _) => Some(b),
-        (Some(Rate::PacketsPerSec(pps)), _) => {
-            Some(pps.saturating_mul(u64::from(spec.payload_bytes) * 8))
-        }
+    p.bandwidth_bps = match (spec.rate_bps(), protocol) {
+        (Some(b), _) => Some(b),
         (None, Protocol::Udp) => Some(0), // 0 = unlimited; absent would mean 1 Mbit/s
         (None, _) => None,
     };
@@ -367,7 +364,7 @@ impl Test<'_> {
         }
         self.ctl.flush()?; // IPERF_DONE
         drop(sockets);
-        let server = Results::from_json(&server_json).map_err(Iperf3Error::Protocol)?;
+        let server = Results::from_json(&server_json)?;
         outcome::build(
             self.spec,
             &ours,

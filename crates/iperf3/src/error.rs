@@ -23,9 +23,12 @@ pub enum Iperf3Error {
     /// The peer spoke something that is not the iperf3 protocol.
     #[error("iperf3 protocol error: {0}")]
     Protocol(String),
+    /// The peer's results document lacks what iperf3 requires.
+    #[error("iperf3 protocol error: {0}")]
+    Results(#[from] crate::json::ResultsError),
     /// The server's results hold numbers that cannot be true; the run has no result.
     #[error("implausible result from the iperf3 server: {0}")]
-    Implausible(String),
+    Implausible(wire::plausible::Violation),
     /// The peer stayed silent longer than allowed.
     #[error("timed out {0}")]
     Timeout(String),
@@ -38,6 +41,13 @@ pub enum Iperf3Error {
     /// The requested test cannot be run against an iperf3 peer.
     #[error("not possible with an iperf3 peer: {0}")]
     Unsupported(String),
+    /// The OS layer could not set up a socket as asked.
+    #[error("{context}: {source}")]
+    Net {
+        context: String,
+        #[source]
+        source: net::NetError,
+    },
     /// A socket operation failed.
     #[error("{context}: {source}")]
     Io {

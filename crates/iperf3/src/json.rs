@@ -320,12 +320,12 @@ impl Results {
     }
 
     /// Parses a peer's results; requires what a 3.12 peer requires, keeps extra keys.
-    pub fn from_json(v: &Value) -> Result<Results, String> {
-        let obj = v.as_object().ok_or("results are not a JSON object")?;
-        let num = |k: &str| -> Result<f64, String> {
+    pub fn from_json(v: &Value) -> Result<Results, ResultsError> {
+        let obj = v.as_object().ok_or(ResultsError::NotAnObject)?;
+        let num = |k: &'static str| -> Result<f64, ResultsError> {
             obj.get(k)
                 .and_then(Value::as_f64)
-                .ok_or_else(|| format!("results lack '{k}'"))
+                .ok_or(ResultsError::Missing(k))
         };
         let mut r = Results {
             cpu_util_total: num("cpu_util_total")?,
@@ -334,7 +334,7 @@ impl Results {
             sender_has_retransmits: obj
                 .get("sender_has_retransmits")
                 .and_then(json_i64)
-                .ok_or("results lack 'sender_has_retransmits'")?,
+                .ok_or(ResultsError::Missing("sender_has_retransmits"))?,
             congestion_used: obj
                 .get("congestion_used")
                 .and_then(Value::as_str)
@@ -344,7 +344,7 @@ impl Results {
         let streams = obj
             .get("streams")
             .and_then(Value::as_array)
-            .ok_or("results lack the 'streams' array")?;
+            .ok_or(ResultsError::NoStreams)?;
         for s in streams {
             r.streams.push(parse_stream(s)?);
         }
@@ -369,25 +369,42 @@ impl Results {
     }
 }
 
-fn parse_stream(s: &Value) -> Result<StreamResult, String> {
-    let obj = s.as_object().ok_or("a stream result is not an object")?;
-    let int = |k: &str| {
+/// Why a peer's results document cannot be used (the client reports it as a protocol
+/// error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResultsError {
+    #[error("results are not a JSON object")]
+    NotAnObject,
+    #[error("results lack '{0}'")]
+    Missing(&'static str),
+    #[error("results lack the 'streams' array")]
+    NoStreams,
+    #[error("a stream result is not an object")]
+    StreamNotAnObject,
+    #[error("stream lacks '{0}'")]
+    StreamMissing(&'static str),
+    /// The byte count as the peer wrote it.
+    #[error("implausible result: stream reports bytes = {0} (must be a count ≥ 0 below 2^63)")]
+    StreamBytes(String),
+}
+
+fn parse_stream(s: &Value) -> Result<StreamResult, ResultsError> {
+    let obj = s.as_object().ok_or(ResultsError::StreamNotAnObject)?;
+    let int = |k: &'static str| {
         obj.get(k)
             .and_then(json_i64)
-            .ok_or_else(|| format!("stream lacks '{k}'"))
+            .ok_or(ResultsError::StreamMissing(k))
     };
     let float = |k: &str| obj.get(k).and_then(Value::as_f64);
     Ok(StreamResult {
         id: int("id")?,
         bytes: match obj.get("bytes") {
-            None => return Err("stream lacks 'bytes'".into()),
+            None => return Err(ResultsError::StreamMissing("bytes")),
             // 2^64−1 and other counts over 2^63 are a negative number printed by cJSON.
-            Some(v) => json_u64(v).ok_or_else(|| {
-                format!("implausible result: stream reports bytes = {v} (must be a count ≥ 0 below 2^63)")
-            })?,
+            Some(v) => json_u64(v).ok_or_else(|| ResultsError::StreamBytes(v.to_string()))?,
         },
         retransmits: int("retransmits")?,
-        jitter_s: float("jitter").ok_or("stream lacks 'jitter'")?,
+        jitter_s: float("jitter").ok_or(ResultsError::StreamMissing("jitter"))?,
         errors: int("errors")?,
         packets: int("packets")?,
         start_time_s: float("start_time").unwrap_or(0.0),
@@ -492,9 +509,8 @@ mod tests {
         let no_cpu = r#"{"sender_has_retransmits":0,"streams":[]}"#;
         assert!(Results::from_json(&parse(no_cpu)).is_err());
         let no_bytes = r#"{"cpu_util_total":0,"cpu_util_user":0,"cpu_util_system":0,"sender_has_retransmits":0,"streams":[{"id":1,"retransmits":0,"jitter":0,"errors":0,"packets":0}]}"#;
-        assert!(Results::from_json(&parse(no_bytes))
-            .unwrap_err()
-            .contains("bytes"));
+        let e = Results::from_json(&parse(no_bytes)).unwrap_err();
+        assert_eq!(e.to_string(), "stream lacks 'bytes'");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use crate::json::Results;
 use crate::streams::StreamOutcome;
 use serde_json::Value;
 use wire::metrics::{self as m, Metric};
+use wire::plausible::Violation;
 use wire::spec::{Direction, TestSpec};
 
 /// One of our streams after the test.
@@ -116,7 +117,7 @@ fn check_peer(
     server: &Results,
     is_udp: bool,
     duration_s: f64,
-) -> Result<(), String> {
+) -> Result<(), Violation> {
     use wire::plausible as p;
     let wall_ns = (duration_s.max(0.0) * 1e9) as u64 + p::ELAPSED_SLACK_NS;
     p::percentage("cpu_util_total", server.cpu_util_total, 100.0 * 1024.0)?;
@@ -137,16 +138,19 @@ fn check_peer(
                     s.outcome.bytes,
                 )?;
             } else if s.outcome.bytes > peer.bytes {
-                return Err(format!(
-                    "stream {id} bytes sent = {} is less than the {} bytes we received",
-                    peer.bytes, s.outcome.bytes
-                ));
+                return Err(Violation::Below {
+                    name: format!("stream {id} bytes sent"),
+                    value: peer.bytes,
+                    than: format!("the {} bytes we received", s.outcome.bytes),
+                });
             }
             continue;
         }
         p::non_negative(&format!("stream {id} jitter (s)"), peer.jitter_s)?;
-        let packets = u64::try_from(peer.packets)
-            .map_err(|_| format!("stream {id} packets = {} (must be ≥ 0)", peer.packets))?;
+        let packets = u64::try_from(peer.packets).map_err(|_| Violation::NegativeCount {
+            name: format!("stream {id} packets"),
+            value: peer.packets,
+        })?;
         if s.we_send {
             let dup = s.outcome.sent_packets / DUP_SLACK_DIVISOR + 1;
             p::at_most(
@@ -164,17 +168,19 @@ fn check_peer(
                     .saturating_add(s.outcome.bytes / DUP_SLACK_DIVISOR + dup * 65_535),
             )?;
             if peer.errors > peer.packets {
-                return Err(format!(
-                    "stream {id} lost {} of {} datagrams (more than were sent)",
-                    peer.errors, peer.packets
-                ));
+                return Err(Violation::LostMoreThanSent {
+                    name: format!("stream {id}"),
+                    lost: peer.errors,
+                    packets: peer.packets,
+                });
             }
         } else if let Some(u) = &s.outcome.udp {
             if u.max_seq > packets {
-                return Err(format!(
-                    "stream {id} datagrams sent = {packets} is less than the sequence number {} we received",
-                    u.max_seq
-                ));
+                return Err(Violation::Below {
+                    name: format!("stream {id} datagrams sent"),
+                    value: packets,
+                    than: format!("the sequence number {} we received", u.max_seq),
+                });
             }
         }
     }
@@ -395,9 +401,13 @@ mod tests {
         let mut v: serde_json::Value = serde_json::from_str(UDP_SERVER).unwrap();
         v["streams"][0]["bytes"] = serde_json::json!(u64::MAX);
         let e = Results::from_json(&v).unwrap_err();
-        assert!(
-            e.contains("implausible") && e.contains("18446744073709551615"),
-            "{e}"
+        assert_eq!(
+            e,
+            crate::json::ResultsError::StreamBytes("18446744073709551615".into())
+        );
+        assert_eq!(
+            e.to_string(),
+            "implausible result: stream reports bytes = 18446744073709551615 (must be a count ≥ 0 below 2^63)"
         );
     }
 

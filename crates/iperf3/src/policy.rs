@@ -1,6 +1,6 @@
 //! The limits of the server that runs us (`dualperf server --max-*`) applied to an
 //! iperf3 test's parameters before any stream is opened: the same limits and the same
-//! words as the dualperf port gives (`engine::server::check_limits`), each refusal
+//! words as the dualperf port gives (`engine::server_ctx::check_limits`), each refusal
 //! carrying the iperf3 error code whose message an unmodified client prints (the
 //! closest one a 3.12 client knows: it has no code for "the server's limit").
 //! Pure: parameters and the peer's address in, a decision out.

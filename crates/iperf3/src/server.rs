@@ -19,7 +19,6 @@ use crate::proto::{cookies_match, State, COOKIE_LEN};
 use crate::session::{ServerEvent, ServerSession};
 use crate::streams::{self, DataSocket, RecvCfg, SendCfg, Shared, StopGuard, StreamOutcome};
 use crate::udp::CONNECT_REPLY;
-use socket2::{Domain, Protocol as SockProto, SockAddr, Socket, Type};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -30,7 +29,7 @@ use std::time::{Duration, Instant};
 /// How often blocked calls wake up to look at deadlines and the shutdown flag.
 const POLL: Duration = Duration::from_millis(100);
 /// Receive buffer asked for on UDP data sockets (the kernel caps it at rmem_max).
-const UDP_RCVBUF_BYTES: usize = 4 << 20;
+const UDP_RCVBUF_BYTES: u32 = 4 << 20;
 /// Extra time after `time + omit` before a test without TEST_END is dropped (as 3.12).
 const TEST_END_GRACE_S: u64 = 40;
 /// Extra time after the policy's longest test before a test without TEST_END is ended.
@@ -92,6 +91,9 @@ pub struct SessionReport {
     pub refusal: Option<Refusal>,
     /// The user that authenticated, when the server requires authentication.
     pub user: Option<String>,
+    /// What the server set up other than it meant to, without failing the test (the
+    /// UDP receive buffer the kernel capped or refused), in words.
+    pub notes: Vec<String>,
 }
 
 /// The single test slot shared by all listeners.
@@ -132,15 +134,37 @@ pub struct Server {
     reports: Arc<Mutex<Vec<SessionReport>>>,
 }
 
-fn bind_socket(addr: SocketAddr, ty: Type, proto: SockProto) -> std::io::Result<Socket> {
-    let sock = Socket::new(Domain::for_address(addr), ty, Some(proto))?;
-    sock.set_reuse_address(true)?;
-    if addr.is_ipv6() {
-        // `[::]` serves IPv4 and IPv6 like iperf3; a specific IPv6 address only IPv6.
-        sock.set_only_v6(!addr.ip().is_unspecified())?;
+/// How the server's sockets bind: `[::]` serves IPv4 and IPv6 like iperf3 (a specific
+/// IPv6 address only IPv6); the address is shared, as a UDP accept needs.
+const BIND: net::BindOpts = net::BindOpts {
+    v6_peers: net::V6Peers::BothOnUnspecified,
+    reuse_address: true,
+};
+
+/// A UDP socket listening for a stream's first datagram on `local`, with a roomy
+/// receive buffer (it becomes the stream's socket). What the kernel did with the buffer
+/// (capped, refused) goes to `notes` once.
+fn udp_listener(local: SocketAddr, notes: &mut Vec<String>) -> Result<UdpSocket, net::NetError> {
+    let (udp, _) = net::udp_bind_with(local, &wire::spec::SocketOpts::default(), BIND)?;
+    let roomy = wire::spec::SocketOpts {
+        rcvbuf_bytes: Some(UDP_RCVBUF_BYTES),
+        ..wire::spec::SocketOpts::default()
+    };
+    // A busy host drops fewer datagrams with it; without it the test still runs. Notes
+    // only when the buffer is smaller than asked (Linux reads back twice the request).
+    let note = match net::apply_socket_opts(&udp, &roomy) {
+        Ok(a) if a.rcvbuf_bytes.is_some_and(|got| got < UDP_RCVBUF_BYTES) => a.notes,
+        Ok(_) => Vec::new(),
+        Err(e) => vec![format!(
+            "the UDP receive buffer stays at the system's default: {e}"
+        )],
+    };
+    for n in note {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
     }
-    sock.bind(&SockAddr::from(addr))?;
-    Ok(sock)
+    Ok(udp)
 }
 
 impl Server {
@@ -158,13 +182,15 @@ impl Server {
                 addr.set_port(p);
             }
             let ctx = || format!("listening on {addr}");
-            let sock = bind_socket(addr, Type::STREAM, SockProto::TCP)
-                .map_err(|e| Iperf3Error::io(ctx(), e))?;
-            sock.listen(128).map_err(|e| Iperf3Error::io(ctx(), e))?;
-            // Linux honours SO_RCVTIMEO on accept(): the accept loop can see shutdown.
-            sock.set_read_timeout(Some(POLL))
-                .map_err(|e| Iperf3Error::io(ctx(), e))?;
-            let listener: TcpListener = sock.into();
+            let net_ctx = |source| Iperf3Error::Net {
+                context: ctx(),
+                source,
+            };
+            let (listener, _) =
+                net::tcp_listen_with(addr, &wire::spec::SocketOpts::default(), BIND)
+                    .map_err(net_ctx)?;
+            // The accept loop wakes to see the shutdown flag (Linux honours it on accept).
+            net::set_accept_timeout(&listener, Some(POLL)).map_err(net_ctx)?;
             let local = listener
                 .local_addr()
                 .map_err(|e| Iperf3Error::io(ctx(), e))?;
@@ -387,18 +413,22 @@ impl Server {
                 got?.into_iter().map(DataSocket::Tcp).collect::<Vec<_>>()
             }
             Protocol::Udp => {
-                let listener = match bind_socket(local, Type::DGRAM, SockProto::UDP) {
+                let listener = match udp_listener(local, &mut report.notes) {
                     Ok(s) => s,
                     Err(e) => {
                         // §9.1: IESTREAMLISTEN with the errno, as 3.12 does.
                         ctl.session.server_error(202, e.raw_os_error().unwrap_or(0));
                         ctl.flush()?;
-                        return Err(Iperf3Error::io(format!("binding UDP {local}"), e));
+                        return Err(Iperf3Error::Net {
+                            context: format!("binding UDP {local}"),
+                            source: e,
+                        });
                     }
                 };
                 ctl.session.create_streams();
                 ctl.flush()?;
-                self.accept_udp_streams(listener, local, n_streams, &ctl.conn, ctl.shutdown)?
+                let notes = &mut report.notes;
+                self.accept_udp_streams(listener, local, n_streams, ctl, notes)?
                     .into_iter()
                     .map(DataSocket::Udp)
                     .collect()
@@ -595,16 +625,17 @@ impl Server {
     /// a fresh socket takes over the port, then the reply goes out.
     fn accept_udp_streams(
         &self,
-        mut listener: Socket,
+        mut listener: UdpSocket,
         local: SocketAddr,
         n: usize,
-        ctl: &TcpStream,
-        shutdown: &AtomicBool,
+        ctl: &Control<'_>,
+        notes: &mut Vec<String>,
     ) -> Result<Vec<UdpSocket>, Iperf3Error> {
+        let (ctl, shutdown) = (&ctl.conn, ctl.shutdown);
         let deadline = Instant::now() + self.opts.control_timeout;
         let mut got = Vec::with_capacity(n);
         while got.len() < n {
-            let udp: UdpSocket = listener.into();
+            let udp = listener;
             udp.set_read_timeout(Some(POLL))
                 .map_err(|e| Iperf3Error::io("UDP timeout", e))?;
             let mut buf = [0u8; 65_536];
@@ -627,12 +658,12 @@ impl Server {
                     Err(e) => return Err(Iperf3Error::io("receiving a UDP connect datagram", e)),
                 }
             };
-            // A roomy receive buffer keeps a busy host from dropping datagrams.
-            let _ = socket2::SockRef::from(&udp).set_recv_buffer_size(UDP_RCVBUF_BYTES);
             udp.connect(peer)
                 .map_err(|e| Iperf3Error::io(format!("connecting UDP to {peer}"), e))?;
-            listener = bind_socket(local, Type::DGRAM, SockProto::UDP)
-                .map_err(|e| Iperf3Error::io(format!("re-binding UDP {local}"), e))?;
+            listener = udp_listener(local, notes).map_err(|source| Iperf3Error::Net {
+                context: format!("re-binding UDP {local}"),
+                source,
+            })?;
             udp.send(&CONNECT_REPLY)
                 .map_err(|e| Iperf3Error::io("sending the UDP reply", e))?;
             got.push(udp);
@@ -818,6 +849,31 @@ impl Control<'_> {
                     ) => {}
                 Err(e) => return Err(Iperf3Error::io("reading the control connection", e)),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The roomy UDP receive buffer is asked through `net`: when the kernel gives less,
+    /// the session's notes say so (once however many streams ask); when it gives all,
+    /// they stay empty.
+    #[test]
+    fn a_udp_listener_notes_a_receive_buffer_smaller_than_asked() {
+        let mut notes = Vec::new();
+        let a = udp_listener("127.0.0.1:0".parse().unwrap(), &mut notes).unwrap();
+        let local = a.local_addr().unwrap();
+        // A second listener on the same port, as the UDP accept binds one per stream.
+        let b = udp_listener(local, &mut notes).unwrap();
+        assert_eq!(b.local_addr().unwrap(), local);
+        let got = net::read_applied(&a).unwrap().rcvbuf_bytes.unwrap();
+        if got < UDP_RCVBUF_BYTES {
+            assert_eq!(notes.len(), 1, "{got}: {notes:?}");
+            assert!(notes[0].contains("SO_RCVBUF"), "{notes:?}");
+        } else {
+            assert!(notes.is_empty(), "{got}: {notes:?}");
         }
     }
 }

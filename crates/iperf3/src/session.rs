@@ -349,7 +349,7 @@ impl ServerSession {
                         break;
                     };
                     self.inbuf.drain(..used);
-                    let results = Results::from_json(&value).map_err(Iperf3Error::Protocol)?;
+                    let results = Results::from_json(&value)?;
                     // Until we answer, anything more is a protocol error; park in Test.
                     self.phase = ServerPhase::Test;
                     events.push(ServerEvent::ClientResults(results));

@@ -420,9 +420,11 @@ mod tests {
         // descheduled on a loaded machine reads them late instead of the kernel dropping
         // them (92 of 100 hook drops were seen once with the default buffer), so the
         // counts below stay exact. The kernel caps this at net.core.rmem_max.
-        socket2::SockRef::from(&rx)
-            .set_recv_buffer_size(4 << 20)
-            .unwrap();
+        let roomy = wire::spec::SocketOpts {
+            rcvbuf_bytes: Some(4 << 20),
+            ..wire::spec::SocketOpts::default()
+        };
+        net::apply_socket_opts(&rx, &roomy).unwrap();
         let shared = Arc::new(Shared::default());
         let recv = spawn_udp_recv(
             rx,

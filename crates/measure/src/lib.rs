@@ -5,8 +5,10 @@
 //! - [`jitter`]: RFC 3550 §6.4.1 interarrival jitter and RFC 5481 IPDV.
 //! - [`seq`]: received / lost / duplicate / reordered counts as RFC 4737 defines them.
 //! - [`interval`]: bytes and packets per interval → rate samples.
-//! - [`cpu`]: /proc/stat parsing, CPU deltas, process CPU and netperf service demand.
-//! - [`snmp`]: UDP error counters of /proc/net/snmp and snmp6 (receive-buffer drops).
+//! - [`cpu`]: /proc/stat parsing, CPU deltas, process CPU (re-exported from `wire::cpu`,
+//!   where `net` fills them without depending on this crate) and netperf service demand.
+//! - [`snmp`]: UDP error counters of /proc/net/snmp and snmp6 (receive-buffer drops;
+//!   re-exported from `wire::snmp`).
 //! - [`units`]: small unit newtypes (`Nanos`, `Bytes`, `BitsPerSec`, `PacketsPerSec`).
 #![forbid(unsafe_code)]
 
@@ -16,7 +18,7 @@ pub mod jitter;
 pub mod latency;
 pub mod owd;
 pub mod seq;
-pub mod snmp;
+pub use wire::snmp;
 pub mod traffic;
 pub mod units;
 pub mod window;
@@ -28,7 +30,7 @@ pub use cpu::{
 pub use interval::{IntervalMeter, IntervalSample};
 pub use jitter::{Ipdv, Rfc3550Jitter};
 pub use latency::{LatencyHistogram, LatencySummary};
-pub use owd::{ClockOffset, ClockReject, ClockSample, Transit};
+pub use owd::{ClockOffset, ClockReject, ClockSample, NoClockOffset, Transit};
 pub use seq::{Arrival, SeqCounts, SeqTracker, SEQ_WINDOW};
 pub use snmp::UdpErrorCounters;
 pub use units::{BitsPerSec, Bytes, Nanos, PacketsPerSec};

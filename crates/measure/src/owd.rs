@@ -158,6 +158,16 @@ impl ClockSample {
     }
 }
 
+/// Why there is no clock offset: too few exchanges passed the checks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the server's clock offset is unknown: {good} of {total} clock exchanges passed the checks (replies must echo the query's send time and claim a hold between 0 and the round trip); {MIN_GOOD_EXCHANGES} are needed")]
+pub struct NoClockOffset {
+    /// Exchanges that passed the checks.
+    pub good: usize,
+    /// Exchanges made.
+    pub total: usize,
+}
+
 /// The offset of the server's wall clock from the client's and how far it can be off.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClockOffset {
@@ -191,17 +201,14 @@ impl ClockOffset {
     /// with the smallest round trip, its bound half that round trip but at least
     /// [`MIN_UNCERTAINTY_NS`]. `rejected` counts the replies that failed the check. With
     /// fewer than [`MIN_GOOD_EXCHANGES`] good exchanges: the reason there is no offset.
-    pub fn estimate(good: &[ClockSample], rejected: u32) -> Result<ClockOffset, String> {
+    pub fn estimate(good: &[ClockSample], rejected: u32) -> Result<ClockOffset, NoClockOffset> {
         let best = match good.iter().min_by_key(|s| s.delay_ns()) {
             Some(b) if good.len() >= MIN_GOOD_EXCHANGES => b,
             _ => {
-                return Err(format!(
-                    "the server's clock offset is unknown: {} of {} clock exchanges passed the \
-                     checks (replies must echo the query's send time and claim a hold between \
-                     0 and the round trip); {MIN_GOOD_EXCHANGES} are needed",
-                    good.len(),
-                    good.len() + rejected as usize
-                ))
+                return Err(NoClockOffset {
+                    good: good.len(),
+                    total: good.len().saturating_add(rejected as usize),
+                })
             }
         };
         let rejected_note = if rejected > 0 {
@@ -268,9 +275,11 @@ mod tests {
         assert_eq!(est.rejected_exchanges, 2);
         assert!(est.method.contains("2 replies rejected"), "{}", est.method);
         let none = ClockOffset::estimate(&[symmetric, skewed], 6).unwrap_err();
-        assert!(
-            none.contains("2 of 8 clock exchanges passed the checks"),
-            "{none}"
+        assert_eq!(
+            none.to_string(),
+            "the server's clock offset is unknown: 2 of 8 clock exchanges passed the checks \
+             (replies must echo the query's send time and claim a hold between 0 and the round \
+             trip); 3 are needed"
         );
         assert!(ClockOffset::estimate(&[], 0).is_err());
         assert_eq!(ClockOffset::same_clock().offset_ns, 0);

@@ -11,6 +11,14 @@ use rand_pcg::Pcg64Mcg;
 use stats::special::{ln_gamma, normal_cdf, reg_upper_gamma};
 use wire::traffic::Dist;
 
+/// A distribution whose parameters the sampler cannot draw from (`rand_distr`'s reason).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{dist:?}: {reason}")]
+pub struct SamplerError {
+    pub dist: Dist,
+    pub reason: String,
+}
+
 /// Draws from one distribution.
 pub struct Sampler {
     dist: Dist,
@@ -34,8 +42,11 @@ enum Inner {
 impl Sampler {
     /// A sampler for `dist` seeded with `seed` (`stream` keeps the streams of one run
     /// apart: stream 0 of seed 42 always draws the same sequence).
-    pub fn new(dist: Dist, seed: u64, stream: u64) -> Result<Sampler, String> {
-        let bad = |e: &dyn std::fmt::Display| format!("{dist:?}: {e}");
+    pub fn new(dist: Dist, seed: u64, stream: u64) -> Result<Sampler, SamplerError> {
+        let bad = |e: &dyn std::fmt::Display| SamplerError {
+            dist,
+            reason: e.to_string(),
+        };
         let inner = match dist {
             Dist::Constant { value } => Inner::Constant(value),
             Dist::Uniform { low, high } => Inner::Uniform(low, high),

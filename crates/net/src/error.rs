@@ -73,20 +73,16 @@ impl NetError {
             _ => None,
         }
     }
-}
 
-/// The interface's send queue is full (Linux ENOBUFS, Windows WSAENOBUFS): a UDP sender
-/// retries rather than failing.
-pub fn is_no_buffer_space(e: &io::Error) -> bool {
-    crate::sys::errors::is_no_buffer_space(e)
-}
-
-/// The address family (IPv6) is not supported by this system.
-pub fn is_af_unsupported(e: &io::Error) -> bool {
-    crate::sys::errors::is_af_unsupported(e)
-}
-
-/// No route to the host or its network, or the address is not available here.
-pub fn is_unreachable(e: &io::Error) -> bool {
-    crate::sys::errors::is_unreachable(e)
+    /// The OS's error number behind this error, if there is one (iperf3's SERVER_ERROR
+    /// carries it).
+    pub fn raw_os_error(&self) -> Option<i32> {
+        match self {
+            NetError::Io { source, .. }
+            | NetError::SockOpt { source, .. }
+            | NetError::Connect { source, .. }
+            | NetError::Bind { source, .. } => source.raw_os_error(),
+            _ => None,
+        }
+    }
 }

@@ -31,7 +31,9 @@
 //! ```
 
 pub mod clock;
+pub mod errno;
 pub mod error;
+mod metadata;
 pub mod readings;
 pub mod socket;
 pub mod sockopt;
@@ -42,12 +44,16 @@ pub mod wifi;
 pub mod zerocopy;
 
 pub use clock::{fine_timer_slack, now_ns, sleep_until_ns, wall_ns};
-pub use error::{is_af_unsupported, is_no_buffer_space, is_unreachable, NetError};
+pub use errno::{is_af_unsupported, is_no_buffer_space, is_unreachable};
+pub use error::NetError;
 pub use readings::{
     check_ipv6, cpu_snapshot, cpu_source, pin_current_thread, process_cpu_times, read_proc_stat,
     udp_error_counters,
 };
-pub use socket::{tcp_connect, tcp_listen, udp_bind, udp_connect};
+pub use socket::{
+    set_accept_timeout, tcp_connect, tcp_listen, tcp_listen_with, udp_bind, udp_bind_with,
+    udp_connect, BindOpts, V6Peers,
+};
 pub use sockopt::{
     apply_socket_opts, available_congestion_controls, read_applied, register_flowlabel,
     set_recv_lowat, AppliedOpts,

@@ -5,14 +5,14 @@
 
 use crate::error::NetError;
 use crate::sys;
-use measure::cpu::{CpuSnapshot, ProcessCpuTimes};
+use wire::cpu::{CpuSnapshot, ProcessCpuTimes};
 
 /// The UDP delivery error counters (`InErrors`, `RcvbufErrors`) of IPv4 and IPv6
 /// summed, for the network namespace of the calling thread (Linux:
 /// `/proc/thread-self/net`, so a lab client thread reads its own namespace).
 /// System-wide within that namespace: other programs' datagrams count too. `None` when
 /// unreadable (not Linux, no procfs).
-pub fn udp_error_counters() -> Option<measure::UdpErrorCounters> {
+pub fn udp_error_counters() -> Option<wire::snmp::UdpErrorCounters> {
     sys::readings::udp_error_counters()
 }
 

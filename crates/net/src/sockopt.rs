@@ -13,6 +13,7 @@
 
 use crate::error::NetError;
 use crate::sys::{self, AsOsSocket};
+use crate::sys::{sockopt_err, SockKind};
 use serde::{Deserialize, Serialize};
 use socket2::{SockRef, Type};
 use std::io;
@@ -44,13 +45,6 @@ pub struct AppliedOpts {
     /// Where the kernel did something other than asked, in words.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
-}
-
-/// Address family and transport of a socket.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct SockKind {
-    pub v6: bool,
-    pub tcp: bool,
 }
 
 pub(crate) fn sock_kind(sock: &SockRef<'_>) -> Result<SockKind, NetError> {
@@ -126,24 +120,6 @@ pub fn apply_socket_opts<S: AsOsSocket>(
     }
     applied.notes = notes;
     Ok(applied)
-}
-
-pub(crate) fn sockopt_err(
-    option: &'static str,
-    value: impl ToString,
-    source: io::Error,
-) -> NetError {
-    NetError::SockOpt {
-        option,
-        value: value.to_string(),
-        source,
-    }
-}
-
-/// The error for an option this OS cannot set, naming the OS.
-#[cfg_attr(target_os = "linux", allow(dead_code))]
-pub(crate) fn unsupported_here(what: &str, hint: &str) -> NetError {
-    NetError::InvalidOption(format!("{what} cannot be set on {}{hint}", sys::os_name()))
 }
 
 fn set_buffer(

@@ -192,31 +192,10 @@ impl SendFile {
     }
 }
 
-/// Completions read from the error queue in one go.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Completions {
-    /// Send calls completed.
-    pub sends: u64,
-    /// Of those, the ones the kernel copied.
-    pub copied: u64,
-}
-
-impl Completions {
-    /// Add one notification: sends `lo..=hi` (send ids are 32-bit and wrap), copied or
-    /// not.
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    pub(crate) fn add_range(&mut self, lo: u32, hi: u32, copied: bool) {
-        let n = u64::from(hi.wrapping_sub(lo)) + 1;
-        self.sends += n;
-        if copied {
-            self.copied += n;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::Completions;
 
     #[test]
     fn completion_ranges_count_inclusively_and_across_the_id_wrap() {

@@ -507,12 +507,12 @@ pub fn implausible(name: &str, value: f64, cores: Option<u32>) -> Option<String>
     } else if name == m::LOSS_PCT && !(0.0..=100.0).contains(&value) {
         Err(format!("{name} = {value} % (must be within 0–100 %)"))
     } else if cpu {
-        percentage(name, value, 100.0)
+        percentage(name, value, 100.0).map_err(|e| e.to_string())
     } else if process {
         let cores = f64::from(cores.filter(|&n| n > 0).unwrap_or(4096));
-        percentage(name, value, 100.0 * cores)
+        percentage(name, value, 100.0 * cores).map_err(|e| e.to_string())
     } else if physical {
-        non_negative(name, value)
+        non_negative(name, value).map_err(|e| e.to_string())
     } else {
         Ok(())
     };

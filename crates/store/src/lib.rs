@@ -479,11 +479,13 @@ pub(crate) fn family_text(f: Family) -> &'static str {
 }
 
 pub(crate) fn parse_family(s: &str) -> Result<Family, StoreError> {
-    s.parse::<Family>().map_err(StoreError::BadValue)
+    s.parse::<Family>()
+        .map_err(|e| StoreError::BadValue(e.to_string()))
 }
 
 pub(crate) fn parse_kind(s: &str) -> Result<TestKind, StoreError> {
-    s.parse::<TestKind>().map_err(StoreError::BadValue)
+    s.parse::<TestKind>()
+        .map_err(|e| StoreError::BadValue(e.to_string()))
 }
 
 /// Text form of a direction: "forward", "reverse" or "bidir".

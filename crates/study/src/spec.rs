@@ -310,14 +310,21 @@ impl SpecFile {
             None => vec![Family::V4, Family::V6],
             Some(list) => list
                 .iter()
-                .map(|n| n.to_string().parse::<Family>().map_err(SpecError::Invalid))
+                .map(|n| {
+                    n.to_string()
+                        .parse::<Family>()
+                        .map_err(|e| SpecError::Invalid(e.to_string()))
+                })
                 .collect::<Result<Vec<_>, _>>()?,
         };
         let tests = match &self.tests {
             None => TestKind::WIRE.to_vec(),
             Some(list) => list
                 .iter()
-                .map(|t| t.parse::<TestKind>().map_err(SpecError::Invalid))
+                .map(|t| {
+                    t.parse::<TestKind>()
+                        .map_err(|e| SpecError::Invalid(e.to_string()))
+                })
                 .collect::<Result<Vec<_>, _>>()?,
         };
         let traffic = TrafficModel::from_options(
@@ -691,7 +698,9 @@ impl SpecFile {
         match (self.udp_method.as_deref(), has_rate) {
             (None, true) | (Some("fixed"), _) => Ok(UdpMethod::Fixed),
             (None | Some("rfc2544"), false) => {
-                search.check().map_err(SpecError::Invalid)?;
+                search
+                    .check()
+                    .map_err(|e| SpecError::Invalid(e.to_string()))?;
                 Ok(UdpMethod::Rfc2544(search))
             }
             (Some("rfc2544"), true) => Err(SpecError::Invalid(

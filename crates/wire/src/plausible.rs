@@ -19,58 +19,121 @@ pub const ELAPSED_SLACK_NS: u64 = 1_000_000_000;
 pub const CPU_SLACK_PCT: f64 = 1.0;
 
 /// Why a peer's report cannot be true.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("implausible result from the {who}: {what}")]
 pub struct Implausible {
     /// "server", "iperf3 server".
     pub who: String,
-    pub what: String,
+    pub what: Violation,
+}
+
+/// One reported number that cannot be true, and why; `name` is the number as the
+/// message names it ("bytes sent", "stream 3 jitter (s)").
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Violation {
+    #[error("{name} = {value} (must be a finite number ≥ 0)")]
+    Negative { name: String, value: f64 },
+    #[error("{name} = {value} (must be finite)")]
+    NotFinite { name: String, value: f64 },
+    /// A count sent as a signed number that is below 0.
+    #[error("{name} = {value} (must be ≥ 0)")]
+    NegativeCount { name: String, value: i64 },
+    #[error("{name} = {value} % (must be within 0–{max} %)")]
+    Percentage { name: String, value: f64, max: f64 },
+    #[error("{name} = {got} exceeds {limit_name} = {limit}")]
+    Exceeds {
+        name: String,
+        got: u64,
+        limit_name: String,
+        limit: u64,
+    },
+    /// A count below what the other side counted (`than`: "the 5 bytes we received").
+    #[error("{name} = {value} is less than {than}")]
+    Below {
+        name: String,
+        value: u64,
+        than: String,
+    },
+    #[error("{name} = {bytes} in a run of {:.3} s (faster than {} bit/s)", secs(.wall_ns), MAX_PLAUSIBLE_BPS)]
+    TooFast {
+        name: String,
+        bytes: u64,
+        wall_ns: u64,
+    },
+    #[error("an interval from {start_ns} ns to {end_ns} ns (outside the run's {max_ns} ns)")]
+    IntervalOutsideRun {
+        start_ns: u64,
+        end_ns: u64,
+        max_ns: u64,
+    },
+    #[error("{name} lost {lost} of {packets} datagrams (more than were sent)")]
+    LostMoreThanSent {
+        name: String,
+        lost: i64,
+        packets: i64,
+    },
+}
+
+fn secs(ns: &u64) -> f64 {
+    *ns as f64 / 1e9
 }
 
 /// `v` finite and at least 0.
-pub fn non_negative(name: &str, v: f64) -> Result<(), String> {
+pub fn non_negative(name: &str, v: f64) -> Result<(), Violation> {
     if v.is_finite() && v >= 0.0 {
         Ok(())
     } else {
-        Err(format!("{name} = {v} (must be a finite number ≥ 0)"))
+        Err(Violation::Negative {
+            name: name.to_string(),
+            value: v,
+        })
     }
 }
 
 /// `v` finite and within `0..=max` (plus [`CPU_SLACK_PCT`] for percentages).
-pub fn percentage(name: &str, v: f64, max: f64) -> Result<(), String> {
+pub fn percentage(name: &str, v: f64, max: f64) -> Result<(), Violation> {
     if v.is_finite() && v >= 0.0 && v <= max + CPU_SLACK_PCT {
         Ok(())
     } else {
-        Err(format!("{name} = {v} % (must be within 0–{max} %)"))
+        Err(Violation::Percentage {
+            name: name.to_string(),
+            value: v,
+            max,
+        })
     }
 }
 
 /// `got ≤ limit`, worded as "received more than was sent".
-pub fn at_most(name: &str, got: u64, limit_name: &str, limit: u64) -> Result<(), String> {
+pub fn at_most(name: &str, got: u64, limit_name: &str, limit: u64) -> Result<(), Violation> {
     if got <= limit {
         Ok(())
     } else {
-        Err(format!("{name} = {got} exceeds {limit_name} = {limit}"))
+        Err(Violation::Exceeds {
+            name: name.to_string(),
+            got,
+            limit_name: limit_name.to_string(),
+            limit,
+        })
     }
 }
 
 /// Bytes that cannot have been moved within `wall_ns` at [`MAX_PLAUSIBLE_BPS`].
-pub fn bytes_within_time(name: &str, bytes: u64, wall_ns: u64) -> Result<(), String> {
+pub fn bytes_within_time(name: &str, bytes: u64, wall_ns: u64) -> Result<(), Violation> {
     let max = MAX_PLAUSIBLE_BPS / 8.0 * (wall_ns as f64 / 1e9) + 1e6;
     if (bytes as f64) <= max {
         Ok(())
     } else {
-        Err(format!(
-            "{name} = {bytes} in a run of {:.3} s (faster than {} bit/s)",
-            wall_ns as f64 / 1e9,
-            MAX_PLAUSIBLE_BPS
-        ))
+        Err(Violation::TooFast {
+            name: name.to_string(),
+            bytes,
+            wall_ns,
+        })
     }
 }
 
 /// CPU figures: system and busiest-core % within 0–100, the process within
 /// 0–100 × `cores` % of one core (`cores` unknown: 4096).
-pub fn cpu(who: &str, c: &CpuStats, cores: Option<u32>) -> Result<(), String> {
+pub fn cpu(who: &str, c: &CpuStats, cores: Option<u32>) -> Result<(), Violation> {
     let cores = f64::from(cores.filter(|&n| n > 0).unwrap_or(4096));
     percentage(&format!("{who} CPU busy"), c.system_busy_pct, 100.0)?;
     percentage(&format!("{who} busiest core"), c.busiest_core_pct, 100.0)?;
@@ -99,7 +162,7 @@ fn check_side(
     peer: &SideStats,
     wall_ns: u64,
     peer_cores: Option<u32>,
-) -> Result<(), String> {
+) -> Result<(), Violation> {
     let max_ns = wall_ns.saturating_add(ELAPSED_SLACK_NS);
     at_most(
         "send time (ns)",
@@ -135,7 +198,10 @@ fn check_side(
         ("IPDV p99 (ns)", peer.ipdv_p99_ns),
     ] {
         if let Some(v) = v.filter(|v| !v.is_finite()) {
-            return Err(format!("{name} = {v} (must be finite)"));
+            return Err(Violation::NotFinite {
+                name: name.to_string(),
+                value: v,
+            });
         }
     }
     if let Some(c) = &peer.cpu {
@@ -161,10 +227,11 @@ fn check_side(
     )?;
     let limit = peer.sent_bytes.saturating_add(dups(mine, peer));
     if mine.recv_bytes > limit {
-        return Err(format!(
-            "bytes sent = {} is less than the {} bytes the client received",
-            peer.sent_bytes, mine.recv_bytes
-        ));
+        return Err(Violation::Below {
+            name: "bytes sent".into(),
+            value: peer.sent_bytes,
+            than: format!("the {} bytes the client received", mine.recv_bytes),
+        });
     }
     if udp {
         at_most(
@@ -174,10 +241,14 @@ fn check_side(
             mine.sent_packets,
         )?;
         if mine.recv_packets > peer.sent_packets {
-            return Err(format!(
-                "datagrams sent = {} is less than the {} distinct datagrams the client received",
-                peer.sent_packets, mine.recv_packets
-            ));
+            return Err(Violation::Below {
+                name: "datagrams sent".into(),
+                value: peer.sent_packets,
+                than: format!(
+                    "the {} distinct datagrams the client received",
+                    mine.recv_packets
+                ),
+            });
         }
         at_most(
             "reordered datagrams",
@@ -200,10 +271,11 @@ fn check_side(
     )?;
     for s in &peer.intervals {
         if s.start_ns > s.end_ns || s.end_ns > max_ns {
-            return Err(format!(
-                "an interval from {} ns to {} ns (outside the run's {} ns)",
-                s.start_ns, s.end_ns, max_ns
-            ));
+            return Err(Violation::IntervalOutsideRun {
+                start_ns: s.start_ns,
+                end_ns: s.end_ns,
+                max_ns,
+            });
         }
         at_most(
             "bytes received in an interval",
@@ -259,6 +331,28 @@ mod tests {
                 Ok(())
             );
         }
+    }
+
+    /// The typed errors print what the string errors printed, word for word.
+    #[test]
+    fn violations_read_as_the_messages_users_know() {
+        let text = |r: Result<(), Violation>| r.unwrap_err().to_string();
+        assert_eq!(
+            text(non_negative("jitter (ns)", -5.0)),
+            "jitter (ns) = -5 (must be a finite number ≥ 0)"
+        );
+        assert_eq!(
+            text(percentage("CPU busy", 250.0, 100.0)),
+            "CPU busy = 250 % (must be within 0–100 %)"
+        );
+        assert_eq!(
+            text(at_most("streams", 9, "streams of the test", 2)),
+            "streams = 9 exceeds streams of the test = 2"
+        );
+        assert_eq!(
+            text(bytes_within_time("bytes sent", u64::MAX, 1_500_000_000)),
+            "bytes sent = 18446744073709551615 in a run of 1.500 s (faster than 10000000000000 bit/s)"
+        );
     }
 
     type Lie = (&'static str, fn(&mut SideStats));

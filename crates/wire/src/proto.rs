@@ -425,9 +425,15 @@ impl FrameDecoder {
     }
 }
 
-/// Why a test spec cannot be run; the message is shown to the user as is.
+/// The old name of [`TestSpecError`], kept while callers move to the new one (a study
+/// spec's errors are `study::SpecError`).
+#[doc(hidden)]
+pub use TestSpecError as SpecError;
+
+/// Why a test spec cannot be run; the message is shown to the user as is. (A study
+/// spec's errors are `study::SpecError`.)
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SpecError {
+pub enum TestSpecError {
     #[error("a {payload_bytes}-byte payload does not fit in one {family} UDP datagram (at most {max_bytes} bytes)")]
     PayloadTooLarge {
         payload_bytes: u32,
@@ -454,9 +460,9 @@ pub const MIN_WINDOW_NS: u64 = 1_000_000;
 pub const MAX_CLOCK_QUERIES: u32 = 16;
 
 /// Check a spec a peer sent (or a user typed) before acting on it.
-pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
+pub fn validate_spec(spec: &TestSpec) -> Result<(), TestSpecError> {
     if !spec.kind.on_wire() {
-        return Err(SpecError::Invalid(format!(
+        return Err(TestSpecError::Invalid(format!(
             "{} is not one test but several: the client runs its parts (request/response \
              probes and TCP streams) as tests of their own",
             spec.kind
@@ -465,7 +471,7 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
     if spec.kind.is_udp() {
         let max_bytes = spec.family.max_udp_payload_bytes();
         if spec.payload_bytes > max_bytes {
-            return Err(SpecError::PayloadTooLarge {
+            return Err(TestSpecError::PayloadTooLarge {
                 payload_bytes: spec.payload_bytes,
                 family: spec.family,
                 max_bytes,
@@ -479,7 +485,7 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
             .and_then(|t| t.size_dist().ok().flatten())
             .and_then(|d| d.max());
         if let Some(m) = model_max.filter(|&m| m > f64::from(max_bytes)) {
-            return Err(SpecError::PayloadTooLarge {
+            return Err(TestSpecError::PayloadTooLarge {
                 payload_bytes: m.ceil().min(f64::from(u32::MAX)) as u32,
                 family: spec.family,
                 max_bytes,
@@ -487,54 +493,54 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
         }
         let min_bytes = crate::datagram::HEADER_BYTES as u32;
         if spec.payload_bytes < min_bytes {
-            return Err(SpecError::PayloadTooSmall {
+            return Err(TestSpecError::PayloadTooSmall {
                 payload_bytes: spec.payload_bytes,
                 kind: spec.kind,
                 min_bytes,
             });
         }
     } else if spec.payload_bytes == 0 || spec.payload_bytes > MAX_TCP_PAYLOAD_BYTES {
-        return Err(SpecError::Invalid(format!(
+        return Err(TestSpecError::Invalid(format!(
             "payload size must be between 1 and {MAX_TCP_PAYLOAD_BYTES} bytes"
         )));
     }
     crate::bounds::check_socket_opts(&spec.socket)
-        .map_err(|e| SpecError::Invalid(e.to_string()))?;
+        .map_err(|e| TestSpecError::Invalid(e.to_string()))?;
     if spec.streams == 0 || spec.streams > MAX_STREAMS {
-        return Err(SpecError::Invalid(format!(
+        return Err(TestSpecError::Invalid(format!(
             "streams must be between 1 and {MAX_STREAMS}"
         )));
     }
     match spec.bound {
-        Bound::DurationNs(0) => return Err(SpecError::Invalid("duration must be > 0".into())),
+        Bound::DurationNs(0) => return Err(TestSpecError::Invalid("duration must be > 0".into())),
         Bound::DurationNs(ns) if ns > MAX_DURATION_NS => {
-            return Err(SpecError::Invalid(format!(
+            return Err(TestSpecError::Invalid(format!(
                 "duration must be at most {} h",
                 MAX_DURATION_NS / 3_600_000_000_000
             )))
         }
-        Bound::Count(0) => return Err(SpecError::Invalid("count must be > 0".into())),
+        Bound::Count(0) => return Err(TestSpecError::Invalid("count must be > 0".into())),
         _ => {}
     }
     if spec.zerocopy.is_some() && (spec.kind != TestKind::TcpStream || spec.traffic.is_some()) {
-        return Err(SpecError::Invalid(
+        return Err(TestSpecError::Invalid(
             "--zerocopy sends a bulk tcp-stream: use -t tcp-stream without a traffic model".into(),
         ));
     }
     if spec.kind.is_rr() && spec.direction != Direction::Forward {
-        return Err(SpecError::Invalid(
+        return Err(TestSpecError::Invalid(
             "--reverse and --bidir apply to stream tests only".into(),
         ));
     }
     if spec.kind.is_rr() {
         match spec.rate {
             Some(crate::spec::Rate::BitsPerSec(_)) => {
-                return Err(SpecError::Invalid(
+                return Err(TestSpecError::Invalid(
                     "a request/response test's rate is transactions per second, not bits".into(),
                 ))
             }
             Some(crate::spec::Rate::PacketsPerSec(p)) if p == 0 || p > MAX_RR_RATE => {
-                return Err(SpecError::Invalid(format!(
+                return Err(TestSpecError::Invalid(format!(
                     "the probe rate must be between 1 and {MAX_RR_RATE} transactions per second"
                 )))
             }
@@ -542,27 +548,27 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
         }
     }
     if spec.kind == TestKind::UdpRr && spec.rr_timeout_ns == 0 {
-        return Err(SpecError::Invalid("rr timeout must be > 0".into()));
+        return Err(TestSpecError::Invalid("rr timeout must be > 0".into()));
     }
     if spec.interval_ns.is_some_and(|i| i < MIN_INTERVAL_NS) {
-        return Err(SpecError::Invalid(
+        return Err(TestSpecError::Invalid(
             "the interval must be at least 0.01 s".into(),
         ));
     }
     if let Some(w) = spec.window_ns {
         if spec.kind != TestKind::UdpStream {
-            return Err(SpecError::Invalid(
+            return Err(TestSpecError::Invalid(
                 "--stats-window applies to udp-stream only".into(),
             ));
         }
         if w < MIN_WINDOW_NS {
-            return Err(SpecError::Invalid(
+            return Err(TestSpecError::Invalid(
                 "the window must be at least 1 ms".into(),
             ));
         }
         if let Bound::DurationNs(ns) = spec.bound {
             if ns / w > MAX_INTERVAL_SAMPLES {
-                return Err(SpecError::Invalid(format!(
+                return Err(TestSpecError::Invalid(format!(
                     "at most {MAX_INTERVAL_SAMPLES} windows per test: use a longer --stats-window"
                 )));
             }
@@ -570,7 +576,7 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), SpecError> {
     }
     if let (Some(i), Bound::DurationNs(ns)) = (spec.interval_ns, spec.bound) {
         if ns / i.max(1) > MAX_INTERVAL_SAMPLES {
-            return Err(SpecError::Invalid(format!(
+            return Err(TestSpecError::Invalid(format!(
                 "at most {MAX_INTERVAL_SAMPLES} interval samples per test: use a longer --interval"
             )));
         }
@@ -771,7 +777,7 @@ mod tests {
         s.payload_bytes = 8;
         assert!(matches!(
             validate_spec(&s),
-            Err(SpecError::PayloadTooSmall { .. })
+            Err(TestSpecError::PayloadTooSmall { .. })
         ));
         let mut t = TestSpec::new(TestKind::TcpRr, Family::V4, 1);
         assert_eq!(validate_spec(&t), Ok(()));

@@ -46,13 +46,22 @@ impl fmt::Display for Family {
     }
 }
 
+/// A family or test name that dualperf does not know (as typed, or as stored).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnknownName {
+    #[error("unknown IP family '{0}' (use 4 or 6)")]
+    Family(String),
+    #[error("unknown test '{0}' (use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul)")]
+    Test(String),
+}
+
 impl FromStr for Family {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         match s.trim().to_ascii_lowercase().as_str() {
             "4" | "v4" | "ipv4" | "inet" => Ok(Family::V4),
             "6" | "v6" | "ipv6" | "inet6" => Ok(Family::V6),
-            other => Err(format!("unknown IP family '{other}' (use 4 or 6)")),
+            other => Err(UnknownName::Family(other.to_string())),
         }
     }
 }
@@ -181,8 +190,8 @@ impl fmt::Display for TestKind {
 }
 
 impl FromStr for TestKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         let norm = s.trim().to_ascii_lowercase().replace('_', "-");
         if matches!(norm.as_str(), "loaded" | "loaded-latency") {
             return Ok(TestKind::Rrul);
@@ -190,9 +199,7 @@ impl FromStr for TestKind {
         TestKind::ALL
             .into_iter()
             .find(|k| k.name() == norm)
-            .ok_or_else(|| {
-                format!("unknown test '{s}' (use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul)")
-            })
+            .ok_or_else(|| UnknownName::Test(s.to_string()))
     }
 }
 
@@ -355,20 +362,23 @@ impl Default for RateSearch {
     }
 }
 
+/// A rate search parameter out of range.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RateSearchError {
+    #[error("loss threshold {0} % must be 0 ≤ PCT < 100")]
+    LossThreshold(f64),
+    #[error("search steps {0} must be 1..={RATE_SEARCH_MAX_STEPS}")]
+    Steps(u32),
+}
+
 impl RateSearch {
     /// `Err` says which parameter is out of range.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), RateSearchError> {
         if !(self.loss_threshold_pct >= 0.0 && self.loss_threshold_pct < 100.0) {
-            return Err(format!(
-                "loss threshold {} % must be 0 ≤ PCT < 100",
-                self.loss_threshold_pct
-            ));
+            return Err(RateSearchError::LossThreshold(self.loss_threshold_pct));
         }
         if !(1..=RATE_SEARCH_MAX_STEPS).contains(&self.steps) {
-            return Err(format!(
-                "search steps {} must be 1..={RATE_SEARCH_MAX_STEPS}",
-                self.steps
-            ));
+            return Err(RateSearchError::Steps(self.steps));
         }
         Ok(())
     }
@@ -541,11 +551,52 @@ impl TestSpec {
             zerocopy: None,
         }
     }
+
+    /// Datagrams (or transactions) per second per stream that [`TestSpec::rate`] asks
+    /// for: a packet rate as given, a bit rate over the payload's bits. `None` when no
+    /// positive rate is asked (unpaced, back to back).
+    pub fn rate_pps(&self) -> Option<f64> {
+        match self.rate? {
+            Rate::PacketsPerSec(p) => Some(p as f64),
+            Rate::BitsPerSec(b) => Some(b as f64 / (f64::from(self.payload_bytes) * 8.0)),
+        }
+        .filter(|p| *p > 0.0)
+    }
+
+    /// Payload bits per second per stream that [`TestSpec::rate`] asks for (a packet
+    /// rate times the payload's bits, saturating): one meaning of a bit rate for what a
+    /// client asks, what a server allows and what an iperf3 peer is sent.
+    pub fn rate_bps(&self) -> Option<u64> {
+        match self.rate? {
+            Rate::BitsPerSec(b) => Some(b),
+            Rate::PacketsPerSec(p) => Some(p.saturating_mul(u64::from(self.payload_bytes) * 8)),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rate_means_the_same_in_packets_and_in_bits_per_stream() {
+        let mut s = TestSpec::new(TestKind::UdpStream, Family::V4, 1000);
+        assert_eq!((s.rate_pps(), s.rate_bps()), (None, None));
+        s.rate = Some(Rate::BitsPerSec(8_000_000));
+        assert_eq!(
+            (s.rate_pps(), s.rate_bps()),
+            (Some(1000.0), Some(8_000_000))
+        );
+        s.rate = Some(Rate::PacketsPerSec(1000));
+        assert_eq!(
+            (s.rate_pps(), s.rate_bps()),
+            (Some(1000.0), Some(8_000_000))
+        );
+        s.rate = Some(Rate::PacketsPerSec(u64::MAX));
+        assert_eq!(s.rate_bps(), Some(u64::MAX), "saturates");
+        s.rate = Some(Rate::BitsPerSec(0));
+        assert_eq!(s.rate_pps(), None, "a zero rate paces nothing");
+    }
 
     #[test]
     fn test_kind_round_trips_through_its_name() {
@@ -560,7 +611,14 @@ mod tests {
     fn family_parses_common_spellings() {
         assert_eq!("6".parse::<Family>().unwrap(), Family::V6);
         assert_eq!("IPv4".parse::<Family>().unwrap(), Family::V4);
-        assert!("5".parse::<Family>().is_err());
+        assert_eq!(
+            " V5 ".parse::<Family>().unwrap_err().to_string(),
+            "unknown IP family 'v5' (use 4 or 6)"
+        );
+        assert_eq!(
+            "sctp".parse::<TestKind>().unwrap_err().to_string(),
+            "unknown test 'sctp' (use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul)"
+        );
     }
 
     #[test]

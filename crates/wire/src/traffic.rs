@@ -28,6 +28,51 @@ use crate::quantity::{parse_bytes, parse_duration_ns, QuantityError};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// Why a distribution (`NAME:PARAMS`) or a traffic model cannot be used; the message is
+/// what the user sees.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TrafficError {
+    #[error(
+        "'{text}': write NAME:PARAMS, e.g. exp:1ms, uniform:64..1400, pareto:shape=1.5,mean=1ms"
+    )]
+    NoParams { text: String },
+    #[error("'{text}': {name} needs {key}=…")]
+    MissingParam {
+        text: String,
+        name: String,
+        key: &'static str,
+    },
+    #[error("'{text}': shape '{value}' is not a number")]
+    ShapeNotANumber { text: String, value: String },
+    /// A value that is not a duration (gaps) or a byte count (sizes).
+    #[error(transparent)]
+    Quantity(#[from] QuantityError),
+    #[error("'{text}': {what} must be above 0")]
+    NotPositive { text: String, what: &'static str },
+    #[error("'{text}': write uniform:LOW..HIGH")]
+    UniformSyntax { text: String },
+    #[error("'{text}': uniform needs 0 <= LOW < HIGH")]
+    UniformRange { text: String },
+    #[error("'{text}': a Pareto mean exists only for shape > 1; give scale= instead")]
+    ParetoMeanNeedsShapeAboveOne { text: String },
+    #[error("'{text}': unknown distribution '{name}' (constant, uniform, exp, pareto, cauchy, normal, poisson, gamma, weibull, gumbel)")]
+    UnknownDist { text: String, name: String },
+    /// One of the on/off period distributions (`flag` is `--on-time` or `--off-time`).
+    #[error("{flag}: {source}")]
+    Period {
+        flag: &'static str,
+        source: Box<TrafficError>,
+    },
+    #[error(
+        "--on-time and --off-time come together (the lengths of the active and the silent periods)"
+    )]
+    OnOffUnpaired,
+    #[error("unknown profile '{name}': {known}")]
+    UnknownProfile { name: String, known: String },
+    #[error("--seed fixes the draws of --idt / --size-dist / --profile; give one of them")]
+    SeedWithoutModel,
+}
+
 /// A distribution of non-negative values, in base units (ns for gaps, bytes for sizes).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "dist")]
@@ -85,12 +130,11 @@ pub enum Quantity {
 }
 
 impl Quantity {
-    fn parse(self, text: &str) -> Result<f64, String> {
-        let r: Result<f64, QuantityError> = match self {
+    fn parse(self, text: &str) -> Result<f64, QuantityError> {
+        match self {
             Quantity::Gap => parse_duration_ns(text).map(|v| v as f64),
             Quantity::Size => parse_bytes(text).map(|v| v as f64),
-        };
-        r.map_err(|e| e.to_string())
+        }
     }
     fn format(self, v: f64) -> String {
         match self {
@@ -119,22 +163,29 @@ impl Dist {
     }
 
     /// Parse `NAME:PARAMS` for a gap (durations) or a size (bytes).
-    pub fn parse(text: &str, q: Quantity) -> Result<Dist, String> {
+    pub fn parse(text: &str, q: Quantity) -> Result<Dist, TrafficError> {
         let text = text.trim();
-        let (name, params) = text.split_once(':').ok_or_else(|| {
-            format!("'{text}': write NAME:PARAMS, e.g. exp:1ms, uniform:64..1400, pareto:shape=1.5,mean=1ms")
-        })?;
-        let kv = |key: &str| -> Result<f64, String> {
+        let owned = || text.to_string();
+        let (name, params) = text
+            .split_once(':')
+            .ok_or_else(|| TrafficError::NoParams { text: owned() })?;
+        let kv = |key: &'static str| -> Result<f64, TrafficError> {
             params
                 .split(',')
                 .filter_map(|p| p.split_once('='))
                 .find(|(k, _)| k.trim() == key)
                 .map(|(_, v)| v.trim())
-                .ok_or_else(|| format!("'{text}': {name} needs {key}=…"))
+                .ok_or_else(|| TrafficError::MissingParam {
+                    text: owned(),
+                    name: name.to_string(),
+                    key,
+                })
                 .and_then(|v| {
                     if key == "shape" {
-                        v.parse::<f64>()
-                            .map_err(|_| format!("'{text}': shape '{v}' is not a number"))
+                        v.parse::<f64>().map_err(|_| TrafficError::ShapeNotANumber {
+                            text: owned(),
+                            value: v.to_string(),
+                        })
                     } else {
                         // A size distribution's parameter need not be whole bytes
                         // (a Gumbel scale of 5.7 B): a plain non-negative number is
@@ -142,16 +193,19 @@ impl Dist {
                         // would leave the sampler redrawing negative values for ever.
                         q.parse(v).or_else(|e| match (q, v.parse::<f64>()) {
                             (Quantity::Size, Ok(x)) if x.is_finite() && x >= 0.0 => Ok(x),
-                            _ => Err(e),
+                            _ => Err(e.into()),
                         })
                     }
                 })
         };
-        let positive = |what: &str, v: f64| -> Result<f64, String> {
+        let positive = |what: &'static str, v: f64| -> Result<f64, TrafficError> {
             if v.is_finite() && v > 0.0 {
                 Ok(v)
             } else {
-                Err(format!("'{text}': {what} must be above 0"))
+                Err(TrafficError::NotPositive {
+                    text: owned(),
+                    what,
+                })
             }
         };
         let d = match name.trim().to_ascii_lowercase().as_str() {
@@ -161,10 +215,10 @@ impl Dist {
             "uniform" => {
                 let (a, b) = params
                     .split_once("..")
-                    .ok_or_else(|| format!("'{text}': write uniform:LOW..HIGH"))?;
+                    .ok_or_else(|| TrafficError::UniformSyntax { text: owned() })?;
                 let (low, high) = (q.parse(a)?, q.parse(b)?);
                 if !(low.is_finite() && high.is_finite() && low >= 0.0 && high > low) {
-                    return Err(format!("'{text}': uniform needs 0 <= LOW < HIGH"));
+                    return Err(TrafficError::UniformRange { text: owned() });
                 }
                 Dist::Uniform { low, high }
             }
@@ -181,9 +235,9 @@ impl Dist {
                     Ok(s) => positive("scale", s)?,
                     Err(_) => {
                         if shape <= 1.0 {
-                            return Err(format!(
-                                "'{text}': a Pareto mean exists only for shape > 1; give scale= instead"
-                            ));
+                            return Err(TrafficError::ParetoMeanNeedsShapeAboveOne {
+                                text: owned(),
+                            });
                         }
                         // Whole ns (bytes), as every parsed value is: prints back exactly.
                         (positive("mean", kv("mean")?)? * (shape - 1.0) / shape).round()
@@ -212,9 +266,10 @@ impl Dist {
                 scale: positive("scale", kv("scale")?)?,
             },
             other => {
-                return Err(format!(
-                    "'{text}': unknown distribution '{other}' (constant, uniform, exp, pareto, cauchy, normal, poisson, gamma, weibull, gumbel)"
-                ))
+                return Err(TrafficError::UnknownDist {
+                    text: owned(),
+                    name: other.to_string(),
+                })
             }
         };
         Ok(d)
@@ -369,18 +424,18 @@ impl TrafficModel {
         (on_time, off_time): (Option<&str>, Option<&str>),
         seed: Option<u64>,
         default_seed: u64,
-    ) -> Result<Option<TrafficModel>, String> {
+    ) -> Result<Option<TrafficModel>, TrafficError> {
         let prof = match profile_name {
             None => None,
             Some(name) => Some(profile(name).ok_or_else(|| {
-                format!(
-                    "unknown profile '{name}': {}",
-                    PROFILES
+                TrafficError::UnknownProfile {
+                    name: name.to_string(),
+                    known: PROFILES
                         .iter()
                         .map(|p| p.name)
                         .collect::<Vec<_>>()
-                        .join(", ")
-                )
+                        .join(", "),
+                }
             })?),
         };
         let idt = idt.map(str::to_string).or(prof.map(|p| p.idt.to_string()));
@@ -393,14 +448,11 @@ impl TrafficModel {
             given => (given.0, given.1),
         };
         if on_time.is_some() != off_time.is_some() {
-            return Err("--on-time and --off-time come together (the lengths of the active and the silent periods)".into());
+            return Err(TrafficError::OnOffUnpaired);
         }
         if idt.is_none() && size.is_none() && on_time.is_none() {
             if seed.is_some() {
-                return Err(
-                    "--seed fixes the draws of --idt / --size-dist / --profile; give one of them"
-                        .into(),
-                );
+                return Err(TrafficError::SeedWithoutModel);
             }
             return Ok(None);
         }
@@ -417,7 +469,7 @@ impl TrafficModel {
     }
 
     /// The gap distribution, parsed (`Err` names what is wrong).
-    pub fn idt_dist(&self) -> Result<Option<Dist>, String> {
+    pub fn idt_dist(&self) -> Result<Option<Dist>, TrafficError> {
         self.idt
             .as_deref()
             .map(|t| Dist::parse(t, Quantity::Gap))
@@ -425,7 +477,7 @@ impl TrafficModel {
     }
 
     /// The size distribution, parsed.
-    pub fn size_dist(&self) -> Result<Option<Dist>, String> {
+    pub fn size_dist(&self) -> Result<Option<Dist>, TrafficError> {
         self.size
             .as_deref()
             .map(|t| Dist::parse(t, Quantity::Size))
@@ -433,21 +485,24 @@ impl TrafficModel {
     }
 
     /// The on/off period distributions (active, silent), parsed; `None` without.
-    pub fn on_off_dists(&self) -> Result<Option<(Dist, Dist)>, String> {
+    pub fn on_off_dists(&self) -> Result<Option<(Dist, Dist)>, TrafficError> {
         match (&self.on_time, &self.off_time) {
             (Some(on), Some(off)) => {
-                let d = |t: &str, what: &str| {
-                    Dist::parse(t, Quantity::Gap).map_err(|e| format!("{what}: {e}"))
+                let d = |t: &str, flag: &'static str| {
+                    Dist::parse(t, Quantity::Gap).map_err(|e| TrafficError::Period {
+                        flag,
+                        source: Box::new(e),
+                    })
                 };
                 Ok(Some((d(on, "--on-time")?, d(off, "--off-time")?)))
             }
             (None, None) => Ok(None),
-            _ => Err("--on-time and --off-time come together".into()),
+            _ => Err(TrafficError::OnOffUnpaired),
         }
     }
 
     /// Every distribution parses, and on/off periods have a schedule to gate.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), TrafficError> {
         self.idt_dist()?;
         self.size_dist()?;
         self.on_off_dists()?;
@@ -522,13 +577,17 @@ mod tests {
             ("normal:mean=1ms,sd=0ms", "sd must be above 0"),
             ("gumbel:loc=55ms", "needs scale"),
         ] {
-            let e = Dist::parse(text, Quantity::Gap).unwrap_err();
+            let e = Dist::parse(text, Quantity::Gap).unwrap_err().to_string();
             assert!(e.contains(why), "{text}: {e}");
         }
         // Sizes take fractional spreads, never a fraction with a unit.
-        let e = Dist::parse("gumbel:loc=45,scale=5.7K", Quantity::Size).unwrap_err();
+        let e = Dist::parse("gumbel:loc=45,scale=5.7K", Quantity::Size)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("whole number"), "{e}");
-        let e = Dist::parse("gumbel:loc=45,scale=-1", Quantity::Size).unwrap_err();
+        let e = Dist::parse("gumbel:loc=45,scale=-1", Quantity::Size)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("non-negative"), "{e}");
         // A location far below 0 would leave almost no draw non-negative.
         for text in ["gumbel:loc=-1000,scale=1", "cauchy:loc=-1000000,scale=1"] {
@@ -570,9 +629,7 @@ mod tests {
             (own.on_time.as_deref(), own.off_time.as_deref()),
             (Some("exp:2s"), Some("exp:1s"))
         );
-        assert!(m(Some("exp:2s"), None)
-            .unwrap_err()
-            .contains("come together"));
+        assert_eq!(m(Some("exp:2s"), None), Err(TrafficError::OnOffUnpaired));
         let plain =
             TrafficModel::from_options(None, None, Some("voip-g729"), (None, None), None, 3)
                 .unwrap()

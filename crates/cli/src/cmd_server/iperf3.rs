@@ -174,7 +174,9 @@ pub fn log_line(r: &SessionReport) -> String {
         .user
         .as_ref()
         .map_or(String::new(), |u| format!(" user {u:?}"));
-    format!("dualperf server: iperf3 {peer}{user} {what}, {outcome}")
+    // What the server set up other than meant (a capped UDP receive buffer).
+    let notes: String = r.notes.iter().map(|n| format!("; {n}")).collect();
+    format!("dualperf server: iperf3 {peer}{user} {what}, {outcome}{notes}")
 }
 
 #[cfg(test)]
@@ -236,6 +238,17 @@ mod tests {
         };
         let line = log_line(&r);
         assert!(line.contains("failed: timed out waiting"), "{line}");
+        let noted = SessionReport {
+            notes: vec!["SO_RCVBUF 4194304 capped by net.core.rmem_max".into()],
+            ..SessionReport::default()
+        };
+        assert!(
+            log_line(&noted).ends_with(
+                "ok: sent 0 B, received 0 B; SO_RCVBUF 4194304 capped by net.core.rmem_max"
+            ),
+            "{}",
+            log_line(&noted)
+        );
         assert!(line.contains("no test"), "{line}");
         let mapped = SessionReport {
             peer: Some("[::ffff:127.0.0.1]:4000".parse().unwrap()),

@@ -22,6 +22,9 @@
 //! A name missing on one platform is a compile error there, which `cargo check
 //! --target …` in CI catches.
 
+use crate::error::NetError;
+use std::io;
+
 pub(crate) mod portable;
 
 #[cfg(unix)]
@@ -57,5 +60,53 @@ pub fn os_name() -> &'static str {
         "macos" => "macOS",
         "freebsd" => "FreeBSD",
         other => other,
+    }
+}
+
+/// Address family and transport of a socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SockKind {
+    pub v6: bool,
+    pub tcp: bool,
+}
+
+/// A socket option the kernel refused, with the value asked.
+pub(crate) fn sockopt_err(
+    option: &'static str,
+    value: impl ToString,
+    source: io::Error,
+) -> NetError {
+    NetError::SockOpt {
+        option,
+        value: value.to_string(),
+        source,
+    }
+}
+
+/// The error for an option this OS cannot set, naming the OS.
+#[cfg_attr(target_os = "linux", allow(dead_code))]
+pub(crate) fn unsupported_here(what: &str, hint: &str) -> NetError {
+    NetError::InvalidOption(format!("{what} cannot be set on {}{hint}", os_name()))
+}
+
+/// Completions read from the error queue in one go.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Completions {
+    /// Send calls completed.
+    pub sends: u64,
+    /// Of those, the ones the kernel copied.
+    pub copied: u64,
+}
+
+impl Completions {
+    /// Add one notification: sends `lo..=hi` (send ids are 32-bit and wrap), copied or
+    /// not.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub(crate) fn add_range(&mut self, lo: u32, hi: u32, copied: bool) {
+        let n = u64::from(hi.wrapping_sub(lo)) + 1;
+        self.sends += n;
+        if copied {
+            self.copied += n;
+        }
     }
 }

@@ -114,13 +114,13 @@ pub(crate) fn recv_each(
 /// sending calls are never reached (enabling fails first) and fail the same way.
 pub(crate) mod zerocopy_unsupported {
     use crate::error::NetError;
-    use crate::zerocopy::Completions;
+    use crate::sys::Completions;
     use std::io;
     use std::net::TcpStream;
     use std::time::Duration;
 
     pub(crate) fn check_supported() -> Result<(), NetError> {
-        Err(crate::sockopt::unsupported_here(
+        Err(crate::sys::unsupported_here(
             "zero-copy sending (MSG_ZEROCOPY)",
             ": it needs Linux 4.14 or later; drop --zerocopy",
         ))

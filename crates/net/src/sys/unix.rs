@@ -70,8 +70,8 @@ fn sysctl_u64(name: &str) -> Option<u64> {
 
 pub(crate) mod readings {
     use crate::error::NetError;
-    use measure::cpu::{CoreTimes, CpuSnapshot, CpuTimes};
     use std::net::{Ipv6Addr, SocketAddr, UdpSocket};
+    use wire::cpu::{CoreTimes, CpuSnapshot, CpuTimes};
 
     #[cfg(target_os = "freebsd")]
     pub(crate) const CPU_SOURCE: &str =
@@ -80,7 +80,7 @@ pub(crate) mod readings {
     pub(crate) const CPU_SOURCE: &str =
         "host_processor_info(PROCESSOR_CPU_LOAD_INFO) (user system idle nice ticks per CPU); busy = all but idle";
 
-    pub(crate) fn udp_error_counters() -> Option<measure::UdpErrorCounters> {
+    pub(crate) fn udp_error_counters() -> Option<wire::snmp::UdpErrorCounters> {
         None
     }
 
@@ -255,7 +255,7 @@ pub(crate) mod readings {
 
 pub(crate) mod sockopt {
     use crate::error::NetError;
-    use crate::sockopt::{sockopt_err, unsupported_here, SockKind};
+    use crate::sys::{sockopt_err, unsupported_here, SockKind};
     use socket2::SockRef;
     use std::io;
     use std::net::SocketAddrV6;
@@ -413,7 +413,7 @@ pub(crate) mod sockopt {
 }
 
 pub(crate) mod sysinfo {
-    use crate::sysinfo::Capture;
+    use crate::metadata::Capture;
     use std::ffi::CStr;
     use std::net::IpAddr;
 

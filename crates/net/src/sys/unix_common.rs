@@ -70,16 +70,16 @@ fn timeval_ns(tv: libc::timeval) -> u64 {
 }
 
 /// getrusage(RUSAGE_SELF): all threads; microsecond resolution.
-pub(crate) fn process_cpu_times() -> measure::cpu::ProcessCpuTimes {
+pub(crate) fn process_cpu_times() -> wire::cpu::ProcessCpuTimes {
     // SAFETY: rusage is a plain C struct for which all-zero bytes are a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `ru` is valid for writes; RUSAGE_SELF is a valid `who`.
     let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     if rc != 0 {
         // getrusage(RUSAGE_SELF) cannot fail with a valid pointer.
-        return measure::cpu::ProcessCpuTimes::default();
+        return wire::cpu::ProcessCpuTimes::default();
     }
-    measure::cpu::ProcessCpuTimes {
+    wire::cpu::ProcessCpuTimes {
         user_ns: timeval_ns(ru.ru_utime),
         system_ns: timeval_ns(ru.ru_stime),
     }

@@ -43,7 +43,6 @@ pub(crate) mod errors {
 
 pub(crate) mod readings {
     use crate::error::NetError;
-    use measure::cpu::{CoreTimes, CpuSnapshot, CpuTimes, ProcessCpuTimes};
     use std::net::{Ipv6Addr, SocketAddr, UdpSocket};
     use windows_sys::Wdk::System::SystemInformation::{
         NtQuerySystemInformation, SystemProcessorPerformanceInformation,
@@ -51,12 +50,13 @@ pub(crate) mod readings {
     use windows_sys::Win32::Foundation::FILETIME;
     use windows_sys::Win32::System::Threading::{GetCurrentProcess, GetProcessTimes};
     use windows_sys::Win32::System::WindowsProgramming::SYSTEM_PROCESSOR_PERFORMANCE_INFORMATION;
+    use wire::cpu::{CoreTimes, CpuSnapshot, CpuTimes, ProcessCpuTimes};
 
     pub(crate) const CPU_SOURCE: &str =
         "NtQuerySystemInformation(SystemProcessorPerformanceInformation): \
          user, kernel minus idle, DPC and interrupt time, in 100 ns units; busy = all but idle";
 
-    pub(crate) fn udp_error_counters() -> Option<measure::UdpErrorCounters> {
+    pub(crate) fn udp_error_counters() -> Option<wire::snmp::UdpErrorCounters> {
         None
     }
 
@@ -184,7 +184,7 @@ pub(crate) mod readings {
 
 pub(crate) mod sockopt {
     use crate::error::NetError;
-    use crate::sockopt::{sockopt_err, unsupported_here, SockKind};
+    use crate::sys::{sockopt_err, unsupported_here, SockKind};
     use socket2::SockRef;
     use std::io;
     use std::net::SocketAddrV6;
@@ -341,7 +341,7 @@ pub(crate) mod sockopt {
 }
 
 pub(crate) mod sysinfo {
-    use crate::sysinfo::Capture;
+    use crate::metadata::Capture;
     use std::net::IpAddr;
     use windows_sys::Win32::Foundation::{CloseHandle, ERROR_BUFFER_OVERFLOW, NO_ERROR};
     use windows_sys::Win32::NetworkManagement::IpHelper::{

@@ -11,27 +11,45 @@
 //! (`spairport_security_mode_wpa2_personal`, …). The BSSID is redacted without
 //! Location Services; streams, guard interval and receive rate are not reported.
 
-use super::{Band, Field, LinkKind, LinkState, Security, Standard};
+use super::{Band, Field, LinkKind, LinkState, Security, SecurityError, Standard};
 use serde_json::Value;
 
 const SOURCE: &str = "system_profiler";
 const NOT_REPORTED: &str = "system_profiler does not report it";
 
+/// Why system_profiler's Wi-Fi report cannot be had or read.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfilerError {
+    #[error("system_profiler output is not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    #[error("system_profiler output has no SPAirPortDataType list")]
+    NoAirPortList,
+    #[error("cannot run system_profiler: {0}")]
+    Spawn(#[source] std::io::Error),
+    #[error("system_profiler has no output pipe")]
+    NoPipe,
+    #[error("system_profiler did not finish within {0:?}")]
+    Deadline(std::time::Duration),
+    #[error("reading system_profiler's output failed")]
+    ReaderPanicked,
+    #[error("reading system_profiler's output: {0}")]
+    Read(#[source] std::io::Error),
+}
+
 /// The interfaces system_profiler lists as Wi-Fi, by name.
-pub fn wifi_interfaces(json: &str) -> Result<Vec<String>, String> {
+pub fn wifi_interfaces(json: &str) -> Result<Vec<String>, ProfilerError> {
     Ok(interfaces(json)?
         .iter()
         .filter_map(|i| i.get("_name").and_then(Value::as_str).map(str::to_string))
         .collect())
 }
 
-fn interfaces(json: &str) -> Result<Vec<Value>, String> {
-    let v: Value = serde_json::from_str(json)
-        .map_err(|e| format!("system_profiler output is not JSON: {e}"))?;
+fn interfaces(json: &str) -> Result<Vec<Value>, ProfilerError> {
+    let v: Value = serde_json::from_str(json).map_err(ProfilerError::NotJson)?;
     let sections = v
         .get("SPAirPortDataType")
         .and_then(Value::as_array)
-        .ok_or("system_profiler output has no SPAirPortDataType list")?;
+        .ok_or(ProfilerError::NoAirPortList)?;
     Ok(sections
         .iter()
         .filter_map(|s| {
@@ -45,7 +63,7 @@ fn interfaces(json: &str) -> Result<Vec<Value>, String> {
 
 /// The link state of interface `iface` from system_profiler's JSON; `None` when the
 /// output does not list it as Wi-Fi.
-pub fn link_state(json: &str, iface: &str) -> Result<Option<LinkState>, String> {
+pub fn link_state(json: &str, iface: &str) -> Result<Option<LinkState>, ProfilerError> {
     let list = interfaces(json)?;
     let Some(i) = list
         .iter()
@@ -106,7 +124,7 @@ pub fn link_state(json: &str, iface: &str) -> Result<Option<LinkState>, String> 
     s.noise_dbm = Field::from_option(noise, "no noise reported");
     s.security = match text("spairport_security_mode").map(security) {
         Some(Ok(sec)) => Field::Value(sec),
-        Some(Err(why)) => Field::Unavailable(why),
+        Some(Err(why)) => Field::Unavailable(why.to_string()),
         None => Field::unavailable("no security mode reported"),
     };
     s.bssid = match text("spairport_network_bssid") {
@@ -183,7 +201,7 @@ fn parse_signal_noise(t: &str) -> (Option<i32>, Option<i32>) {
     (it.next().flatten(), it.next().flatten())
 }
 
-fn security(mode: &str) -> Result<Security, String> {
+fn security(mode: &str) -> Result<Security, SecurityError> {
     let m = mode
         .trim()
         .strip_prefix("spairport_security_mode_")
@@ -191,9 +209,7 @@ fn security(mode: &str) -> Result<Security, String> {
         .to_ascii_lowercase();
     let (wpa2, wpa3) = (m.contains("wpa2"), m.contains("wpa3"));
     if wpa3 && (wpa2 || m.contains("transition")) {
-        return Err(format!(
-            "{m}: WPA2/WPA3 transition mode; which one is in use is not reported"
-        ));
+        return Err(SecurityError::TransitionMode { mode: m });
     }
     Ok(if wpa3 {
         Security::Wpa3
@@ -216,6 +232,7 @@ fn security(mode: &str) -> Result<Security, String> {
 pub(super) mod live {
     //! Runs system_profiler with a deadline and a cap on the output it reads.
     use super::super::{Field, LinkKind, LinkState, WifiError, NOT_WIRELESS};
+    use super::ProfilerError;
     use std::io::Read;
     use std::net::IpAddr;
     use std::process::{Command, Stdio};
@@ -224,17 +241,14 @@ pub(super) mod live {
     const DEADLINE: Duration = Duration::from_secs(20);
     const MAX_OUTPUT: u64 = 4 << 20;
 
-    fn run() -> Result<String, String> {
+    fn run() -> Result<String, ProfilerError> {
         let mut child = Command::new("/usr/sbin/system_profiler")
             .args(["SPAirPortDataType", "-json"])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| format!("cannot run system_profiler: {e}"))?;
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or("system_profiler has no output pipe")?;
+            .map_err(ProfilerError::Spawn)?;
+        let stdout = child.stdout.take().ok_or(ProfilerError::NoPipe)?;
         let reader = std::thread::spawn(move || {
             let mut s = String::new();
             stdout.take(MAX_OUTPUT).read_to_string(&mut s).map(|_| s)
@@ -247,16 +261,14 @@ pub(super) mod live {
                 _ => {
                     let _ = child.kill();
                     let _ = child.wait();
-                    return Err(format!(
-                        "system_profiler did not finish within {DEADLINE:?}"
-                    ));
+                    return Err(ProfilerError::Deadline(DEADLINE));
                 }
             }
         }
         reader
             .join()
-            .map_err(|_| "reading system_profiler's output failed".to_string())?
-            .map_err(|e| format!("reading system_profiler's output: {e}"))
+            .map_err(|_| ProfilerError::ReaderPanicked)?
+            .map_err(ProfilerError::Read)
     }
 
     pub(crate) fn link_state_of(local: IpAddr) -> LinkState {
@@ -280,14 +292,16 @@ pub(super) mod live {
                 };
                 LinkState::without_radio(Field::Value(name), kind, NOT_WIRELESS)
             }
-            Err(why) => LinkState::without_radio(Field::Value(name), LinkKind::Unknown, &why),
+            Err(why) => {
+                LinkState::without_radio(Field::Value(name), LinkKind::Unknown, &why.to_string())
+            }
         }
     }
 
     pub(crate) fn wireless_interfaces() -> Result<Vec<String>, WifiError> {
         run()
             .and_then(|j| super::wifi_interfaces(&j))
-            .map_err(WifiError::Failed)
+            .map_err(|e| WifiError::Failed(e.to_string()))
     }
 }
 
@@ -327,8 +341,15 @@ mod tests {
 
     #[test]
     fn odd_output_is_an_error_or_unavailable_never_a_panic() {
-        assert!(link_state("", "en0").is_err());
-        assert!(link_state("[]", "en0").is_err());
+        assert!(matches!(
+            link_state("", "en0"),
+            Err(ProfilerError::NotJson(_))
+        ));
+        let no_list = link_state("[]", "en0").unwrap_err();
+        assert_eq!(
+            no_list.to_string(),
+            "system_profiler output has no SPAirPortDataType list"
+        );
         assert_eq!(
             link_state(r#"{"SPAirPortDataType":[{}]}"#, "en0").unwrap(),
             None

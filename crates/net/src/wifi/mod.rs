@@ -276,6 +276,22 @@ impl fmt::Display for Band {
     }
 }
 
+/// Why the security of a link is not known, from what the OS reports.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecurityError {
+    /// macOS names a WPA2/WPA3 transition mode (`mode`, as reported).
+    #[error("{mode}: WPA2/WPA3 transition mode; which one is in use is not reported")]
+    TransitionMode { mode: String },
+    #[error("the BSS offers WPA2 and WPA3 (transition mode); nl80211 does not say which the station uses")]
+    TransitionBss,
+    #[error("information element {id} claims {len} bytes, {remain} remain")]
+    TruncatedElement { id: u8, len: usize, remain: usize },
+    #[error("the RSN element is shorter than its counts say")]
+    ShortRsn,
+    #[error("the RSN element lists no AKM suite")]
+    NoAkm,
+}
+
 impl fmt::Display for Security {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

@@ -6,7 +6,7 @@
 //! (`include/uapi/linux/netlink.h`, `genetlink.h`, `nl80211.h`); attribute numbers
 //! below are from `nl80211.h`.
 
-use super::{band_of, Band, Field, LinkKind, LinkState, Security, Standard};
+use super::{band_of, Band, Field, LinkKind, LinkState, Security, SecurityError, Standard};
 
 /// netlink message types and flags (`netlink.h`).
 pub const NLMSG_ERROR: u16 = 2;
@@ -536,7 +536,7 @@ pub fn parse_bss(attributes: &[u8]) -> Result<Bss, ParseError> {
         ),
         Some(ies) => match security_of(ies, capability) {
             Ok(s) => (Some(s), None),
-            Err(why) => (None, Some(why)),
+            Err(why) => (None, Some(why.to_string())),
         },
     };
     Ok(Bss {
@@ -560,16 +560,17 @@ const CAP_PRIVACY: u16 = 0x0010;
 /// with group-dependent hash), 18 is OWE. A BSS that offers both WPA2 and WPA3 AKMs
 /// (transition mode) does not say which the station chose: that is an `Err`. Without
 /// RSN: a WPA (vendor 00-50-F2 type 1) element is WPA; the Privacy bit alone is WEP.
-pub fn security_of(ies: &[u8], capability: Option<u16>) -> Result<Security, String> {
+pub fn security_of(ies: &[u8], capability: Option<u16>) -> Result<Security, SecurityError> {
     let mut rest = ies;
     let mut wpa1 = false;
     while rest.len() >= 2 {
         let (id, len) = (rest[0], usize::from(rest[1]));
         let Some(body) = rest.get(2..2 + len) else {
-            return Err(format!(
-                "information element {id} claims {len} bytes, {} remain",
-                rest.len() - 2
-            ));
+            return Err(SecurityError::TruncatedElement {
+                id,
+                len,
+                remain: rest.len() - 2,
+            });
         };
         if id == IE_RSN {
             return rsn_security(body);
@@ -588,9 +589,9 @@ pub fn security_of(ies: &[u8], capability: Option<u16>) -> Result<Security, Stri
     })
 }
 
-fn rsn_security(body: &[u8]) -> Result<Security, String> {
+fn rsn_security(body: &[u8]) -> Result<Security, SecurityError> {
     // version (2), group cipher (4), pairwise count (2) and suites, AKM count (2) and suites.
-    let short = || "the RSN element is shorter than its counts say".to_string();
+    let short = || SecurityError::ShortRsn;
     let pairwise = usize::from(u16::from_le_bytes([
         *body.get(6).ok_or_else(short)?,
         *body.get(7).ok_or_else(short)?,
@@ -615,12 +616,12 @@ fn rsn_security(body: &[u8]) -> Result<Security, String> {
         }
     }
     match (wpa2, wpa3, owe) {
-        (true, true, _) => Err("the BSS offers WPA2 and WPA3 (transition mode); nl80211 does not say which the station uses".into()),
+        (true, true, _) => Err(SecurityError::TransitionBss),
         (false, true, _) => Ok(Security::Wpa3),
         (true, false, _) => Ok(Security::Wpa2),
         (false, false, true) => Ok(Security::Owe),
         _ if other => Ok(Security::Unknown),
-        _ => Err("the RSN element lists no AKM suite".into()),
+        _ => Err(SecurityError::NoAkm),
     }
 }
 
@@ -1066,11 +1067,18 @@ mod tests {
     fn rsn_elements_that_lie_about_their_counts_are_refused() {
         // RSN with an AKM count of 9 but one suite.
         let mut ie = vec![48, 14, 1, 0, 0, 0x0f, 0xac, 4, 0, 0, 9, 0, 0, 0x0f, 0xac, 2];
-        assert!(security_of(&ie, None).is_err());
+        assert_eq!(security_of(&ie, None), Err(SecurityError::ShortRsn));
         ie[1] = 200; // longer than the bytes that remain
-        assert!(security_of(&ie, None).is_err());
+        let e = security_of(&ie, None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "information element 48 claims 200 bytes, 14 remain"
+        );
         // Pairwise count that runs past the end.
-        assert!(security_of(&[48, 8, 1, 0, 0, 0x0f, 0xac, 4, 0xff, 0xff], None).is_err());
+        assert_eq!(
+            security_of(&[48, 8, 1, 0, 0, 0x0f, 0xac, 4, 0xff, 0xff], None),
+            Err(SecurityError::ShortRsn)
+        );
         assert_eq!(
             security_of(&[0, 3, b'l', b'a', b'b'], Some(0x0010)),
             Ok(Security::Wep)

@@ -2,8 +2,8 @@
 //! affinity and timer slack.
 
 use crate::error::NetError;
-use measure::cpu::CpuSnapshot;
 use std::net::{Ipv6Addr, SocketAddr, UdpSocket};
+use wire::cpu::CpuSnapshot;
 
 const PROC_STAT: &str = "/proc/stat";
 pub(crate) const DISABLE_IPV6_ALL: &str = "/proc/sys/net/ipv6/conf/all/disable_ipv6";
@@ -13,16 +13,16 @@ const DISABLE_IPV6_LO: &str = "/proc/sys/net/ipv6/conf/lo/disable_ipv6";
 pub(crate) const CPU_SOURCE: &str =
     "/proc/stat (user nice system idle iowait irq softirq steal; busy = all but idle)";
 
-pub(crate) fn udp_error_counters() -> Option<measure::UdpErrorCounters> {
+pub(crate) fn udp_error_counters() -> Option<wire::snmp::UdpErrorCounters> {
     let read = |file: &str| {
         std::fs::read_to_string(format!("/proc/thread-self/net/{file}"))
             .or_else(|_| std::fs::read_to_string(format!("/proc/net/{file}")))
             .ok()
     };
-    let v4 = measure::snmp::parse_snmp(&read("snmp")?)?;
+    let v4 = wire::snmp::parse_snmp(&read("snmp")?)?;
     // A kernel without IPv6 has no snmp6: the IPv4 counters are then the whole story.
     let v6 = read("snmp6")
-        .and_then(|t| measure::snmp::parse_snmp6(&t))
+        .and_then(|t| wire::snmp::parse_snmp6(&t))
         .unwrap_or_default();
     Some(v4.plus(&v6))
 }

@@ -3,8 +3,8 @@
 //! meanings turned into words.
 
 use crate::error::NetError;
-use crate::sockopt::{sockopt_err, SockKind};
 pub(crate) use crate::sys::unix_common::{get_int, set_int};
+use crate::sys::{sockopt_err, SockKind};
 use socket2::SockRef;
 use std::io;
 use std::net::SocketAddrV6;

@@ -1,7 +1,7 @@
 //! Linux host metadata: /proc, /sys, /etc/os-release, getifaddrs and read-only ethtool
 //! ioctls (ETHTOOL_GDRVINFO and the legacy offload getters) on a datagram socket.
 
-use crate::sysinfo::{
+use crate::metadata::{
     ipv6_enabled, normalise_ws, parse_cpuinfo, parse_if_inet6, parse_meminfo_total_bytes,
     parse_os_release, Capture,
 };
@@ -43,7 +43,7 @@ pub(crate) fn host_fields(c: &mut Capture) {
     c.set("kernel.version", read("/proc/sys/kernel/version"));
     c.set("host.name", read("/proc/sys/kernel/hostname"));
     c.set(
-        crate::sysinfo::BOOT_ID_KEY,
+        crate::metadata::BOOT_ID_KEY,
         read("/proc/sys/kernel/random/boot_id"),
     );
     let cpu = read("/proc/cpuinfo").map(|t| parse_cpuinfo(&t));

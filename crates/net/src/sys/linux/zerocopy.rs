@@ -4,9 +4,9 @@
 //! SO_EE_ORIGIN_ZEROCOPY per notification, naming the range of send calls it completes).
 
 use crate::error::NetError;
-use crate::sockopt::sockopt_err;
+use crate::sys::sockopt_err;
 use crate::sys::unix_common::set_int;
-use crate::zerocopy::Completions;
+use crate::sys::Completions;
 use std::io;
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;

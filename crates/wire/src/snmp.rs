@@ -1,7 +1,7 @@
 //! UDP error counters of a host's network stack, as Linux prints them in
 //! `/proc/net/snmp` (a header line `Udp: Name Name …` and a value line `Udp: n n …`) and
 //! `/proc/net/snmp6` (one `Udp6Name value` per line). Text in, numbers out; the reading
-//! itself lives in `net`.
+//! itself lives in `net` (re-exported as `measure::snmp`).
 //!
 //! The counters are system-wide (per network namespace), cumulative since boot:
 //! `RcvbufErrors` counts datagrams dropped because a receiving socket's buffer was full,
