@@ -35,10 +35,17 @@ pub enum PreflightError {
     NoAnswer {
         addr: SocketAddr,
         #[source]
-        source: TargetError,
+        source: Box<TargetError>,
     },
+    /// Boxed: a target error holds an engine error, and this one is returned by value.
     #[error(transparent)]
-    Target(#[from] TargetError),
+    Target(Box<TargetError>),
+}
+
+impl From<TargetError> for PreflightError {
+    fn from(e: TargetError) -> Self {
+        PreflightError::Target(Box::new(e))
+    }
 }
 
 /// Checks the remote target of `opts` in each of `families` (nothing to check for the
@@ -57,7 +64,10 @@ pub fn check_remote(opts: &TargetOptions, families: &[Family]) -> Result<(), Pre
                 let target = DualperfTarget::open(opts, families, &mut |_| {})?;
                 target
                     .hello(family)
-                    .map_err(|source| PreflightError::NoAnswer { addr, source })?;
+                    .map_err(|source| PreflightError::NoAnswer {
+                        addr,
+                        source: Box::new(source),
+                    })?;
             }
             // Resolution only: iperf3 has no test-free handshake, and a probe connection
             // is a client to it whose error path raced the study's first run (one reset
