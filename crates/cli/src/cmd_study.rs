@@ -497,6 +497,8 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
                 args.target.lab = Some(req.topology);
                 args.target.lab_rate = req.rate_bps;
                 args.target.lab_mtu = req.mtu_bytes;
+                args.target.lab_link = req.link;
+                args.target.lab_ampdu = req.ampdu;
                 if args.target.port.is_none() {
                     args.target.port = host_md("lab")
                         .get("lab.server_port")

@@ -86,7 +86,16 @@ pub(super) fn in_lab<T: Send>(
         mtu: args.target.lab_mtu,
         ..LabSpec::temporary(topology)
     };
-    let lab = Lab::create(&lab_spec).context("cannot build the lab for --lab")?;
+    let lab = match &args.target.lab_link {
+        Some(link) => {
+            let emulation =
+                lab::LinkEmulation::of(link, args.target.lab_mtu, args.target.lab_ampdu)
+                    .context("--lab-link")?;
+            Lab::create_emulated(&lab_spec, &emulation)
+        }
+        None => Lab::create(&lab_spec),
+    }
+    .context("cannot build the lab for --lab")?;
     for w in lab.warnings() {
         eprintln!("dualperf: warning: {w}");
     }

@@ -300,6 +300,8 @@ pub fn lab_request_of(args: &StudyArgs) -> Option<LabRequest> {
         topology,
         rate_bps: args.target.lab_rate,
         mtu_bytes: args.target.lab_mtu,
+        link: args.target.lab_link,
+        ampdu: args.target.lab_ampdu,
     })
 }
 
