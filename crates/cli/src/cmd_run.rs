@@ -357,7 +357,8 @@ const GROUPS: &[&str] = &[
     "delivery and jitter",
     "latency",
     "CPU",
-    "framing (Ethernet, MTU 1500)",
+    // Headed with the path's framing model (`RunResult::path_framing`).
+    "framing",
     "other",
 ];
 
@@ -409,7 +410,7 @@ fn group(name: &str) -> &'static str {
         | m::PROC_REMOTE_PCT
         | m::SERVICE_DEMAND_LOCAL_US
         | m::SERVICE_DEMAND_REMOTE_US => "CPU",
-        m::IP_PACKET_BYTES | m::ETH_FRAME_BYTES => "framing (Ethernet, MTU 1500)",
+        m::IP_PACKET_BYTES | m::ETH_FRAME_BYTES => "framing",
         n if m::LOADED.contains(&n) => "latency under load",
         _ => "other",
     }
@@ -528,7 +529,10 @@ fn summary(r: &RunResult, embedded: bool) -> String {
         if lines.peek().is_none() {
             continue;
         }
-        out.push_str(&format!("  {g}\n"));
+        match *g {
+            "framing" => out.push_str(&format!("  {}\n", r.path_framing().heading())),
+            _ => out.push_str(&format!("  {g}\n")),
+        }
         for x in lines {
             let value = match x.name.as_str() {
                 m::SERVICE_DEMAND_LOCAL_US | m::SERVICE_DEMAND_REMOTE_US => {

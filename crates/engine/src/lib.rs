@@ -36,8 +36,8 @@ pub use loaded::{
     RPM_REFERENCE,
 };
 pub use result::{
-    framing_bytes, OneWayDelay, RunResult, StreamRow, WindowRow, RESULT_SCHEMA_VERSION,
-    STARVED_BELOW_FAIR_SHARE_PCT,
+    framing_bytes, OneWayDelay, PathFraming, RunResult, StreamRow, WindowRow,
+    RESULT_SCHEMA_VERSION, STARVED_BELOW_FAIR_SHARE_PCT,
 };
 pub use search::{run_rate_search, Bisection, RateSearch, SearchOutcome};
 pub use server::{
