@@ -111,21 +111,41 @@ pub struct PathFraming {
     pub model: OverheadModel,
     /// The interface's MTU was not read: the model's default MTU is assumed.
     pub mtu_assumed: bool,
+    /// Bulk TCP: the sending socket's MSS where it is below what the MTU allows (Linux
+    /// bounds it by half the peer's largest window: 32741 bytes on loopback).
+    pub sender_mss_bytes: Option<u32>,
 }
 
 impl PathFraming {
     /// "framing (loopback, MTU 65536)", "framing (Ethernet, MTU 1500 assumed: …)".
     pub fn heading(&self) -> String {
         format!(
-            "framing ({}, MTU {}{})",
+            "framing ({}, MTU {}{}{})",
             self.model.link.name(),
             self.model.mtu_bytes,
             if self.mtu_assumed {
                 " assumed: the interface's MTU was not read"
             } else {
                 ""
-            }
+            },
+            self.sender_mss_bytes
+                .map(|m| format!("; TCP segments of the sender's MSS, {m} bytes"))
+                .unwrap_or_default()
         )
+    }
+
+    /// The model a run's packets follow: bulk TCP in segments of the sender's MSS.
+    pub fn packet_model(&self, family: wire::spec::Family) -> OverheadModel {
+        match self.sender_mss_bytes {
+            Some(mss) => OverheadModel {
+                mtu_bytes: mss
+                    + family.ip_header_bytes()
+                    + 20
+                    + model::overhead::TCP_TIMESTAMP_OPTION_BYTES,
+                ..self.model
+            },
+            None => self.model,
+        }
     }
 }
 
@@ -157,20 +177,24 @@ impl RunResult {
             wire::spec::Family::V4 => "iface.mtu_ipv4",
             wire::spec::Family::V6 => "iface.mtu_ipv6",
         };
-        match self
+        let mtu = self
             .client_info
             .get(key)
             .and_then(|m| m.trim().parse::<u32>().ok())
-            .filter(|m| (68..=1 << 20).contains(m))
-        {
-            Some(mtu_bytes) => PathFraming {
-                model: OverheadModel { mtu_bytes, ..base },
-                mtu_assumed: false,
-            },
-            None => PathFraming {
-                model: base,
-                mtu_assumed: true,
-            },
+            .filter(|m| (68..=1 << 20).contains(m));
+        let model = OverheadModel {
+            mtu_bytes: mtu.unwrap_or(base.mtu_bytes),
+            ..base
+        };
+        let sender_mss_bytes = (self.spec.kind == wire::spec::TestKind::TcpStream)
+            .then(|| self.sender_receiver().0.applied.get("mss_bytes"))
+            .flatten()
+            .and_then(|m| m.trim().parse::<u32>().ok())
+            .filter(|m| (1..model.mss_bytes(self.spec.family)).contains(m));
+        PathFraming {
+            model,
+            mtu_assumed: mtu.is_none(),
+            sender_mss_bytes,
         }
     }
 
@@ -425,11 +449,11 @@ impl RunResult {
             put(m::RATE_SEARCH_TRIALS, Some(s.trials.len() as f64));
         }
         self.cpu_metrics(&mut put);
-        let framing = self.path_framing().model;
-        let (ip, frame) = framing_bytes(spec, &framing);
+        let framing = self.path_framing();
+        let (ip, frame) = framing_bytes(spec, &framing.packet_model(spec.family));
         put(m::IP_PACKET_BYTES, Some(f64::from(ip)));
         // Loopback has no Ethernet frame.
-        let ethernet = framing.link == model::LinkModel::Ethernet;
+        let ethernet = framing.model.link == model::LinkModel::Ethernet;
         put(
             m::ETH_FRAME_BYTES,
             Some(f64::from(frame)).filter(|_| ethernet),
@@ -954,6 +978,14 @@ mod tests {
             None,
             "no Ethernet frame on loopback"
         );
+        // The sender's MSS below what the MTU allows: segments of that size.
+        r.client.applied.insert("mss_bytes".into(), "32741".into());
+        assert_eq!(
+            r.path_framing().heading(),
+            "framing (loopback, MTU 65536; TCP segments of the sender's MSS, 32741 bytes)"
+        );
+        assert_eq!(r.metric(m::IP_PACKET_BYTES), Some(32741.0 + 40.0 + 32.0));
+        r.client.applied.remove("mss_bytes");
         // A wired interface: Ethernet at its MTU, per family.
         r.client_info.insert("iface.name".into(), "eth0".into());
         r.client
