@@ -737,8 +737,17 @@ pub fn wifi_sentences(analysis: &Analysis, data: &[CampaignData]) -> Vec<(String
                 WifiModel::NotWifi(_) => continue,
             };
             let points = against_model(analysis, vd, s, &link);
+            // Sizes measured above what the link allows are said apart, not in the range.
+            let counted = |p: &&SizeAgainstModel| {
+                !p.measured
+                    .is_some_and(|(_, v)| v == HeaderVerdict::NotBottleneck)
+            };
             let range = |i: usize| -> Option<String> {
-                let v: Vec<f64> = points.iter().filter_map(|p| p.pct_of_max[i]).collect();
+                let v: Vec<f64> = points
+                    .iter()
+                    .filter(counted)
+                    .filter_map(|p| p.pct_of_max[i])
+                    .collect();
                 let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
                 let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 (!v.is_empty()).then(|| {
@@ -751,7 +760,10 @@ pub fn wifi_sentences(analysis: &Analysis, data: &[CampaignData]) -> Vec<(String
                 })
             };
             let (r4, r6) = (range(0), range(1));
-            if r4.is_none() && r6.is_none() {
+            if points
+                .iter()
+                .all(|p| p.pct_of_max.iter().all(Option::is_none))
+            {
                 continue;
             }
             let mut text = format!(
@@ -801,7 +813,26 @@ pub fn wifi_sentences(analysis: &Analysis, data: &[CampaignData]) -> Vec<(String
                     sizes_list(&over)
                 ));
             }
-            if let Origin::Emulated { .. } = link.origin {
+            let emulated = matches!(link.origin, Origin::Emulated { .. });
+            if emulated && !over.is_empty() && vd.view.kind == TestKind::UdpStream {
+                text.push_str(
+                    " A UDP sender that batches with GSO (dualperf's default above 20 000 \
+                     datagrams/s) pays the emulation's per-packet overhead once per batch and so \
+                     measures above it: run such rates with --udp-datapath per-datagram.",
+                );
+            }
+            let tcp_above_100 = points
+                .iter()
+                .filter(counted)
+                .any(|p| p.pct_of_max.iter().flatten().any(|v| *v > 100.0));
+            if emulated && vd.view.kind == TestKind::TcpStream && tcp_above_100 {
+                text.push_str(
+                    " The model's TCP maximum counts the airtime of the returning TCP \
+                     acknowledgements; the emulation shapes each direction on its own, so they \
+                     take none from the data, and TCP measures above the model.",
+                );
+            }
+            if emulated {
                 text.push_str(&format!(
                     " The emulated link leaves out {LEAVES_OUT}: a radio link of this configuration reaches less."
                 ));

@@ -194,6 +194,27 @@ fn an_ipv6_gap_wider_than_the_model_is_below_and_a_measurement_beyond_it_is_abov
     let md = table_md(&Dataset { campaigns: vec![c] });
     assert!(md.contains("above the model's maximum"), "{md}");
     assert!(md.contains("| 105.0 |"), "{md}");
+    // Said apart, not as a share reached.
+    let d = Dataset {
+        campaigns: vec![with_recorded_ht(campaign(
+            TestKind::TcpStream,
+            max,
+            1.05,
+            1.05,
+        ))],
+    };
+    let s = wifi_sentences(&analyse(&d, AnalysisOptions::default()), &d.campaigns);
+    assert!(
+        s[0].0.contains("reached – (IPv4) and – (IPv6)"),
+        "{}",
+        s[0].0
+    );
+    assert!(
+        s[0].0
+            .contains("At 512 and 1408 bytes the measurement exceeds the model's maximum"),
+        "{}",
+        s[0].0
+    );
 }
 
 #[test]
