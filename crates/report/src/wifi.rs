@@ -477,8 +477,9 @@ fn emulated(lab: &BTreeMap<String, String>, name: &str, direction: Direction) ->
 /// One campaign's 802.11 link for data in `direction`: the lab's emulated link, else
 /// the one its sending side recorded.
 pub fn campaign_wifi(c: &CampaignData, direction: Direction) -> WifiModel {
-    match c.hosts.get("lab").and_then(|l| l.get("lab.emulated_link")) {
-        Some(name) => emulated(&c.hosts["lab"], name, direction),
+    let lab = c.hosts.get("lab");
+    match lab.and_then(|l| Some((l, l.get("lab.emulated_link")?))) {
+        Some((lab, name)) => emulated(lab, name, direction),
         None => recorded(c, direction),
     }
 }
@@ -566,17 +567,15 @@ fn link_for(analysis: &Analysis, data: &[CampaignData], vd: &ViewData, s: usize)
     let Some(c) = data.get(s) else {
         return WifiModel::NotWifi("no campaign".to_string());
     };
-    match campaign_wifi(c, vd.view.direction) {
-        WifiModel::Known(_)
-            if analysis
-                .offered_load
-                .get(s)
-                .is_some_and(|o| o.contains_key(&vd.view.kind)) =>
-        {
-            let why = &analysis.offered_load[s][&vd.view.kind];
+    let offered = analysis
+        .offered_load
+        .get(s)
+        .and_then(|o| o.get(&vd.view.kind));
+    match (campaign_wifi(c, vd.view.direction), offered) {
+        (WifiModel::Known(_), Some(why)) => {
             WifiModel::Unavailable(format!("{why}, not what the link could carry"))
         }
-        m => m,
+        (m, _) => m,
     }
 }
 
