@@ -1,7 +1,9 @@
 use super::*;
 use crate::analysis::{analyse, AnalysisOptions};
 use crate::dataset::{Dataset, RunOutcome, RunRow};
+use model::wifi::{estimate, Assumptions, Band, Gi, Phy, Security};
 use wire::metrics;
+use wire::spec::{Direction, Transport};
 
 const SIZES: [u32; 2] = [512, 1408];
 
