@@ -9,7 +9,7 @@
 //! does not report, a link that changed under the campaign) the table says unavailable
 //! and why: nothing is guessed.
 //!
-//! [`link`] finds each campaign's link; this module makes the table and the findings.
+//! `link` finds each campaign's link; this module makes the table and the findings.
 
 mod link;
 
