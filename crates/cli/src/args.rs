@@ -65,6 +65,16 @@ pub struct TargetArgs {
     /// MTU of the lab's veth links, bytes (1280–65535) [default: 1500].
     #[arg(long, value_name = "BYTES", requires = "lab", hide_short_help = true)]
     pub lab_mtu: Option<u32>,
+    /// Emulate a link in the lab (as `dualperf lab up --link`): 802.11g:54, 802.11ac:….
+    ///
+    /// tbf at the link's rate plus a per-packet overhead for what each frame costs
+    /// beyond its bytes; the report sets the results against that link's airtime model.
+    #[arg(long, value_name = "LINK", value_parser = parse_link, requires = "lab", conflicts_with = "lab_rate", hide_short_help = true)]
+    pub lab_link: Option<model::Link>,
+    /// With an 802.11n/ac/ax --lab-link: MPDUs per A-MPDU the emulated sender
+    /// aggregates [default: 1].
+    #[arg(long, value_name = "N", requires = "lab_link", hide_short_help = true)]
+    pub lab_ampdu: Option<u32>,
     /// Pre-shared key of the `dualperf server --psk-file` at HOST (it must prove it too).
     #[arg(long, value_name = "FILE", requires = "host")]
     pub psk_file: Option<std::path::PathBuf>,
@@ -158,6 +168,11 @@ pub fn parse_secs(s: &str) -> Result<f64, String> {
 /// `--lab` / `--topology`: p2p or client-server.
 pub fn parse_topology(s: &str) -> Result<lab::Topology, String> {
     s.parse().map_err(|e: lab::LabError| e.to_string())
+}
+
+/// `--lab-link` / `lab up --link`: a link as `dualperf model --link` reads it.
+pub fn parse_link(s: &str) -> Result<model::Link, String> {
+    model::link::parse(s).map_err(|e| e.to_string())
 }
 
 /// `--lab-rate` / `lab up --rate`: a tbf rate in bits per second.

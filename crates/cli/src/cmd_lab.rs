@@ -37,7 +37,7 @@ struct UpArgs {
     /// costs beyond its bytes (802.11a/b/g/n/ac/ax: the airtime model's contention,
     /// preamble, SIFS and ACK under its default assumptions; ethernet:RATE: FCS,
     /// preamble and gap; tbf:RATE: none). LINK as in `dualperf model --link`.
-    #[arg(long, value_name = "LINK", conflicts_with = "rate", value_parser = parse_link)]
+    #[arg(long, value_name = "LINK", conflicts_with = "rate", value_parser = crate::args::parse_link)]
     link: Option<model::Link>,
     /// With an 802.11n/ac/ax --link: MPDUs per A-MPDU the emulated sender aggregates
     /// (the fixed airtime of one access is divided over them; default 1).
@@ -133,69 +133,14 @@ fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn parse_link(s: &str) -> Result<model::Link, String> {
-    model::link::parse(s).map_err(|e| e.to_string())
-}
-
-/// The tbf rate and per-packet overhead that stand for `link` (see `model::wifi::emulation`).
+/// The tbf rate and per-packet overhead that stand for `link` (see
+/// `lab::LinkEmulation::of`).
 pub fn emulation(
     link: &model::Link,
     mtu: Option<u32>,
     ampdu: Option<u32>,
 ) -> anyhow::Result<LinkEmulation> {
-    use model::wifi::{emulation::tbf_emulation, emulation::LEAVES_OUT, Assumptions};
-    use model::{Link, LinkModel};
-    let name = link.to_string();
-    Ok(match *link {
-        Link::Wifi(phy) => {
-            let a = Assumptions {
-                mtu_bytes: mtu.unwrap_or(1500),
-                ampdu: ampdu.unwrap_or(1),
-                ..Assumptions::default()
-            };
-            let t = tbf_emulation(&phy, &a).with_context(|| format!("emulating {name}"))?;
-            LinkEmulation {
-                link: name,
-                rate_bps: t.rate_bps,
-                overhead_bytes: t.overhead_bytes,
-                overhead_covers: format!(
-                    "{} ({:.1} µs per packet over {} packet(s) per access: contention with {} \
-                     and the mean backoff, preamble, SIFS and ACK at the basic rate) and 802.11 \
-                     framing beyond the Ethernet header (MAC header, FCS, LLC/SNAP)",
-                    phy.describe(),
-                    t.fixed_ns_per_packet / 1000.0,
-                    t.packets_per_access,
-                    a.access_for(&phy).name()
-                ),
-                leaves_out: LEAVES_OUT.to_string(),
-            }
-        }
-        _ if ampdu.is_some() => {
-            anyhow::bail!("--ampdu applies to 802.11n, ac and ax links, not {name}")
-        }
-        Link::Ethernet {
-            rate_bps: Some(rate_bps),
-        } => LinkEmulation {
-            link: name,
-            rate_bps,
-            // Line bytes beyond what tbf counts on a veth (the 14-byte header).
-            overhead_bytes: LinkModel::Ethernet.line_bytes(1500)
-                - LinkModel::TbfVeth.line_bytes(1500),
-            overhead_covers: "Ethernet FCS, preamble and inter-frame gap".to_string(),
-            leaves_out: "the 64-byte minimum frame".to_string(),
-        },
-        Link::Tbf { rate_bps } => LinkEmulation {
-            link: name,
-            rate_bps,
-            overhead_bytes: 0,
-            overhead_covers: "nothing".to_string(),
-            leaves_out: "nothing".to_string(),
-        },
-        Link::Ethernet { rate_bps: None } => {
-            anyhow::bail!("--link ethernet needs a rate to emulate, e.g. ethernet:1G")
-        }
-        Link::Loopback => anyhow::bail!("--link loopback has nothing to emulate; leave --link out"),
-    })
+    Ok(LinkEmulation::of(link, mtu, ampdu)?)
 }
 
 fn first_free_name(topology: Topology) -> anyhow::Result<String> {

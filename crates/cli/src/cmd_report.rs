@@ -338,6 +338,9 @@ struct LabLink {
     rate_bps: Option<f64>,
     /// The tbf bucket, bytes (`lab.burst_bytes`, or the "burst N" of `lab.shaping`).
     burst_bytes: Option<u64>,
+    /// An 802.11 link the lab emulated (`lab.emulated_link`): its per-packet airtime is
+    /// no header model's, so it gives no link rate (the Wi-Fi table models it).
+    emulated_wifi: Option<String>,
 }
 
 /// The first campaign's lab, if it was made in one.
@@ -356,6 +359,10 @@ fn recorded_lab_of(c: &report::CampaignData) -> Option<LabLink> {
         .nth(1)
         .and_then(|b| b.parse::<u64>().ok());
     Some(LabLink {
+        emulated_wifi: lab
+            .get("lab.emulated_link")
+            .filter(|l| matches!(model::link::parse(l), Ok(model::Link::Wifi(_))))
+            .cloned(),
         burst_bytes: lab
             .get("lab.burst_bytes")
             .and_then(|b| b.trim().parse::<u64>().ok())
@@ -437,11 +444,19 @@ fn report_link(
     }
     let link_rate_bps = match args.link_rate {
         Some(bps) => Some(bps as f64),
-        None => lab.as_ref().and_then(|l| l.rate_bps),
+        None => lab
+            .as_ref()
+            .filter(|l| l.emulated_wifi.is_none())
+            .and_then(|l| l.rate_bps),
     };
     let link_source = lab.map(|l| {
         let rate = match (&args.link_rate, l.rate_bps) {
             (Some(_), _) => "link rate from --link-rate".to_string(),
+            (None, _) if l.emulated_wifi.is_some() => format!(
+                "no link rate: it emulated {}, whose per-packet airtime no header model \
+                 counts (table wifi-airtime sets it against its airtime model)",
+                l.emulated_wifi.as_deref().unwrap_or_default()
+            ),
             (None, Some(r)) => format!("link rate = its tbf rate, {} Mbit/s", r / 1e6),
             (None, None) => "unshaped, so no link rate".to_string(),
         };
@@ -900,6 +915,27 @@ mod tests {
         <P as clap::Parser>::try_parse_from(argv)
             .map(|p| p.a)
             .unwrap()
+    }
+
+    #[test]
+    fn an_emulated_80211_lab_gives_no_header_link_rate_and_says_why() {
+        let mut d = lab_dataset(
+            "54000000",
+            "tbf rate 54Mbit burst 65536 latency 50ms overhead 1155 on egress of a/b",
+        );
+        if let Some(lab) = d.campaigns[0].hosts.get_mut("lab") {
+            lab.insert("lab.emulated_link".into(), "802.11g:54".into());
+        }
+        let o = report_options(&args(&[]), &d).unwrap();
+        assert_eq!(o.link_rate_bps, None);
+        let src = o.link_source.unwrap_or_default();
+        assert!(
+            src.contains("no link rate: it emulated 802.11g:54"),
+            "{src}"
+        );
+        // --link-rate still applies.
+        let o = report_options(&args(&["--link-rate", "54mbit"]), &d).unwrap();
+        assert_eq!(o.link_rate_bps, Some(54e6));
     }
 
     #[test]

@@ -239,6 +239,8 @@ pub fn target_options(
             topology,
             rate_bps: t.lab_rate,
             mtu_bytes: t.lab_mtu,
+            link: t.lab_link,
+            ampdu: t.lab_ampdu,
         }),
         server_exe,
         psk: match t.peer {
@@ -435,7 +437,8 @@ const GROUPS: &[&str] = &[
     "delivery and jitter",
     "latency",
     "CPU",
-    "framing (Ethernet, MTU 1500)",
+    // Headed with the path's framing model (`RunResult::path_framing`).
+    "framing",
     "other",
 ];
 
@@ -487,7 +490,7 @@ fn group(name: &str) -> &'static str {
         | m::PROC_REMOTE_PCT
         | m::SERVICE_DEMAND_LOCAL_US
         | m::SERVICE_DEMAND_REMOTE_US => "CPU",
-        m::IP_PACKET_BYTES | m::ETH_FRAME_BYTES => "framing (Ethernet, MTU 1500)",
+        m::IP_PACKET_BYTES | m::ETH_FRAME_BYTES => "framing",
         n if m::LOADED.contains(&n) => "latency under load",
         _ => "other",
     }
@@ -606,7 +609,10 @@ fn summary(r: &RunResult, embedded: bool) -> String {
         if lines.peek().is_none() {
             continue;
         }
-        out.push_str(&format!("  {g}\n"));
+        match *g {
+            "framing" => out.push_str(&format!("  {}\n", r.path_framing().heading())),
+            _ => out.push_str(&format!("  {g}\n")),
+        }
         for x in lines {
             let value = match x.name.as_str() {
                 m::SERVICE_DEMAND_LOCAL_US | m::SERVICE_DEMAND_REMOTE_US => {

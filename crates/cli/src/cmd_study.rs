@@ -204,6 +204,8 @@ impl StudyArgs {
             topology,
             rate_bps: self.target.lab_rate,
             mtu_bytes: self.target.lab_mtu,
+            link: self.target.lab_link,
+            ampdu: self.target.lab_ampdu,
         })
     }
 
@@ -487,6 +489,8 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
             args.target.lab = Some(req.topology);
             args.target.lab_rate = req.rate_bps;
             args.target.lab_mtu = req.mtu_bytes;
+            args.target.lab_link = req.link;
+            args.target.lab_ampdu = req.ampdu;
             args.target.port = args.target.port.or(stored.port);
         }
         if let Some(host) = stored.host {

@@ -37,8 +37,8 @@ pub use loaded::{
     RPM_REFERENCE,
 };
 pub use result::{
-    framing_bytes, NoOneWayDelay, OneWayDelay, RunResult, SearchOutcome, StreamRow, WindowRow,
-    RESULT_SCHEMA_VERSION, STARVED_BELOW_FAIR_SHARE_PCT,
+    framing_bytes, NoOneWayDelay, OneWayDelay, PathFraming, RunResult, SearchOutcome, StreamRow,
+    WindowRow, RESULT_SCHEMA_VERSION, STARVED_BELOW_FAIR_SHARE_PCT,
 };
 pub use search::{run_rate_search, Bisection, RateSearch};
 pub use server::{default_binds, run_server, start_server, EmbeddedServer, ServerHandle};

@@ -4,6 +4,7 @@
 //! receiver, offered rate at the sender.
 
 use measure::LatencySummary;
+use model::OverheadModel;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use wire::metrics::{self as m, Metric};
@@ -132,15 +133,58 @@ pub struct OneWayDelay {
     pub uncertainty_ns: f64,
 }
 
-/// The largest IP packet and its Ethernet frame that one payload of this run puts on an
-/// Ethernet link of MTU 1500: the header-overhead model's own figures
-/// ([`model::overhead::OverheadModel::ethernet`]), so `run` and `report` agree. Bulk TCP
-/// sends full-MSS segments whatever the write size; UDP payloads above the MTU become
-/// IP fragments (the first, full-size fragment is the packet given).
-pub fn framing_bytes(spec: &TestSpec) -> (u32, u32) {
-    let c =
-        model::overhead::OverheadModel::ethernet().cost(spec.family, spec.kind, spec.payload_bytes);
+/// The largest IP packet and its frame that one payload of this run puts on a link of
+/// `model` (see [`RunResult::path_framing`]): the header-overhead model's own figures
+/// ([`model::overhead::OverheadModel`]), so `run` and `report` agree. Bulk TCP sends
+/// full-MSS segments whatever the write size; UDP payloads above the MTU become IP
+/// fragments (the first, full-size fragment is the packet given).
+pub fn framing_bytes(spec: &TestSpec, model: &OverheadModel) -> (u32, u32) {
+    let c = model.cost(spec.family, spec.kind, spec.payload_bytes);
     (c.ip_packet_bytes, c.frame_bytes)
+}
+
+/// The framing model of a run's path and whether its MTU was read or assumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathFraming {
+    pub model: OverheadModel,
+    /// The interface's MTU was not read: the model's default MTU is assumed.
+    pub mtu_assumed: bool,
+    /// Bulk TCP: the sending socket's MSS where it is below what the MTU allows (Linux
+    /// bounds it by half the peer's largest window: 32741 bytes on loopback).
+    pub sender_mss_bytes: Option<u32>,
+}
+
+impl PathFraming {
+    /// "framing (loopback, MTU 65536)", "framing (Ethernet, MTU 1500 assumed: …)".
+    pub fn heading(&self) -> String {
+        format!(
+            "framing ({}, MTU {}{}{})",
+            self.model.link.name(),
+            self.model.mtu_bytes,
+            if self.mtu_assumed {
+                " assumed: the interface's MTU was not read"
+            } else {
+                ""
+            },
+            self.sender_mss_bytes
+                .map(|m| format!("; TCP segments of the sender's MSS, {m} bytes"))
+                .unwrap_or_default()
+        )
+    }
+
+    /// The model a run's packets follow: bulk TCP in segments of the sender's MSS.
+    pub fn packet_model(&self, family: wire::spec::Family) -> OverheadModel {
+        match self.sender_mss_bytes {
+            Some(mss) => OverheadModel {
+                mtu_bytes: mss
+                    + family.ip_header_bytes()
+                    + 20
+                    + model::overhead::TCP_TIMESTAMP_OPTION_BYTES,
+                ..self.model
+            },
+            None => self.model,
+        }
+    }
 }
 
 fn per_s(count: f64, ns: u64) -> Option<f64> {
@@ -148,6 +192,50 @@ fn per_s(count: f64, ns: u64) -> Option<f64> {
 }
 
 impl RunResult {
+    /// The framing of this run's path, from what the client recorded of the interface
+    /// that carried it: loopback gets the loopback model, anything else Ethernet; each
+    /// at that interface's MTU for the run's family, or at the model's default MTU
+    /// (said as assumed) when it was not read.
+    pub fn path_framing(&self) -> PathFraming {
+        let loopback = self
+            .client
+            .applied
+            .get("link.before.kind")
+            .is_some_and(|k| k == "loopback")
+            || self
+                .client_info
+                .get("iface.name")
+                .is_some_and(|n| n == "lo");
+        let base = if loopback {
+            OverheadModel::loopback()
+        } else {
+            OverheadModel::ethernet()
+        };
+        let key = match self.spec.family {
+            wire::spec::Family::V4 => "iface.mtu_ipv4",
+            wire::spec::Family::V6 => "iface.mtu_ipv6",
+        };
+        let mtu = self
+            .client_info
+            .get(key)
+            .and_then(|m| m.trim().parse::<u32>().ok())
+            .filter(|m| (68..=1 << 20).contains(m));
+        let model = OverheadModel {
+            mtu_bytes: mtu.unwrap_or(base.mtu_bytes),
+            ..base
+        };
+        let sender_mss_bytes = (self.spec.kind == wire::spec::TestKind::TcpStream)
+            .then(|| self.sender_receiver().0.applied.get("mss_bytes"))
+            .flatten()
+            .and_then(|m| m.trim().parse::<u32>().ok())
+            .filter(|m| (1..model.mss_bytes(self.spec.family)).contains(m));
+        PathFraming {
+            model,
+            mtu_assumed: mtu.is_none(),
+            sender_mss_bytes,
+        }
+    }
+
     /// (sender, receiver) sides of a one-way stream test.
     fn sender_receiver(&self) -> (&SideStats, &SideStats) {
         match self.spec.direction {
@@ -399,9 +487,15 @@ impl RunResult {
             put(m::RATE_SEARCH_TRIALS, Some(s.trials.len() as f64));
         }
         self.cpu_metrics(&mut put);
-        let (ip, frame) = framing_bytes(spec);
+        let framing = self.path_framing();
+        let (ip, frame) = framing_bytes(spec, &framing.packet_model(spec.family));
         put(m::IP_PACKET_BYTES, Some(f64::from(ip)));
-        put(m::ETH_FRAME_BYTES, Some(f64::from(frame)));
+        // Loopback has no Ethernet frame.
+        let ethernet = framing.model.link == model::LinkModel::Ethernet;
+        put(
+            m::ETH_FRAME_BYTES,
+            Some(f64::from(frame)).filter(|_| ethernet),
+        );
         out
     }
 
@@ -907,6 +1001,8 @@ mod tests {
 
     #[test]
     fn framing_follows_family_and_transport() {
+        let eth = OverheadModel::ethernet();
+        let framing_bytes = |s: &TestSpec| super::framing_bytes(s, &eth);
         let mut s = TestSpec::new(TestKind::UdpStream, Family::V4, 128);
         assert_eq!(framing_bytes(&s), (156, 174));
         s.family = Family::V6;
@@ -930,6 +1026,61 @@ mod tests {
         s.payload_bytes = 1;
         s.family = Family::V4;
         assert_eq!(framing_bytes(&s), (29, 64), "Ethernet minimum frame");
+    }
+
+    #[test]
+    fn loopback_runs_are_framed_as_loopback_at_the_interfaces_mtu() {
+        // `run` on loopback printed Ethernet framing at MTU 1500 (IP packet 1500) beside
+        // an MSS of 32741.
+        let mut r = result(
+            TestKind::TcpStream,
+            Direction::Forward,
+            SideStats::default(),
+            SideStats::default(),
+        );
+        let f = r.path_framing();
+        assert!(f.mtu_assumed, "nothing recorded");
+        assert_eq!(f.model, OverheadModel::ethernet());
+        assert!(
+            f.heading().contains("Ethernet, MTU 1500 assumed"),
+            "{}",
+            f.heading()
+        );
+        r.client_info.insert("iface.name".into(), "lo".into());
+        r.client_info
+            .insert("iface.mtu_ipv6".into(), "65536".into());
+        r.client
+            .applied
+            .insert("link.before.kind".into(), "loopback".into());
+        let f = r.path_framing();
+        assert_eq!(
+            (f.model.link, f.model.mtu_bytes, f.mtu_assumed),
+            (model::LinkModel::Loopback, 65536, false)
+        );
+        assert_eq!(f.heading(), "framing (loopback, MTU 65536)");
+        assert_eq!(r.metric(m::IP_PACKET_BYTES), Some(65536.0));
+        assert_eq!(
+            r.metric(m::ETH_FRAME_BYTES),
+            None,
+            "no Ethernet frame on loopback"
+        );
+        // The sender's MSS below what the MTU allows: segments of that size.
+        r.client.applied.insert("mss_bytes".into(), "32741".into());
+        assert_eq!(
+            r.path_framing().heading(),
+            "framing (loopback, MTU 65536; TCP segments of the sender's MSS, 32741 bytes)"
+        );
+        assert_eq!(r.metric(m::IP_PACKET_BYTES), Some(32741.0 + 40.0 + 32.0));
+        r.client.applied.remove("mss_bytes");
+        // A wired interface: Ethernet at its MTU, per family.
+        r.client_info.insert("iface.name".into(), "eth0".into());
+        r.client
+            .applied
+            .insert("link.before.kind".into(), "wired".into());
+        r.client_info.insert("iface.mtu_ipv6".into(), "9000".into());
+        assert_eq!(r.path_framing().heading(), "framing (Ethernet, MTU 9000)");
+        assert_eq!(r.metric(m::IP_PACKET_BYTES), Some(9000.0));
+        assert_eq!(r.metric(m::ETH_FRAME_BYTES), Some(9018.0));
     }
 
     #[test]

@@ -254,6 +254,9 @@ impl Lab {
         if let Some(e) = &self.emulation {
             put("emulated_link", e.link.clone());
             put("emulation_overhead_bytes", e.overhead_bytes.to_string());
+            if let Some(n) = e.ampdu {
+                put("emulated_ampdu", n.to_string());
+            }
             put(
                 "emulation",
                 format!(

@@ -73,6 +73,8 @@ pub enum LabError {
     Teardown { name: String, errors: String },
     #[error("injected failure at setup step {0} (test hook)")]
     Injected(usize),
+    #[error("{0}")]
+    Emulation(String),
 }
 
 /// The shape of the testbed.
@@ -150,6 +152,88 @@ pub struct LinkEmulation {
     pub overhead_covers: String,
     /// What the emulation does not reproduce.
     pub leaves_out: String,
+    /// For 802.11n/ac/ax: the MPDUs per A-MPDU the overhead was sized for (the report's
+    /// airtime model needs it); `None` for other links.
+    pub ampdu: Option<u32>,
+}
+
+impl LinkEmulation {
+    /// The tbf rate and per-packet overhead that stand for `link` on veths of `mtu`
+    /// bytes (default 1500): for 802.11 the airtime model's fixed airtime per packet
+    /// under its default assumptions and `ampdu` MPDUs per A-MPDU (n/ac/ax; default 1),
+    /// see `model::wifi::emulation`; for `ethernet:RATE` the FCS, preamble and gap;
+    /// `tbf:RATE` nothing.
+    pub fn of(
+        link: &model::Link,
+        mtu: Option<u32>,
+        ampdu: Option<u32>,
+    ) -> Result<LinkEmulation, LabError> {
+        use model::wifi::{emulation::tbf_emulation, emulation::LEAVES_OUT, Assumptions};
+        use model::{Link, LinkModel};
+        let name = link.to_string();
+        Ok(match *link {
+            Link::Wifi(phy) => {
+                let a = Assumptions {
+                    mtu_bytes: mtu.unwrap_or(1500),
+                    ampdu: ampdu.unwrap_or(1),
+                    ..Assumptions::default()
+                };
+                let t = tbf_emulation(&phy, &a)
+                    .map_err(|e| LabError::Emulation(format!("emulating {name}: {e}")))?;
+                LinkEmulation {
+                    link: name,
+                    rate_bps: t.rate_bps,
+                    overhead_bytes: t.overhead_bytes,
+                    overhead_covers: format!(
+                        "{} ({:.1} µs per packet over {} packet(s) per access: contention with {} \
+                         and the mean backoff, preamble, SIFS and ACK at the basic rate) and 802.11 \
+                         framing beyond the Ethernet header (MAC header, FCS, LLC/SNAP)",
+                        phy.describe(),
+                        t.fixed_ns_per_packet / 1000.0,
+                        t.packets_per_access,
+                        a.access_for(&phy).name()
+                    ),
+                    leaves_out: LEAVES_OUT.to_string(),
+                    ampdu: phy.is_high_throughput().then_some(a.ampdu),
+                }
+            }
+            _ if ampdu.is_some() => {
+                return Err(LabError::Emulation(format!(
+                    "an A-MPDU length applies to 802.11n, ac and ax links, not {name}"
+                )))
+            }
+            Link::Ethernet {
+                rate_bps: Some(rate_bps),
+            } => LinkEmulation {
+                link: name,
+                rate_bps,
+                // Line bytes beyond what tbf counts on a veth (the 14-byte header).
+                overhead_bytes: LinkModel::Ethernet.line_bytes(1500)
+                    - LinkModel::TbfVeth.line_bytes(1500),
+                overhead_covers: "Ethernet FCS, preamble and inter-frame gap".to_string(),
+                leaves_out: "the 64-byte minimum frame".to_string(),
+                ampdu: None,
+            },
+            Link::Tbf { rate_bps } => LinkEmulation {
+                link: name,
+                rate_bps,
+                overhead_bytes: 0,
+                overhead_covers: "nothing".to_string(),
+                leaves_out: "nothing".to_string(),
+                ampdu: None,
+            },
+            Link::Ethernet { rate_bps: None } => {
+                return Err(LabError::Emulation(
+                    "an ethernet link needs a rate to emulate, e.g. ethernet:1G".to_string(),
+                ))
+            }
+            Link::Loopback => {
+                return Err(LabError::Emulation(
+                    "loopback has nothing to emulate; leave the link out".to_string(),
+                ))
+            }
+        })
+    }
 }
 
 impl LabSpec {
@@ -217,6 +301,30 @@ mod tests {
         let e = check_rate_bps(999).unwrap_err().to_string();
         assert!(e.contains("at least 1kbit"), "{e}");
         assert!(check_rate_bps(5_000_000_000_000).is_err());
+    }
+
+    #[test]
+    fn an_emulation_records_its_aggregation_and_refuses_what_it_cannot_emulate() {
+        let parse = |s: &str| model::link::parse(s).unwrap();
+        let g = LinkEmulation::of(&parse("802.11g:54"), None, None).unwrap();
+        assert_eq!(
+            (g.rate_bps, g.overhead_bytes, g.ampdu),
+            (54_000_000, 1155, None)
+        );
+        let ac = parse("802.11ac:mcs=9,nss=2,width=80,gi=short");
+        let one = LinkEmulation::of(&ac, None, None).unwrap();
+        let many = LinkEmulation::of(&ac, None, Some(32)).unwrap();
+        assert_eq!((one.ampdu, many.ampdu), (Some(1), Some(32)));
+        assert!(many.overhead_bytes < one.overhead_bytes, "{many:?}");
+        for (link, ampdu, words) in [
+            ("loopback", None, "nothing to emulate"),
+            ("ethernet", None, "needs a rate"),
+            ("tbf:10mbit", Some(4), "802.11n, ac and ax"),
+            ("802.11g:54", Some(4), "802.11n, ac or ax"),
+        ] {
+            let e = LinkEmulation::of(&parse(link), None, ampdu).unwrap_err();
+            assert!(e.to_string().contains(words), "{link}: {e}");
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@ const KINDS: &str = "loopback, ethernet[:RATE], tbf:RATE, 802.11a:RATE, 802.11b:
                      802.11g:RATE, 802.11n:…, 802.11ac:…, 802.11ax:…";
 
 /// A link the models know.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "link", rename_all = "kebab-case")]
 pub enum Link {
     Loopback,

@@ -212,33 +212,49 @@ pub fn header_verdict(
     system: usize,
     size: u32,
 ) -> Option<(RatioCi, HeaderVerdict)> {
-    let point = vd
-        .family_cmp
-        .iter()
-        .find(|c| c.context == analysis.systems[system])
-        .and_then(|c| c.points.iter().find(|p| p.payload_bytes == size))?;
-    let ci = ratio_ci(point, analysis.options.confidence)?;
+    let ci = measured_ratio_ci(analysis, vd, system, size)?;
     let verdict = if link.rate_bps.is_none() {
         HeaderVerdict::NoLinkRate
     } else if above_link(vd, link, system, size) {
         HeaderVerdict::NotBottleneck
     } else {
-        let expected = link.model.expected_v6_v4_ratio(vd.view.kind, size);
-        if ci.hi < expected {
-            HeaderVerdict::Below {
-                by: expected - ci.hi,
-                point: expected - ci.ratio,
-            }
-        } else if ci.lo > expected {
-            HeaderVerdict::Above {
-                by: ci.lo - expected,
-                point: ci.ratio - expected,
-            }
-        } else {
-            HeaderVerdict::Explained
-        }
+        judge(&ci, link.model.expected_v6_v4_ratio(vd.view.kind, size))
     };
     Some((ci, verdict))
+}
+
+/// The measured IPv6/IPv4 ratio of one system and size with its CI; `None` without
+/// both cells (or with fewer than 2 runs on a side).
+pub(crate) fn measured_ratio_ci(
+    analysis: &Analysis,
+    vd: &ViewData,
+    system: usize,
+    size: u32,
+) -> Option<RatioCi> {
+    let point = vd
+        .family_cmp
+        .iter()
+        .find(|c| c.context == analysis.systems[system])
+        .and_then(|c| c.points.iter().find(|p| p.payload_bytes == size))?;
+    ratio_ci(point, analysis.options.confidence)
+}
+
+/// A measured ratio's CI against a predicted ratio: "explained" only when the
+/// prediction lies inside the interval, else how far below or above it.
+pub(crate) fn judge(ci: &RatioCi, expected: f64) -> HeaderVerdict {
+    if ci.hi < expected {
+        HeaderVerdict::Below {
+            by: expected - ci.hi,
+            point: expected - ci.ratio,
+        }
+    } else if ci.lo > expected {
+        HeaderVerdict::Above {
+            by: ci.lo - expected,
+            point: ci.ratio - expected,
+        }
+    } else {
+        HeaderVerdict::Explained
+    }
 }
 
 /// Warnings for every system and size measured above what its link allows: the link is

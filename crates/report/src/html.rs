@@ -110,7 +110,11 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
     if !loaded.is_empty() || loaded_table.is_some() {
         out.push_str("<li><a href=\"#under-load\">Latency under load</a></li>\n");
     }
-    out.push_str("<li><a href=\"#overhead\">Header overhead</a></li>\n<li><a href=\"#method\">Method</a></li>\n<li><a href=\"#systems\">Systems and runs</a></li>\n</ul></nav>\n<main>\n");
+    out.push_str("<li><a href=\"#overhead\">Header overhead</a></li>\n");
+    if find("wifi-airtime").is_some() {
+        out.push_str("<li><a href=\"#wifi\">Wi-Fi</a></li>\n");
+    }
+    out.push_str("<li><a href=\"#method\">Method</a></li>\n<li><a href=\"#systems\">Systems and runs</a></li>\n</ul></nav>\n<main>\n");
 
     out.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
     if let Some(t) = find("summary") {
@@ -227,6 +231,11 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
     }
     tables_html(&mut out, &overhead);
     out.push_str("</section>\n");
+    if let Some(t) = find("wifi-airtime") {
+        out.push_str("<section id=\"wifi\">\n<h2>Wi-Fi against the airtime model</h2>\n");
+        tables_html(&mut out, &[t]);
+        out.push_str("</section>\n");
+    }
 
     let _ = write!(
         out,

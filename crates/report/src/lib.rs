@@ -8,6 +8,7 @@
 //! Returns strings and bytes; never writes files (the CLI does).
 //!
 //! Modules: [`dataset`] (input), [`analysis`] (numbers), [`tables`], [`headers`],
+//! [`wifi`] (802.11 links against the airtime model),
 //! [`context`] (tables), [`findings`], [`svg`] (figures), [`html`] (the page), `png`.
 #![forbid(unsafe_code)]
 
@@ -32,6 +33,7 @@ pub mod svg;
 pub mod table;
 pub mod tables;
 pub mod timeseries;
+pub mod wifi;
 pub mod windows;
 
 pub use analysis::{analyse, Analysis, AnalysisOptions, View, ViewData};
@@ -237,6 +239,7 @@ fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Re
     let links = options.links_of(data.campaigns.len());
     tables.extend(headers::overhead_table(&analysis, &links));
     tables.extend(headers::efficiency_table(&analysis, &links));
+    tables.extend(wifi::wifi_table(&analysis, &data.campaigns));
     tables.extend(loaded::table(data, &analysis.systems));
     tables.push(context::runs_table(data, &analysis.systems));
     tables.extend(left_out::table(data, &analysis.systems));
@@ -259,7 +262,12 @@ fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Re
         figures.extend(windows::figures(data, &analysis.systems));
         figures.extend(loaded::figures(data, &analysis.systems));
     }
-    let findings = findings::findings(&analysis, &links);
+    let mut findings = findings::findings(&analysis, &links);
+    findings.extend(
+        wifi::wifi_sentences(&analysis, &data.campaigns)
+            .into_iter()
+            .map(|(text, evidence)| Finding { text, evidence }),
+    );
     let mut warnings = caveats::warnings(data, &analysis);
     warnings.extend(timeseries::too_few_samples(data));
     warnings.extend(context::busy_host_warnings(data, &analysis.systems));

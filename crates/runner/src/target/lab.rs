@@ -20,6 +20,9 @@ pub struct LabRequest {
     pub topology: Topology,
     pub rate_bps: Option<u64>,
     pub mtu_bytes: Option<u32>,
+    /// An emulated link (`--lab-link`) and its A-MPDU length (`--lab-ampdu`).
+    pub link: Option<model::Link>,
+    pub ampdu: Option<u32>,
 }
 
 impl LabRequest {
@@ -46,22 +49,45 @@ impl LabRequest {
                     .map_err(|e| bad(format!("stored lab.mtu_bytes {m:?}: {e}")))?,
             ),
         };
+        let link = match md.get("lab.emulated_link") {
+            None => None,
+            Some(l) => Some(
+                model::link::parse(l)
+                    .map_err(|e| bad(format!("stored lab.emulated_link {l:?}: {e}")))?,
+            ),
+        };
+        let ampdu = match md.get("lab.emulated_ampdu") {
+            None => None,
+            Some(n) => Some(
+                u32::try_from(number("lab.emulated_ampdu", n)?)
+                    .map_err(|e| bad(format!("stored lab.emulated_ampdu {n:?}: {e}")))?,
+            ),
+        };
         Ok(LabRequest {
             topology,
-            rate_bps,
+            // An emulated link sets its own rate.
+            rate_bps: rate_bps.filter(|_| link.is_none()),
             mtu_bytes,
+            link,
+            ampdu,
         })
     }
 
     /// One line for the plan and `--dry-run`.
     pub fn text(&self) -> String {
+        let shaping = match (&self.link, self.rate_bps) {
+            (Some(l), _) => format!(
+                "emulating {l}{}",
+                self.ampdu
+                    .map(|n| format!(", A-MPDU {n}"))
+                    .unwrap_or_default()
+            ),
+            (None, Some(r)) => format!("tbf {}", wire::quantity::format_bit_rate(r)),
+            (None, None) => "unshaped".to_string(),
+        };
         format!(
-            "temporary {} lab ({}, MTU {} B; needs root)",
+            "temporary {} lab ({shaping}, MTU {} B; needs root)",
             self.topology,
-            self.rate_bps.map_or("unshaped".to_string(), |r| format!(
-                "tbf {}",
-                wire::quantity::format_bit_rate(r)
-            )),
             self.mtu_bytes.unwrap_or(1500)
         )
     }
@@ -112,8 +138,13 @@ impl LabTarget {
             mtu: req.mtu_bytes,
             ..LabSpec::temporary(req.topology)
         };
-        let lab = Lab::create(&spec).map_err(|source| TargetError::Lab {
-            what: "cannot build the lab for --lab",
+        let lab = match &req.link {
+            Some(link) => lab::LinkEmulation::of(link, req.mtu_bytes, req.ampdu)
+                .and_then(|emulation| Lab::create_emulated(&spec, &emulation)),
+            None => Lab::create(&spec),
+        }
+        .map_err(|source| TargetError::Lab {
+            what: "cannot build the lab for --lab (--lab-link)",
             source,
         })?;
         for w in lab.warnings() {
@@ -255,6 +286,8 @@ mod tests {
                 topology: Topology::ClientServer,
                 rate_bps: Some(50_000_000),
                 mtu_bytes: Some(9000),
+                link: None,
+                ampdu: None,
             }
         );
         assert_eq!(
@@ -266,6 +299,29 @@ mod tests {
         md.insert("lab.rate_bps".to_string(), "fast".to_string());
         assert!(LabRequest::from_metadata(&md).is_err());
         md.remove("lab.topology");
+        assert!(LabRequest::from_metadata(&md).is_err());
+    }
+
+    #[test]
+    fn an_emulated_link_is_read_back_so_resume_builds_the_same_lab() {
+        let link = model::link::parse("802.11n:mcs=7,width=20,gi=long").unwrap();
+        let mut md = BTreeMap::new();
+        md.insert("lab.topology".to_string(), "p2p".to_string());
+        // The emulation's rate is stored too; the link sets it again.
+        md.insert("lab.rate_bps".to_string(), "65000000".to_string());
+        md.insert("lab.mtu_bytes".to_string(), "1500".to_string());
+        md.insert("lab.emulated_link".to_string(), link.to_string());
+        md.insert("lab.emulated_ampdu".to_string(), "16".to_string());
+        let req = LabRequest::from_metadata(&md).unwrap();
+        assert_eq!(
+            (req.link, req.ampdu, req.rate_bps),
+            (Some(link), Some(16), None)
+        );
+        assert_eq!(
+            req.text(),
+            "temporary p2p lab (emulating 802.11n:mcs=7,width=20,gi=long,band=5, A-MPDU 16, MTU 1500 B; needs root)"
+        );
+        md.insert("lab.emulated_link".to_string(), "802.11q:1".to_string());
         assert!(LabRequest::from_metadata(&md).is_err());
     }
 

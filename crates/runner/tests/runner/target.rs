@@ -101,6 +101,8 @@ fn targets_that_cannot_work_are_refused_before_anything_starts() {
         topology: lab::Topology::P2p,
         rate_bps: None,
         mtu_bytes: None,
+        link: None,
+        ampdu: None,
     };
     let no_port = TargetOptions {
         lab: Some(lab),

@@ -1,0 +1,475 @@
+//! Which 802.11 link a campaign's runs went over, and the model of it: the link its lab
+//! emulated (`lab.emulated_link`, with the lab's MTU and A-MPDU length), else the one
+//! the sending side recorded (`SIDE.link.{before,after}.*`), each field with one value
+//! over the campaign or none is applied; why not, where not.
+
+use crate::dataset::CampaignData;
+use model::wifi::emulation::LEAVES_OUT;
+use model::wifi::{estimate, Assumptions, Band, Gi, HeGi, Phy, Security};
+use std::collections::BTreeMap;
+use wire::spec::{Direction, Family, TestKind, Transport};
+
+/// MPDUs per A-MPDU the model assumes for a recorded 802.11n/ac/ax link: the link state
+/// does not say how the driver aggregated, so the model takes the most one compressed
+/// Block Ack acknowledges (capped further by the A-MPDU byte and PPDU time limits) and
+/// its figure is the upper bound.
+pub const RECORDED_AMPDU: u32 = 64;
+
+/// A recorded bit rate may differ this much (relative) from the rate the model computes
+/// for the recorded MCS, width, GI and streams (older kernels rounded some rates
+/// differently, e.g. 86.5 for 86.7 Mbit/s); beyond it the fields do not describe one
+/// rate and no model is applied.
+const RATE_MISMATCH: f64 = 0.01;
+
+/// Where a campaign's 802.11 link came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Origin {
+    /// Recorded with its runs by the sending side (`client` or `server`).
+    Recorded { side: &'static str },
+    /// Emulated by the campaign's lab with tbf: its rate, per-packet overhead and
+    /// bucket as the lab metadata records them.
+    Emulated {
+        rate_bps: Option<f64>,
+        overhead_bytes: Option<u32>,
+        burst_bytes: Option<u64>,
+    },
+}
+
+/// An 802.11 link the model can be applied to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WifiLink {
+    pub phy: Phy,
+    pub assumptions: Assumptions,
+    pub origin: Origin,
+}
+
+/// One campaign's 802.11 link for one direction of data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WifiModel {
+    /// Not an 802.11 link, or no link recorded: why, in words.
+    NotWifi(String),
+    Known(WifiLink),
+    /// An 802.11 link the model cannot be applied to: why.
+    Unavailable(String),
+}
+
+impl WifiLink {
+    /// "802.11g 54 Mbit/s, 20 MHz, 2.4 GHz, open; emulated by the lab (…)".
+    pub fn text(&self) -> String {
+        let a = &self.assumptions;
+        let security = match a.security {
+            Security::Open => "open",
+            Security::Ccmp => "CCMP",
+            Security::Gcmp => "GCMP",
+        };
+        let mut t = format!(
+            "{}, {security}, MTU {} bytes",
+            self.phy.describe(),
+            a.mtu_bytes
+        );
+        if self.phy.is_high_throughput() {
+            t.push_str(&format!(", A-MPDU of up to {} MPDUs", a.ampdu));
+        }
+        match &self.origin {
+            Origin::Recorded { side } => {
+                t.push_str(&format!("; as the {side} recorded it"));
+                if self.phy.is_high_throughput() {
+                    t.push_str(
+                        " (its aggregation is not recorded: the model takes the largest, so its \
+                         figure is the upper bound)",
+                    );
+                }
+            }
+            Origin::Emulated {
+                rate_bps,
+                overhead_bytes,
+                ..
+            } => {
+                t.push_str("; emulated by the lab");
+                if let (Some(r), Some(o)) = (rate_bps, overhead_bytes) {
+                    t.push_str(&format!(
+                        " (tbf at {} plus {o} bytes per packet)",
+                        crate::headers::rate_text(*r)
+                    ));
+                }
+                t.push_str(&format!(", which leaves out {LEAVES_OUT}"));
+            }
+        }
+        t
+    }
+
+    /// The model's theoretical maximum goodput of one saturated stream, bit/s.
+    pub fn max_goodput_bps(
+        &self,
+        family: Family,
+        kind: TestKind,
+        size: u32,
+    ) -> Result<f64, String> {
+        let transport = match kind {
+            TestKind::UdpStream => Transport::Udp,
+            TestKind::TcpStream => Transport::Tcp,
+            other => {
+                return Err(format!(
+                    "the model is of a saturated stream, not {}",
+                    other.name()
+                ))
+            }
+        };
+        estimate(&self.phy, &self.assumptions, family, transport, size)
+            .map(|e| e.goodput_bps)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The most the measurement can show without something being wrong, bit/s: the
+    /// model's maximum; for an emulated link the higher of that and the shaper's own
+    /// ceiling (tbf charges the mean symbol padding, not each frame's), with the bucket
+    /// a run of `duration_s` lets through on top.
+    pub(super) fn ceiling_bps(
+        &self,
+        family: Family,
+        kind: TestKind,
+        size: u32,
+        duration_s: Option<f64>,
+    ) -> Option<f64> {
+        let model = self.max_goodput_bps(family, kind, size).ok()?;
+        let Origin::Emulated {
+            rate_bps: Some(rate),
+            overhead_bytes: Some(overhead),
+            burst_bytes,
+        } = self.origin
+        else {
+            return Some(model);
+        };
+        // tbf counts a veth frame: the IP packet, the 14-byte Ethernet header and the
+        // overhead; bulk TCP goes in full-MTU segments.
+        let ip = f64::from(family.ip_header_bytes());
+        let mtu = f64::from(self.assumptions.mtu_bytes);
+        let (app, packet) = match kind {
+            TestKind::TcpStream => {
+                let ts = f64::from(model::overhead::TCP_TIMESTAMP_OPTION_BYTES);
+                (mtu - ip - 20.0 - ts, mtu)
+            }
+            _ => (f64::from(size), f64::from(size) + 8.0 + ip),
+        };
+        let shaper = rate * app / (packet + 14.0 + f64::from(overhead));
+        // The bucket, and one packet more: a rate over a span from the first to the
+        // last arrival counts one packet beyond the span's time.
+        let bucket = match (burst_bytes, duration_s) {
+            (Some(b), Some(t)) if t > 0.0 => {
+                1.0 + (b as f64 + packet + 14.0 + f64::from(overhead)) * 8.0 / (rate * t)
+            }
+            _ => 1.0,
+        };
+        Some(model.max(shaper) * bucket)
+    }
+}
+
+/// Distinct values of `SIDE.link.{before,after}.FIELD` over a campaign's runs.
+fn recorded_values<'a>(c: &'a CampaignData, side: &str, field: &str) -> Vec<&'a str> {
+    let mut v: Vec<&str> = c
+        .link_values
+        .iter()
+        .filter(|(k, _, _)| {
+            k.strip_prefix(side)
+                .and_then(|k| k.strip_prefix(".link."))
+                .and_then(|k| k.split_once('.'))
+                .is_some_and(|(phase, f)| (phase == "before" || phase == "after") && f == field)
+        })
+        .map(|(_, v, _)| v.as_str())
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Why `field` is missing, from the side's `unavailable` lists ("tx_mcs, width_mhz: not
+/// reported by the Native Wifi API; noise_dbm: …").
+fn unavailable_reason(c: &CampaignData, side: &str, field: &str) -> Option<String> {
+    recorded_values(c, side, "unavailable")
+        .iter()
+        .find_map(|text| {
+            text.split("; ").find_map(|group| {
+                let (names, why) = group.split_once(": ")?;
+                names
+                    .split(", ")
+                    .any(|n| n.trim() == field)
+                    .then(|| why.to_string())
+            })
+        })
+}
+
+/// The sending side's recorded fields, each with one value over the campaign.
+struct Recorded<'a> {
+    c: &'a CampaignData,
+    side: &'static str,
+}
+
+impl Recorded<'_> {
+    fn one(&self, field: &str) -> Result<Option<&str>, String> {
+        let v = recorded_values(self.c, self.side, field);
+        match v.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(one)),
+            many => Err(format!(
+                "the {}'s {field} changed during the campaign ({}): no one model applies",
+                self.side,
+                many.join(", ")
+            )),
+        }
+    }
+
+    fn need(&self, field: &str) -> Result<&str, String> {
+        self.one(field)?.ok_or_else(|| {
+            let why = unavailable_reason(self.c, self.side, field)
+                .unwrap_or_else(|| "no reason recorded".to_string());
+            format!("the {}'s {field} is not recorded ({why})", self.side)
+        })
+    }
+
+    fn number<T: std::str::FromStr>(&self, field: &str) -> Result<T, String> {
+        let v = self.need(field)?;
+        v.trim()
+            .parse()
+            .map_err(|_| format!("the {}'s recorded {field} {v:?} is not a number", self.side))
+    }
+
+    fn ht_gi(&self) -> Result<Gi, String> {
+        match self.number::<u32>("guard_interval_ns")? {
+            400 => Ok(Gi::Short),
+            800 => Ok(Gi::Long),
+            g => Err(format!(
+                "a {g} ns guard interval is not an HT/VHT one (400 or 800)"
+            )),
+        }
+    }
+
+    fn band(&self) -> Result<Band, String> {
+        match self.need("band")? {
+            "2.4GHz" => Ok(Band::Ghz2_4),
+            "5GHz" => Ok(Band::Ghz5),
+            "6GHz" => Ok(Band::Ghz6),
+            b => Err(format!("the band {b} is not in the airtime model")),
+        }
+    }
+
+    /// The PHY of the recorded transmit rate.
+    fn phy(&self) -> Result<Phy, String> {
+        let standard = self.need("standard")?;
+        let legacy_mbps = || -> Result<u32, String> {
+            let kbps: u64 = self.number("tx_bitrate_kbps")?;
+            u32::try_from(kbps / 1000)
+                .ok()
+                .filter(|_| kbps.is_multiple_of(1000))
+                .ok_or_else(|| format!("{kbps} kbit/s is not an {standard} rate"))
+        };
+        Ok(match standard {
+            "802.11a" | "802.11g" => Phy::Ofdm {
+                rate_mbps: legacy_mbps()?,
+                erp: standard == "802.11g",
+            },
+            "802.11b" => {
+                return Err("802.11b: the PLCP preamble (long or short) is not recorded".to_string())
+            }
+            "802.11n" => Phy::Ht {
+                mcs: self.number("tx_mcs")?,
+                width_mhz: self.number("width_mhz")?,
+                gi: self.ht_gi()?,
+                band: self.band()?,
+            },
+            "802.11ac" => Phy::Vht {
+                mcs: self.number("tx_mcs")?,
+                nss: self.number("spatial_streams")?,
+                width_mhz: self.number("width_mhz")?,
+                gi: self.ht_gi()?,
+            },
+            "802.11ax" => Phy::He {
+                mcs: self.number("tx_mcs")?,
+                nss: self.number("spatial_streams")?,
+                width_mhz: self.number("width_mhz")?,
+                gi: match self.number::<u32>("guard_interval_ns")? {
+                    800 => HeGi::Us0_8,
+                    1600 => HeGi::Us1_6,
+                    3200 => HeGi::Us3_2,
+                    g => return Err(format!("a {g} ns guard interval is not an HE one")),
+                },
+                band: self.band()?,
+            },
+            other => {
+                return Err(format!(
+                    "{other} is not in the airtime model (802.11a/g/n/ac/ax)"
+                ))
+            }
+        })
+    }
+
+    fn security(&self) -> Result<Security, String> {
+        match self.need("security")? {
+            "open" => Ok(Security::Open),
+            // WPA2, WPA3-Personal and OWE protect unicast data with CCMP-128.
+            "wpa2" | "wpa3" | "owe" => Ok(Security::Ccmp),
+            other => Err(format!(
+                "the {}'s security {other} is not in the model (open, CCMP, GCMP)",
+                self.side
+            )),
+        }
+    }
+}
+
+/// The sending side of a direction, and the other end.
+fn sides(direction: Direction) -> Option<(&'static str, &'static str)> {
+    match direction {
+        Direction::Forward => Some(("client", "server")),
+        Direction::Reverse => Some(("server", "client")),
+        Direction::Bidir => None,
+    }
+}
+
+const BIDIR: &str = "a bidirectional test has two senders; the model is of one saturated sender";
+
+fn recorded(c: &CampaignData, direction: Direction) -> WifiModel {
+    let kinds_any = ["client", "server"]
+        .iter()
+        .any(|s| !recorded_values(c, s, "kind").is_empty());
+    if !kinds_any {
+        return WifiModel::NotWifi("no link state was recorded with its runs".to_string());
+    }
+    let wifi_somewhere = ["client", "server"]
+        .iter()
+        .any(|s| recorded_values(c, s, "kind").contains(&"wifi"));
+    let Some((sender, receiver)) = sides(direction) else {
+        return if wifi_somewhere {
+            WifiModel::Unavailable(BIDIR.to_string())
+        } else {
+            WifiModel::NotWifi("not an 802.11 link".to_string())
+        };
+    };
+    let kinds = recorded_values(c, sender, "kind");
+    if !kinds.contains(&"wifi") {
+        return if recorded_values(c, receiver, "kind").contains(&"wifi") {
+            WifiModel::Unavailable(format!(
+                "the data went from the {sender} ({}) to the Wi-Fi {receiver}: the link state \
+                 records the streams and guard interval of the transmit rate only",
+                if kinds.is_empty() {
+                    "no link recorded".to_string()
+                } else {
+                    kinds.join(", ")
+                }
+            ))
+        } else {
+            WifiModel::NotWifi(format!("the {sender}'s link was {}", kinds.join(", ")))
+        };
+    }
+    if kinds.len() > 1 {
+        return WifiModel::Unavailable(format!(
+            "the {sender}'s link changed kind during the campaign ({})",
+            kinds.join(", ")
+        ));
+    }
+    let r = Recorded { c, side: sender };
+    let link = (|| -> Result<WifiLink, String> {
+        let phy = r.phy()?;
+        if !phy.is_valid() {
+            return Err(format!(
+                "the recorded {} is not a configuration the standard defines",
+                phy.describe()
+            ));
+        }
+        if let (Some(kbps), Some(model)) = (r.one("tx_bitrate_kbps")?, phy.kernel_rate_100kbps()) {
+            let recorded_kbps: f64 = kbps
+                .trim()
+                .parse()
+                .map_err(|_| format!("the recorded tx_bitrate_kbps {kbps:?} is not a number"))?;
+            let model_kbps = f64::from(model) * 100.0;
+            if (recorded_kbps - model_kbps).abs() > RATE_MISMATCH * model_kbps {
+                return Err(format!(
+                    "the recorded transmit rate, {} Mbit/s, is not the {:.1} Mbit/s of {}",
+                    recorded_kbps / 1000.0,
+                    model_kbps / 1000.0,
+                    phy.describe()
+                ));
+            }
+        }
+        let mtu_bytes = c
+            .hosts
+            .get(sender)
+            .and_then(|h| h.get("iface.mtu_ipv4"))
+            .and_then(|m| m.trim().parse::<u32>().ok())
+            .ok_or_else(|| format!("the {sender}'s interface MTU is not recorded"))?;
+        Ok(WifiLink {
+            phy,
+            assumptions: Assumptions {
+                ampdu: if phy.is_high_throughput() {
+                    RECORDED_AMPDU
+                } else {
+                    1
+                },
+                security: r.security()?,
+                mtu_bytes,
+                ..Assumptions::default()
+            },
+            origin: Origin::Recorded { side: sender },
+        })
+    })();
+    match link {
+        Ok(l) => WifiModel::Known(l),
+        Err(why) => WifiModel::Unavailable(why),
+    }
+}
+
+fn emulated(lab: &BTreeMap<String, String>, name: &str, direction: Direction) -> WifiModel {
+    let phy = match model::link::parse(name) {
+        Ok(model::Link::Wifi(phy)) => phy,
+        Ok(_) => return WifiModel::NotWifi(format!("the lab emulated {name}, not 802.11")),
+        Err(e) => {
+            return WifiModel::Unavailable(format!(
+                "the lab's emulated link {name:?} does not parse: {e}"
+            ))
+        }
+    };
+    if sides(direction).is_none() {
+        return WifiModel::Unavailable(BIDIR.to_string());
+    }
+    let get = |k: &str| lab.get(&format!("lab.{k}")).map(|v| v.trim());
+    if !get("shaping").is_some_and(|s| s.starts_with("tbf")) {
+        return WifiModel::Unavailable(format!(
+            "the lab's shaping was not applied ({}), so it did not emulate {name}",
+            get("shaping").unwrap_or("not recorded")
+        ));
+    }
+    let Some(mtu_bytes) = get("mtu_bytes").and_then(|m| m.parse().ok()) else {
+        return WifiModel::Unavailable("the lab's MTU is not recorded".to_string());
+    };
+    let ampdu = match get("emulated_ampdu").map(str::parse::<u32>) {
+        Some(Ok(n)) => n,
+        None if !phy.is_high_throughput() => 1,
+        _ => {
+            return WifiModel::Unavailable(
+                "the lab metadata does not record the A-MPDU length its emulation assumed"
+                    .to_string(),
+            )
+        }
+    };
+    WifiModel::Known(WifiLink {
+        phy,
+        assumptions: Assumptions {
+            mtu_bytes,
+            ampdu,
+            ..Assumptions::default()
+        },
+        origin: Origin::Emulated {
+            rate_bps: get("rate_bps").and_then(|r| r.parse().ok()),
+            overhead_bytes: get("emulation_overhead_bytes").and_then(|o| o.parse().ok()),
+            burst_bytes: get("burst_bytes").and_then(|b| b.parse().ok()),
+        },
+    })
+}
+
+/// One campaign's 802.11 link for data in `direction`: the lab's emulated link, else
+/// the one its sending side recorded.
+pub fn campaign_wifi(c: &CampaignData, direction: Direction) -> WifiModel {
+    let lab = c.hosts.get("lab");
+    match lab.and_then(|l| Some((l, l.get("lab.emulated_link")?))) {
+        Some((lab, name)) => emulated(lab, name, direction),
+        None => recorded(c, direction),
+    }
+}
