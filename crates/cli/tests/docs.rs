@@ -20,10 +20,11 @@
 //! One block alone: `cargo test -p dualperf --test docs -- console trycmd=README-L46.md`
 //! (a case is named after its page and the line of its opening fence).
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_dualperf");
+use support::BIN;
 
 /// README.md and every page of the guide, in a fixed order.
 fn doc_files() -> Vec<PathBuf> {

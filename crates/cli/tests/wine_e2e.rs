@@ -10,11 +10,11 @@
 //! Wine prefix and sets DUALPERF_WINDOWS_EXE.
 #![cfg(feature = "wine-tests")]
 
-#[path = "support/server.rs"]
-mod server;
+mod support;
 
-use server::ServerProc;
 use std::process::{Command, Output};
+use support::server::ServerProc;
+use support::{dualperf, metric, serial};
 
 fn exe() -> String {
     std::env::var("DUALPERF_WINDOWS_EXE")
@@ -32,15 +32,10 @@ fn windows() -> Command {
     c
 }
 
+/// The Linux build (runs under Wine share two cores with the Wine server: each test
+/// holds `serial()`, one measurement at a time).
 fn linux() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_dualperf"))
-}
-
-/// Runs under Wine share two cores with the Wine server: one measurement at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+    dualperf()
 }
 
 fn ok(o: Output, what: &str) -> Output {
@@ -68,14 +63,6 @@ fn run_json(mut cmd: Command, args: &[&str]) -> serde_json::Value {
             String::from_utf8_lossy(&o.stdout)
         )
     })
-}
-
-fn metric(v: &serde_json::Value, name: &str) -> f64 {
-    v["metrics"]
-        .as_array()
-        .and_then(|ms| ms.iter().find(|x| x["name"] == name))
-        .and_then(|x| x["value"].as_f64())
-        .unwrap_or_else(|| panic!("metric {name} missing in {}", v["metrics"]))
 }
 
 /// One side's applied setting (`side` = "client" or "server").
@@ -158,10 +145,7 @@ fn the_windows_build_runs_every_test_over_both_families_with_the_embedded_server
 #[test]
 fn a_windows_client_and_a_linux_server_interoperate_both_ways() {
     let _turn = serial();
-    let srv = ServerProc::start(
-        env!("CARGO_BIN_EXE_dualperf"),
-        &["--bind", "127.0.0.1", "--bind", "::1"],
-    );
+    let srv = ServerProc::start(support::BIN, &["--bind", "127.0.0.1", "--bind", "::1"]);
     for host in ["127.0.0.1", "::1"] {
         let port = srv.port_for(host).to_string();
         for test in ["tcp-stream", "udp-stream", "tcp-rr", "udp-rr"] {

@@ -5,10 +5,6 @@
 
 mod common;
 
-#[allow(dead_code)]
-#[path = "../../store/tests/support/pg.rs"]
-mod pg;
-
 use common::*;
 use engine::EmbeddedServer;
 use std::path::Path;
@@ -54,7 +50,7 @@ fn dashboard_sql(module: &str, target: &str) -> Vec<(String, String)> {
 #[test]
 fn the_postgres_dashboard_queries_run_on_stored_probes() {
     let Some(cluster) =
-        pg::Cluster::start_or_skip("the_postgres_dashboard_queries_run_on_stored_probes")
+        testkit::pg::Cluster::start_or_skip("the_postgres_dashboard_queries_run_on_stored_probes")
     else {
         return;
     };

@@ -4,15 +4,13 @@
 //! visibility to other connections, read-only opens, campaign locks, duplicates,
 //! concurrent writers, the `run_results` view, and import in both directions.
 
-mod support;
-
 use dualperf_store::{
     CampaignLock, CellRecord, DbTarget, HostInfo, IntervalSample, LockTaken, NewCampaign, NewRun,
     RunStatus, Store, StoreError,
 };
 use std::collections::BTreeMap;
 use std::sync::{Arc, Barrier};
-use support::pg::Cluster;
+use testkit::pg::Cluster;
 use wire::spec::{Direction, Family, TestKind};
 
 /// Where each scenario gets a new, empty database.

@@ -3,9 +3,7 @@
 //! connections. Skipped (with the reason) when no PostgreSQL is installed and CI is
 //! unset; fails under CI.
 
-mod support;
-
-use support::pg::Cluster;
+use testkit::pg::Cluster;
 
 #[test]
 fn throwaway_cluster_starts_answers_and_stops() {

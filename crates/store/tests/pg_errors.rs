@@ -3,10 +3,8 @@
 //! (disable, prefer, require, verify-full with `sslrootcert`). All on a throwaway
 //! cluster on 127.0.0.1; skipped with the reason when PostgreSQL is absent and CI unset.
 
-mod support;
-
 use dualperf_store::{CellRecord, DbTarget, NewCampaign, NewRun, RunStatus, Store, StoreError};
-use support::pg::Cluster;
+use testkit::pg::Cluster;
 use wire::spec::{Direction, Family, TestKind};
 
 fn target(url: &str) -> DbTarget {

@@ -3,7 +3,6 @@
 //! "listening on" line. (A port picked by binding and releasing a socket can be taken by
 //! a parallel test before the server binds it, and a probe connection to check readiness
 //! is a client the server must serve: both made tests flaky.)
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;

@@ -24,10 +24,8 @@ pub fn require_iperf3() {
     );
 }
 
-#[path = "../../../cli/tests/support/port.rs"]
-mod port;
 #[allow(unused_imports)]
-pub use port::free_port;
+pub use testkit::free_port;
 
 /// A running iperf3 process, killed on drop.
 pub struct Iperf3 {
