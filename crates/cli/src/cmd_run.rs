@@ -98,7 +98,11 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<runner::RunSpec> {
         traffic_seed: a.seed,
         rate_search: a.rate_search,
     };
-    Ok(runner::resolve_run(&a.opts.clone().into(), &one)?)
+    let mut opts: runner::TestOptions = a.opts.clone().into();
+    if a.target.lab_link.is_some() {
+        opts.udp_datapath = Some(runner::emulated_link_datapath(opts.udp_datapath)?);
+    }
+    Ok(runner::resolve_run(&opts, &one)?)
 }
 
 /// `--profile list`: the application models with their parameters and sources.

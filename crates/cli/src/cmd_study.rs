@@ -246,6 +246,7 @@ impl StudyArgs {
             spec_file: self.spec.as_deref(),
             host: self.target.host.as_deref(),
             iperf3: self.target.peer == Peer::Iperf3,
+            emulated_link: self.target.lab_link.is_some(),
         };
         Ok(runner::resolve_study(
             &self.opts.clone().into(),

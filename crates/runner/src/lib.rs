@@ -18,7 +18,10 @@ pub mod resolve;
 pub mod target;
 
 pub use options::{OneTest, RunTest, StudyOptions, TestOptions};
-pub use resolve::{literal_family, read_spec_file, resolve_run, resolve_study, Layers, RunSpec};
+pub use resolve::{
+    emulated_link_datapath, literal_family, read_spec_file, resolve_run, resolve_study, Layers,
+    RunSpec, EMULATED_LINK_DATAPATH,
+};
 pub use target::{Peer, Target, TargetError, TargetOptions};
 
 /// Why options could not become a test, worded for the user.

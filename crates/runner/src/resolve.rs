@@ -55,6 +55,56 @@ pub struct Layers<'a> {
     /// The peer is an unmodified iperf3 server (stream tests, one offered rate,
     /// one datagram per call).
     pub iperf3: bool,
+    /// The path is a lab link emulating 802.11 or Ethernet (`--lab-link`): one datagram
+    /// per call (see [`EMULATED_LINK_DATAPATH`]).
+    pub emulated_link: bool,
+}
+
+/// Why a lab that emulates a link sends no UDP GSO batches: tbf charges the link's
+/// per-frame cost once per packet it is handed, and a GSO batch reaches it as one
+/// packet, so a batch of n datagrams would pay for one frame.
+pub const EMULATED_LINK_DATAPATH: &str = "an emulated link (--lab-link) charges each \
+     frame's airtime once per packet its shaper is handed, and a GSO batch is one packet; \
+     use per-datagram (the default here) or batched";
+
+/// `--udp-datapath` where only one datagram per call is right: unset or `auto` becomes
+/// `per-datagram`; anything else is refused naming `flag` and `why`.
+fn per_datagram_only(
+    datapath: &mut Option<String>,
+    flag: &str,
+    why: &str,
+) -> Result<(), ResolveError> {
+    match datapath.as_deref() {
+        None | Some("auto") | Some("per-datagram") => {
+            *datapath = Some("per-datagram".into());
+            Ok(())
+        }
+        Some(other) => Err(refused_datapath(other, flag, why)),
+    }
+}
+
+fn refused_datapath(datapath: &str, flag: &str, why: &str) -> ResolveError {
+    ResolveError::Option(format!(
+        "--udp-datapath {datapath} is not available with {flag}: {why}"
+    ))
+}
+
+/// `--udp-datapath` on an emulated link (see [`EMULATED_LINK_DATAPATH`]): unset or
+/// `auto` becomes `per-datagram` (the studies' method); `batched` stays (each datagram
+/// is its own packet); `gso` is refused.
+pub fn emulated_link_datapath(
+    datapath: Option<wire::spec::UdpDatapath>,
+) -> Result<wire::spec::UdpDatapath, ResolveError> {
+    use wire::spec::UdpDatapath as D;
+    match datapath.unwrap_or_default() {
+        D::Auto | D::PerDatagram => Ok(D::PerDatagram),
+        D::Batched => Ok(D::Batched),
+        D::Gso => Err(refused_datapath(
+            "gso",
+            "--lab-link",
+            EMULATED_LINK_DATAPATH,
+        )),
+    }
 }
 
 /// The family of a host written as an IP literal (`192.0.2.7`, `::1`, `[::1]`); None
@@ -134,17 +184,20 @@ fn resolve(over: SpecFile, layers: &Layers) -> Result<StudySpec, ResolveError> {
             layer.udp_method = Some("fixed".into());
         }
         // The iperf3 datapath sends and receives one datagram per call, like iperf3.
-        match layer.udp_datapath.as_deref() {
-            None | Some("auto") | Some("per-datagram") => {
-                layer.udp_datapath = Some("per-datagram".into())
-            }
-            Some(other) => {
-                return Err(ResolveError::Option(format!(
-                    "--udp-datapath {other} is not available with --peer iperf3: \
-                     its streams go one datagram per system call (per-datagram)"
-                )))
-            }
-        }
+        per_datagram_only(
+            &mut layer.udp_datapath,
+            "--peer iperf3",
+            "its streams go one datagram per system call (per-datagram)",
+        )?;
+    }
+    if layers.emulated_link {
+        let asked = match layer.udp_datapath.as_deref() {
+            None => None,
+            Some(name) => Some(name.parse().map_err(|_| {
+                ResolveError::Option(format!("--udp-datapath {name} is not a datapath"))
+            })?),
+        };
+        layer.udp_datapath = Some(emulated_link_datapath(asked)?.name().to_string());
     }
     Ok(layer.resolve(clock_seed())?)
 }
@@ -463,6 +516,7 @@ mod tests {
             spec_file: Some(&path),
             host: Some("::1"),
             iperf3: false,
+            emulated_link: false,
         };
         let s = resolve_study(&test, &study, &layers).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
@@ -472,6 +526,29 @@ mod tests {
         assert_eq!(s.bound, Bound::DurationNs(500_000_000));
         assert_eq!(s.socket.sndbuf_bytes, Some(65_536));
         assert_eq!(s.families, vec![Family::V6], "an IPv6 literal decides");
+    }
+
+    #[test]
+    fn an_emulated_link_sends_udp_one_datagram_per_call() {
+        let layers = Layers {
+            emulated_link: true,
+            ..Layers::default()
+        };
+        let s = resolve_study(&TestOptions::default(), &StudyOptions::default(), &layers).unwrap();
+        assert_eq!(s.udp_datapath, wire::spec::UdpDatapath::PerDatagram);
+        let plain = resolve_study(
+            &TestOptions::default(),
+            &StudyOptions::default(),
+            &Layers::default(),
+        )
+        .unwrap();
+        assert_ne!(plain.udp_datapath, wire::spec::UdpDatapath::PerDatagram);
+        let gso = TestOptions {
+            udp_datapath: Some(wire::spec::UdpDatapath::Gso),
+            ..TestOptions::default()
+        };
+        let e = resolve_study(&gso, &StudyOptions::default(), &layers).unwrap_err();
+        assert!(e.to_string().contains("--lab-link"), "{e}");
     }
 
     #[test]

@@ -354,9 +354,10 @@ pub fn wifi_sentences(analysis: &Analysis, data: &[CampaignData]) -> Vec<(String
             let emulated = matches!(link.origin, Origin::Emulated { .. });
             if emulated && !over.is_empty() && vd.view.kind == TestKind::UdpStream {
                 text.push_str(
-                    " A UDP sender that batches with GSO (dualperf's default above 20 000 \
-                     datagrams/s) pays the emulation's per-packet overhead once per batch and so \
-                     measures above it: run such rates with --udp-datapath per-datagram.",
+                    " A UDP sender that batches with GSO pays the emulation's per-packet \
+                     overhead once per batch and so measures above it (studies run with \
+                     --lab-link send one datagram per call; a campaign that batched should be \
+                     run again with --udp-datapath per-datagram).",
                 );
             }
             let tcp_above_100 = points
