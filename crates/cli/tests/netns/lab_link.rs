@@ -245,9 +245,10 @@ fn a_study_over_an_emulated_link_sends_one_datagram_per_call_and_is_set_against_
     for row in table.skip(1) {
         let value: f64 = cells(row)[pct].parse().unwrap_or_else(|_| panic!("{row}"));
         // One frame per datagram: at most the shaper's bucket above the model (a few
-        // per cent over a run); a GSO batch measured about three times the model.
+        // per cent over a run); a GSO batch measured about three times the model. No
+        // lower bound: a loaded host may send less, which is not what this checks.
         assert!(
-            value > 50.0 && value < 110.0,
+            value > 0.0 && value < 110.0,
             "{value} % of the model: {row}"
         );
         seen += 1;
