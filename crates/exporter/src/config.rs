@@ -31,11 +31,12 @@ pub const MAX_MODULES: usize = 256;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read the exporter configuration {path}: {source}")]
+    /// The OS's reason is part of the message and not also a `source`: a chain printed
+    /// as `a: b` would repeat it.
+    #[error("cannot read the exporter configuration {path}: {error}")]
     Read {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("exporter configuration {path}: {message}")]
     Parse { path: PathBuf, message: String },
@@ -262,9 +263,9 @@ impl Default for Config {
 
 impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         Config::from_toml_str(&text, path)
     }
@@ -609,6 +610,36 @@ mod tests {
             let err = parse(text).unwrap_err().to_string();
             assert!(err.contains(want), "{text:?}: {err}");
         }
+    }
+
+    /// The message and its chain of sources, as the binary prints an error (`{:#}`).
+    fn chain_text(e: &dyn std::error::Error) -> String {
+        let mut text = e.to_string();
+        let mut next = e.source();
+        while let Some(s) = next {
+            text = format!("{text}: {s}");
+            next = s.source();
+        }
+        text
+    }
+
+    #[test]
+    fn a_missing_file_is_named_with_the_os_reason_once() {
+        let path = Path::new("/nonexistent-dualperf-dir/exporter.toml");
+        let e = Config::load(path).unwrap_err();
+        let text = chain_text(&e);
+        assert!(
+            text.starts_with(
+                "cannot read the exporter configuration /nonexistent-dualperf-dir/exporter.toml: "
+            ),
+            "{text}"
+        );
+        assert_eq!(text.matches("(os error").count(), 1, "{text}");
+        let Err(e) = crate::webconfig::WebConfig::load(path) else {
+            panic!("{} loaded", path.display());
+        };
+        let text = chain_text(&e);
+        assert_eq!(text.matches("(os error").count(), 1, "{text}");
     }
 
     #[test]
