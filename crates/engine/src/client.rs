@@ -655,7 +655,7 @@ fn map_session_error(e: SessionError, cfg: &ClientConfig) -> EngineError {
         SessionError::Timeout(what) => EngineError::Timeout(format!(
             "the server at {host}:{port} did not answer ({what})"
         )),
-        SessionError::Auth(why) => EngineError::AuthFailed(why),
+        SessionError::Auth(why) => EngineError::AuthFailed(why.to_string()),
         other => EngineError::Protocol(other.to_string()),
     }
 }

@@ -2,11 +2,14 @@
 //! probe runs), the allow-list of targets and the limits. [`module_spec`] is the one
 //! place a module becomes a `wire::spec::TestSpec`.
 
-use crate::target::AllowList;
+use crate::target::{AllowList, AllowListError};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use wire::bounds::RangeError;
+use wire::proto::TestSpecError;
+use wire::quantity::QuantityError;
 use wire::spec::{Bound, Direction, Family, SocketOpts, TestKind, TestSpec, UnknownName};
 
 /// The exporter's default listen address (loopback only; 9531 is free in Prometheus'
@@ -28,20 +31,86 @@ pub const MAX_MODULES: usize = 256;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read the exporter configuration {path}: {source}")]
+    /// The OS's reason is part of the message and not also a `source`: a chain printed
+    /// as `a: b` would repeat it.
+    #[error("cannot read the exporter configuration {path}: {error}")]
     Read {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("exporter configuration {path}: {message}")]
     Parse { path: PathBuf, message: String },
-    #[error("module '{module}': {message}")]
-    Module { module: String, message: String },
+    #[error("module '{module}': {error}")]
+    Module { module: String, error: ModuleError },
     #[error("allowed_targets: {0}")]
-    Allow(String),
+    Allow(AllowListError),
+    #[error(transparent)]
+    Duration(#[from] DurationError),
     #[error("{0}")]
     Invalid(String),
+}
+
+/// A duration in the configuration that does not parse or is out of range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error("{what}: {error}")]
+    Unparsed {
+        what: &'static str,
+        error: QuantityError,
+    },
+    #[error(transparent)]
+    Range(#[from] RangeError),
+}
+
+/// Why a module cannot be run; shown after "module 'NAME': ".
+#[derive(Debug, thiserror::Error)]
+pub enum ModuleError {
+    #[error("unknown peer '{0}': use dualperf or iperf3")]
+    UnknownPeer(String),
+    #[error(
+        "test '{0}' is not possible with peer = \"iperf3\": iperf3 has no request/response \
+         test; use tcp-stream or udp-stream, or a dualperf server"
+    )]
+    RrWithIperf3(String),
+    #[error("psk_file is for dualperf servers; an iperf3 peer does not take it")]
+    PskWithIperf3,
+    #[error("families is empty: give [4], [6] or [4, 6]")]
+    NoFamilies,
+    #[error("unknown family {0}: use 4 or 6")]
+    UnknownFamily(u8),
+    #[error("family {0} is listed twice")]
+    FamilyTwice(u8),
+    #[error(
+        "a module with a count needs a timeout (e.g. timeout = \"5s\"): a probe must know how \
+         long it may take"
+    )]
+    CountWithoutTimeout,
+    #[error(transparent)]
+    Duration(#[from] DurationError),
+    #[error(transparent)]
+    Psk(#[from] wire::auth::AuthError),
+    #[error(transparent)]
+    UnknownTest(#[from] UnknownName),
+    #[error(
+        "test '{0}' is not served by the exporter: use tcp-stream, udp-stream, tcp-rr or udp-rr"
+    )]
+    NotServed(String),
+    #[error("size {0} is too large")]
+    SizeTooLarge(u64),
+    #[error("size: {0}")]
+    Size(QuantityError),
+    #[error("give a duration or a count, not both")]
+    DurationAndCount,
+    #[error("unknown direction '{0}': use forward, reverse or bidir")]
+    UnknownDirection(String),
+    #[error("rate: {0}")]
+    Rate(QuantityError),
+    #[error("rate applies to udp-stream and the request/response tests")]
+    RateOnTcpStream,
+    #[error("socket.flowlabel applies to IPv6 only: set families = [6]")]
+    FlowlabelOnV4,
+    #[error(transparent)]
+    Spec(#[from] TestSpecError),
 }
 
 /// A module's `size`: a number of bytes or a text with a unit (`64K`).
@@ -194,9 +263,9 @@ impl Default for Config {
 
 impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         Config::from_toml_str(&text, path)
     }
@@ -217,9 +286,9 @@ impl Config {
         let modules = modules
             .into_iter()
             .map(|(name, m)| {
-                let ready = ready_module(&name, &m).map_err(|message| ConfigError::Module {
+                let ready = ready_module(&name, &m).map_err(|error| ConfigError::Module {
                     module: name.clone(),
-                    message,
+                    error,
                 })?;
                 Ok((name, ready))
             })
@@ -236,12 +305,11 @@ impl Config {
                 "max_concurrent_probes must be between 1 and 64, not {max}"
             )));
         }
-        let secs = |what: &str, v: &Option<String>, default: Duration, max: Duration| {
+        let secs = |what: &'static str, v: &Option<String>, default: Duration, max: Duration| {
             v.as_deref()
                 .map(|s| parse_duration(what, s, Duration::ZERO, max))
                 .transpose()
                 .map(|d| d.unwrap_or(default))
-                .map_err(ConfigError::Invalid)
         };
         if file.hosts.len() > MAX_MODULES * 16 {
             return Err(ConfigError::Invalid(format!(
@@ -289,9 +357,15 @@ impl Config {
     }
 }
 
-fn parse_duration(what: &str, s: &str, min: Duration, max: Duration) -> Result<Duration, String> {
-    let secs = wire::quantity::parse_duration_s(s).map_err(|e| format!("{what}: {e}"))?;
-    wire::bounds::secs_to_duration(what, secs, min, max).map_err(|e| e.to_string())
+fn parse_duration(
+    what: &'static str,
+    s: &str,
+    min: Duration,
+    max: Duration,
+) -> Result<Duration, DurationError> {
+    let secs = wire::quantity::parse_duration_s(s)
+        .map_err(|error| DurationError::Unparsed { what, error })?;
+    Ok(wire::bounds::secs_to_duration(what, secs, min, max)?)
 }
 
 /// The server a module's target runs.
@@ -305,36 +379,33 @@ pub enum Peer {
 /// iperf3's default port.
 pub const IPERF3_DEFAULT_PORT: u16 = 5201;
 
-fn ready_module(name: &str, m: &Module) -> Result<ProbeModule, String> {
+fn ready_module(name: &str, m: &Module) -> Result<ProbeModule, ModuleError> {
     let peer = match m.peer.as_deref().unwrap_or("dualperf") {
         "dualperf" => Peer::Dualperf,
         "iperf3" => Peer::Iperf3,
-        other => return Err(format!("unknown peer '{other}': use dualperf or iperf3")),
+        other => return Err(ModuleError::UnknownPeer(other.to_string())),
     };
     if peer == Peer::Iperf3 {
         if m.test.parse::<TestKind>().is_ok_and(|k| k.is_rr()) {
-            return Err(format!(
-                "test '{}' is not possible with peer = \"iperf3\": iperf3 has no request/response test; use tcp-stream or udp-stream, or a dualperf server",
-                m.test
-            ));
+            return Err(ModuleError::RrWithIperf3(m.test.clone()));
         }
         if m.psk_file.is_some() {
-            return Err("psk_file is for dualperf servers; an iperf3 peer does not take it".into());
+            return Err(ModuleError::PskWithIperf3);
         }
     }
     let families = match m.families.as_deref() {
         None => vec![Family::V4, Family::V6],
-        Some([]) => return Err("families is empty: give [4], [6] or [4, 6]".into()),
+        Some([]) => return Err(ModuleError::NoFamilies),
         Some(list) => {
             let mut out: Vec<Family> = Vec::new();
             for n in list {
                 let f = match n {
                     4 => Family::V4,
                     6 => Family::V6,
-                    _ => return Err(format!("unknown family {n}: use 4 or 6")),
+                    _ => return Err(ModuleError::UnknownFamily(*n)),
                 };
                 if out.contains(&f) {
-                    return Err(format!("family {n} is listed twice"));
+                    return Err(ModuleError::FamilyTwice(*n));
                 }
                 out.push(f);
             }
@@ -347,16 +418,11 @@ fn ready_module(name: &str, m: &Module) -> Result<ProbeModule, String> {
         .collect::<Result<Vec<_>, _>>()?;
     let test_time = match (m.count, &m.duration, &m.timeout) {
         (Some(_), _, Some(t)) => parse_duration("timeout", t, Duration::ZERO, MAX_TEST_DURATION)?,
-        (Some(_), _, None) => {
-            return Err(
-                "a module with a count needs a timeout (e.g. timeout = \"5s\"): \
-                        a probe must know how long it may take"
-                    .into(),
-            )
-        }
+        (Some(_), _, None) => return Err(ModuleError::CountWithoutTimeout),
+        // Without a count every spec's bound is its duration; families is never empty.
         (None, _, _) => match specs.first().map(|s| s.bound) {
             Some(Bound::DurationNs(ns)) => Duration::from_nanos(ns),
-            _ => return Err("no test".into()),
+            _ => return Err(ModuleError::NoFamilies),
         },
     };
     let connect_timeout = m
@@ -375,7 +441,7 @@ fn ready_module(name: &str, m: &Module) -> Result<ProbeModule, String> {
     let psk = m
         .psk_file
         .as_deref()
-        .map(|p| wire::auth::Psk::load(p).map_err(|e| e.to_string()))
+        .map(wire::auth::Psk::load)
         .transpose()?;
     let default_port = match peer {
         Peer::Dualperf => engine::DEFAULT_PORT,
@@ -395,26 +461,21 @@ fn ready_module(name: &str, m: &Module) -> Result<ProbeModule, String> {
 /// A module's test for one family, built as `dualperf run` builds its spec and checked
 /// by the protocol's own `validate_spec`. The one function that turns a module into a
 /// `TestSpec` (the application layer's `resolve` will take its place).
-pub fn module_spec(m: &Module, family: Family) -> Result<TestSpec, String> {
-    let kind: TestKind = m.test.parse().map_err(|e: UnknownName| e.to_string())?;
+pub fn module_spec(m: &Module, family: Family) -> Result<TestSpec, ModuleError> {
+    let kind: TestKind = m.test.parse::<TestKind>()?;
     if !kind.on_wire() {
-        return Err(format!(
-            "test '{}' is not served by the exporter: use tcp-stream, udp-stream, tcp-rr or udp-rr",
-            m.test
-        ));
+        return Err(ModuleError::NotServed(m.test.clone()));
     }
     let size = match &m.size {
         None => 1408,
         Some(Quantity::Number(n)) => {
-            u32::try_from(*n).map_err(|_| format!("size {n} is too large"))?
+            u32::try_from(*n).map_err(|_| ModuleError::SizeTooLarge(*n))?
         }
-        Some(Quantity::Text(t)) => {
-            wire::quantity::parse_bytes_u32(t).map_err(|e| format!("size: {e}"))?
-        }
+        Some(Quantity::Text(t)) => wire::quantity::parse_bytes_u32(t).map_err(ModuleError::Size)?,
     };
     let mut spec = TestSpec::new(kind, family, size);
     spec.bound = match (m.count, &m.duration) {
-        (Some(_), Some(_)) => return Err("give a duration or a count, not both".into()),
+        (Some(_), Some(_)) => return Err(ModuleError::DurationAndCount),
         (Some(n), None) => Bound::Count(n),
         (None, d) => {
             let d = parse_duration(
@@ -430,26 +491,22 @@ pub fn module_spec(m: &Module, family: Family) -> Result<TestSpec, String> {
         "forward" => Direction::Forward,
         "reverse" => Direction::Reverse,
         "bidir" => Direction::Bidir,
-        other => {
-            return Err(format!(
-                "unknown direction '{other}': use forward, reverse or bidir"
-            ))
-        }
+        other => return Err(ModuleError::UnknownDirection(other.to_string())),
     };
     spec.streams = m.streams.unwrap_or(1);
     spec.rate = m
         .rate
         .as_deref()
-        .map(|r| wire::quantity::parse_rate(r).map_err(|e| format!("rate: {e}")))
+        .map(|r| wire::quantity::parse_rate(r).map_err(ModuleError::Rate))
         .transpose()?;
     if spec.rate.is_some() && kind == TestKind::TcpStream {
-        return Err("rate applies to udp-stream and the request/response tests".into());
+        return Err(ModuleError::RateOnTcpStream);
     }
     spec.socket = m.socket.clone();
     if spec.socket.flowlabel.is_some() && family != Family::V6 {
-        return Err("socket.flowlabel applies to IPv6 only: set families = [6]".into());
+        return Err(ModuleError::FlowlabelOnV4);
     }
-    wire::proto::validate_spec(&spec).map_err(|e| e.to_string())?;
+    wire::proto::validate_spec(&spec)?;
     Ok(spec)
 }
 
@@ -553,6 +610,36 @@ mod tests {
             let err = parse(text).unwrap_err().to_string();
             assert!(err.contains(want), "{text:?}: {err}");
         }
+    }
+
+    /// The message and its chain of sources, as the binary prints an error (`{:#}`).
+    fn chain_text(e: &dyn std::error::Error) -> String {
+        let mut text = e.to_string();
+        let mut next = e.source();
+        while let Some(s) = next {
+            text = format!("{text}: {s}");
+            next = s.source();
+        }
+        text
+    }
+
+    #[test]
+    fn a_missing_file_is_named_with_the_os_reason_once() {
+        let path = Path::new("/nonexistent-dualperf-dir/exporter.toml");
+        let e = Config::load(path).unwrap_err();
+        let text = chain_text(&e);
+        assert!(
+            text.starts_with(
+                "cannot read the exporter configuration /nonexistent-dualperf-dir/exporter.toml: "
+            ),
+            "{text}"
+        );
+        assert_eq!(text.matches("(os error").count(), 1, "{text}");
+        let Err(e) = crate::webconfig::WebConfig::load(path) else {
+            panic!("{} loaded", path.display());
+        };
+        let text = chain_text(&e);
+        assert_eq!(text.matches("(os error").count(), 1, "{text}");
     }
 
     #[test]

@@ -180,7 +180,7 @@ pub fn run_probe(
                         duration: Duration::ZERO,
                         result: Err(Failure {
                             reason: Reason::NoAddress,
-                            message: why.clone(),
+                            message: why.to_string(),
                         }),
                     }
                 }
@@ -304,9 +304,16 @@ mod tests {
     #[test]
     fn the_family_order_follows_v6_first_and_missing_addresses_are_named() {
         let module = crate::config::Config::default().modules["udp_rr"].clone();
+        let host = "gone.example".to_string();
         let none = Resolved {
-            v4: Err("no A".into()),
-            v6: Err("no AAAA".into()),
+            v4: Err(crate::target::NoAddress::NoRecord {
+                host: host.clone(),
+                family: Family::V4,
+            }),
+            v6: Err(crate::target::NoAddress::NoRecord {
+                host,
+                family: Family::V6,
+            }),
         };
         let budget = Duration::from_secs(10);
         let order = |v6_first| {
@@ -322,7 +329,7 @@ mod tests {
         let f = p.families[1].result.as_ref().unwrap_err();
         assert_eq!(
             (f.reason, f.message.as_str()),
-            (Reason::NoAddress, "no AAAA")
+            (Reason::NoAddress, "gone.example has no AAAA record")
         );
         assert_eq!(p.headline, m::RTT_MEAN_NS);
     }

@@ -399,9 +399,9 @@ pub fn parse_probe_request(
             "the target parameter is missing: add ?target=HOST or HOST:PORT".to_string(),
         )
     })?;
-    let target = Target::parse(&target).map_err(|e| ("bad_request", e))?;
-    let budget =
-        scrape_budget(scrape_timeout, config.timeout_offset).map_err(|e| ("bad_request", e))?;
+    let target = Target::parse(&target).map_err(|e| ("bad_request", e.to_string()))?;
+    let budget = scrape_budget(scrape_timeout, config.timeout_offset)
+        .map_err(|e| ("bad_request", e.to_string()))?;
     Ok(ProbeAsk {
         target,
         module,
@@ -409,9 +409,20 @@ pub fn parse_probe_request(
     })
 }
 
+/// Prometheus sent a scrape-timeout header that is not a number of seconds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} '{value}' is not a number of seconds", SCRAPE_TIMEOUT_HEADER)]
+pub struct ScrapeTimeoutError {
+    /// The header's value, cut to 40 characters.
+    pub value: String,
+}
+
 /// The time a probe may take: the scrape timeout Prometheus sent less the offset, or
 /// the default budget without the header.
-pub fn scrape_budget(header: Option<&str>, offset: Duration) -> Result<Duration, String> {
+pub fn scrape_budget(
+    header: Option<&str>,
+    offset: Duration,
+) -> Result<Duration, ScrapeTimeoutError> {
     let Some(h) = header else {
         return Ok(crate::config::DEFAULT_PROBE_BUDGET);
     };
@@ -420,11 +431,8 @@ pub fn scrape_budget(header: Option<&str>, offset: Duration) -> Result<Duration,
         .parse()
         .ok()
         .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
-        .ok_or_else(|| {
-            format!(
-                "{SCRAPE_TIMEOUT_HEADER} '{}' is not a number of seconds",
-                h.chars().take(40).collect::<String>()
-            )
+        .ok_or_else(|| ScrapeTimeoutError {
+            value: h.chars().take(40).collect(),
         })?;
     Ok(Duration::from_secs_f64(secs).saturating_sub(offset))
 }
@@ -469,10 +477,7 @@ async fn probe(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -
     .await;
     let resolved = match resolved {
         Ok(Ok(Ok(r))) => r,
-        Ok(Ok(Err(e))) => crate::target::Resolved {
-            v4: Err(e.clone()),
-            v6: Err(e),
-        },
+        Ok(Ok(Err(e))) => crate::target::Resolved::neither(e),
         _ => {
             state.own.refused("resolve_timeout");
             return text(
@@ -483,7 +488,7 @@ async fn probe(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -
     };
     if let Err(e) = check_allowed(&state.config.allow, &ask.target, &resolved) {
         state.own.refused("not_allowed");
-        return text(StatusCode::FORBIDDEN, e + "\n");
+        return text(StatusCode::FORBIDDEN, format!("{e}\n"));
     }
     let port = ask.target.port.unwrap_or(module.port);
     let key = format!("{}:{port}", ask.target.host);
@@ -549,6 +554,8 @@ mod tests {
         );
         for bad in ["", "x", "-1", "0", "inf", "NaN", "1e30"] {
             let e = scrape_budget(Some(bad), off).unwrap_err();
+            assert_eq!(e.value, bad);
+            let e = e.to_string();
             assert!(e.contains("is not a number of seconds"), "{bad}: {e}");
         }
     }

@@ -8,6 +8,81 @@ use wire::spec::Family;
 /// Longest host name (RFC 1035 §2.3.4: 255 octets on the wire, 253 as text).
 pub const MAX_HOST_CHARS: usize = 253;
 
+/// Why a scrape's `target` is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    #[error("the target is empty: give target=HOST or target=HOST:PORT")]
+    Empty,
+    #[error(
+        "the target is {chars} characters long; a host name has at most {}",
+        MAX_HOST_CHARS
+    )]
+    TooLong { chars: usize },
+    #[error("target '{target}': '[' without ']'")]
+    UnclosedBracket { target: String },
+    #[error("target '{target}': '{inside}' is not an IPv6 address")]
+    NotIpv6 { target: String, inside: String },
+    #[error("target '{target}': expected ':PORT' after the bracketed address")]
+    AfterBracket { target: String },
+    #[error(
+        "target '{target}': '{port}' is not a port (1-65535); IPv6 addresses with a port go \
+         in brackets: [2001:db8::1]:5301"
+    )]
+    BadPort { target: String, port: String },
+    #[error(
+        "target '{target}': '{host}' is neither an IP address nor a host name (letters, \
+         digits, '-' and '.')"
+    )]
+    BadHost { target: String, host: String },
+}
+
+/// Why `allowed_targets` is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AllowListError {
+    #[error("the list is empty: the exporter could probe nothing")]
+    Empty,
+    #[error("'any' allows every target: give it alone")]
+    AnyNotAlone,
+    #[error("'{entry}' is not a CIDR (e.g. 10.0.0.0/8, 2001:db8::/32)")]
+    BadCidr { entry: String },
+    #[error("'{entry}' is neither a host name, an IP address, a CIDR nor 'any'")]
+    BadEntry { entry: String },
+}
+
+/// Why a target has no address of one family (kept per family in [`Resolved`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoAddress {
+    /// The target is an address of the other family.
+    #[error("the target is the address {ip}: it has no {}", record(*family))]
+    OtherFamily { ip: IpAddr, family: Family },
+    /// The name has no record of this family.
+    #[error("{host} has no {} record", record(*family))]
+    NoRecord { host: String, family: Family },
+    /// The name could not be resolved at all.
+    #[error("cannot resolve '{host}': {reason}")]
+    Unresolved { host: String, reason: String },
+}
+
+/// The DNS record that holds a family's address.
+fn record(family: Family) -> &'static str {
+    match family {
+        Family::V4 => "A",
+        Family::V6 => "AAAA",
+    }
+}
+
+/// Why a target is not probed: the allow-list does not cover it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotAllowed {
+    #[error("target '{host}' is not in allowed_targets and resolves to no address")]
+    NoAddress { host: String },
+    #[error(
+        "target '{host}' ({ip}) is not in allowed_targets; add the host, its address or a \
+         CIDR covering it to the exporter's configuration"
+    )]
+    Address { host: String, ip: IpAddr },
+}
+
 /// A target as a scrape names it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Target {
@@ -18,16 +93,13 @@ pub struct Target {
 
 impl Target {
     /// `host`, `host:port`, `192.0.2.1:5301`, `[2001:db8::1]:5301`, or a bare IPv6 address.
-    pub fn parse(s: &str) -> Result<Target, String> {
+    pub fn parse(s: &str) -> Result<Target, TargetError> {
         let s = s.trim();
         if s.is_empty() {
-            return Err("the target is empty: give target=HOST or target=HOST:PORT".into());
+            return Err(TargetError::Empty);
         }
         if s.len() > MAX_HOST_CHARS + 8 {
-            return Err(format!(
-                "the target is {} characters long; a host name has at most {MAX_HOST_CHARS}",
-                s.len()
-            ));
+            return Err(TargetError::TooLong { chars: s.len() });
         }
         if let Ok(ip) = s.parse::<Ipv6Addr>() {
             return Ok(Target {
@@ -38,15 +110,17 @@ impl Target {
         let (host, port) = if let Some(rest) = s.strip_prefix('[') {
             let (inside, after) = rest
                 .split_once(']')
-                .ok_or_else(|| format!("target '{s}': '[' without ']'"))?;
-            let ip: Ipv6Addr = inside
-                .parse()
-                .map_err(|_| format!("target '{s}': '{inside}' is not an IPv6 address"))?;
+                .ok_or_else(|| TargetError::UnclosedBracket { target: s.into() })?;
+            let ip: Ipv6Addr = inside.parse().map_err(|_| TargetError::NotIpv6 {
+                target: s.into(),
+                inside: inside.into(),
+            })?;
             let port = match after {
                 "" => None,
-                p => Some(p.strip_prefix(':').ok_or_else(|| {
-                    format!("target '{s}': expected ':PORT' after the bracketed address")
-                })?),
+                p => Some(
+                    p.strip_prefix(':')
+                        .ok_or_else(|| TargetError::AfterBracket { target: s.into() })?,
+                ),
             };
             (ip.to_string(), port)
         } else {
@@ -58,15 +132,17 @@ impl Target {
         let port = port
             .map(|p| match p.parse::<u16>() {
                 Ok(n) if n > 0 => Ok(n),
-                _ => Err(format!(
-                    "target '{s}': '{p}' is not a port (1-65535); IPv6 addresses with a port go in brackets: [2001:db8::1]:5301"
-                )),
+                _ => Err(TargetError::BadPort {
+                    target: s.into(),
+                    port: p.into(),
+                }),
             })
             .transpose()?;
         if host.parse::<IpAddr>().is_err() && !is_host_name(&host) {
-            return Err(format!(
-                "target '{s}': '{host}' is neither an IP address nor a host name (letters, digits, '-' and '.')"
-            ));
+            return Err(TargetError::BadHost {
+                target: s.into(),
+                host,
+            });
         }
         Ok(Target {
             host: host.to_ascii_lowercase(),
@@ -122,13 +198,13 @@ impl AllowList {
     }
 
     /// Entries: `any` (alone), host names, IP addresses, CIDRs (`10.0.0.0/8`).
-    pub fn parse(entries: &[String]) -> Result<AllowList, String> {
+    pub fn parse(entries: &[String]) -> Result<AllowList, AllowListError> {
         if entries.is_empty() {
-            return Err("the list is empty: the exporter could probe nothing".into());
+            return Err(AllowListError::Empty);
         }
         if entries.iter().any(|e| e.trim().eq_ignore_ascii_case("any")) {
             if entries.len() > 1 {
-                return Err("'any' allows every target: give it alone".into());
+                return Err(AllowListError::AnyNotAlone);
             }
             return Ok(AllowList::Any);
         }
@@ -140,15 +216,11 @@ impl AllowList {
             } else if let Ok(ip) = e.parse::<IpAddr>() {
                 nets.push(IpNet::from(ip));
             } else if e.contains('/') {
-                return Err(format!(
-                    "'{e}' is not a CIDR (e.g. 10.0.0.0/8, 2001:db8::/32)"
-                ));
+                return Err(AllowListError::BadCidr { entry: e.into() });
             } else if is_host_name(e) {
                 hosts.push(e.to_ascii_lowercase());
             } else {
-                return Err(format!(
-                    "'{e}' is neither a host name, an IP address, a CIDR nor 'any'"
-                ));
+                return Err(AllowListError::BadEntry { entry: e.into() });
             }
         }
         Ok(AllowList::Listed { hosts, nets })
@@ -174,12 +246,12 @@ impl AllowList {
 /// A target's address for each family, or why it has none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolved {
-    pub v4: Result<IpAddr, String>,
-    pub v6: Result<IpAddr, String>,
+    pub v4: Result<IpAddr, NoAddress>,
+    pub v6: Result<IpAddr, NoAddress>,
 }
 
 impl Resolved {
-    pub fn of(&self, f: Family) -> &Result<IpAddr, String> {
+    pub fn of(&self, f: Family) -> &Result<IpAddr, NoAddress> {
         match f {
             Family::V4 => &self.v4,
             Family::V6 => &self.v6,
@@ -188,31 +260,45 @@ impl Resolved {
 
     /// The first address of each family among `addrs` (the resolver's order).
     pub fn pick(target: &Target, addrs: &[IpAddr]) -> Resolved {
-        let first = |want_v4: bool, record: &str| {
+        let first = |family: Family| {
             addrs
                 .iter()
                 .copied()
-                .find(|a| a.is_ipv4() == want_v4)
+                .find(|a| a.is_ipv4() == (family == Family::V4))
                 .ok_or_else(|| match target.ip() {
-                    Some(ip) => format!("the target is the address {ip}: it has no {record}"),
-                    None => format!("{} has no {record} record", target.host),
+                    Some(ip) => NoAddress::OtherFamily { ip, family },
+                    None => NoAddress::NoRecord {
+                        host: target.host.clone(),
+                        family,
+                    },
                 })
         };
         Resolved {
-            v4: first(true, "A"),
-            v6: first(false, "AAAA"),
+            v4: first(Family::V4),
+            v6: first(Family::V6),
+        }
+    }
+
+    /// The same reason for both families (the name could not be resolved).
+    pub fn neither(why: NoAddress) -> Resolved {
+        Resolved {
+            v4: Err(why.clone()),
+            v6: Err(why),
         }
     }
 }
 
 /// Resolve (blocking: getaddrinfo) a target's addresses of both families.
-pub fn resolve(target: &Target) -> Result<Resolved, String> {
+pub fn resolve(target: &Target) -> Result<Resolved, NoAddress> {
     if let Some(ip) = target.ip() {
         return Ok(Resolved::pick(target, &[ip]));
     }
     let addrs: Vec<IpAddr> = (target.host.as_str(), 0u16)
         .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve '{}': {e}", target.host))?
+        .map_err(|e| NoAddress::Unresolved {
+            host: target.host.clone(),
+            reason: e.to_string(),
+        })?
         .map(|a: SocketAddr| a.ip())
         .take(64)
         .collect();
@@ -221,22 +307,21 @@ pub fn resolve(target: &Target) -> Result<Resolved, String> {
 
 /// Refuse a target the allow-list does not cover: its name, or every address a probe
 /// would use.
-pub fn check_allowed(allow: &AllowList, target: &Target, r: &Resolved) -> Result<(), String> {
+pub fn check_allowed(allow: &AllowList, target: &Target, r: &Resolved) -> Result<(), NotAllowed> {
     if target.ip().is_none() && allow.allows_name(&target.host) {
         return Ok(());
     }
     if r.v4.is_err() && r.v6.is_err() && *allow != AllowList::Any {
-        return Err(format!(
-            "target '{}' is not in allowed_targets and resolves to no address",
-            target.host
-        ));
+        return Err(NotAllowed::NoAddress {
+            host: target.host.clone(),
+        });
     }
     for ip in [&r.v4, &r.v6].into_iter().flatten() {
         if !allow.allows_ip(*ip) {
-            return Err(format!(
-                "target '{}' ({ip}) is not in allowed_targets; add the host, its address or a CIDR covering it to the exporter's configuration",
-                target.host
-            ));
+            return Err(NotAllowed::Address {
+                host: target.host.clone(),
+                ip: *ip,
+            });
         }
     }
     Ok(())
@@ -291,13 +376,17 @@ mod tests {
             ("http://h", "not a port"),
         ];
         for (s, want) in cases {
-            let e = Target::parse(s).unwrap_err();
+            let e = Target::parse(s).unwrap_err().to_string();
             assert!(e.contains(want), "{s:?}: {e}");
         }
         let long = "a".repeat(300);
-        assert!(Target::parse(&long)
-            .unwrap_err()
-            .contains("characters long"));
+        assert_eq!(
+            Target::parse(&long),
+            Err(TargetError::TooLong { chars: 300 })
+        );
+        assert!(TargetError::TooLong { chars: 300 }
+            .to_string()
+            .contains("300 characters long; a host name has at most 253"));
     }
 
     #[test]
@@ -330,7 +419,7 @@ mod tests {
         let a = AllowList::loopback();
         let t = Target::parse("192.0.2.1").unwrap();
         let r = Resolved::pick(&t, &["192.0.2.1".parse().unwrap()]);
-        let e = check_allowed(&a, &t, &r).unwrap_err();
+        let e = check_allowed(&a, &t, &r).unwrap_err().to_string();
         assert!(e.contains("not in allowed_targets"), "{e}");
         let t = Target::parse("::1").unwrap();
         let r = Resolved::pick(&t, &["::1".parse().unwrap()]);
@@ -341,7 +430,13 @@ mod tests {
             &t,
             &["127.0.0.1".parse().unwrap(), "2001:db8::5".parse().unwrap()],
         );
-        assert!(check_allowed(&a, &t, &r).is_err());
+        assert_eq!(
+            check_allowed(&a, &t, &r),
+            Err(NotAllowed::Address {
+                host: "sneaky.example".into(),
+                ip: "2001:db8::5".parse().unwrap()
+            })
+        );
     }
 
     #[test]
@@ -349,9 +444,15 @@ mod tests {
         let t = Target::parse("127.0.0.1").unwrap();
         let r = resolve(&t).unwrap();
         assert_eq!(r.v4, Ok("127.0.0.1".parse().unwrap()));
-        assert!(r.v6.as_ref().unwrap_err().contains("no AAAA"), "{r:?}");
+        assert_eq!(
+            r.v6.unwrap_err().to_string(),
+            "the target is the address 127.0.0.1: it has no AAAA"
+        );
         let t = Target::parse("v4only.example").unwrap();
         let r = Resolved::pick(&t, &["192.0.2.1".parse().unwrap()]);
-        assert_eq!(r.v6, Err("v4only.example has no AAAA record".into()));
+        assert_eq!(
+            r.v6.unwrap_err().to_string(),
+            "v4only.example has no AAAA record"
+        );
     }
 }

@@ -16,12 +16,12 @@ pub const MAX_USERS: usize = 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WebConfigError {
-    #[error("cannot read {what} {path}: {source}")]
+    /// The OS's reason is part of the message, not also a `source` (see `ConfigError::Read`).
+    #[error("cannot read {what} {path}: {error}")]
     Read {
         what: &'static str,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("web configuration {path}: {message}")]
     Invalid { path: PathBuf, message: String },
@@ -101,10 +101,10 @@ impl WebConfig {
 }
 
 fn read(what: &'static str, path: &Path) -> Result<Vec<u8>, WebConfigError> {
-    std::fs::read(path).map_err(|source| WebConfigError::Read {
+    std::fs::read(path).map_err(|error| WebConfigError::Read {
         what,
         path: path.to_path_buf(),
-        source,
+        error,
     })
 }
 

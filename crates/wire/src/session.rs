@@ -70,7 +70,27 @@ pub enum SessionError {
     Local(String),
     /// Authentication failed on this side (the peer's proof is wrong or missing).
     #[error("{0}")]
-    Auth(String),
+    Auth(AuthFailure),
+}
+
+/// Why authentication failed on this side of a keyed session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AuthFailure {
+    /// Server: the client's hello carries no nonce, but the server has a key.
+    #[error("{}", AUTH_REQUIRED_MESSAGE)]
+    KeyRequired,
+    /// Server: the client's proof is missing or does not match the key.
+    #[error("{}", AUTH_FAILED_MESSAGE)]
+    ClientProof,
+    /// Client: the server sent no proof.
+    #[error(
+        "authentication failed: the server did not prove it holds the pre-shared key (it runs \
+         without --psk-file, or it is not the server you meant)"
+    )]
+    ServerUnproven,
+    /// Client: the server's proof does not match this key.
+    #[error("{} (the server's proof does not match this key)", AUTH_FAILED_MESSAGE)]
+    ServerProof,
 }
 
 /// The server's reply to a hello without a nonce when it has a key.
@@ -196,23 +216,16 @@ impl ClientSession {
         &mut self,
         server_nonce: Option<Nonce>,
         server_proof: Option<crate::auth::Proof>,
-    ) -> Result<Option<crate::auth::Proof>, String> {
+    ) -> Result<Option<crate::auth::Proof>, AuthFailure> {
         let Some(a) = self.auth.as_mut() else {
             return Ok(None);
         };
         let (Some(sn), Some(proof)) = (server_nonce, server_proof) else {
-            return Err(
-                "authentication failed: the server did not prove it holds the \
-                        pre-shared key (it runs without --psk-file, or it is not the \
-                        server you meant)"
-                    .into(),
-            );
+            return Err(AuthFailure::ServerUnproven);
         };
         let hs = Handshake::new(&a.key, sn, a.own_nonce);
         if hs.verify(Role::Server, &proof.0).is_err() {
-            return Err(format!(
-                "{AUTH_FAILED_MESSAGE} (the server's proof does not match this key)"
-            ));
+            return Err(AuthFailure::ServerProof);
         }
         a.token = Some(hs.session_token());
         Ok(Some(hs.proof(Role::Client)))
@@ -260,7 +273,7 @@ impl ClientSession {
                 Err(why) => {
                     self.out.push_back(Msg::Error {
                         code: ErrorCode::AuthFailed,
-                        message: why.clone(),
+                        message: why.to_string(),
                     });
                     self.fail(SessionError::Auth(why));
                 }
@@ -537,7 +550,7 @@ impl ServerSession {
                     (Some(_), None) => {
                         return self.fail_with_reply(
                             ErrorCode::AuthRequired,
-                            SessionError::Auth(AUTH_REQUIRED_MESSAGE.into()),
+                            SessionError::Auth(AuthFailure::KeyRequired),
                         )
                     }
                     (Some(a), Some(cn)) => {
@@ -566,7 +579,7 @@ impl ServerSession {
             {
                 self.fail_with_reply(
                     ErrorCode::AuthFailed,
-                    SessionError::Auth(AUTH_FAILED_MESSAGE.into()),
+                    SessionError::Auth(AuthFailure::ClientProof),
                 )
             }
             (S::AwaitRequest, Msg::Request { spec, .. }) => match validate_spec(&spec) {

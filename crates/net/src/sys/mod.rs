@@ -10,7 +10,9 @@
 //!   portable one-datagram-per-call UDP path.
 //!
 //! [`portable`] holds the std-only pieces the platforms share (a monotonic clock from
-//! `Instant`, the one-datagram-per-call UDP path).
+//! `Instant`, the one-datagram-per-call UDP path); [`datagram`] the plain data the UDP
+//! backends and `crate::udp` above them share (configuration, receive buffers, the
+//! socket state the OS calls update).
 //!
 //! Each platform module provides: `clock::{now_ns, wall_ns, sleep_until_ns}`;
 //! `readings::{cpu_snapshot, process_cpu_times, udp_error_counters, ipv6_check,
@@ -25,6 +27,7 @@
 use crate::error::NetError;
 use std::io;
 
+pub(crate) mod datagram;
 pub(crate) mod portable;
 
 #[cfg(unix)]

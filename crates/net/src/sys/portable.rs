@@ -4,7 +4,7 @@
 
 #![cfg_attr(target_os = "linux", allow(dead_code))]
 
-use crate::udp::{Meta, RecvBatch};
+use crate::sys::datagram::{Meta, RecvBatch};
 use std::io;
 use std::net::UdpSocket;
 use std::sync::OnceLock;
@@ -80,7 +80,7 @@ pub(crate) fn recv_each(
                 len: n.min(cap),
                 src,
                 rx_ns: None,
-                truncated: n >= cap && cap < crate::udp::MAX_DATAGRAM_BYTES,
+                truncated: n >= cap && cap < crate::sys::datagram::MAX_DATAGRAM_BYTES,
             }),
             Err(e) if is_message_too_long(&e) => {
                 // The sender's address is lost with the error; the socket is connected

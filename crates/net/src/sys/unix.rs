@@ -503,8 +503,8 @@ pub(crate) mod sysinfo {
 }
 
 pub(crate) mod udp {
+    use crate::sys::datagram::{BatchConfig, BatchIo, Caps, Datapath, RecvBatch, Wait};
     use crate::sys::portable;
-    use crate::udp::{BatchConfig, Caps, Datapath, RecvBatch, UdpBatch, Wait};
     use std::io;
     use std::net::{SocketAddr, UdpSocket};
     use std::os::fd::AsRawFd;
@@ -527,7 +527,7 @@ pub(crate) mod udp {
     }
 
     pub(crate) fn send<B: AsRef<[u8]>>(
-        _b: &mut UdpBatch,
+        _b: &mut BatchIo,
         _datagrams: &[B],
         _dst: Option<SocketAddr>,
     ) -> io::Result<usize> {
@@ -540,7 +540,7 @@ pub(crate) mod udp {
 
     /// No batched receive here: the caller falls back to the per-call path at once.
     pub(crate) fn recv_batched(
-        _b: &mut UdpBatch,
+        _b: &mut BatchIo,
         _batch: &mut RecvBatch,
         _wait: Wait,
     ) -> io::Result<usize> {
@@ -549,7 +549,7 @@ pub(crate) mod udp {
 
     /// The per-call path: wait as `wait` says, then take what is queued.
     pub(crate) fn recv_per_call(
-        b: &mut UdpBatch,
+        b: &mut BatchIo,
         batch: &mut RecvBatch,
         wait: Wait,
     ) -> io::Result<usize> {

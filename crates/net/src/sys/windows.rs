@@ -604,8 +604,10 @@ pub(crate) mod udp {
     //! UDP_RECV_MAX_COALESCED_SIZE) is switched on and WSARecvMsg reads coalesced
     //! buffers, split again with the UDP_COALESCED_INFO segment size. No kernel receive
     //! timestamps or per-socket drop counts: receive times are taken in user space.
+    use crate::sys::datagram::{
+        BatchConfig, BatchIo, Caps, Datapath, Meta, RecvBatch, Wait, MAX_GSO_BYTES,
+    };
     use crate::sys::portable;
-    use crate::udp::{BatchConfig, Caps, Datapath, Meta, RecvBatch, UdpBatch, Wait, MAX_GSO_BYTES};
     use std::io;
     use std::net::{SocketAddr, UdpSocket};
     use std::os::windows::io::AsRawSocket;
@@ -747,7 +749,7 @@ pub(crate) mod udp {
     /// WSASendMsg with UDP_SEND_MSG_SIZE, others one `send` each. Returns how many
     /// datagrams went out; an error only if none did.
     pub(crate) fn send<B: AsRef<[u8]>>(
-        b: &mut UdpBatch,
+        b: &mut BatchIo,
         datagrams: &[B],
         dst: Option<SocketAddr>,
     ) -> io::Result<usize> {
@@ -843,7 +845,7 @@ pub(crate) mod udp {
 
     /// Receive with WSARecvMsg into each buffer until the batch is full or nothing is
     /// queued, splitting a coalesced buffer by its UDP_COALESCED_INFO segment size.
-    fn recv(b: &mut UdpBatch, batch: &mut RecvBatch) -> io::Result<usize> {
+    fn recv(b: &mut BatchIo, batch: &mut RecvBatch) -> io::Result<usize> {
         let Some(f) = wsa_recvmsg() else {
             return recv_single(&b.sock, batch);
         };
@@ -953,7 +955,7 @@ pub(crate) mod udp {
 
     /// The batched path: wait as `wait` says, then take what is queued.
     pub(crate) fn recv_batched(
-        b: &mut UdpBatch,
+        b: &mut BatchIo,
         batch: &mut RecvBatch,
         wait: Wait,
     ) -> io::Result<usize> {
@@ -962,7 +964,7 @@ pub(crate) mod udp {
 
     /// The per-call path: wait as `wait` says, then take what is queued.
     pub(crate) fn recv_per_call(
-        b: &mut UdpBatch,
+        b: &mut BatchIo,
         batch: &mut RecvBatch,
         wait: Wait,
     ) -> io::Result<usize> {

@@ -26,223 +26,34 @@
 mod naps;
 
 use crate::sys;
+use crate::sys::datagram::BatchIo;
+pub use crate::sys::datagram::{
+    BatchConfig, Datagram, Datapath, IoStats, RecvBatch, Wait, MAX_DATAGRAM_BYTES, MAX_GSO_BYTES,
+    MAX_GSO_SEGMENTS, NO_BATCH_ENV,
+};
 use naps::Naps;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
-/// Env variable that forces [`Datapath::PerCall`] when set to `1`.
-pub const NO_BATCH_ENV: &str = "DUALPERF_NO_BATCH";
-/// Most datagrams one GSO send carries (the kernel's UDP_MAX_SEGMENTS on older kernels).
-pub const MAX_GSO_SEGMENTS: usize = 64;
-/// Most payload bytes one GSO send carries (below 65507, the IPv4 UDP limit).
-pub const MAX_GSO_BYTES: usize = 65_000;
-/// Largest UDP payload (IPv6 jumbograms aside); also the GRO receive buffer size.
-pub const MAX_DATAGRAM_BYTES: usize = 65_535;
-
-/// How datagrams cross the system-call boundary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Datapath {
-    /// sendmmsg / recvmmsg, with GSO / GRO where enabled.
-    Batched,
-    /// One datagram per system call.
-    PerCall,
-}
-
-impl Datapath {
-    /// `PerCall` when `DUALPERF_NO_BATCH=1`, else `Batched`.
-    pub fn from_env() -> Datapath {
-        match std::env::var(NO_BATCH_ENV) {
-            Ok(v) if v.trim() == "1" => Datapath::PerCall,
-            _ => Datapath::Batched,
-        }
-    }
-}
-
-/// How a [`UdpBatch`] is set up.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BatchConfig {
-    /// `None`: [`Datapath::from_env`].
-    pub datapath: Option<Datapath>,
-    /// Datagrams (or GRO buffers) per receive call, and the size of a [`RecvBatch`].
-    pub max_batch: usize,
-    /// Receive buffer per datagram; longer datagrams are truncated (and flagged).
-    pub max_datagram_bytes: usize,
-    /// Try UDP GSO on send.
-    pub gso: bool,
-    /// Try UDP GRO on receive (off by default: coalesced datagrams share a timestamp).
-    pub gro: bool,
-    /// Ask for SO_TIMESTAMPNS kernel receive times.
-    pub kernel_timestamps: bool,
-    /// Count the datagrams the kernel drops on this socket (Linux: SO_MEMINFO, or
-    /// SO_RXQ_OVFL where the kernel has no SO_MEMINFO drop count).
-    pub count_drops: bool,
-    /// On the per-call path, once datagrams are arriving, sleep on a timer for about the
-    /// time half a batch takes to queue and then read what queued (one datagram per
-    /// call) instead of sleeping on the socket for each datagram, whose wake-ups a
-    /// loopback sender pays for (see `naps.rs`). For receivers that need no arrival time
-    /// of their own per datagram. Linux only; the receiving thread gets 1 ns timer slack.
-    pub coalesce_wakeups: bool,
-}
-
-impl Default for BatchConfig {
-    fn default() -> Self {
-        BatchConfig {
-            datapath: None,
-            max_batch: 32,
-            max_datagram_bytes: MAX_DATAGRAM_BYTES,
-            gso: true,
-            gro: false,
-            kernel_timestamps: true,
-            count_drops: true,
-            coalesce_wakeups: false,
-        }
-    }
-}
-
-/// How long [`UdpBatch::recv_batch`] may wait for the first datagram.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wait {
-    /// Return at once, with 0 datagrams if none are queued.
-    NonBlocking,
-    /// Wait up to this long (callers poll a stop flag between calls).
-    Timeout(Duration),
-    /// Wait until a datagram arrives.
-    Forever,
-}
-
-/// Where one received datagram lies in a [`RecvBatch`].
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Meta {
-    pub(crate) buf: usize,
-    pub(crate) offset: usize,
-    pub(crate) len: usize,
-    pub(crate) src: SocketAddr,
-    pub(crate) rx_ns: Option<u64>,
-    pub(crate) truncated: bool,
-}
-
-/// System calls and datagrams a [`UdpBatch`] has moved: shows which path did the work
-/// and how much each call carried.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct IoStats {
-    /// sendmmsg / send / send_to calls that sent something.
-    pub send_calls: u64,
-    pub sent_datagrams: u64,
-    /// Messages sent as one UDP GSO super-datagram.
-    pub gso_sends: u64,
-    /// recvmmsg / recvmsg calls that returned something.
-    pub recv_calls: u64,
-    pub recv_datagrams: u64,
-    /// Received buffers that GRO had coalesced from several datagrams.
-    pub gro_buffers: u64,
-    /// Reads the per-call receiver made after a timed wait instead of waiting on the
-    /// socket ([`BatchConfig::coalesce_wakeups`]; the wait is 0 when its time had
-    /// already passed).
-    #[serde(default)]
-    pub naps: u64,
-}
-
-/// One received datagram.
-#[derive(Debug, Clone, Copy)]
-pub struct Datagram<'a> {
-    pub payload: &'a [u8],
-    pub src: SocketAddr,
-    /// Kernel receive time, CLOCK_REALTIME ns (SO_TIMESTAMPNS), when enabled.
-    pub kernel_rx_ns: Option<u64>,
-    /// The datagram was longer than the buffer and was cut.
-    pub truncated: bool,
-}
-
-/// Receive buffers and the datagrams of the last [`UdpBatch::recv_batch`] call.
-#[derive(Debug)]
-pub struct RecvBatch {
-    pub(crate) bufs: Vec<Vec<u8>>,
-    pub(crate) metas: Vec<Meta>,
-    /// Highest SO_RXQ_OVFL count in the last call's control messages.
-    pub(crate) drops_seen: Option<u32>,
-}
-
-impl RecvBatch {
-    /// `slots` buffers of `buf_bytes` each.
-    pub fn new(slots: usize, buf_bytes: usize) -> RecvBatch {
-        RecvBatch {
-            bufs: vec![vec![0u8; buf_bytes.max(1)]; slots.max(1)],
-            metas: Vec::with_capacity(slots.max(1)),
-            drops_seen: None,
-        }
-    }
-    /// Datagrams received by the last call.
-    pub fn len(&self) -> usize {
-        self.metas.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.metas.is_empty()
-    }
-    pub fn get(&self, i: usize) -> Option<Datagram<'_>> {
-        let m = self.metas.get(i)?;
-        let payload = self.bufs.get(m.buf)?.get(m.offset..m.offset + m.len)?;
-        Some(Datagram {
-            payload,
-            src: m.src,
-            kernel_rx_ns: m.rx_ns,
-            truncated: m.truncated,
-        })
-    }
-    pub fn iter(&self) -> impl Iterator<Item = Datagram<'_>> + '_ {
-        (0..self.metas.len()).filter_map(move |i| self.get(i))
-    }
-}
-
 /// A UDP socket that sends and receives datagrams in batches.
 #[derive(Debug)]
 pub struct UdpBatch {
-    pub(crate) sock: UdpSocket,
+    /// The socket and what the OS calls update.
+    pub(crate) io: BatchIo,
     pub(crate) path: Datapath,
     pub(crate) max_batch: usize,
     pub(crate) max_datagram_bytes: usize,
-    /// 0 = GSO off.
-    pub(crate) gso_segments: usize,
-    /// Smallest segment size the kernel refused with EINVAL (e.g. above the path MTU).
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    pub(crate) gso_refused_bytes: Option<usize>,
     pub(crate) gro: bool,
     pub(crate) timestamps: bool,
-    /// See [`Caps::rx_control`].
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    pub(crate) rx_control: bool,
     /// The socket's drop count can be read (SO_MEMINFO or SO_RXQ_OVFL).
     pub(crate) count_drops: bool,
     /// Highest SO_RXQ_OVFL count seen so far.
     pub(crate) drops_seen: Option<u64>,
-    /// The receive timeout (SO_RCVTIMEO) this wrapper last set on the socket, so a
-    /// receive that waits in its own call sets it only when the wait changes; `None`
-    /// until first set.
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    pub(crate) recv_timeout: Option<Option<Duration>>,
-    pub(crate) notes: Vec<String>,
-    pub(crate) stats: IoStats,
     /// [`BatchConfig::coalesce_wakeups`], where the OS and the receive buffer allow it.
     naps: Option<Naps>,
     /// This thread's timer slack is 1 ns (set at the first nap).
     fine_slack: bool,
-}
-
-/// What the OS layer switched on for a socket ([`sys`]'s `udp::setup`).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Caps {
-    /// The batched path exists on this OS (else [`Datapath::PerCall`] is used).
-    pub batched: bool,
-    pub gso_segments: usize,
-    pub gro: bool,
-    pub timestamps: bool,
-    pub count_drops: bool,
-    /// Received datagrams carry control messages (kernel timestamps, SO_RXQ_OVFL), so a
-    /// one-datagram receive needs `recvmsg`; without them `recvfrom` does, for less.
-    pub rx_control: bool,
-    /// Timed waits ([`BatchConfig::coalesce_wakeups`]) are precise enough here.
-    pub naps: bool,
 }
 
 impl UdpBatch {
@@ -265,20 +76,22 @@ impl UdpBatch {
             None
         };
         UdpBatch {
-            sock,
+            io: BatchIo {
+                sock,
+                gso_segments: caps.gso_segments,
+                gso_refused_bytes: None,
+                rx_control: caps.rx_control,
+                recv_timeout: None,
+                notes,
+                stats: IoStats::default(),
+            },
             path,
             max_batch,
             max_datagram_bytes,
-            gso_segments: caps.gso_segments,
-            gso_refused_bytes: None,
             gro: caps.gro,
             timestamps: caps.timestamps,
-            rx_control: caps.rx_control,
             count_drops: caps.count_drops,
             drops_seen: None,
-            recv_timeout: None,
-            notes,
-            stats: IoStats::default(),
             naps,
             fine_slack: false,
         }
@@ -303,7 +116,12 @@ impl UdpBatch {
     /// `+naps` when the per-call receiver takes timed waits
     /// ([`BatchConfig::coalesce_wakeups`]).
     pub fn datapath_calls(&self) -> String {
-        let mut s = sys::udp::describe(self.path, self.gso_segments > 0, self.gro, self.rx_control);
+        let mut s = sys::udp::describe(
+            self.path,
+            self.io.gso_segments > 0,
+            self.gro,
+            self.io.rx_control,
+        );
         if self.naps_enabled() {
             s.push_str("+naps");
         }
@@ -314,13 +132,13 @@ impl UdpBatch {
         self.path == Datapath::PerCall && self.naps.is_some()
     }
     pub fn gso_enabled(&self) -> bool {
-        self.gso_segments > 0
+        self.io.gso_segments > 0
     }
     /// Datagrams of `bytes` each that one segmentation-offloaded send (GSO, USO) carries;
     /// 1 when the offload is off.
     pub fn offload_segments(&self, bytes: usize) -> usize {
-        if self.gso_segments > 1 && bytes > 0 && bytes <= usize::from(u16::MAX) {
-            (MAX_GSO_BYTES / bytes).clamp(1, self.gso_segments)
+        if self.io.gso_segments > 1 && bytes > 0 && bytes <= usize::from(u16::MAX) {
+            (MAX_GSO_BYTES / bytes).clamp(1, self.io.gso_segments)
         } else {
             1
         }
@@ -339,7 +157,7 @@ impl UdpBatch {
         if !self.count_drops {
             return None;
         }
-        let now = sys::udp::socket_drops(&self.sock);
+        let now = sys::udp::socket_drops(&self.io.sock);
         match (now, self.drops_seen) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b).or(Some(0)),
@@ -347,17 +165,17 @@ impl UdpBatch {
     }
     /// Offloads and paths that were switched off, in words, once each.
     pub fn notes(&self) -> &[String] {
-        &self.notes
+        &self.io.notes
     }
     /// Calls and datagrams so far.
     pub fn stats(&self) -> IoStats {
-        self.stats
+        self.io.stats
     }
     pub fn socket(&self) -> &UdpSocket {
-        &self.sock
+        &self.io.sock
     }
     pub fn into_inner(self) -> UdpSocket {
-        self.sock
+        self.io.sock
     }
 
     /// Send `datagrams` (`&[&[u8]]`, `&[Vec<u8>]`, ...) to the connected peer. Returns how many were sent (from the
@@ -385,16 +203,16 @@ impl UdpBatch {
             return Ok(0);
         }
         if self.path == Datapath::Batched {
-            match sys::udp::send(self, datagrams, dst) {
+            match sys::udp::send(&mut self.io, datagrams, dst) {
                 Err(e) if sys::errors::is_unsupported(&e) => {
                     self.degrade(format!("sendmmsg unavailable ({e}); one datagram per call"))
                 }
                 other => return other,
             }
         }
-        let sent = send_each(&self.sock, datagrams, dst)?;
-        self.stats.send_calls += sent as u64;
-        self.stats.sent_datagrams += sent as u64;
+        let sent = send_each(&self.io.sock, datagrams, dst)?;
+        self.io.stats.send_calls += sent as u64;
+        self.io.stats.sent_datagrams += sent as u64;
         Ok(sent)
     }
 
@@ -415,7 +233,7 @@ impl UdpBatch {
         batch.drops_seen = None;
         if self.path == Datapath::Batched {
             // Each OS waits its own way (Linux: inside recvmmsg, one call per wake-up).
-            match sys::udp::recv_batched(self, batch, wait) {
+            match sys::udp::recv_batched(&mut self.io, batch, wait) {
                 Err(e) if sys::errors::is_unsupported(&e) => {
                     self.degrade(format!("recvmmsg unavailable ({e}); one datagram per call"))
                 }
@@ -425,13 +243,13 @@ impl UdpBatch {
         // Linux waits inside recvmsg: one system call per datagram when the receiver
         // keeps up; with naps, a timed sleep and then what queued meanwhile.
         let wait = self.nap(wait);
-        let r = sys::udp::recv_per_call(self, batch, wait);
+        let r = sys::udp::recv_per_call(&mut self.io, batch, wait);
         if let Some(naps) = self.naps.as_mut() {
             naps.after_read(Instant::now(), *r.as_ref().unwrap_or(&0));
         }
         let n = r?;
-        self.stats.recv_calls += n as u64;
-        self.stats.recv_datagrams += n as u64;
+        self.io.stats.recv_calls += n as u64;
+        self.io.stats.recv_datagrams += n as u64;
         Ok(n)
     }
 
@@ -454,14 +272,14 @@ impl UdpBatch {
             }
             std::thread::sleep(nap);
         }
-        self.stats.naps += 1;
+        self.io.stats.naps += 1;
         Wait::NonBlocking
     }
 
     fn degrade(&mut self, note: String) {
         self.path = Datapath::PerCall;
-        self.gso_segments = 0;
-        self.notes.push(note);
+        self.io.gso_segments = 0;
+        self.io.notes.push(note);
     }
 }
 

@@ -190,15 +190,14 @@ impl Nl {
         cmd: u8,
         ifindex: u32,
         parse: fn(&[u8]) -> Result<T, ParseError>,
-    ) -> Result<Vec<T>, String> {
+    ) -> Result<Vec<T>, WifiError> {
         let mut out = Vec::new();
         self.dump(cmd, Some(ifindex), |a| {
             if out.len() < MAX_ENTRIES {
                 out.push(parse(a)?);
             }
             Ok(())
-        })
-        .map_err(|e| e.to_string())?;
+        })?;
         Ok(out)
     }
 

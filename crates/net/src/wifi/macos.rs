@@ -1,5 +1,5 @@
 //! macOS: the link state from `system_profiler SPAirPortDataType -json`. The parser is
-//! pure and tested on every platform; the live call ([`live`]) exists on macOS only.
+//! pure and tested on every platform; the live call (`live`) exists on macOS only.
 //!
 //! Apple does not publish a schema for this output. The keys read here are those the
 //! output carries on macOS 12–15 (the recorded sample in `testdata/` is written in that

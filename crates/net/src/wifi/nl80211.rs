@@ -6,7 +6,9 @@
 //! (`include/uapi/linux/netlink.h`, `genetlink.h`, `nl80211.h`); attribute numbers
 //! below are from `nl80211.h`.
 
-use super::{band_of, Band, Field, LinkKind, LinkState, Security, SecurityError, Standard};
+use super::{
+    band_of, Band, Field, LinkKind, LinkState, Security, SecurityError, Standard, WifiError,
+};
 
 /// netlink message types and flags (`netlink.h`).
 pub const NLMSG_ERROR: u16 = 2;
@@ -662,9 +664,9 @@ fn c_string(b: &[u8]) -> String {
 pub struct Readings {
     pub iface: Interface,
     /// The station dump of the interface; `Err` says why it is missing.
-    pub stations: Result<Vec<Station>, String>,
-    pub survey: Result<Vec<Survey>, String>,
-    pub scan: Result<Vec<Bss>, String>,
+    pub stations: Result<Vec<Station>, WifiError>,
+    pub survey: Result<Vec<Survey>, WifiError>,
+    pub scan: Result<Vec<Bss>, WifiError>,
 }
 
 /// The link state of a wireless interface from its nl80211 readings. For a client
@@ -859,7 +861,9 @@ mod tests {
         Readings {
             iface: dump(iface, parse_interface).remove(0),
             stations: Ok(dump(station, parse_station)),
-            survey: survey.map_or(Err("not recorded".into()), |s| Ok(dump(s, parse_survey))),
+            survey: survey.map_or(Err(WifiError::Failed("not recorded".into())), |s| {
+                Ok(dump(s, parse_survey))
+            }),
             scan: Ok(dump(scan, parse_bss)),
         }
     }

@@ -4,6 +4,7 @@
 //! over the campaign or none is applied; why not, where not.
 
 use crate::dataset::CampaignData;
+use model::wifi::airtime::AirtimeError;
 use model::wifi::emulation::LEAVES_OUT;
 use model::wifi::{estimate, Assumptions, Band, Gi, HeGi, Phy, Security};
 use std::collections::BTreeMap;
@@ -41,6 +42,65 @@ pub struct WifiLink {
     pub phy: Phy,
     pub assumptions: Assumptions,
     pub origin: Origin,
+}
+
+/// Why the airtime model cannot be applied to a recorded link, or to one test of a link.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelUnavailable {
+    #[error(
+        "the {side}'s {field} changed during the campaign ({}): no one model applies",
+        values.join(", ")
+    )]
+    Changed {
+        side: &'static str,
+        field: &'static str,
+        values: Vec<String>,
+    },
+    #[error("the {side}'s {field} is not recorded ({why})")]
+    NotRecorded {
+        side: &'static str,
+        field: &'static str,
+        why: String,
+    },
+    #[error("the {side}'s recorded {field} {value:?} is not a number")]
+    NotANumber {
+        side: &'static str,
+        field: &'static str,
+        value: String,
+    },
+    #[error("a {0} ns guard interval is not an HT/VHT one (400 or 800)")]
+    HtGuardInterval(u32),
+    #[error("a {0} ns guard interval is not an HE one")]
+    HeGuardInterval(u32),
+    #[error("the band {0} is not in the airtime model")]
+    Band(String),
+    #[error("{kbps} kbit/s is not an {standard} rate")]
+    LegacyRate { kbps: u64, standard: String },
+    #[error("802.11b: the PLCP preamble (long or short) is not recorded")]
+    DsssPreamble,
+    #[error("{0} is not in the airtime model (802.11a/g/n/ac/ax)")]
+    Standard(String),
+    #[error("the {side}'s security {value} is not in the model (open, CCMP, GCMP)")]
+    Security { side: &'static str, value: String },
+    /// The recorded PHY (described) is not one the standard defines.
+    #[error("the recorded {0} is not a configuration the standard defines")]
+    InvalidPhy(String),
+    #[error(
+        "the recorded transmit rate, {} Mbit/s, is not the {:.1} Mbit/s of {phy}",
+        recorded_kbps / 1000.0,
+        model_kbps / 1000.0
+    )]
+    RateMismatch {
+        recorded_kbps: f64,
+        model_kbps: f64,
+        phy: String,
+    },
+    #[error("the {side}'s interface MTU is not recorded")]
+    NoMtu { side: &'static str },
+    #[error("the model is of a saturated stream, not {}", .0.name())]
+    NotAStream(TestKind),
+    #[error(transparent)]
+    Airtime(#[from] AirtimeError),
 }
 
 /// One campaign's 802.11 link for one direction of data.
@@ -104,20 +164,13 @@ impl WifiLink {
         family: Family,
         kind: TestKind,
         size: u32,
-    ) -> Result<f64, String> {
+    ) -> Result<f64, ModelUnavailable> {
         let transport = match kind {
             TestKind::UdpStream => Transport::Udp,
             TestKind::TcpStream => Transport::Tcp,
-            other => {
-                return Err(format!(
-                    "the model is of a saturated stream, not {}",
-                    other.name()
-                ))
-            }
+            other => return Err(ModelUnavailable::NotAStream(other)),
         };
-        estimate(&self.phy, &self.assumptions, family, transport, size)
-            .map(|e| e.goodput_bps)
-            .map_err(|e| e.to_string())
+        Ok(estimate(&self.phy, &self.assumptions, family, transport, size)?.goodput_bps)
     }
 
     /// The most the measurement can show without something being wrong, bit/s: the
@@ -205,71 +258,74 @@ struct Recorded<'a> {
 }
 
 impl Recorded<'_> {
-    fn one(&self, field: &str) -> Result<Option<&str>, String> {
+    fn one(&self, field: &'static str) -> Result<Option<&str>, ModelUnavailable> {
         let v = recorded_values(self.c, self.side, field);
         match v.as_slice() {
             [] => Ok(None),
             [one] => Ok(Some(one)),
-            many => Err(format!(
-                "the {}'s {field} changed during the campaign ({}): no one model applies",
-                self.side,
-                many.join(", ")
-            )),
+            many => Err(ModelUnavailable::Changed {
+                side: self.side,
+                field,
+                values: many.iter().map(|v| v.to_string()).collect(),
+            }),
         }
     }
 
-    fn need(&self, field: &str) -> Result<&str, String> {
-        self.one(field)?.ok_or_else(|| {
-            let why = unavailable_reason(self.c, self.side, field)
-                .unwrap_or_else(|| "no reason recorded".to_string());
-            format!("the {}'s {field} is not recorded ({why})", self.side)
+    fn need(&self, field: &'static str) -> Result<&str, ModelUnavailable> {
+        self.one(field)?
+            .ok_or_else(|| ModelUnavailable::NotRecorded {
+                side: self.side,
+                field,
+                why: unavailable_reason(self.c, self.side, field)
+                    .unwrap_or_else(|| "no reason recorded".to_string()),
+            })
+    }
+
+    fn number<T: std::str::FromStr>(&self, field: &'static str) -> Result<T, ModelUnavailable> {
+        let v = self.need(field)?;
+        v.trim().parse().map_err(|_| ModelUnavailable::NotANumber {
+            side: self.side,
+            field,
+            value: v.to_string(),
         })
     }
 
-    fn number<T: std::str::FromStr>(&self, field: &str) -> Result<T, String> {
-        let v = self.need(field)?;
-        v.trim()
-            .parse()
-            .map_err(|_| format!("the {}'s recorded {field} {v:?} is not a number", self.side))
-    }
-
-    fn ht_gi(&self) -> Result<Gi, String> {
+    fn ht_gi(&self) -> Result<Gi, ModelUnavailable> {
         match self.number::<u32>("guard_interval_ns")? {
             400 => Ok(Gi::Short),
             800 => Ok(Gi::Long),
-            g => Err(format!(
-                "a {g} ns guard interval is not an HT/VHT one (400 or 800)"
-            )),
+            g => Err(ModelUnavailable::HtGuardInterval(g)),
         }
     }
 
-    fn band(&self) -> Result<Band, String> {
+    fn band(&self) -> Result<Band, ModelUnavailable> {
         match self.need("band")? {
             "2.4GHz" => Ok(Band::Ghz2_4),
             "5GHz" => Ok(Band::Ghz5),
             "6GHz" => Ok(Band::Ghz6),
-            b => Err(format!("the band {b} is not in the airtime model")),
+            b => Err(ModelUnavailable::Band(b.to_string())),
         }
     }
 
     /// The PHY of the recorded transmit rate.
-    fn phy(&self) -> Result<Phy, String> {
+    fn phy(&self) -> Result<Phy, ModelUnavailable> {
         let standard = self.need("standard")?;
-        let legacy_mbps = || -> Result<u32, String> {
+        let legacy_mbps = || -> Result<u32, ModelUnavailable> {
             let kbps: u64 = self.number("tx_bitrate_kbps")?;
             u32::try_from(kbps / 1000)
                 .ok()
                 .filter(|_| kbps.is_multiple_of(1000))
-                .ok_or_else(|| format!("{kbps} kbit/s is not an {standard} rate"))
+                .ok_or_else(|| ModelUnavailable::LegacyRate {
+                    kbps,
+                    standard: standard.to_string(),
+                })
         };
         Ok(match standard {
             "802.11a" | "802.11g" => Phy::Ofdm {
                 rate_mbps: legacy_mbps()?,
                 erp: standard == "802.11g",
             },
-            "802.11b" => {
-                return Err("802.11b: the PLCP preamble (long or short) is not recorded".to_string())
-            }
+            "802.11b" => return Err(ModelUnavailable::DsssPreamble),
             "802.11n" => Phy::Ht {
                 mcs: self.number("tx_mcs")?,
                 width_mhz: self.number("width_mhz")?,
@@ -290,27 +346,23 @@ impl Recorded<'_> {
                     800 => HeGi::Us0_8,
                     1600 => HeGi::Us1_6,
                     3200 => HeGi::Us3_2,
-                    g => return Err(format!("a {g} ns guard interval is not an HE one")),
+                    g => return Err(ModelUnavailable::HeGuardInterval(g)),
                 },
                 band: self.band()?,
             },
-            other => {
-                return Err(format!(
-                    "{other} is not in the airtime model (802.11a/g/n/ac/ax)"
-                ))
-            }
+            other => return Err(ModelUnavailable::Standard(other.to_string())),
         })
     }
 
-    fn security(&self) -> Result<Security, String> {
+    fn security(&self) -> Result<Security, ModelUnavailable> {
         match self.need("security")? {
             "open" => Ok(Security::Open),
             // WPA2, WPA3-Personal and OWE protect unicast data with CCMP-128.
             "wpa2" | "wpa3" | "owe" => Ok(Security::Ccmp),
-            other => Err(format!(
-                "the {}'s security {other} is not in the model (open, CCMP, GCMP)",
-                self.side
-            )),
+            other => Err(ModelUnavailable::Security {
+                side: self.side,
+                value: other.to_string(),
+            }),
         }
     }
 }
@@ -366,27 +418,27 @@ fn recorded(c: &CampaignData, direction: Direction) -> WifiModel {
         ));
     }
     let r = Recorded { c, side: sender };
-    let link = (|| -> Result<WifiLink, String> {
+    let link = (|| -> Result<WifiLink, ModelUnavailable> {
         let phy = r.phy()?;
         if !phy.is_valid() {
-            return Err(format!(
-                "the recorded {} is not a configuration the standard defines",
-                phy.describe()
-            ));
+            return Err(ModelUnavailable::InvalidPhy(phy.describe()));
         }
         if let (Some(kbps), Some(model)) = (r.one("tx_bitrate_kbps")?, phy.kernel_rate_100kbps()) {
-            let recorded_kbps: f64 = kbps
-                .trim()
-                .parse()
-                .map_err(|_| format!("the recorded tx_bitrate_kbps {kbps:?} is not a number"))?;
+            let recorded_kbps: f64 =
+                kbps.trim()
+                    .parse()
+                    .map_err(|_| ModelUnavailable::NotANumber {
+                        side: sender,
+                        field: "tx_bitrate_kbps",
+                        value: kbps.to_string(),
+                    })?;
             let model_kbps = f64::from(model) * 100.0;
             if (recorded_kbps - model_kbps).abs() > RATE_MISMATCH * model_kbps {
-                return Err(format!(
-                    "the recorded transmit rate, {} Mbit/s, is not the {:.1} Mbit/s of {}",
-                    recorded_kbps / 1000.0,
-                    model_kbps / 1000.0,
-                    phy.describe()
-                ));
+                return Err(ModelUnavailable::RateMismatch {
+                    recorded_kbps,
+                    model_kbps,
+                    phy: phy.describe(),
+                });
             }
         }
         let mtu_bytes = c
@@ -394,7 +446,7 @@ fn recorded(c: &CampaignData, direction: Direction) -> WifiModel {
             .get(sender)
             .and_then(|h| h.get("iface.mtu_ipv4"))
             .and_then(|m| m.trim().parse::<u32>().ok())
-            .ok_or_else(|| format!("the {sender}'s interface MTU is not recorded"))?;
+            .ok_or(ModelUnavailable::NoMtu { side: sender })?;
         Ok(WifiLink {
             phy,
             assumptions: Assumptions {
@@ -412,7 +464,7 @@ fn recorded(c: &CampaignData, direction: Direction) -> WifiModel {
     })();
     match link {
         Ok(l) => WifiModel::Known(l),
-        Err(why) => WifiModel::Unavailable(why),
+        Err(why) => WifiModel::Unavailable(why.to_string()),
     }
 }
 

@@ -13,7 +13,7 @@
 
 mod link;
 
-pub use link::{campaign_wifi, Origin, WifiLink, WifiModel, RECORDED_AMPDU};
+pub use link::{campaign_wifi, ModelUnavailable, Origin, WifiLink, WifiModel, RECORDED_AMPDU};
 
 use crate::analysis::{Analysis, ViewData};
 use crate::dataset::CampaignData;
@@ -28,7 +28,7 @@ use wire::spec::{Family, TestKind};
 pub struct SizeAgainstModel {
     pub size: u32,
     /// Per family (IPv4, IPv6): the model's maximum in the view's unit, or why none.
-    pub max: [Result<f64, String>; 2],
+    pub max: [Result<f64, ModelUnavailable>; 2],
     /// Measured mean as % of that maximum.
     pub pct_of_max: [Option<f64>; 2],
     /// The model's IPv6/IPv4 goodput ratio.

@@ -343,6 +343,17 @@ fn what_cannot_be_given_is_unavailable_with_the_reason() {
         }
     }
     assert!(unavailable(&odd, Direction::Forward).contains("72.2 Mbit/s, is not the 65.0 Mbit/s"));
+    // A recorded rate that is not a number: the side and the field are named.
+    let mut garbled = base.clone();
+    for (k, v, _) in &mut garbled.link_values {
+        if k.ends_with("tx_bitrate_kbps") {
+            *v = "65k".into();
+        }
+    }
+    assert_eq!(
+        unavailable(&garbled, Direction::Forward),
+        "the client's recorded tx_bitrate_kbps \"65k\" is not a number"
+    );
     // The server sent (reverse) from a wired host to the Wi-Fi client.
     let mut rev = base.clone();
     rev.link_values

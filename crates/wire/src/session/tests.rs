@@ -424,7 +424,8 @@ fn wrong_key_fails_at_the_client_before_any_request() {
         .all(|e| !matches!(e, ServerEvent::TestRequested { .. })));
     match p.client_events.as_slice() {
         [ClientEvent::Failed(SessionError::Auth(m))] => {
-            assert!(m.contains("the pre-shared keys differ"), "{m}")
+            assert_eq!(*m, AuthFailure::ServerProof);
+            assert!(m.to_string().contains("the pre-shared keys differ"), "{m}")
         }
         other => panic!("{other:?}"),
     }
@@ -483,7 +484,8 @@ fn keyed_client_refuses_a_server_that_sends_no_proof() {
         .all(|e| !matches!(e, ServerEvent::TestRequested { .. })));
     match p.client_events.as_slice() {
         [ClientEvent::Failed(SessionError::Auth(m))] => {
-            assert!(m.contains("did not prove"), "{m}")
+            assert_eq!(*m, AuthFailure::ServerUnproven);
+            assert!(m.to_string().contains("did not prove"), "{m}")
         }
         other => panic!("{other:?}"),
     }

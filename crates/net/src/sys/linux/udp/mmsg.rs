@@ -2,7 +2,7 @@
 //! `recvmmsg` with optional UDP GRO, kernel timestamps read from control messages.
 
 use super::cmsg::{self, CmsgBuf};
-use crate::udp::{RecvBatch, UdpBatch, MAX_GSO_BYTES};
+use crate::sys::datagram::{BatchIo, RecvBatch, MAX_GSO_BYTES};
 use socket2::SockAddr;
 use std::io;
 use std::net::SocketAddr;
@@ -19,7 +19,7 @@ struct Plan {
     segment_bytes: usize,
 }
 
-fn plan<B: AsRef<[u8]>>(b: &UdpBatch, datagrams: &[B]) -> Vec<Plan> {
+fn plan<B: AsRef<[u8]>>(b: &BatchIo, datagrams: &[B]) -> Vec<Plan> {
     let mut plans = Vec::new();
     let mut i = 0;
     while i < datagrams.len() && plans.len() < MAX_MMSG {
@@ -50,7 +50,7 @@ fn plan<B: AsRef<[u8]>>(b: &UdpBatch, datagrams: &[B]) -> Vec<Plan> {
 
 /// Send with sendmmsg (+ GSO); returns datagrams sent.
 pub(crate) fn send<B: AsRef<[u8]>>(
-    b: &mut UdpBatch,
+    b: &mut BatchIo,
     datagrams: &[B],
     dst: Option<SocketAddr>,
 ) -> io::Result<usize> {
@@ -92,7 +92,7 @@ pub(crate) fn send<B: AsRef<[u8]>>(
 }
 
 fn send_plans<B: AsRef<[u8]>>(
-    b: &mut UdpBatch,
+    b: &mut BatchIo,
     datagrams: &[B],
     plans: &[Plan],
     dst: Option<SocketAddr>,
@@ -156,7 +156,7 @@ fn send_plans<B: AsRef<[u8]>>(
 /// datagram as long as the socket's SO_RCVTIMEO says); GRO buffers are split into
 /// datagrams. 0 when nothing came (EAGAIN: empty, or the timeout) or on a signal.
 pub(crate) fn recv(
-    b: &mut UdpBatch,
+    b: &mut BatchIo,
     batch: &mut RecvBatch,
     flags: libc::c_int,
 ) -> io::Result<usize> {

@@ -10,8 +10,10 @@ mod single;
 
 pub(crate) use mmsg::send;
 
-use super::sockopt::{get_int, set_int};
-use crate::udp::{BatchConfig, Caps, Datapath, Meta, RecvBatch, UdpBatch, Wait, MAX_GSO_SEGMENTS};
+use crate::sys::datagram::{
+    BatchConfig, BatchIo, Caps, Datapath, Meta, RecvBatch, Wait, MAX_GSO_SEGMENTS,
+};
+use crate::sys::unix_common::{get_int, set_int};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
@@ -165,7 +167,7 @@ pub(crate) fn socket_drops(sock: &UdpSocket) -> Option<u64> {
 /// Arm the socket's receive timeout (SO_RCVTIMEO) for `wait`, setting it only when it
 /// changes; `false` when the call must not wait (non-blocking, or a zero wait, which
 /// SO_RCVTIMEO cannot express: 0 means for ever there).
-fn arm_wait(b: &mut UdpBatch, wait: Wait) -> io::Result<bool> {
+fn arm_wait(b: &mut BatchIo, wait: Wait) -> io::Result<bool> {
     let timeout = match wait {
         Wait::NonBlocking => return Ok(false),
         Wait::Timeout(d) if d.is_zero() => return Ok(false),
@@ -184,7 +186,7 @@ fn arm_wait(b: &mut UdpBatch, wait: Wait) -> io::Result<bool> {
 /// used to make a failed non-blocking try, a `ppoll` and a second try whenever the queue
 /// was empty.
 pub(crate) fn recv_batched(
-    b: &mut UdpBatch,
+    b: &mut BatchIo,
     batch: &mut RecvBatch,
     wait: Wait,
 ) -> io::Result<usize> {
@@ -201,7 +203,7 @@ pub(crate) fn recv_batched(
 /// as the C tools' `read` loops do. A call that must not wait drains what is queued, up
 /// to the batch.
 pub(crate) fn recv_per_call(
-    b: &mut UdpBatch,
+    b: &mut BatchIo,
     batch: &mut RecvBatch,
     wait: Wait,
 ) -> io::Result<usize> {

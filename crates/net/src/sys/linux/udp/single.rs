@@ -5,7 +5,7 @@
 //! the batched calls fail.
 
 use super::cmsg::{self, CmsgBuf};
-use crate::udp::{Meta, RecvBatch};
+use crate::sys::datagram::{Meta, RecvBatch};
 use std::io;
 use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
