@@ -6,7 +6,7 @@
 //! exactly the same runs as an uninterrupted one.
 
 use crate::plan::{Cell, Slot, SplitMix64};
-use crate::runner::{Attempt, Finished, Journal, PastRun, RunOutput, Sample};
+use crate::runner::{Attempt, Finished, Journal, JournalError, PastRun, RunOutput, Sample};
 use std::collections::BTreeMap;
 use wire::metrics as m;
 use wire::spec::{Bound, Family, TestKind};
@@ -116,6 +116,11 @@ pub fn plausible_metrics(cell: &Cell, slot: &Slot) -> BTreeMap<String, f64> {
     out
 }
 
+/// The in-memory journal's refusal after `fail_after` records.
+#[derive(Debug, thiserror::Error)]
+#[error("simulated crash")]
+pub struct SimulatedCrash;
+
 /// An in-memory journal that can fail after a number of records (a simulated crash).
 #[derive(Debug, Default)]
 pub struct MemoryJournal {
@@ -135,9 +140,9 @@ impl MemoryJournal {
 }
 
 impl Journal for MemoryJournal {
-    fn record(&mut self, f: &Finished<'_>) -> Result<(), String> {
+    fn record(&mut self, f: &Finished<'_>) -> Result<(), JournalError> {
         if self.fail_after.is_some_and(|n| self.runs.len() >= n) {
-            return Err("simulated crash".into());
+            return Err(JournalError::new(SimulatedCrash));
         }
         let (ok, metrics) = match &f.run.result {
             Ok(o) => (true, o.metrics.clone()),
@@ -161,7 +166,7 @@ impl Journal for MemoryJournal {
         &mut self,
         cell: &Cell,
         outcome: &crate::runner::CellOutcome,
-    ) -> Result<(), String> {
+    ) -> Result<(), JournalError> {
         self.cells_done.push((cell.index, outcome.target_met));
         Ok(())
     }
