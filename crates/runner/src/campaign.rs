@@ -191,9 +191,9 @@ impl<V: ProgressView> Journal for StoreJournal<V> {
                     })
                     .collect(),
             ),
-            Err(reason) => (
+            Err(failure) => (
                 RunStatus::Failed {
-                    reason: reason.clone(),
+                    reason: failure.reason.clone(),
                 },
                 BTreeMap::new(),
                 Vec::new(),
@@ -230,10 +230,10 @@ impl<V: ProgressView> Journal for StoreJournal<V> {
             })?;
         self.last = match &f.run.result {
             Ok(o) => format!("{}: {}", f.cell.label(), headline(f.cell, &o.metrics)),
-            Err(reason) => format!(
+            Err(failure) => format!(
                 "{}: failed ({})",
                 f.cell.label(),
-                wire::text::terminal_safe_line(reason)
+                wire::text::terminal_safe_line(&failure.reason)
             ),
         };
         self.view.recorded();
@@ -242,12 +242,12 @@ impl<V: ProgressView> Journal for StoreJournal<V> {
                 self.consecutive_failures = 0;
                 self.store_hosts(o).map_err(JournalError::new)?;
             }
-            Err(reason) => {
+            Err(failure) => {
                 self.consecutive_failures += 1;
                 if self.consecutive_failures >= MAX_CONSECUTIVE_FAILURES {
                     return Err(JournalError::new(CampaignJournalError::TooManyFailures {
                         count: MAX_CONSECUTIVE_FAILURES,
-                        last: reason.clone(),
+                        last: failure.reason.clone(),
                     }));
                 }
             }

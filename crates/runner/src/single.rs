@@ -32,8 +32,8 @@ pub enum SingleError {
     #[error(transparent)]
     Target(#[from] TargetError),
     /// The test failed; the executor gave only its words.
-    #[error("{0}")]
-    Failed(String),
+    #[error(transparent)]
+    Failed(study::AttemptFailure),
     #[error(transparent)]
     Runner(#[from] study::RunnerError),
     #[error("the run made no attempt")]
@@ -101,7 +101,7 @@ impl Single {
             }),
             (Ok(output), _) => Ok(SingleRun { output, full: None }),
             (Err(_), Some(Err(e))) => Err(SingleError::Target(e)),
-            (Err(why), _) => Err(SingleError::Failed(why.to_string())),
+            (Err(why), _) => Err(SingleError::Failed(why)),
         }
     }
 }

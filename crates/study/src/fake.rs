@@ -6,12 +6,14 @@
 //! exactly the same runs as an uninterrupted one.
 
 use crate::plan::{Cell, Slot, SplitMix64};
-use crate::runner::{Attempt, Finished, Journal, JournalError, PastRun, RunOutput, Sample};
+use crate::runner::{
+    Attempt, AttemptFailure, Finished, Journal, JournalError, PastRun, RunOutput, Sample,
+};
 use std::collections::BTreeMap;
 use wire::metrics as m;
 use wire::spec::{Bound, Family, TestKind};
 
-type MetricFn = dyn FnMut(&Cell, &Slot, u32) -> Result<BTreeMap<String, f64>, String>;
+type MetricFn = dyn FnMut(&Cell, &Slot, u32) -> Result<BTreeMap<String, f64>, AttemptFailure>;
 
 /// Deterministic executor: each run takes its spec's duration on a virtual clock.
 pub struct FakeExecutor {
@@ -30,7 +32,7 @@ impl Default for FakeExecutor {
 impl FakeExecutor {
     /// An executor whose results come from `f(cell, slot, attempt)`.
     pub fn new(
-        f: impl FnMut(&Cell, &Slot, u32) -> Result<BTreeMap<String, f64>, String> + 'static,
+        f: impl FnMut(&Cell, &Slot, u32) -> Result<BTreeMap<String, f64>, AttemptFailure> + 'static,
     ) -> FakeExecutor {
         FakeExecutor {
             now_ns: 1_700_000_000_000_000_000,

@@ -35,13 +35,33 @@ pub struct RunOutput {
     pub applied: BTreeMap<String, String>,
 }
 
+/// Why an attempt failed (peer vanished, timeout, a busy server, …), in the executor's
+/// words: a study stores it as the run's failure reason, a single run shows it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct AttemptFailure {
+    pub reason: String,
+}
+
+impl From<String> for AttemptFailure {
+    fn from(reason: String) -> AttemptFailure {
+        AttemptFailure { reason }
+    }
+}
+
+impl From<&str> for AttemptFailure {
+    fn from(reason: &str) -> AttemptFailure {
+        reason.to_string().into()
+    }
+}
+
 /// One attempt at a run: when, how long, and what came of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attempt {
     pub started_unix_ns: i64,
     pub duration_ns: i64,
-    /// `Err(reason)` for a failed run (peer vanished, timeout, …).
-    pub result: Result<RunOutput, String>,
+    /// Why a failed run failed.
+    pub result: Result<RunOutput, AttemptFailure>,
 }
 
 /// Runs one test. Real in the binary (the engine), fake in tests.

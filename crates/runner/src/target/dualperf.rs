@@ -336,7 +336,7 @@ impl Executor for DualperfTarget {
                 Ok(out)
             }
             Err(e) => {
-                let why = e.to_string();
+                let why = e.to_string().into();
                 self.last = Some(Err(e));
                 Err(why)
             }

@@ -148,8 +148,8 @@ impl Iperf3Target {
     }
 
     /// The attempt's failure reason; `e` kept as the last attempt's error.
-    fn failed(&mut self, e: iperf3::Iperf3Error) -> String {
-        let why = e.to_string();
+    fn failed(&mut self, e: iperf3::Iperf3Error) -> study::AttemptFailure {
+        let why = e.to_string().into();
         self.last = Some(Err(TargetError::Iperf3(e)));
         why
     }
@@ -178,14 +178,15 @@ impl Iperf3Target {
                             self.host_for(cell.family),
                             self.port,
                             waited_here.as_secs()
-                        ))
+                        )
+                        .into())
                     } else if self.sleep_unless_stopped(step) {
                         self.busy.waited += step;
                         waited_here += step;
                         step = (step * 2).min(BUSY_MAX_STEP);
                         continue;
                     } else {
-                        Err("stopped while waiting for a busy iperf3 server".to_string())
+                        Err("stopped while waiting for a busy iperf3 server".into())
                     }
                 }
                 Err(iperf3::Iperf3Error::Io { source, .. })

@@ -47,10 +47,10 @@ fn a_run_is_one_attempt_of_one_cell_without_warm_up_or_retry() {
 fn a_failed_run_is_not_retried_and_says_why() {
     let single = runner::resolve_single(&TestOptions::default(), &one(TestKind::TcpRr, None))
         .expect("the run resolves");
-    let fake = study::fake::FakeExecutor::new(|_, _, _| Err("peer vanished".to_string()));
+    let fake = study::fake::FakeExecutor::new(|_, _, _| Err("peer vanished".into()));
     let mut target = Target::Fake(fake, false);
     match single.run(&mut target) {
-        Err(SingleError::Failed(why)) => assert_eq!(why, "peer vanished"),
+        Err(SingleError::Failed(why)) => assert_eq!(why.reason, "peer vanished"),
         other => panic!("expected the executor's failure, got {other:?}"),
     }
     assert_eq!(calls(&target).len(), 1, "no retry");
