@@ -22,9 +22,9 @@ pub mod target;
 pub use options::{OneTest, RunTest, StudyOptions, TestOptions};
 pub use resolve::{
     emulated_link_datapath, literal_family, read_spec_file, resolve_run, resolve_single,
-    resolve_study, Layers, RunSpec, EMULATED_LINK_DATAPATH,
+    resolve_study, Layers, EMULATED_LINK_DATAPATH,
 };
-pub use single::{Single, SingleError, SingleRun};
+pub use single::{RunSpec, Single, SingleError, SingleRun};
 pub use target::{Peer, Target, TargetError, TargetOptions};
 
 /// Why options could not become a test, worded for the user.

@@ -3,12 +3,12 @@
 //! taken from a study of one cell, so both commands share every default and limit.
 
 use crate::options::{OneTest, RunTest, StudyOptions, TestOptions};
-use crate::single::Single;
+use crate::single::{RunSpec, Single};
 use crate::ResolveError;
 use std::path::Path;
 use study::spec::SizesField;
 use study::{SpecFile, StudySpec};
-use wire::spec::{Family, TestKind, TestSpec, DEFAULT_LOAD_WRITE_BYTES};
+use wire::spec::{Family, TestKind, DEFAULT_LOAD_WRITE_BYTES};
 
 /// Largest study spec file read (a spec is a few hundred bytes).
 pub const MAX_SPEC_FILE_BYTES: u64 = 1 << 20;
@@ -201,15 +201,6 @@ fn resolve(over: SpecFile, layers: &Layers) -> Result<StudySpec, ResolveError> {
         layer.udp_datapath = Some(emulated_link_datapath(asked)?.name().to_string());
     }
     Ok(layer.resolve(clock_seed())?)
-}
-
-/// The test a `dualperf run` makes.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RunSpec {
-    /// One of the four tests.
-    One(TestSpec),
-    /// Latency under load (rrul).
-    Loaded(engine::LoadedSpec),
 }
 
 /// Options that a single test of this kind cannot use, refused with the fix.

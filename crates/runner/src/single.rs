@@ -4,10 +4,18 @@
 //! whole result (or its error, typed) for `run` to show; the interval samples reach the
 //! caller as they end through [`Target::observe_intervals`].
 
-use crate::resolve::RunSpec;
 use crate::target::{FullResult, Target, TargetError};
 use study::{Attempt, Cell, Finished, Journal, RunOutput, StudySpec};
-use wire::spec::RateSearch;
+use wire::spec::{RateSearch, TestSpec};
+
+/// The test a `dualperf run` makes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunSpec {
+    /// One of the four tests.
+    One(TestSpec),
+    /// Latency under load (rrul).
+    Loaded(engine::LoadedSpec),
+}
 
 /// A run's campaign of one test, as [`crate::resolve_single`] resolved it.
 #[derive(Debug, Clone)]
