@@ -269,19 +269,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
         RunSpec::One(spec) => {
             if args.rate_search {
-                if args.test != RunTest::One(TestKind::UdpStream)
-                    || args.target.peer != crate::args::Peer::Dualperf
-                {
-                    anyhow::bail!("--rate-search is for -t udp-stream against a dualperf server");
-                }
-                if args.target.lab.is_some() {
-                    anyhow::bail!(
-                        "--rate-search cannot be combined with --lab (use dualperf study --lab)"
-                    );
-                }
-                rate_search(&args)
-                    .check()
-                    .map_err(|e| anyhow::anyhow!("--loss-threshold / --search-steps: {e}"))?;
+                check_rate_search(&args)?;
             }
             Some(spec.direction)
         }
@@ -305,15 +293,24 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     let Some(full) = ran_test.full else {
         anyhow::bail!("the target kept no result of the test");
     };
-    let (result, intervals) = match full {
-        FullResult::Loaded(r) => return loaded::show(&args, &r, &ran),
-        FullResult::Test { result, intervals } => (result, intervals),
+    match full {
+        FullResult::Test { result, intervals } => show(&args, &result, &intervals, &ran),
+        FullResult::Loaded(r) => loaded::show(&args, &r, &ran),
         FullResult::Iperf3(_) => anyhow::bail!("the dualperf target kept an iperf3 result"),
-    };
+    }
+}
+
+/// The result of a stream or request/response run, as text or `--json`.
+fn show(
+    args: &RunArgs,
+    result: &RunResult,
+    intervals: &[IntervalSample],
+    ran: &Ran,
+) -> anyhow::Result<ExitCode> {
     match (args.json, &ran.lab) {
-        (true, None) => say(&to_json(&result, &intervals)?),
+        (true, None) => say(&to_json(result, intervals)?),
         (true, Some(md)) => {
-            let mut doc: serde_json::Value = serde_json::from_str(&to_json(&result, &intervals)?)
+            let mut doc: serde_json::Value = serde_json::from_str(&to_json(result, intervals)?)
                 .context("cannot re-read the JSON result")?;
             if let Some(obj) = doc.as_object_mut() {
                 obj.insert("lab".into(), serde_json::to_value(md)?);
@@ -321,13 +318,28 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             say(&serde_json::to_string_pretty(&doc).context("cannot encode the result as JSON")?);
         }
         (false, _) => {
-            say(summary(&result, ran.embedded).trim_end());
+            say(summary(result, ran.embedded).trim_end());
             if let Some(md) = &ran.lab {
                 lab_run::say_lab(md);
             }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses a `--rate-search` this run cannot make.
+fn check_rate_search(args: &RunArgs) -> anyhow::Result<()> {
+    if args.test != RunTest::One(TestKind::UdpStream)
+        || args.target.peer != crate::args::Peer::Dualperf
+    {
+        anyhow::bail!("--rate-search is for -t udp-stream against a dualperf server");
+    }
+    if args.target.lab.is_some() {
+        anyhow::bail!("--rate-search cannot be combined with --lab (use dualperf study --lab)");
+    }
+    rate_search(args)
+        .check()
+        .map_err(|e| anyhow::anyhow!("--loss-threshold / --search-steps: {e}"))
 }
 
 /// `run`'s target options: the shared ones and `--protocol-version`.
