@@ -141,43 +141,43 @@ pub fn iperf3_auth(
 // and durations (README "Quantities"); these adapt it to clap's `value_parser`.
 
 /// `-b/--rate`: bits/s (100M, 100mbit) or packets/s (50kpps).
-pub fn parse_rate(s: &str) -> Result<Rate, String> {
-    wire::quantity::parse_rate(s).map_err(|e| e.to_string())
+pub fn parse_rate(s: &str) -> Result<Rate, impl std::error::Error + Send + Sync + 'static> {
+    wire::quantity::parse_rate(s)
 }
 
 /// A rate that must be bits per second (`--link-rate`, `--max-rate`).
-pub fn parse_bit_rate(s: &str) -> Result<u64, String> {
-    wire::quantity::parse_bit_rate(s).map_err(|e| e.to_string())
+pub fn parse_bit_rate(s: &str) -> Result<u64, impl std::error::Error + Send + Sync + 'static> {
+    wire::quantity::parse_bit_rate(s)
 }
 
 /// Socket buffer and payload sizes: 1408, 64K / 64KiB, 4M.
-pub fn parse_bytes_u32(s: &str) -> Result<u32, String> {
-    wire::quantity::parse_bytes_u32(s).map_err(|e| e.to_string())
+pub fn parse_bytes_u32(s: &str) -> Result<u32, impl std::error::Error + Send + Sync + 'static> {
+    wire::quantity::parse_bytes_u32(s)
 }
 
 /// Byte counts kept as 64 bits (study socket options before their range check).
-pub fn parse_bytes_u64(s: &str) -> Result<u64, String> {
-    wire::quantity::parse_bytes(s).map_err(|e| e.to_string())
+pub fn parse_bytes_u64(s: &str) -> Result<u64, impl std::error::Error + Send + Sync + 'static> {
+    wire::quantity::parse_bytes(s)
 }
 
 /// Durations kept as seconds: 10, 10s, 500ms, 2min.
-pub fn parse_secs(s: &str) -> Result<f64, String> {
-    wire::quantity::parse_duration_s(s).map_err(|e| e.to_string())
+pub fn parse_secs(s: &str) -> Result<f64, impl std::error::Error + Send + Sync + 'static> {
+    wire::quantity::parse_duration_s(s)
 }
 
 /// `--lab` / `--topology`: p2p or client-server.
-pub fn parse_topology(s: &str) -> Result<lab::Topology, String> {
-    s.parse().map_err(|e: lab::LabError| e.to_string())
+pub fn parse_topology(s: &str) -> Result<lab::Topology, lab::LabError> {
+    s.parse()
 }
 
 /// `--lab-link` / `lab up --link`: a link as `dualperf model --link` reads it.
-pub fn parse_link(s: &str) -> Result<model::Link, String> {
-    model::link::parse(s).map_err(|e| e.to_string())
+pub fn parse_link(s: &str) -> Result<model::Link, impl std::error::Error + Send + Sync + 'static> {
+    model::link::parse(s)
 }
 
 /// `--lab-rate` / `lab up --rate`: a tbf rate in bits per second.
-pub fn parse_lab_rate(s: &str) -> Result<u64, String> {
-    lab::check_rate_bps(parse_bit_rate(s)?).map_err(|e| e.to_string())
+pub fn parse_lab_rate(s: &str) -> anyhow::Result<u64> {
+    Ok(lab::check_rate_bps(parse_bit_rate(s)?)?)
 }
 
 pub use runner::literal_family;

@@ -76,8 +76,8 @@ pub struct ModelArgs {
     tcp_timestamps: OnOff,
 }
 
-fn parse_link(s: &str) -> Result<Link, String> {
-    model::link::parse(s).map_err(|e| e.to_string())
+fn parse_link(s: &str) -> Result<Link, impl std::error::Error + Send + Sync + 'static> {
+    model::link::parse(s)
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,12 +1,14 @@
 //! `dualperf run`: one test against a server, an embedded loopback server when no HOST
-//! is given, or in a lab. Parses what the user typed into a `TestSpec`, runs it against
-//! the runner's target (as a study runs each of its tests), prints a readable summary
-//! (or `--json`, schema in docs/guide/run.md).
+//! is given, or in a lab. Maps what the user typed onto the runner's options, runs the
+//! test as a campaign of one with no store (`runner::Single`, on the target a study
+//! uses), prints the intervals as they end and a readable summary (or `--json`, schema
+//! in docs/guide/run.md).
 
 use anyhow::Context;
 use clap::Args;
-use engine::{IntervalSample, Recorder, RunResult};
-use runner::target::{DualperfTarget, Place, TargetError};
+use engine::{IntervalSample, RunResult};
+use runner::target::{FullResult, Place, Target};
+use runner::{RunSpec, Single, SingleError};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -84,9 +86,9 @@ pub fn connect_timeout_of(secs: f64) -> anyhow::Result<Duration> {
     )?)
 }
 
-/// What the user asked for, resolved by the runner as a study of one cell: one
-/// test, or the loaded-latency test.
-fn spec_of(a: &RunArgs) -> anyhow::Result<runner::RunSpec> {
+/// What the user asked for, resolved by the runner as a campaign of one test: one of
+/// the four tests, or the loaded-latency test.
+fn single_of(a: &RunArgs) -> anyhow::Result<Single> {
     if a.opts.profile.as_deref() == Some("list") {
         list_profiles()?;
         std::process::exit(crate::exit::SUCCESS.into());
@@ -102,7 +104,7 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<runner::RunSpec> {
     if a.target.lab_link.is_some() {
         opts.udp_datapath = Some(runner::emulated_link_datapath(opts.udp_datapath)?);
     }
-    Ok(runner::resolve_run(&opts, &one)?)
+    Ok(runner::resolve_single(&opts, &one)?)
 }
 
 /// `--profile list`: the application models with their parameters and sources.
@@ -123,26 +125,22 @@ fn list_profiles() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints interval lines as they arrive (text mode) or keeps them (JSON mode).
+/// The interval lines of a text result, printed as each interval ends.
 ///
 /// The client's samples hold what the client itself knows: what it sent on a forward
 /// test, what it received on a reverse one, both for `--bidir`. Only those columns are
 /// printed, under a header; the receiver's totals for a forward test come from the
 /// server's result in the summary.
-struct CliRecorder {
-    json: bool,
+struct IntervalLines {
     direction: Direction,
     header_printed: bool,
-    samples: Vec<IntervalSample>,
 }
 
-impl CliRecorder {
-    fn new(json: bool, direction: Direction) -> CliRecorder {
-        CliRecorder {
-            json,
+impl IntervalLines {
+    fn new(direction: Direction) -> IntervalLines {
+        IntervalLines {
             direction,
             header_printed: false,
-            samples: Vec::new(),
         }
     }
 
@@ -197,15 +195,13 @@ impl CliRecorder {
     }
 }
 
-impl Recorder for CliRecorder {
-    fn on_interval(&mut self, s: &IntervalSample) {
-        self.samples.push(*s);
-        if !self.json {
-            for line in self.lines(s) {
-                say(&line);
-            }
+/// Hands each interval to `lines` and prints what it makes of it.
+fn print_intervals(mut lines: IntervalLines) -> runner::target::IntervalObserver {
+    Box::new(move |s: &IntervalSample| {
+        for line in lines.lines(s) {
+            say(&line);
         }
-    }
+    })
 }
 
 /// Test hook: run this program instead of this binary as a lab's server.
@@ -265,36 +261,56 @@ pub fn notice(line: &str) {
 }
 
 pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let spec = match spec_of(&args)? {
-        runner::RunSpec::One(spec) => spec,
-        runner::RunSpec::Loaded(spec) => return loaded::main(&args, spec),
+    let mut single = single_of(&args)?;
+    let direction = match single.run_spec() {
+        RunSpec::Loaded(_) => {
+            loaded::check(&args)?;
+            None
+        }
+        RunSpec::One(spec) => {
+            if args.rate_search {
+                check_rate_search(&args)?;
+            }
+            Some(spec.direction)
+        }
     };
-    if args.rate_search {
-        if args.test != RunTest::One(TestKind::UdpStream)
-            || args.target.peer != crate::args::Peer::Dualperf
-        {
-            anyhow::bail!("--rate-search is for -t udp-stream against a dualperf server");
-        }
-        if args.target.lab.is_some() {
-            anyhow::bail!("--rate-search cannot be combined with --lab (use dualperf study --lab)");
-        }
-        rate_search(&args)
-            .check()
-            .map_err(|e| anyhow::anyhow!("--loss-threshold / --search-steps: {e}"))?;
-    }
     let opts = run_target_options(&args)?;
-    if args.target.peer == crate::args::Peer::Iperf3 {
-        return peer_iperf3::main(&args, &spec, &opts);
+    if let RunSpec::One(spec) = single.run_spec() {
+        if args.target.peer == crate::args::Peer::Iperf3 {
+            return peer_iperf3::main(&args, &single, spec, &opts);
+        }
+        wire::proto::validate_spec(spec).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
-    wire::proto::validate_spec(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let direction = spec.direction;
-    let mut rec = CliRecorder::new(args.json, direction);
-    let search = args.rate_search.then(|| rate_search(&args));
-    let (result, ran) = on_target(&opts, |t| t.run_test(&spec, search.as_ref(), &mut rec))?;
+    if args.rate_search {
+        single = single.with_rate_search(rate_search(&args));
+    }
+    let (ran_test, ran) = on_target(&opts, |t| {
+        if let (Some(d), false) = (direction, args.json) {
+            t.observe_intervals(print_intervals(IntervalLines::new(d)));
+        }
+        single.run(t)
+    })?;
+    let Some(full) = ran_test.full else {
+        anyhow::bail!("the target kept no result of the test");
+    };
+    match full {
+        FullResult::Test { result, intervals } => show(&args, &result, &intervals, &ran),
+        FullResult::Loaded(r) => loaded::show(&args, &r, &ran),
+        FullResult::Iperf3(_) => anyhow::bail!("the dualperf target kept an iperf3 result"),
+    }
+}
+
+/// The result of a stream or request/response run, as text or `--json`.
+fn show(
+    args: &RunArgs,
+    result: &RunResult,
+    intervals: &[IntervalSample],
+    ran: &Ran,
+) -> anyhow::Result<ExitCode> {
     match (args.json, &ran.lab) {
-        (true, None) => say(&to_json(&result, &rec.samples)?),
+        (true, None) => say(&to_json(result, intervals)?),
         (true, Some(md)) => {
-            let mut doc: serde_json::Value = serde_json::from_str(&to_json(&result, &rec.samples)?)
+            let mut doc: serde_json::Value = serde_json::from_str(&to_json(result, intervals)?)
                 .context("cannot re-read the JSON result")?;
             if let Some(obj) = doc.as_object_mut() {
                 obj.insert("lab".into(), serde_json::to_value(md)?);
@@ -302,13 +318,28 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             say(&serde_json::to_string_pretty(&doc).context("cannot encode the result as JSON")?);
         }
         (false, _) => {
-            say(summary(&result, ran.embedded).trim_end());
+            say(summary(result, ran.embedded).trim_end());
             if let Some(md) = &ran.lab {
                 lab_run::say_lab(md);
             }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses a `--rate-search` this run cannot make.
+fn check_rate_search(args: &RunArgs) -> anyhow::Result<()> {
+    if args.test != RunTest::One(TestKind::UdpStream)
+        || args.target.peer != crate::args::Peer::Dualperf
+    {
+        anyhow::bail!("--rate-search is for -t udp-stream against a dualperf server");
+    }
+    if args.target.lab.is_some() {
+        anyhow::bail!("--rate-search cannot be combined with --lab (use dualperf study --lab)");
+    }
+    rate_search(args)
+        .check()
+        .map_err(|e| anyhow::anyhow!("--loss-threshold / --search-steps: {e}"))
 }
 
 /// `run`'s target options: the shared ones and `--protocol-version`.
@@ -324,11 +355,11 @@ struct Ran {
     lab: Option<BTreeMap<String, String>>,
 }
 
-/// Opens the dualperf target of `opts` (embedded server, remote host or lab), runs
-/// `test` there and closes it: a lab is removed on every way out, Ctrl-C included.
+/// Opens the target of `opts` (embedded server, remote host or lab), runs `test` there
+/// and closes it: a lab is removed on every way out, Ctrl-C included.
 fn on_target<T>(
     opts: &runner::TargetOptions,
-    test: impl FnOnce(&DualperfTarget) -> Result<T, TargetError>,
+    test: impl FnOnce(&mut Target) -> Result<T, SingleError>,
 ) -> anyhow::Result<(T, Ran)> {
     if opts.lab.is_some() {
         return lab_run::guarded(|| on_target_now(opts, test));
@@ -338,12 +369,15 @@ fn on_target<T>(
 
 fn on_target_now<T>(
     opts: &runner::TargetOptions,
-    test: impl FnOnce(&DualperfTarget) -> Result<T, TargetError>,
+    test: impl FnOnce(&mut Target) -> Result<T, SingleError>,
 ) -> anyhow::Result<(T, Ran)> {
-    let target = DualperfTarget::open(opts, &[], &mut notice)?;
-    let result = test(&target);
+    let mut target = Target::open(opts, &[], &mut notice)?;
+    let result = test(&mut target);
     let ran = Ran {
-        embedded: matches!(target.place(), Place::Embedded { .. }),
+        embedded: matches!(
+            target.dualperf().map(|d| d.place()),
+            Some(Place::Embedded { .. })
+        ),
         lab: target.lab().map(|l| l.describe()),
     };
     let closed = target.close();
@@ -753,7 +787,7 @@ mod tests {
             recv_packets: 0,
             ..IntervalSample::default()
         };
-        let mut fwd = CliRecorder::new(false, Direction::Forward);
+        let mut fwd = IntervalLines::new(Direction::Forward);
         let first = fwd.lines(&s);
         assert_eq!(first.len(), 2, "{first:?}");
         assert!(first[0].starts_with("interval (s)") && first[0].contains("sent"));
@@ -768,13 +802,13 @@ mod tests {
             sent_packets: 0,
             ..s
         };
-        let rev = CliRecorder::new(false, Direction::Reverse).lines(&r);
+        let rev = IntervalLines::new(Direction::Reverse).lines(&r);
         assert!(
             rev[0].contains("received") && !rev[0].contains("sent"),
             "{rev:?}"
         );
         assert!(rev[1].contains("8.00 Mbit/s"), "{rev:?}");
-        let bi = CliRecorder::new(false, Direction::Bidir).lines(&s);
+        let bi = IntervalLines::new(Direction::Bidir).lines(&s);
         assert!(
             bi[0].contains("sent") && bi[0].contains("received"),
             "{bi:?}"

@@ -6,6 +6,7 @@
 //! export, import).
 
 use crate::args::Peer;
+use crate::progress::fmt_duration;
 use anyhow::{bail, Context};
 use clap::Args;
 use runner::lifecycle::{End, Resumed};
@@ -598,17 +599,6 @@ fn plan_line(spec: &StudySpec) -> String {
             )
         }
     )
-}
-
-pub(crate) fn fmt_duration(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
-    if s >= 3600 {
-        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
-    } else if s >= 60 {
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        format!("{s}s")
-    }
 }
 
 fn list_presets() -> String {

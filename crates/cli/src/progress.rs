@@ -42,8 +42,20 @@ pub fn line(s: &Status, elapsed: Duration) -> String {
         "dualperf: progress: {}/{} runs, {} elapsed{now}",
         s.done_runs,
         s.expected_runs,
-        crate::cmd_study::fmt_duration(elapsed.as_secs_f64())
+        fmt_duration(elapsed.as_secs_f64())
     )
+}
+
+/// A duration for people: `42s`, `3m05s`, `1h02m`.
+pub fn fmt_duration(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
 }
 
 /// A thread printing [`line`] to stderr every interval until [`Lines::stop`] (or drop).

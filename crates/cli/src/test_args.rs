@@ -220,22 +220,22 @@ impl From<TestArgs> for runner::TestOptions {
     }
 }
 
-fn parse_u8(s: &str) -> Result<u8, String> {
+fn parse_u8(s: &str) -> anyhow::Result<u8> {
     let t = s.trim();
     let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         Some(h) => u8::from_str_radix(h, 16),
         None => t.parse(),
     };
-    r.map_err(|_| format!("'{s}' is not a byte value (0-255 or 0x00-0xff)"))
+    r.map_err(|_| anyhow::anyhow!("'{s}' is not a byte value (0-255 or 0x00-0xff)"))
 }
 
-fn parse_u32(s: &str) -> Result<u32, String> {
+fn parse_u32(s: &str) -> anyhow::Result<u32> {
     let t = s.trim();
     let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         Some(h) => u32::from_str_radix(h, 16),
         None => t.parse(),
     };
-    r.map_err(|_| format!("'{s}' is not a number (decimal or 0x..)"))
+    r.map_err(|_| anyhow::anyhow!("'{s}' is not a number (decimal or 0x..)"))
 }
 
 #[cfg(test)]
@@ -244,8 +244,8 @@ mod tests {
 
     #[test]
     fn tos_and_flow_label_take_hex() {
-        assert_eq!(parse_u8("0x2e"), Ok(46));
-        assert_eq!(parse_u32("0xfffff"), Ok(0xfffff));
+        assert_eq!(parse_u8("0x2e").ok(), Some(46));
+        assert_eq!(parse_u32("0xfffff").ok(), Some(0xfffff));
         assert!(parse_u8("256").is_err());
     }
 }

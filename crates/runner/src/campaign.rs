@@ -6,8 +6,32 @@
 
 use std::collections::BTreeMap;
 use store::{CellRecord, DbTarget, HostInfo, NewRun, RunStatus, Store};
-use study::{Cell, CellOutcome, Finished, Journal, PastRun, Progress, Slot, StudySpec};
+use study::{
+    Cell, CellOutcome, Finished, Journal, JournalError, PastRun, Progress, Slot, StudySpec,
+};
 use wire::metrics as m;
+
+/// Why the store journal stopped a study (`--resume` continues it).
+#[derive(Debug, thiserror::Error)]
+pub enum CampaignJournalError {
+    #[error(
+        "could not record {what}, so it is not stored and will be measured again on resume: {why}"
+    )]
+    Record {
+        /// The cell, run and attempt ("IPv4 tcp-stream 1408 B run 2 (attempt 1)").
+        what: String,
+        why: store::StoreError,
+    },
+    #[error("could not store the {role} host's metadata: {why}")]
+    Host {
+        role: &'static str,
+        why: store::StoreError,
+    },
+    #[error("could not store whether cell {cell} met its target: {why}")]
+    CellTarget { cell: u32, why: store::StoreError },
+    #[error("{count} runs in a row failed, the last with: {last}")]
+    TooManyFailures { count: u32, last: String },
+}
 
 /// This process's lock on a campaign, released when dropped (also on error and on a
 /// first Ctrl-C); a kill -9 leaves it, and the next `--resume` on this host sees that
@@ -116,7 +140,7 @@ impl<V: ProgressView> StoreJournal<V> {
         (self.store, self.view)
     }
 
-    fn store_hosts(&mut self, out: &study::RunOutput) -> Result<(), String> {
+    fn store_hosts(&mut self, out: &study::RunOutput) -> Result<(), CampaignJournalError> {
         if !self.server_stored && !out.server_info.is_empty() {
             let host = HostInfo {
                 role: "server".into(),
@@ -124,7 +148,10 @@ impl<V: ProgressView> StoreJournal<V> {
             };
             self.store
                 .set_host(self.campaign_id, &host)
-                .map_err(|e| e.to_string())?;
+                .map_err(|why| CampaignJournalError::Host {
+                    role: "server",
+                    why,
+                })?;
             self.server_stored = true;
         }
         if let Some(mut md) = self.client_md.take() {
@@ -137,7 +164,10 @@ impl<V: ProgressView> StoreJournal<V> {
                 };
                 self.store
                     .set_host(self.campaign_id, &host)
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|why| CampaignJournalError::Host {
+                        role: "client",
+                        why,
+                    })?;
             } else {
                 self.client_md = Some(md);
             }
@@ -147,7 +177,7 @@ impl<V: ProgressView> StoreJournal<V> {
 }
 
 impl<V: ProgressView> Journal for StoreJournal<V> {
-    fn record(&mut self, f: &Finished<'_>) -> Result<(), String> {
+    fn record(&mut self, f: &Finished<'_>) -> Result<(), JournalError> {
         let (status, metrics, samples) = match &f.run.result {
             Ok(o) => (
                 RunStatus::Ok,
@@ -161,9 +191,9 @@ impl<V: ProgressView> Journal for StoreJournal<V> {
                     })
                     .collect(),
             ),
-            Err(reason) => (
+            Err(failure) => (
                 RunStatus::Failed {
-                    reason: reason.clone(),
+                    reason: failure.reason.clone(),
                 },
                 BTreeMap::new(),
                 Vec::new(),
@@ -186,45 +216,54 @@ impl<V: ProgressView> Journal for StoreJournal<V> {
                 started_unix_ns: f.run.started_unix_ns,
                 duration_ns: f.run.duration_ns,
             })
-            .map_err(|e| {
+            .map_err(|why| {
                 let which = if f.slot.warmup { "warm-up" } else { "run" };
-                format!(
-                    "could not record {} {which} {} (attempt {}), so it is not stored and will be measured again on resume: {e}",
-                    f.cell.label(),
-                    f.slot.repetition + 1,
-                    f.attempt + 1
-                )
+                JournalError::new(CampaignJournalError::Record {
+                    what: format!(
+                        "{} {which} {} (attempt {})",
+                        f.cell.label(),
+                        f.slot.repetition + 1,
+                        f.attempt + 1
+                    ),
+                    why,
+                })
             })?;
         self.last = match &f.run.result {
             Ok(o) => format!("{}: {}", f.cell.label(), headline(f.cell, &o.metrics)),
-            Err(reason) => format!(
+            Err(failure) => format!(
                 "{}: failed ({})",
                 f.cell.label(),
-                wire::text::terminal_safe_line(reason)
+                wire::text::terminal_safe_line(&failure.reason)
             ),
         };
         self.view.recorded();
         match &f.run.result {
             Ok(o) => {
                 self.consecutive_failures = 0;
-                self.store_hosts(o)?;
+                self.store_hosts(o).map_err(JournalError::new)?;
             }
-            Err(reason) => {
+            Err(failure) => {
                 self.consecutive_failures += 1;
                 if self.consecutive_failures >= MAX_CONSECUTIVE_FAILURES {
-                    return Err(format!(
-                        "{MAX_CONSECUTIVE_FAILURES} runs in a row failed, the last with: {reason}"
-                    ));
+                    return Err(JournalError::new(CampaignJournalError::TooManyFailures {
+                        count: MAX_CONSECUTIVE_FAILURES,
+                        last: failure.reason.clone(),
+                    }));
                 }
             }
         }
         Ok(())
     }
 
-    fn cell_done(&mut self, cell: &Cell, outcome: &CellOutcome) -> Result<(), String> {
+    fn cell_done(&mut self, cell: &Cell, outcome: &CellOutcome) -> Result<(), JournalError> {
         self.store
             .set_cell_target(self.campaign_id, cell.index, outcome.target_met)
-            .map_err(|e| e.to_string())
+            .map_err(|why| {
+                JournalError::new(CampaignJournalError::CellTarget {
+                    cell: cell.index,
+                    why,
+                })
+            })
     }
 
     fn starting(&mut self, cell: &Cell, slot: &Slot, attempt: u32, progress: &Progress) {

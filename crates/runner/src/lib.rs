@@ -3,7 +3,8 @@
 //! resolution of those options, a preset and a spec file into the tests to make
 //! ([`resolve_study`], [`resolve_run`]); where tests go and running them there
 //! ([`target`]: the embedded server, a remote dualperf server, an iperf3 peer, a lab,
-//! each a `study::Executor`); the campaign lifecycle ([`lifecycle`]: new, resumed,
+//! each a `study::Executor`); a run as a campaign of one test with no store
+//! ([`single`]); the campaign lifecycle ([`lifecycle`]: new, resumed,
 //! the profile axis, run to its end, each with a typed outcome) and its pieces
 //! ([`campaign`]: the store journal, the campaign lock); the export of stored runs
 //! ([`export`]: tidy CSV or JSON). Nothing prints and there is no
@@ -15,13 +16,15 @@ pub mod export;
 pub mod lifecycle;
 pub mod options;
 pub mod resolve;
+pub mod single;
 pub mod target;
 
 pub use options::{OneTest, RunTest, StudyOptions, TestOptions};
 pub use resolve::{
-    emulated_link_datapath, literal_family, read_spec_file, resolve_run, resolve_study, Layers,
-    RunSpec, EMULATED_LINK_DATAPATH,
+    emulated_link_datapath, literal_family, read_spec_file, resolve_run, resolve_single,
+    resolve_study, Layers, EMULATED_LINK_DATAPATH,
 };
+pub use single::{RunSpec, Single, SingleError, SingleRun};
 pub use target::{Peer, Target, TargetError, TargetOptions};
 
 /// Why options could not become a test, worded for the user.

@@ -103,9 +103,14 @@ pub enum RunTest {
     Loaded,
 }
 
+/// A `-t` that names no test.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown test '{0}': use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul")]
+pub struct UnknownTest(pub String);
+
 impl std::str::FromStr for RunTest {
-    type Err = String;
-    fn from_str(s: &str) -> Result<RunTest, String> {
+    type Err = UnknownTest;
+    fn from_str(s: &str) -> Result<RunTest, UnknownTest> {
         match s.to_ascii_lowercase().as_str() {
             "rrul" | "loaded" | "loaded-latency" => Ok(RunTest::Loaded),
             _ => s
@@ -113,11 +118,7 @@ impl std::str::FromStr for RunTest {
                 .ok()
                 .filter(|k| k.on_wire())
                 .map(RunTest::One)
-                .ok_or_else(|| {
-                    format!(
-                        "unknown test '{s}': use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul"
-                    )
-                }),
+                .ok_or_else(|| UnknownTest(s.to_string())),
         }
     }
 }
@@ -345,6 +346,10 @@ mod tests {
             Ok(RunTest::One(TestKind::UdpRr))
         );
         assert_eq!("RRUL".parse::<RunTest>(), Ok(RunTest::Loaded));
-        assert!("ping".parse::<RunTest>().unwrap_err().contains("rrul"));
+        assert!("ping"
+            .parse::<RunTest>()
+            .unwrap_err()
+            .to_string()
+            .contains("rrul"));
     }
 }

@@ -3,11 +3,12 @@
 //! taken from a study of one cell, so both commands share every default and limit.
 
 use crate::options::{OneTest, RunTest, StudyOptions, TestOptions};
+use crate::single::{RunSpec, Single};
 use crate::ResolveError;
 use std::path::Path;
 use study::spec::SizesField;
 use study::{SpecFile, StudySpec};
-use wire::spec::{Family, TestKind, TestSpec, DEFAULT_LOAD_WRITE_BYTES};
+use wire::spec::{Family, TestKind, DEFAULT_LOAD_WRITE_BYTES};
 
 /// Largest study spec file read (a spec is a few hundred bytes).
 pub const MAX_SPEC_FILE_BYTES: u64 = 1 << 20;
@@ -202,15 +203,6 @@ fn resolve(over: SpecFile, layers: &Layers) -> Result<StudySpec, ResolveError> {
     Ok(layer.resolve(clock_seed())?)
 }
 
-/// The test a `dualperf run` makes.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RunSpec {
-    /// One of the four tests.
-    One(TestSpec),
-    /// Latency under load (rrul).
-    Loaded(engine::LoadedSpec),
-}
-
 /// Options that a single test of this kind cannot use, refused with the fix.
 fn refuse_for_one(o: &TestOptions, one: &OneTest) -> Result<(), ResolveError> {
     let refuse = |m: &str| Err(ResolveError::Option(m.to_string()));
@@ -267,6 +259,12 @@ fn refuse_for_one(o: &TestOptions, one: &OneTest) -> Result<(), ResolveError> {
 /// load writes) is held to the protocol's limits (`wire::proto::validate_spec`), as a
 /// server holds it.
 pub fn resolve_run(test: &TestOptions, one: &OneTest) -> Result<RunSpec, ResolveError> {
+    resolve_single(test, one).map(|s| s.run_spec().clone())
+}
+
+/// The campaign of one test a `dualperf run` makes ([`resolve_run`]'s test, with its
+/// one-cell study: one run, no warm-up, no retry).
+pub fn resolve_single(test: &TestOptions, one: &OneTest) -> Result<Single, ResolveError> {
     refuse_for_one(test, one)?;
     let loaded = one.test == RunTest::Loaded;
     let size = one.size_bytes.unwrap_or(if loaded {
@@ -303,9 +301,11 @@ pub fn resolve_run(test: &TestOptions, one: &OneTest) -> Result<RunSpec, Resolve
         over.duration_s = Some(DEFAULT_RUN_DURATION_S);
     }
     let spec = resolve(over, &Layers::default())?;
-    let Some(cell) = study::plan::cells(&spec).into_iter().next() else {
+    let Some(mut cell) = study::plan::cells(&spec).into_iter().next() else {
         return Err(ResolveError::Option("the run resolved to no test".into()));
     };
+    cell.payload_bytes = size;
+    cell.test.payload_bytes = size;
     if let (true, Some(plan)) = (loaded, &spec.rrul) {
         let loaded = engine::LoadedSpec::new(
             cell.family,
@@ -321,11 +321,10 @@ pub fn resolve_run(test: &TestOptions, one: &OneTest) -> Result<RunSpec, Resolve
         for part in loaded.parts(0) {
             wire::proto::validate_spec(&part)?;
         }
-        return Ok(RunSpec::Loaded(loaded));
+        return Ok(Single::new(spec, cell, RunSpec::Loaded(loaded)));
     }
-    let mut t = cell.test;
-    t.payload_bytes = size;
-    Ok(RunSpec::One(t))
+    let test = cell.test.clone();
+    Ok(Single::new(spec, cell, RunSpec::One(test)))
 }
 
 #[cfg(test)]

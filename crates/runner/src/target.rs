@@ -149,7 +149,29 @@ pub enum TargetError {
     /// The test itself failed (the engine's own words).
     #[error("{0}")]
     Engine(engine::EngineError),
+    /// A test against an iperf3 peer failed (the iperf3 client's own words).
+    #[error("{0}")]
+    Iperf3(::iperf3::Iperf3Error),
 }
+
+/// A test's whole result as `dualperf run` shows it; a study keeps only its
+/// `study::RunOutput`.
+#[derive(Debug)]
+pub enum FullResult {
+    /// A stream or request/response test (or an RFC 2544 search), with the interval
+    /// samples the client reported.
+    Test {
+        result: Box<engine::RunResult>,
+        intervals: Vec<engine::IntervalSample>,
+    },
+    /// Latency under load (rrul).
+    Loaded(Box<engine::LoadedResult>),
+    /// A stream test against an iperf3 peer.
+    Iperf3(Box<::iperf3::Iperf3Result>),
+}
+
+/// Hears each interval sample of a dualperf test as it ends (`dualperf run` prints it).
+pub type IntervalObserver = Box<dyn FnMut(&engine::IntervalSample) + Send>;
 
 /// The lab `opts` ask for, built with `server` in it (`None` without a lab).
 fn open_lab(
@@ -226,6 +248,34 @@ impl Target {
     /// The fake executor (`sleeps`: each run takes its duration, at most 2 s).
     pub fn fake(sleeps: bool) -> Target {
         Target::Fake(study::fake::FakeExecutor::default(), sleeps)
+    }
+
+    /// The whole result (or the error) of the last attempt, taken: what `run` shows.
+    /// `None` before any attempt, and for the fake executor (which keeps only the
+    /// study's output).
+    pub fn take_last(&mut self) -> Option<Result<FullResult, TargetError>> {
+        match self {
+            Target::Dualperf(d) => d.take_last(),
+            Target::Iperf3(i) => i.take_last(),
+            Target::Fake(..) => None,
+        }
+    }
+
+    /// Whether an attempt waits out a busy server and one reopening between tests (a
+    /// study, the default) or fails at once with the server's answer (`dualperf run`).
+    /// Only an iperf3 peer waits; other kinds ignore this.
+    pub fn set_waits(&mut self, waits: bool) {
+        if let Target::Iperf3(i) = self {
+            i.set_waits(waits);
+        }
+    }
+
+    /// Hand each interval sample of the coming dualperf tests to `observer` as it
+    /// ends (no effect on other kinds, which report no intervals while they run).
+    pub fn observe_intervals(&mut self, observer: IntervalObserver) {
+        if let Target::Dualperf(d) = self {
+            d.observe_intervals(observer);
+        }
     }
 
     /// The dualperf server kinds (embedded, remote, lab).

@@ -6,12 +6,14 @@
 //! exactly the same runs as an uninterrupted one.
 
 use crate::plan::{Cell, Slot, SplitMix64};
-use crate::runner::{Attempt, Finished, Journal, PastRun, RunOutput, Sample};
+use crate::runner::{
+    Attempt, AttemptFailure, Finished, Journal, JournalError, PastRun, RunOutput, Sample,
+};
 use std::collections::BTreeMap;
 use wire::metrics as m;
 use wire::spec::{Bound, Family, TestKind};
 
-type MetricFn = dyn FnMut(&Cell, &Slot, u32) -> Result<BTreeMap<String, f64>, String>;
+type MetricFn = dyn FnMut(&Cell, &Slot, u32) -> Result<BTreeMap<String, f64>, AttemptFailure>;
 
 /// Deterministic executor: each run takes its spec's duration on a virtual clock.
 pub struct FakeExecutor {
@@ -30,7 +32,7 @@ impl Default for FakeExecutor {
 impl FakeExecutor {
     /// An executor whose results come from `f(cell, slot, attempt)`.
     pub fn new(
-        f: impl FnMut(&Cell, &Slot, u32) -> Result<BTreeMap<String, f64>, String> + 'static,
+        f: impl FnMut(&Cell, &Slot, u32) -> Result<BTreeMap<String, f64>, AttemptFailure> + 'static,
     ) -> FakeExecutor {
         FakeExecutor {
             now_ns: 1_700_000_000_000_000_000,
@@ -116,6 +118,11 @@ pub fn plausible_metrics(cell: &Cell, slot: &Slot) -> BTreeMap<String, f64> {
     out
 }
 
+/// The in-memory journal's refusal after `fail_after` records.
+#[derive(Debug, thiserror::Error)]
+#[error("simulated crash")]
+pub struct SimulatedCrash;
+
 /// An in-memory journal that can fail after a number of records (a simulated crash).
 #[derive(Debug, Default)]
 pub struct MemoryJournal {
@@ -135,9 +142,9 @@ impl MemoryJournal {
 }
 
 impl Journal for MemoryJournal {
-    fn record(&mut self, f: &Finished<'_>) -> Result<(), String> {
+    fn record(&mut self, f: &Finished<'_>) -> Result<(), JournalError> {
         if self.fail_after.is_some_and(|n| self.runs.len() >= n) {
-            return Err("simulated crash".into());
+            return Err(JournalError::new(SimulatedCrash));
         }
         let (ok, metrics) = match &f.run.result {
             Ok(o) => (true, o.metrics.clone()),
@@ -161,7 +168,7 @@ impl Journal for MemoryJournal {
         &mut self,
         cell: &Cell,
         outcome: &crate::runner::CellOutcome,
-    ) -> Result<(), String> {
+    ) -> Result<(), JournalError> {
         self.cells_done.push((cell.index, outcome.target_met));
         Ok(())
     }

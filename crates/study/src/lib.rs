@@ -14,8 +14,8 @@ pub mod spec;
 
 pub use plan::{Cell, PlanSummary, Slot};
 pub use runner::{
-    Attempt, CellOutcome, Executor, Finished, Journal, PastRun, Progress, RunOutput, Runner,
-    RunnerError, Sample, StudyOutcome,
+    Attempt, AttemptFailure, CellOutcome, Executor, Finished, Journal, JournalError, PastRun,
+    Progress, RunOutput, Runner, RunnerError, Sample, StudyOutcome,
 };
 pub use spec::{Order, Repetition, RrulPlan, SpecError, SpecFile, StudySpec, UdpMethod};
 

@@ -35,13 +35,33 @@ pub struct RunOutput {
     pub applied: BTreeMap<String, String>,
 }
 
+/// Why an attempt failed (peer vanished, timeout, a busy server, …), in the executor's
+/// words: a study stores it as the run's failure reason, a single run shows it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct AttemptFailure {
+    pub reason: String,
+}
+
+impl From<String> for AttemptFailure {
+    fn from(reason: String) -> AttemptFailure {
+        AttemptFailure { reason }
+    }
+}
+
+impl From<&str> for AttemptFailure {
+    fn from(reason: &str) -> AttemptFailure {
+        reason.to_string().into()
+    }
+}
+
 /// One attempt at a run: when, how long, and what came of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attempt {
     pub started_unix_ns: i64,
     pub duration_ns: i64,
-    /// `Err(reason)` for a failed run (peer vanished, timeout, …).
-    pub result: Result<RunOutput, String>,
+    /// Why a failed run failed.
+    pub result: Result<RunOutput, AttemptFailure>,
 }
 
 /// Runs one test. Real in the binary (the engine), fake in tests.
@@ -58,12 +78,41 @@ pub struct Finished<'a> {
     pub run: &'a Attempt,
 }
 
+/// Why a journal could not keep an attempt (the store refused it, too many failures in
+/// a row): the journal's own typed error, boxed at this seam so the study crate needs
+/// no store. Shows the error's text; its sources are the error's own.
+#[derive(Debug)]
+pub struct JournalError(Box<dyn std::error::Error + Send + Sync + 'static>);
+
+impl JournalError {
+    pub fn new(e: impl std::error::Error + Send + Sync + 'static) -> JournalError {
+        JournalError(Box::new(e))
+    }
+
+    /// The journal's own error, to downcast.
+    pub fn inner(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.0
+    }
+}
+
+impl std::fmt::Display for JournalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for JournalError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
 /// Where the runner reports. `record` must persist the attempt before returning; an
 /// error stops the study (the attempt is then lost, as if the process had died).
 pub trait Journal {
-    fn record(&mut self, finished: &Finished<'_>) -> Result<(), String>;
+    fn record(&mut self, finished: &Finished<'_>) -> Result<(), JournalError>;
     /// A cell has all its runs; `outcome.target_met` is its confidence verdict.
-    fn cell_done(&mut self, _cell: &Cell, _outcome: &CellOutcome) -> Result<(), String> {
+    fn cell_done(&mut self, _cell: &Cell, _outcome: &CellOutcome) -> Result<(), JournalError> {
         Ok(())
     }
     /// An attempt is about to start (progress display).
@@ -114,10 +163,10 @@ pub struct StudyOutcome {
     pub failed_attempts: u64,
 }
 
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
     #[error("study stopped: {0}")]
-    Journal(String),
+    Journal(JournalError),
     #[error("study interrupted (resume it with --resume)")]
     Interrupted,
 }
@@ -143,6 +192,19 @@ impl<'s> Runner<'s> {
         Runner {
             spec,
             cells: plan::cells(spec),
+            history: HashMap::new(),
+            stop: None,
+        }
+    }
+
+    /// A study of these cells instead of the spec's matrix (cell `i` has index `i`):
+    /// `dualperf run`'s one test, whose write size may lie beyond a study's size axis
+    /// (a 128 KiB TCP write) and whose rate search keeps the run's own bound. The spec
+    /// still gives the repetition, order, warm-up and retries.
+    pub fn of_cells(spec: &'s StudySpec, cells: Vec<Cell>) -> Runner<'s> {
+        Runner {
+            spec,
+            cells,
             history: HashMap::new(),
             stop: None,
         }

@@ -158,7 +158,7 @@ fn failed_runs_are_retried_recorded_and_the_study_goes_on() {
         if cell.index == 1 {
             Err("peer vanished".into())
         } else if slot.repetition == 0 && attempt < 2 {
-            Err(format!("timeout on attempt {attempt}"))
+            Err(format!("timeout on attempt {attempt}").into())
         } else {
             Ok(plausible_metrics(cell, slot))
         }
@@ -226,7 +226,10 @@ fn resume_after_an_interruption_at_every_point_loses_and_repeats_nothing() {
         let err = Runner::new(&s)
             .run(&mut make_exec(), &mut first)
             .unwrap_err();
-        assert!(matches!(err, RunnerError::Journal(_)));
+        assert!(
+            matches!(&err, RunnerError::Journal(j) if j.inner().is::<crate::fake::SimulatedCrash>()),
+            "{err}"
+        );
         assert_eq!(first.runs.len(), k);
         let mut resumed = MemoryJournal {
             runs: first.runs.clone(),
@@ -260,7 +263,7 @@ fn stop_flag_interrupts_before_the_next_run() {
         .with_stop_flag(&stop)
         .run(&mut exec, &mut MemoryJournal::default())
         .unwrap_err();
-    assert_eq!(err, RunnerError::Interrupted);
+    assert!(matches!(err, RunnerError::Interrupted), "{err}");
     assert!(exec.calls.is_empty());
 }
 
@@ -284,4 +287,27 @@ fn min_runs_counts_successful_runs_not_failed_slots() {
     assert_eq!(out.cells[0].ok_runs, 4);
     assert_eq!(out.cells[0].failed_slots, 1);
     assert_eq!(out.cells[0].target_met, Some(true));
+}
+
+#[test]
+fn given_cells_run_instead_of_the_specs_matrix_under_its_repetition() {
+    // A matrix of 2 tests x 2 families, but one given cell (a size beyond the axis).
+    let s = spec("tests=['tcp-stream','udp-rr']\nsizes=[128]\nruns=2\nwarmup=1\n");
+    let mut cell = crate::plan::cells(&s).remove(0);
+    cell.payload_bytes = 131_072;
+    cell.test.payload_bytes = 131_072;
+    let mut exec = FakeExecutor::new(|c, _, _| {
+        assert_eq!(c.test.payload_bytes, 131_072, "the given cell runs");
+        Ok(tput(1e9))
+    });
+    let runner = Runner::of_cells(&s, vec![cell]);
+    assert_eq!(runner.cells().len(), 1);
+    let out = runner
+        .run(&mut exec, &mut MemoryJournal::default())
+        .unwrap();
+    // One warm-up and two measured runs of the one cell, as the spec says.
+    assert_eq!(exec.calls.len(), 3);
+    assert!(exec.calls.iter().all(|(ci, _, _)| *ci == 0));
+    assert_eq!(out.cells.len(), 1);
+    assert_eq!(out.cells[0].ok_runs, 2);
 }

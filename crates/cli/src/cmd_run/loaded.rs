@@ -1,30 +1,34 @@
-//! `dualperf run -t rrul`: latency under load (engine::run_loaded) against a server,
-//! the embedded loopback server, or in a lab (the runner's target); a text summary or
-//! `--json`.
+//! `dualperf run -t rrul`: latency under load, run like every `run` test as a campaign
+//! of one on the runner's target (a server, the embedded loopback server, or a lab).
+//! Here: the check that the peer can serve it, and the text summary or `--json`.
 
-use super::{on_target, run_target_options, say, RunArgs};
+use super::{say, Ran, RunArgs};
 use anyhow::{bail, Context};
-use engine::{LoadDirection, LoadedResult, LoadedSpec, Probes};
+use engine::{LoadDirection, LoadedResult, Probes};
 use std::process::ExitCode;
 use wire::spec::TestKind;
 
-pub fn main(args: &RunArgs, spec: LoadedSpec) -> anyhow::Result<ExitCode> {
+/// Refuses an rrul test the peer cannot serve.
+pub fn check(args: &RunArgs) -> anyhow::Result<()> {
     if args.target.peer == crate::args::Peer::Iperf3 {
         bail!(
             "-t rrul needs a dualperf server: an iperf3 server runs one test at a time and has \
              no request/response test, so it cannot answer probes beside the load"
         );
     }
-    let opts = run_target_options(args)?;
-    let (result, ran) = on_target(&opts, |t| t.run_loaded(&spec))?;
+    Ok(())
+}
+
+/// The result of an rrul run, as text or `--json`.
+pub fn show(args: &RunArgs, result: &LoadedResult, ran: &Ran) -> anyhow::Result<ExitCode> {
     if args.json {
-        let mut doc = serde_json::to_value(Json::of(&result))?;
+        let mut doc = serde_json::to_value(Json::of(result))?;
         if let (Some(md), Some(obj)) = (&ran.lab, doc.as_object_mut()) {
             obj.insert("lab".into(), serde_json::to_value(md)?);
         }
         say(&serde_json::to_string_pretty(&doc).context("cannot encode the result as JSON")?);
     } else {
-        say(summary(&result, ran.embedded).trim_end());
+        say(summary(result, ran.embedded).trim_end());
         if let Some(md) = &ran.lab {
             super::lab_run::say_lab(md);
         }

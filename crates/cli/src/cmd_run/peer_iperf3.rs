@@ -1,11 +1,13 @@
-//! `dualperf run HOST --peer iperf3`: one test against an unmodified iperf3 3.x server
-//! through the runner's iperf3 target (as a study's runs). Owns the checks that only apply to an iperf3
+//! `dualperf run HOST --peer iperf3`: one test against an unmodified iperf3 3.x server,
+//! run as every `run` test is, a campaign of one on the runner's iperf3 target. Owns the checks that only apply to an iperf3
 //! peer (stream tests only, port 5201 by default), the "server busy" message, and the
 //! summary / `--json` output, which lists the metrics a pure iperf3 peer cannot give.
 
 use super::{fmt_value, label, say, RunArgs};
-use anyhow::{anyhow, bail, Context};
+use anyhow::{bail, Context};
 use iperf3::{DirectionResult, Iperf3Error, Iperf3Result};
+use runner::target::{FullResult, Target, TargetError};
+use runner::{Single, SingleError};
 use serde_json::{json, Value};
 use std::process::ExitCode;
 use wire::spec::{Direction, TestSpec};
@@ -44,18 +46,26 @@ fn check(args: &RunArgs, spec: &TestSpec) -> anyhow::Result<String> {
 
 pub fn main(
     args: &RunArgs,
+    single: &Single,
     spec: &TestSpec,
     opts: &runner::TargetOptions,
 ) -> anyhow::Result<ExitCode> {
     let host = check(args, spec)?;
     let server = endpoint(&host, opts.port);
-    let target = runner::target::Iperf3Target::open(opts, &mut super::notice)?;
-    let result = target.run_test(spec).map_err(|e| match e {
-        Iperf3Error::Busy => {
-            anyhow!("iperf3 server {server} is busy running another test; try again later")
+    let mut target = Target::open(opts, &[], &mut super::notice)?;
+    let ran = single.run(&mut target);
+    target.close()?;
+    let result = match ran {
+        Ok(runner::SingleRun {
+            full: Some(FullResult::Iperf3(r)),
+            ..
+        }) => r,
+        Ok(_) => bail!("the iperf3 target kept no result of the test"),
+        Err(SingleError::Target(TargetError::Iperf3(Iperf3Error::Busy))) => {
+            bail!("iperf3 server {server} is busy running another test; try again later")
         }
-        other => anyhow!("test against iperf3 server {server} failed: {other}"),
-    })?;
+        Err(other) => bail!("test against iperf3 server {server} failed: {other}"),
+    };
     if args.json {
         let doc = to_json(&result, spec, &server);
         say(&serde_json::to_string_pretty(&doc).context("cannot encode the result as JSON")?);

@@ -6,7 +6,10 @@
 
 use super::lab::{in_ns, LabTarget};
 use super::output::{loaded_output, run_output};
-use super::{now_unix_ns, open_lab, retry_backoff, Peer, TargetError, TargetOptions};
+use super::{
+    now_unix_ns, open_lab, retry_backoff, FullResult, IntervalObserver, Peer, TargetError,
+    TargetOptions,
+};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -44,6 +47,25 @@ pub struct DualperfTarget {
     udp_method: study::UdpMethod,
     /// What a study's rrul cells run.
     rrul: Option<study::RrulPlan>,
+    /// The whole result (or error) of the last attempt, until taken.
+    last: Option<Result<FullResult, TargetError>>,
+    /// Hears each interval sample as it ends.
+    observer: Option<IntervalObserver>,
+}
+
+/// Keeps every interval sample and hands each to the observer, if any.
+struct Observed<'a> {
+    kept: Vec<engine::IntervalSample>,
+    observer: Option<&'a mut IntervalObserver>,
+}
+
+impl engine::Recorder for Observed<'_> {
+    fn on_interval(&mut self, sample: &engine::IntervalSample) {
+        self.kept.push(*sample);
+        if let Some(o) = self.observer.as_mut() {
+            o(sample);
+        }
+    }
 }
 
 /// The CPUs this process may use, read once, before a study pins its own thread: after
@@ -88,6 +110,8 @@ impl DualperfTarget {
             stop: opts.stop.clone(),
             udp_method: study::UdpMethod::default(),
             rrul: None,
+            last: None,
+            observer: None,
         }
     }
 
@@ -150,6 +174,16 @@ impl DualperfTarget {
     pub fn set_study(&mut self, spec: &study::StudySpec) {
         self.udp_method = spec.udp_method;
         self.rrul = spec.rrul;
+    }
+
+    /// The whole result (or the error) of the last attempt, taken.
+    pub fn take_last(&mut self) -> Option<Result<FullResult, TargetError>> {
+        self.last.take()
+    }
+
+    /// Hand each interval sample of the coming tests to `observer` as it ends.
+    pub fn observe_intervals(&mut self, observer: IntervalObserver) {
+        self.observer = Some(observer);
     }
 
     /// The server's address for a test in `family`.
@@ -243,12 +277,12 @@ impl DualperfTarget {
         }
     }
 
-    /// One study run of `cell`.
-    fn execute_cell(&mut self, cell: &Cell) -> Result<RunOutput, String> {
-        let (out, client_info) = if cell.kind == TestKind::Rrul {
-            let plan = self
-                .rrul
-                .ok_or_else(|| "the campaign has rrul cells but no rrul plan".to_string())?;
+    /// One study run of `cell`: its output as a study stores it, and the whole result.
+    fn execute_cell(&mut self, cell: &Cell) -> Result<(RunOutput, FullResult), TargetError> {
+        let (out, full, client_info) = if cell.kind == TestKind::Rrul {
+            let plan = self.rrul.ok_or_else(|| {
+                TargetError::Refused("the campaign has rrul cells but no rrul plan".into())
+            })?;
             let mut spec = engine::LoadedSpec::new(
                 cell.family,
                 cell.payload_bytes,
@@ -257,21 +291,37 @@ impl DualperfTarget {
                 cell.test.socket.clone(),
             );
             spec.interval_ns = Some(plan.interval_ns);
-            let r = self.run_loaded(&spec).map_err(|e| e.to_string())?;
-            (loaded_output(&r), r.idle.tcp.client_info.clone())
+            let r = self.run_loaded(&spec)?;
+            let client_info = r.idle.tcp.client_info.clone();
+            (
+                loaded_output(&r),
+                FullResult::Loaded(Box::new(r)),
+                client_info,
+            )
         } else {
             let search = match self.udp_method {
                 study::UdpMethod::Rfc2544(s) if cell.test.kind == TestKind::UdpStream => Some(s),
                 _ => None,
             };
-            let mut rec = engine::VecRecorder::default();
-            let r = self
-                .run_test(&cell.test, search.as_ref(), &mut rec)
-                .map_err(|e| e.to_string())?;
-            (run_output(&r, &rec.samples), r.client_info.clone())
+            let mut observer = self.observer.take();
+            let mut rec = Observed {
+                kept: Vec::new(),
+                observer: observer.as_mut(),
+            };
+            let r = self.run_test(&cell.test, search.as_ref(), &mut rec);
+            let intervals = rec.kept;
+            self.observer = observer;
+            let r = r?;
+            let client_info = r.client_info.clone();
+            let out = run_output(&r, &intervals);
+            let full = FullResult::Test {
+                result: Box::new(r),
+                intervals,
+            };
+            (out, full, client_info)
         };
         self.client_info.entry(cell.family).or_insert(client_info);
-        Ok(out)
+        Ok((out, full))
     }
 }
 
@@ -280,7 +330,17 @@ impl Executor for DualperfTarget {
         self.wait_before(attempt);
         let started_unix_ns = now_unix_ns();
         let t0 = Instant::now();
-        let result = self.execute_cell(cell);
+        let result = match self.execute_cell(cell) {
+            Ok((out, full)) => {
+                self.last = Some(Ok(full));
+                Ok(out)
+            }
+            Err(e) => {
+                let why = e.to_string().into();
+                self.last = Some(Err(e));
+                Err(why)
+            }
+        };
         Attempt {
             started_unix_ns,
             duration_ns: t0.elapsed().as_nanos() as i64,

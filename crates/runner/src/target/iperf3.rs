@@ -12,7 +12,7 @@ use study::{Attempt, Cell, Executor, RunOutput, Slot};
 use wire::spec::{Family, TestSpec};
 
 use super::lab::{in_ns, LabTarget};
-use super::{now_unix_ns, open_lab, retry_backoff, Peer, TargetError, TargetOptions};
+use super::{now_unix_ns, open_lab, retry_backoff, FullResult, Peer, TargetError, TargetOptions};
 
 /// First wait after a busy answer; doubles up to [`BUSY_MAX_STEP`].
 pub const BUSY_FIRST_STEP: Duration = Duration::from_millis(200);
@@ -44,6 +44,11 @@ pub struct Iperf3Target {
     opts: iperf3::ClientOptions,
     stop: Arc<AtomicBool>,
     pub busy: BusyCount,
+    /// Wait out a busy server and one reopening between tests (a study), or fail the
+    /// attempt at once (`dualperf run`).
+    waits: bool,
+    /// The whole result (or error) of the last attempt, until taken.
+    last: Option<Result<FullResult, TargetError>>,
 }
 
 impl Iperf3Target {
@@ -88,6 +93,8 @@ impl Iperf3Target {
             },
             stop,
             busy: BusyCount::default(),
+            waits: true,
+            last: None,
         }
     }
 
@@ -129,8 +136,28 @@ impl Iperf3Target {
         }
     }
 
-    /// One study run: busy answers waited out, a server between two tests retried.
+    /// Whether an attempt waits out a busy server and one reopening between tests (a
+    /// study, the default) or fails at once with the server's answer (`dualperf run`).
+    pub fn set_waits(&mut self, waits: bool) {
+        self.waits = waits;
+    }
+
+    /// The whole result (or the error) of the last attempt, taken.
+    pub fn take_last(&mut self) -> Option<Result<FullResult, TargetError>> {
+        self.last.take()
+    }
+
+    /// The attempt's failure reason; `e` kept as the last attempt's error.
+    fn failed(&mut self, e: iperf3::Iperf3Error) -> study::AttemptFailure {
+        let why = e.to_string().into();
+        self.last = Some(Err(TargetError::Iperf3(e)));
+        why
+    }
+
+    /// One study run: busy answers waited out, a server between two tests retried
+    /// (unless the target does not wait).
     fn execute_cell(&mut self, cell: &Cell) -> Attempt {
+        self.last = None;
         let mut step = BUSY_FIRST_STEP;
         let mut waited_here = Duration::ZERO;
         let mut reopen_step = Duration::from_millis(10);
@@ -143,24 +170,28 @@ impl Iperf3Target {
             let result = match result {
                 Err(iperf3::Iperf3Error::Busy) => {
                     self.busy.answers += 1;
-                    if waited_here >= BUSY_LIMIT {
+                    if !self.waits {
+                        Err(self.failed(iperf3::Iperf3Error::Busy))
+                    } else if waited_here >= BUSY_LIMIT {
                         Err(format!(
                             "the iperf3 server at {} port {} stayed busy (another client's test) for {} s",
                             self.host_for(cell.family),
                             self.port,
                             waited_here.as_secs()
-                        ))
+                        )
+                        .into())
                     } else if self.sleep_unless_stopped(step) {
                         self.busy.waited += step;
                         waited_here += step;
                         step = (step * 2).min(BUSY_MAX_STEP);
                         continue;
                     } else {
-                        Err("stopped while waiting for a busy iperf3 server".to_string())
+                        Err("stopped while waiting for a busy iperf3 server".into())
                     }
                 }
                 Err(iperf3::Iperf3Error::Io { source, .. })
-                    if between_tests(&source)
+                    if self.waits
+                        && between_tests(&source)
                         && reopen_waited < REOPEN_GRACE
                         && self.sleep_unless_stopped(reopen_step) =>
                 {
@@ -168,8 +199,12 @@ impl Iperf3Target {
                     reopen_step = (reopen_step * 2).min(Duration::from_millis(200));
                     continue;
                 }
-                Err(e) => Err(e.to_string()),
-                Ok(r) => Ok(to_output(&r)),
+                Err(e) => Err(self.failed(e)),
+                Ok(r) => {
+                    let out = to_output(&r);
+                    self.last = Some(Ok(FullResult::Iperf3(Box::new(r))));
+                    Ok(out)
+                }
             };
             return Attempt {
                 started_unix_ns,

@@ -10,5 +10,6 @@ extern crate dualperf_runner as runner;
 mod export;
 mod lifecycle;
 mod resolve;
+mod single;
 mod support;
 mod target;
