@@ -105,11 +105,29 @@ fn main() -> ExitCode {
         Err(err) if closed_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             // An error may quote a peer or a database: no escape sequences reach the terminal.
-            let text = format!("{err:#}");
+            let text = error_text(&err);
             eprintln!("dualperf: error: {}", wire::text::terminal_safe(&text));
             exit::code(exit::ERROR)
         }
     }
+}
+
+/// The error and its causes, joined by ": " as anyhow's `{:#}` does, except that a cause
+/// whose text its error already quotes is said once (a library error may both quote the
+/// OS's reason and keep it as its source).
+fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for link in err.chain() {
+        let part = link.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 /// Whether `err` comes from writing to a standard output whose reader has gone.
@@ -133,5 +151,37 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Model(a) => cmd_model::main(*a),
         Command::Man(a) => cmd_man::main(a, Cli::command()),
         Command::Exporter(a) => cmd_exporter::main(a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    /// An error that quotes its source's text and also keeps it as its source.
+    #[derive(Debug)]
+    struct Quoting(std::io::Error);
+    impl std::fmt::Display for Quoting {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "cannot read x.toml: {}", self.0)
+        }
+    }
+    impl std::error::Error for Quoting {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_cause_its_error_already_quotes_is_said_once_and_others_are_kept() {
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let quoted = anyhow::Error::new(Quoting(io())).context("loading the configuration");
+        assert_eq!(
+            error_text(&quoted),
+            "loading the configuration: cannot read x.toml: no such file"
+        );
+        assert_eq!(format!("{quoted:#}").matches("no such file").count(), 2);
+        let plain = anyhow::Error::new(io()).context("opening dualperf.db");
+        assert_eq!(error_text(&plain), format!("{plain:#}"));
     }
 }
