@@ -24,8 +24,8 @@ const RECV_CHUNK_BYTES: usize = LOWAT_MARKS[0];
 /// the sender's CPU runs the receive path, 1408-byte writes went 5-9 % faster with 64
 /// KiB and the receiver spent half the CPU per byte (docs/benchmarks/udp-datapath.md, section 5b), and
 /// 3-14 % faster again with 256 KiB (section 5e). With 128 KiB writes, waking the
-/// receiver was 14-17 % of the sender's CPU; the mark cut those wake-ups to a third and
-/// the sender's CPU per byte by 12-30 % (docs/benchmarks/tcp-bulk.md, section 5).
+/// receiver was 9-15 % of the sender's CPU; the mark made those wake-ups 2.3-3.1 x rarer
+/// and the sender's CPU per GB 14-29 % lower (docs/benchmarks/tcp-bulk.md, section 5).
 const LOWAT_MARKS: [usize; 2] = [256 * 1024, 64 * 1024];
 /// "Fast enough": the mark's bytes arrive within this long on average over the stream's
 /// first [`LOWAT_PROBE`] (64 KiB per ms is 524 Mbit/s, 256 KiB per ms 2.1 Gbit/s), so a
