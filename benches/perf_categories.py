@@ -13,6 +13,10 @@ and every load, so "per copy" compares two tools' profiles taken under different
         taskset -c 0 dualperf run 127.0.0.1 -f 4 -d 8 -t tcp-stream -s 131072
     python3 benches/perf_categories.py nuttcp.perf dualperf.perf
 
+A server's threads start with each test, so profile its CPU instead and keep its
+processes' samples: `perf record -a -C 1 -g ...` and `--comms nuttcp,dp-tcp-send,...`
+before the files.
+
 (cpu-clock, not cycles: a VM without a PMU has only the software clock. Samples taken
 with interrupts off land where they are turned back on, so a category's share includes
 the interrupt-off time of what it calls.)
@@ -47,9 +51,10 @@ FRAME = {f: cat for cat, frames in CATEGORIES.items() for f in frames}
 DATA_THREADS = ("nuttcp", "dp-tcp-send", "dp-tcp-recv", "iperf3", "qperf")
 
 
-def samples(path):
+def samples(path, comms=None):
     """(command, [frames leaf first]) per sample of a perf.data file."""
-    out = subprocess.run(["perf", "script", "-i", path, "-F", "comm,ip,sym"],
+    only = ["--comms", comms] if comms else []
+    out = subprocess.run(["perf", "script", "-i", path, "-F", "comm,ip,sym"] + only,
                          capture_output=True, text=True, check=True).stdout
     cur = None
     for line in out.splitlines():
@@ -67,9 +72,9 @@ def samples(path):
         yield cur
 
 
-def categorise(path):
+def categorise(path, comms=None):
     counts = collections.Counter()
-    for comm, frames in samples(path):
+    for comm, frames in samples(path, comms):
         cat = next((FRAME[f] for f in frames if f in FRAME), None)
         if cat is None:
             cat = "user space / other" if comm.startswith(DATA_THREADS) else f"thread {comm}"
@@ -78,10 +83,14 @@ def categorise(path):
 
 
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    comms = None
+    if args[:1] == ["--comms"] and len(args) >= 2:
+        comms, args = args[1], args[2:]
+    if not args:
         sys.exit(__doc__)
-    for path in sys.argv[1:]:
-        c = categorise(path)
+    for path in args:
+        c = categorise(path, comms)
         n = sum(c.values())
         copy = c["copy from user"] + c["copy to user"]
         print(f"{path}: {n} samples")
