@@ -12,8 +12,10 @@ use std::time::{Duration, Instant};
 use wire::proto::StreamStats;
 use wire::spec::ZeroCopyMethod;
 
-/// Bytes per read on the receiving side (netperf reads up to the socket buffer).
-const RECV_CHUNK_BYTES: usize = 128 * 1024;
+/// Bytes per read on the receiving side (netperf reads up to the socket buffer): the
+/// largest low-water mark, so one read takes what one wake-up finds queued (with 128 KiB
+/// reads a 256 KiB mark took two calls per wake-up).
+const RECV_CHUNK_BYTES: usize = LOWAT_MARKS[0];
 
 /// A bulk receiver fast enough asks to be woken once per this many bytes (SO_RCVLOWAT)
 /// instead of once per arriving segment: the largest of these marks that its stream
@@ -21,7 +23,9 @@ const RECV_CHUNK_BYTES: usize = 128 * 1024;
 /// queue is drained, so the sender's segments carry more writes each: on loopback, where
 /// the sender's CPU runs the receive path, 1408-byte writes went 5-9 % faster with 64
 /// KiB and the receiver spent half the CPU per byte (docs/benchmarks/udp-datapath.md, section 5b), and
-/// 3-14 % faster again with 256 KiB (section 5e).
+/// 3-14 % faster again with 256 KiB (section 5e). With 128 KiB writes, waking the
+/// receiver was 9-15 % of the sender's CPU; the mark made those wake-ups 2.3-3.1 x rarer
+/// and the sender's CPU per GB 14-29 % lower (docs/benchmarks/tcp-bulk.md, section 5).
 const LOWAT_MARKS: [usize; 2] = [256 * 1024, 64 * 1024];
 /// "Fast enough": the mark's bytes arrive within this long on average over the stream's
 /// first [`LOWAT_PROBE`] (64 KiB per ms is 524 Mbit/s, 256 KiB per ms 2.1 Gbit/s), so a
@@ -29,11 +33,6 @@ const LOWAT_MARKS: [usize; 2] = [256 * 1024, 64 * 1024];
 /// [`POLL`] (the receive timeout).
 const LOWAT_MAX_WAIT: Duration = Duration::from_millis(1);
 const LOWAT_PROBE: Duration = Duration::from_millis(50);
-
-/// Only for writes up to this size: larger writes fill whole segments anyway, and there
-/// the mark only delayed the receiver's window updates (128 KiB writes went about 5 %
-/// slower with it, in two runs).
-const LOWAT_MAX_WRITE: usize = 16 * 1024;
 
 /// Decides once, from the stream's first [`LOWAT_PROBE`], whether to set the low-water
 /// mark; recorded in the run's applied settings (`tcp_recv_lowat_bytes`) when set.
@@ -43,11 +42,10 @@ struct LowWater {
 }
 
 impl LowWater {
-    /// For a stream of `write_bytes` writes (never set above [`LOWAT_MAX_WRITE`]).
-    fn for_writes(write_bytes: usize) -> LowWater {
+    fn new() -> LowWater {
         LowWater {
             start: None,
-            decided: write_bytes > LOWAT_MAX_WRITE,
+            decided: false,
         }
     }
 
@@ -340,7 +338,7 @@ pub(crate) fn recv(
     let mut o = Outcome::default();
     let mut units_reported = 0u64;
     let mut drain_seen = None;
-    let mut low_water = LowWater::for_writes(payload_bytes);
+    let mut low_water = LowWater::new();
     loop {
         // Checked before every read: a peer that finished but keeps sending is cut off.
         if shared.should_quit(&mut drain_seen) {
@@ -480,12 +478,12 @@ mod tests {
 
     /// The low-water mark is decided once, after the probe, from the bytes that arrived
     /// after the first read: 256 KiB at 256 KiB per ms or more, 64 KiB at 64 KiB per ms
-    /// or more, none below, and never for writes above 16 KiB.
+    /// or more, none below, whatever the write size.
     #[test]
     fn the_low_water_mark_is_decided_once_from_the_probe_rate() {
         let t0 = Instant::now();
         let ms = |n: u64| t0 + Duration::from_millis(n);
-        let mut fast = LowWater::for_writes(1408);
+        let mut fast = LowWater::new();
         assert_eq!(
             fast.decide(1 << 20, ms(0)),
             None,
@@ -499,28 +497,22 @@ mod tests {
         );
         assert_eq!(fast.decide(u64::MAX, ms(60)), None, "decided once");
         // Just below and at 256 KiB per ms.
-        let mut faster = LowWater::for_writes(1408);
+        let mut faster = LowWater::new();
         faster.decide(0, ms(0));
         assert_eq!(faster.decide(50 * 262_144 - 1, ms(50)), Some(Some(65_536)));
-        let mut fastest = LowWater::for_writes(1408);
+        let mut fastest = LowWater::new();
         fastest.decide(0, ms(0));
         assert_eq!(fastest.decide(50 * 262_144, ms(50)), Some(Some(262_144)));
 
-        let mut slow = LowWater::for_writes(128);
+        let mut slow = LowWater::new();
         slow.decide(0, ms(0));
         assert_eq!(slow.decide(50 * 65_536 - 1, ms(50)), Some(None));
         assert_eq!(slow.decide(u64::MAX, ms(500)), None);
 
         // A clock that does not advance, or bytes that do not (a stalled stream).
-        let mut stalled = LowWater::for_writes(1408);
+        let mut stalled = LowWater::new();
         stalled.decide(5, ms(10));
         assert_eq!(stalled.decide(5, ms(0)), None);
         assert_eq!(stalled.decide(5, ms(70)), Some(None));
-
-        // Writes above 16 KiB never get it, however fast.
-        let mut large = LowWater::for_writes(128 * 1024);
-        large.decide(0, ms(0));
-        assert_eq!(large.decide(u64::MAX / 2, ms(50)), None);
-        assert_eq!(LowWater::for_writes(16 * 1024).decide(0, ms(0)), None);
     }
 }
