@@ -42,9 +42,11 @@ pub struct RunArgs {
     /// Needed only for host names (and the embedded server).
     #[arg(short, long)]
     family: Option<Family>,
-    /// Payload bytes per send / datagram / request [default: 1408; rrul: 128K writes].
+    /// Payload bytes per send / datagram / request [default: 1408; tcp-stream and rrul:
+    /// 128K writes].
     ///
-    /// Netperf's send size; for rrul the load streams' write size.
+    /// Netperf's send size; for tcp-stream and rrul the write size (iperf3's default is
+    /// 128K too; a study sweeps 128..1408).
     #[arg(short, long, value_parser = crate::args::parse_bytes_u32)]
     size: Option<u32>,
     /// udp-stream: find the RFC 2544 throughput instead of sending at one rate.

@@ -13,7 +13,8 @@ use wire::spec::{Family, TestKind, DEFAULT_LOAD_WRITE_BYTES};
 /// Largest study spec file read (a spec is a few hundred bytes).
 pub const MAX_SPEC_FILE_BYTES: u64 = 1 << 20;
 
-/// Payload bytes of `dualperf run` without `-s`.
+/// Payload bytes of `dualperf run` without `-s`: a datagram's or a request's (a
+/// tcp-stream writes [`DEFAULT_LOAD_WRITE_BYTES`]).
 pub const DEFAULT_RUN_PAYLOAD_BYTES: u32 = 1408;
 /// Run length of `dualperf run` without `-d` / `-n`, seconds (a study's runs are
 /// shorter: `study::spec::DEFAULT_DURATION_S`).
@@ -267,7 +268,10 @@ pub fn resolve_run(test: &TestOptions, one: &OneTest) -> Result<RunSpec, Resolve
 pub fn resolve_single(test: &TestOptions, one: &OneTest) -> Result<Single, ResolveError> {
     refuse_for_one(test, one)?;
     let loaded = one.test == RunTest::Loaded;
-    let size = one.size_bytes.unwrap_or(if loaded {
+    // A TCP stream's default write is iperf3's (bulk transfer, what a run of tcp-stream
+    // is asked for); the studies' sweep of small writes is `study`'s.
+    let bulk = loaded || one.test == RunTest::One(TestKind::TcpStream);
+    let size = one.size_bytes.unwrap_or(if bulk {
         DEFAULT_LOAD_WRITE_BYTES
     } else {
         DEFAULT_RUN_PAYLOAD_BYTES
@@ -343,6 +347,18 @@ mod tests {
     }
 
     #[test]
+    fn a_run_writes_bulk_tcp_and_sends_study_sized_datagrams_and_requests() {
+        let size = |k| match resolve_run(&TestOptions::default(), &one(RunTest::One(k))) {
+            Ok(RunSpec::One(t)) => t.payload_bytes,
+            other => panic!("{k:?}: {other:?}"),
+        };
+        assert_eq!(size(TestKind::TcpStream), 128 * 1024);
+        for k in [TestKind::UdpStream, TestKind::TcpRr, TestKind::UdpRr] {
+            assert_eq!(size(k), DEFAULT_RUN_PAYLOAD_BYTES, "{k:?}");
+        }
+    }
+
+    #[test]
     fn a_run_is_one_test_with_the_run_defaults() {
         let RunSpec::One(t) = resolve_run(
             &TestOptions::default(),
@@ -353,7 +369,7 @@ mod tests {
         };
         assert_eq!(t.kind, TestKind::TcpStream);
         assert_eq!(t.family, Family::V4);
-        assert_eq!(t.payload_bytes, DEFAULT_RUN_PAYLOAD_BYTES);
+        assert_eq!(t.payload_bytes, DEFAULT_LOAD_WRITE_BYTES);
         assert_eq!(t.bound, Bound::DurationNs(10_000_000_000));
         assert_eq!(t.interval_ns, None);
         assert_eq!(t.streams, 1);
