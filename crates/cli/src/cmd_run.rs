@@ -616,6 +616,22 @@ fn label(name: &str) -> String {
     l.to_string()
 }
 
+/// [`label`], except that TCP counts messages of the payload size, not packets: the
+/// sender its writes (or requests), the receiver bytes ÷ payload (TCP keeps no message
+/// boundaries); the segments are in the framing lines.
+fn label_of(name: &str, kind: TestKind) -> String {
+    if kind.is_udp() {
+        return label(name);
+    }
+    match name {
+        m::SENT_PACKETS => "messages sent".to_string(),
+        m::RECV_PACKETS => "messages received (bytes/size)".to_string(),
+        m::SENT_PPS => "message rate, sent".to_string(),
+        m::RECV_PPS => "message rate, received".to_string(),
+        _ => label(name),
+    }
+}
+
 fn summary(r: &RunResult, embedded: bool) -> String {
     let s = &r.spec;
     let dir = match s.direction {
@@ -664,9 +680,16 @@ fn summary(r: &RunResult, embedded: bool) -> String {
                         .to_string()
                 }
                 m::RECEIVER_LIMITED => "no".to_string(),
+                m::SENT_PPS | m::RECV_PPS if !s.kind.is_udp() => {
+                    format!("{:.0} messages/s", x.value)
+                }
                 _ => fmt_value(x),
             };
-            out.push_str(&format!("    {:<32} {}\n", label(&x.name), value));
+            out.push_str(&format!(
+                "    {:<32} {}\n",
+                label_of(&x.name, s.kind),
+                value
+            ));
         }
         if *g == "latency" && s.kind == TestKind::UdpStream {
             match r.one_way_delay() {
@@ -839,5 +862,21 @@ mod tests {
         }
         assert_eq!(group("not_a_metric"), "other");
         assert_eq!(label("not_a_metric"), "not a metric");
+    }
+
+    #[test]
+    fn tcp_counts_messages_and_udp_counts_packets() {
+        for name in [m::SENT_PACKETS, m::RECV_PACKETS, m::SENT_PPS, m::RECV_PPS] {
+            for kind in [TestKind::TcpStream, TestKind::TcpRr] {
+                let l = label_of(name, kind);
+                assert!(l.starts_with("message"), "{kind:?} {name}: {l}");
+                assert!(l.chars().count() <= 32, "{l:?} is too long");
+            }
+            for kind in [TestKind::UdpStream, TestKind::UdpRr] {
+                assert_eq!(label_of(name, kind), label(name), "{kind:?} {name}");
+                assert!(label(name).contains("packet"), "{name}");
+            }
+        }
+        assert_eq!(label_of(m::SENT_BYTES, TestKind::TcpStream), "bytes sent");
     }
 }
