@@ -107,7 +107,8 @@ pub struct SpecFile {
     pub loss_threshold_pct: Option<f64>,
     /// rfc2544: paced trials per run after the unpaced one (default 5).
     pub search_steps: Option<u32>,
-    /// Per-interval samples every this many milliseconds (0: none; default 1000).
+    /// Per-interval samples every this many milliseconds (0: none; default: ten per run,
+    /// at most every 1000).
     pub interval_ms: Option<u64>,
     /// udp-stream: per-window statistics (ITGDec style) over windows of this many
     /// milliseconds of send time, stored with each run as `window_*` samples (default:
