@@ -34,6 +34,11 @@ pub fn escape(s: &str) -> String {
             '<' => out.push_str("\\textless{}"),
             '>' => out.push_str("\\textgreater{}"),
             '|' => out.push_str("\\textbar{}"),
+            // Braced, so a `\\` or `\\midrule` before them does not read `[…]` as its
+            // optional length, or `*` as its starred form (a row starting "[lab] …").
+            '[' => out.push_str("{[}"),
+            ']' => out.push_str("{]}"),
+            '*' => out.push_str("{*}"),
             '±' => out.push_str("\\ensuremath{\\pm}"),
             '–' => out.push_str("--"),
             '—' => out.push_str("---"),

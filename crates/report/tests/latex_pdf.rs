@@ -80,6 +80,10 @@ fn hostile_labels_neither_read_nor_write_files_when_the_tables_compile() {
         wire::text::HOSTILE_CORPUS[0],
         wire::text::HOSTILE_CORPUS[1],
         "% comment } { $ # _ ^ ~ \\ &",
+        // A row starting with `[` or `*` after `\\` or `\midrule`: an optional length
+        // or a starred form unless escaped.
+        "[lab] Debian 12",
+        "*starred",
     ];
     let report = build(&fixture::systems(&labels), &ReportOptions::default());
     for f in report.files(false).unwrap() {
@@ -119,4 +123,6 @@ fn hostile_labels_neither_read_nor_write_files_when_the_tables_compile() {
     );
     // The labels are there, as text.
     assert!(text.contains("input{secret.tex}"), "{text}");
+    assert!(text.contains("[lab] Debian 12"), "{text}");
+    assert!(text.contains("*starred"), "{text}");
 }

@@ -148,6 +148,8 @@ pub const HOSTILE_CORPUS: &[&str] = &[
     "\\end{document}",
     "x\u{202e}gnp.exe",
     "IPv6 über alles — ∞",
+    "[lab] Debian 12",
+    "*starred",
 ];
 
 /// A very long hostile string for the corpus: `n` characters mixing markup and controls.
