@@ -13,8 +13,9 @@
 
 use crate::latency::LatencyHistogram;
 
-/// One-way transit time R − S in ns, signed, saturating at the i64 range.
-fn transit_ns(send_ns: u64, recv_ns: u64) -> i64 {
+/// One-way transit time R − S in ns, signed, saturating at the i64 range (a peer's send
+/// stamp is whatever it says).
+pub(crate) fn transit_ns(send_ns: u64, recv_ns: u64) -> i64 {
     let t = i128::from(recv_ns) - i128::from(send_ns);
     t.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }

@@ -35,7 +35,7 @@ impl Transit {
     /// One datagram: sent at `send_ns` on the sender's clock, arrived at `arrival_ns`
     /// on the receiver's (each in ns since its own side's start).
     pub fn record(&mut self, send_ns: u64, arrival_ns: u64) {
-        let t = arrival_ns as i64 - send_ns as i64;
+        let t = crate::jitter::transit_ns(send_ns, arrival_ns);
         if self.count == 0 {
             self.min_ns = t;
             self.max_ns = t;
@@ -247,6 +247,17 @@ mod tests {
         let mut e = Transit::new();
         e.merge(&t);
         assert_eq!(e, t);
+    }
+
+    #[test]
+    fn a_send_stamp_beyond_the_i64_range_saturates_instead_of_overflowing() {
+        // A peer's stamp is whatever it says: 2^63 and u64::MAX once overflowed i64.
+        let mut t = Transit::new();
+        t.record(1 << 63, 5);
+        t.record(u64::MAX, 0);
+        t.record(0, u64::MAX);
+        let (min, _, max) = t.summary().unwrap();
+        assert_eq!((min, max), (i64::MIN, i64::MAX));
     }
 
     #[test]

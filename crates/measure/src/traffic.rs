@@ -168,6 +168,16 @@ pub fn mean(dist: &Dist) -> Option<f64> {
     }
 }
 
+/// The largest value `dist` draws, where that is bounded (constant, uniform); `None` for
+/// the distributions without an upper bound.
+pub fn upper_bound(dist: &Dist) -> Option<f64> {
+    match *dist {
+        Dist::Constant { value } => Some(value),
+        Dist::Uniform { high, .. } => Some(high),
+        _ => None,
+    }
+}
+
 /// The Euler-Mascheroni constant (the mean of the standard Gumbel distribution).
 const EULER_GAMMA: f64 = 0.577_215_664_901_532_9;
 

@@ -54,7 +54,7 @@ impl Windows {
     /// The receiver: one datagram of `bytes`, stamped `send_ns`, arrived at
     /// `arrival_ns`; `jitter_ns` is the running RFC 3550 jitter after it.
     pub fn received(&mut self, send_ns: u64, arrival_ns: u64, bytes: u64, jitter_ns: f64) {
-        let transit = arrival_ns as i64 - send_ns as i64;
+        let transit = crate::jitter::transit_ns(send_ns, arrival_ns);
         if let Some(w) = self.at(send_ns) {
             if w.recv_packets == 0 {
                 w.transit_max_ns = transit;
@@ -150,6 +150,18 @@ mod tests {
         small.sent(250 * ms, 3);
         assert_eq!(small.beyond(), 1);
         assert!(small.into_stats().is_empty());
+    }
+
+    #[test]
+    fn an_arrival_beyond_the_i64_range_saturates_the_transit() {
+        let mut rx = Windows::new(10, 5);
+        rx.received(0, u64::MAX, 10, 0.0);
+        rx.received(1, u64::MAX, 10, 0.0);
+        let w = rx.into_stats();
+        assert_eq!(
+            (w[0].transit_max_ns, w[0].transit_sum_ns),
+            (i64::MAX, i64::MAX)
+        );
     }
 
     #[test]
