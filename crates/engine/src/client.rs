@@ -130,7 +130,9 @@ pub fn run_client(
         r.shared.abort.store(true, Relaxed);
         r.workers.join();
     }
-    let (server, mut client, extra) = outcome?;
+    let (mut server, mut client, extra) = outcome?;
+    // The server's settings are its text: bounded as any metadata a peer sends.
+    server.applied = wire::text::cap_metadata(std::mem::take(&mut server.applied));
     client.applied.extend(link_before);
     client
         .applied

@@ -237,17 +237,59 @@ pub enum LimitError {
         "the server sends UDP at most at {max_mbps} Mbit/s in total (--max-rate): ask for a --rate"
     )]
     UnpacedSend { max_mbps: u64 },
+    #[error("the server allows payloads of at most {max} bytes (--max-payload); the size model draws up to {largest}")]
+    ModelPayload { max: u32, largest: u32 },
+    #[error("the server sends UDP at most at {max_mbps} Mbit/s in total (--max-rate); the traffic model's gaps have no mean, so its rate has no bound")]
+    UnboundedModel { max_mbps: u64 },
+}
+
+/// What a traffic model makes a stream send, for the server's limits: the largest payload
+/// it can draw (`Some` only with a size model) and its mean payload rate in bit/s, the
+/// mean size over the mean gap (`None`: unpaced, or gaps without a mean). Sizes are
+/// drawn within the sender's bounds (a datagram's header up to 65 507 bytes), so those
+/// bound the largest and the mean; with a size model but no `--idt` the gap is the
+/// test's rate in packets.
+fn model_bounds(
+    spec: &TestSpec,
+    m: &wire::traffic::TrafficModel,
+) -> Result<(Option<u32>, Option<u64>), TrafficError> {
+    use measure::traffic::{mean, upper_bound};
+    let ceiling = crate::udp::MAX_MODEL_PAYLOAD as f64;
+    let floor = match spec.kind.transport() {
+        Transport::Udp => wire::datagram::HEADER_BYTES as f64,
+        Transport::Tcp => 1.0,
+    };
+    let (largest, mean_size) = match m.size_dist()? {
+        Some(d) => {
+            let largest = upper_bound(&d).map_or(ceiling, |v| v.clamp(floor, ceiling));
+            let mean_size = mean(&d).map_or(largest, |v| v.clamp(floor, largest));
+            (Some(largest as u32), mean_size)
+        }
+        None => (None, f64::from(spec.payload_bytes).max(floor)),
+    };
+    let gap_ns = match m.idt_dist()? {
+        Some(d) => mean(&d).filter(|g| *g > 0.0),
+        None => spec.rate_pps().map(|p| 1e9 / p),
+    };
+    // Saturating: f64 → u64 `as` clamps at u64::MAX.
+    let bps = gap_ns.map(|g| (mean_size * 8.0 * 1e9 / g) as u64);
+    Ok((largest, bps))
 }
 
 /// Whether `spec` is within the server's limits; `peer` is the client's address
 /// (unpaced sending is allowed to a loopback peer only).
 pub fn check_limits(cfg: &ServerConfig, spec: &TestSpec, peer: IpAddr) -> Result<(), LimitError> {
-    if let Some(m) = &spec.traffic {
-        if !matches!(spec.kind, TestKind::UdpStream | TestKind::TcpStream) {
-            return Err(LimitError::TrafficNeedsStream);
+    // A traffic model's gaps and sizes replace the test's rate and payload size.
+    let model = match &spec.traffic {
+        Some(m) => {
+            if !matches!(spec.kind, TestKind::UdpStream | TestKind::TcpStream) {
+                return Err(LimitError::TrafficNeedsStream);
+            }
+            m.check()?;
+            Some(model_bounds(spec, m)?)
         }
-        m.check()?;
-    }
+        None => None,
+    };
     if spec.streams > cfg.max_streams {
         return Err(LimitError::Streams {
             max: cfg.max_streams,
@@ -266,6 +308,14 @@ pub fn check_limits(cfg: &ServerConfig, spec: &TestSpec, peer: IpAddr) -> Result
             asked: spec.payload_bytes,
         });
     }
+    if let Some((Some(largest), _)) = model {
+        if largest > max_payload {
+            return Err(LimitError::ModelPayload {
+                max: max_payload,
+                largest,
+            });
+        }
+    }
     let max_s = cfg.max_duration.as_secs_f64();
     if let Bound::DurationNs(ns) = spec.bound {
         if Duration::from_nanos(ns) > cfg.max_duration {
@@ -278,7 +328,11 @@ pub fn check_limits(cfg: &ServerConfig, spec: &TestSpec, peer: IpAddr) -> Result
     let server_sends = spec.kind == TestKind::UdpStream && spec.direction != Direction::Forward;
     // Payload bits, as `--rate` means them (`TestSpec::rate_bps`).
     let streams = u64::from(spec.streams);
-    let total_bps = spec.rate_bps().map(|b| b.saturating_mul(streams));
+    let total_bps = match model {
+        Some((_, bps)) => bps,
+        None => spec.rate_bps(),
+    }
+    .map(|b| b.saturating_mul(streams));
     if let (Bound::Count(count), Some(Rate::PacketsPerSec(pps))) = (spec.bound, spec.rate) {
         if pps > 0 && count / pps > cfg.max_duration.as_secs() {
             return Err(LimitError::CountDuration { max_s, count, pps });
@@ -292,6 +346,11 @@ pub fn check_limits(cfg: &ServerConfig, spec: &TestSpec, peer: IpAddr) -> Result
                     max_mbps,
                     asked_mbps: bps / 1_000_000,
                 })
+            }
+            None if !peer.is_loopback()
+                && spec.traffic.as_ref().is_some_and(|m| m.idt.is_some()) =>
+            {
+                return Err(LimitError::UnboundedModel { max_mbps })
             }
             None if !peer.is_loopback() => return Err(LimitError::UnpacedSend { max_mbps }),
             _ => {}
@@ -336,6 +395,71 @@ mod limit_tests {
         spec.direction = Direction::Forward;
         spec.rate = None;
         assert_eq!(check_limits(&cfg, &spec, lan), Ok(()));
+    }
+
+    /// A traffic model's gaps and sizes are what the server sends, so they, not the
+    /// test's `--rate` and payload size, are held to `--max-rate` and `--max-payload`.
+    #[test]
+    fn a_traffic_model_is_held_to_the_rate_and_payload_limits() {
+        let cfg = ServerConfig {
+            max_payload_bytes: Some(1472),
+            ..ServerConfig::default()
+        };
+        let lan: IpAddr = "192.0.2.7".parse().unwrap();
+        let reverse = |idt: Option<&str>, size: Option<&str>, rate: Option<Rate>| {
+            let mut spec = TestSpec::new(TestKind::UdpStream, Family::V4, 1400);
+            spec.bound = Bound::DurationNs(1_000_000_000);
+            spec.direction = Direction::Reverse;
+            spec.rate = rate;
+            spec.traffic = Some(wire::traffic::TrafficModel {
+                idt: idt.map(str::to_owned),
+                size: size.map(str::to_owned),
+                seed: 1,
+                profile: None,
+                on_time: None,
+                off_time: None,
+            });
+            spec
+        };
+        let err = |spec: &TestSpec| check_limits(&cfg, spec, lan).unwrap_err().to_string();
+        // 1 bit/s asked for, 1 400-byte datagrams every ns drawn: 11 200 Gbit/s.
+        let flood = reverse(Some("constant:1ns"), None, Some(Rate::BitsPerSec(1)));
+        assert_eq!(
+            err(&flood),
+            "the server sends UDP at most at 10000 Mbit/s in total (--max-rate); 11200000 Mbit/s asked for"
+        );
+        // Sizes up to 65 507 bytes at a 1 bit/s rate: above --max-payload.
+        let big = reverse(None, Some("constant:65507"), Some(Rate::BitsPerSec(1)));
+        assert_eq!(
+            err(&big),
+            "the server allows payloads of at most 1472 bytes (--max-payload); the size model draws up to 65507"
+        );
+        // Unbounded sizes can reach the sender's largest datagram.
+        let exp = reverse(Some("constant:1ms"), Some("exp:500"), None);
+        assert!(err(&exp).contains("draws up to 65507"), "{}", err(&exp));
+        let within = reverse(Some("constant:1ms"), Some("uniform:64..1400"), None);
+        assert_eq!(check_limits(&cfg, &within, lan), Ok(()));
+        // Paced by its gaps alone (no --rate): 1 400 bytes every 1 ms is 11.2 Mbit/s.
+        let paced = reverse(Some("exp:1ms"), None, None);
+        assert_eq!(check_limits(&cfg, &paced, lan), Ok(()));
+        // Gaps without a mean bound no rate.
+        let cauchy = reverse(Some("cauchy:loc=1ms,scale=100us"), None, None);
+        assert!(err(&cauchy).contains("have no mean"), "{}", err(&cauchy));
+        assert_eq!(
+            check_limits(&cfg, &cauchy, Ipv4Addr::LOCALHOST.into()),
+            Ok(())
+        );
+        // A size model without --idt sends at the test's packet rate, at the model's sizes.
+        let sized = reverse(
+            None,
+            Some("constant:1000"),
+            Some(Rate::PacketsPerSec(2_000_000)),
+        );
+        assert!(
+            err(&sized).contains("16000 Mbit/s asked for"),
+            "{}",
+            err(&sized)
+        );
     }
 
     #[test]

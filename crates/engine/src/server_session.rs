@@ -288,7 +288,7 @@ impl<'a> Test<'a> {
                 if let Some(s) = udp_sock {
                     let sh = shared.clone();
                     w.spawn(Role::Rr, "dp-udp-echo", move || {
-                        crate::udp::rr_server(s, sh)
+                        crate::udp::rr_server(s, peer_ip, sh)
                     })
                     .ctx("cannot start a data thread")?;
                 }

@@ -23,7 +23,7 @@ use crate::data::{wait_until, ModelSchedule, Outcome, Pace, SendBound, Shared, P
 use measure::{Arrival, Ipdv, LatencyHistogram, Rfc3550Jitter, SeqTracker};
 use net::{BatchConfig, UdpBatch, Wait};
 use std::io;
-use std::net::UdpSocket;
+use std::net::{IpAddr, UdpSocket};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -765,9 +765,13 @@ fn finish_rr(mut o: Outcome, rtt: LatencyHistogram, shared: &Shared) -> Outcome 
     o
 }
 
-/// Echo responder: every request with our token comes back with the response flag,
-/// until the client has finished (drain) or abort.
-pub(crate) fn rr_server(sock: UdpSocket, shared: Arc<Shared>) -> Outcome {
+/// Echo responder: every request with our token from the client's host (`client_ip`, the
+/// control connection's peer) comes back with the response flag, until the client has
+/// finished (drain) or abort. Requests from elsewhere are not answered: the token is in
+/// every datagram in clear, so a forged source address could otherwise have the echo
+/// reflected at any host.
+pub(crate) fn rr_server(sock: UdpSocket, client_ip: IpAddr, shared: Arc<Shared>) -> Outcome {
+    let client_ip = client_ip.to_canonical();
     let _ = sock.set_read_timeout(Some(POLL));
     let mut buf = vec![0u8; 65_536];
     let mut o = Outcome::default();
@@ -780,7 +784,7 @@ pub(crate) fn rr_server(sock: UdpSocket, shared: Arc<Shared>) -> Outcome {
         let Ok(mut v) = DatagramView::new_checked(&mut buf[..n]) else {
             continue;
         };
-        if v.token() != shared.token {
+        if v.token() != shared.token || from.ip().to_canonical() != client_ip {
             continue;
         }
         seen += 1;
@@ -849,6 +853,39 @@ mod tests {
             });
         }
         b
+    }
+
+    /// A request from another host (its source forged, or a stranger that read the token
+    /// off the wire) gets no echo; the client's host does. The stranger's request is
+    /// queued first, so it was handled when the client's reply comes back.
+    #[test]
+    fn the_echo_answers_the_clients_host_only() {
+        let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let addr = server.local_addr().unwrap();
+        let sh = Arc::new(shared(None));
+        let echo = {
+            let sh = sh.clone();
+            std::thread::spawn(move || rr_server(server, "127.0.0.1".parse().unwrap(), sh))
+        };
+        let stranger = UdpSocket::bind("127.0.0.2:0").unwrap();
+        let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        stranger.send_to(&dg(1, 0, 7, 0), addr).unwrap();
+        client.send_to(&dg(2, 0, 7, 0), addr).unwrap();
+        let mut buf = [0u8; 128];
+        let (n, _) = client.recv_from(&mut buf).unwrap();
+        let v = DatagramView::new_checked(&mut buf[..n]).unwrap();
+        assert_eq!((v.seq(), v.flags() & FLAG_RESPONSE), (2, FLAG_RESPONSE));
+        stranger.set_nonblocking(true).unwrap();
+        assert!(
+            stranger.recv_from(&mut buf).is_err(),
+            "the stranger got an echo"
+        );
+        sh.drain.store(true, Relaxed);
+        let o = echo.join().unwrap();
+        assert_eq!((o.recv_packets, o.sent_packets), (1, 1));
     }
 
     #[test]

@@ -180,3 +180,38 @@ fn honest_clock_replies_give_an_offset_with_a_bound_of_at_least_a_microsecond() 
         "{c:?}"
     );
 }
+
+/// A server that floods its `applied` settings (300 keys of 10 000 bytes, 3 MB in one
+/// result) gets the cap any peer's metadata gets: the run keeps at most 64 keys of at
+/// most 4 KiB each and says what was cut, so a study does not store megabytes per run.
+#[test]
+fn a_flood_of_server_settings_is_capped_as_any_peer_metadata() {
+    let srv = EmbeddedServer::start().unwrap();
+    let port = lying_proxy(srv.port(), |msg| {
+        if let Msg::Result { stats } = msg {
+            for i in 0..300 {
+                stats
+                    .applied
+                    .insert(format!("junk{i:03}"), "x".repeat(10_000));
+            }
+        }
+    });
+    let mut spec = TestSpec::new(TestKind::TcpStream, Family::V4, 1000);
+    spec.bound = Bound::DurationNs(200_000_000);
+    let r = run_client(
+        &ClientConfig::new("127.0.0.1", port, spec),
+        &mut NullRecorder,
+    )
+    .unwrap();
+    let applied = &r.server.applied;
+    assert!(
+        applied.len() <= wire::text::MAX_META_KEYS + 1,
+        "{} keys",
+        applied.len()
+    );
+    assert!(applied
+        .values()
+        .all(|v| v.len() <= wire::text::MAX_META_BYTES));
+    let note = &applied[wire::text::META_TRUNCATED_KEY];
+    assert!(note.contains("keys dropped"), "{note}");
+}

@@ -622,7 +622,10 @@ impl Server {
     }
 
     /// §6.2: each stream's first datagram connects the listening socket to its sender,
-    /// a fresh socket takes over the port, then the reply goes out.
+    /// a fresh socket takes over the port, then the reply goes out. Only a datagram from
+    /// the control connection's host counts: iperf3 checks neither source nor content,
+    /// so any host could otherwise have a reverse test's data sent to it (or to a
+    /// forged source address).
     fn accept_udp_streams(
         &self,
         mut listener: UdpSocket,
@@ -632,8 +635,14 @@ impl Server {
         notes: &mut Vec<String>,
     ) -> Result<Vec<UdpSocket>, Iperf3Error> {
         let (ctl, shutdown) = (&ctl.conn, ctl.shutdown);
+        let client_ip = ctl
+            .peer_addr()
+            .map_err(|e| Iperf3Error::io("the control connection's address", e))?
+            .ip()
+            .to_canonical();
         let deadline = Instant::now() + self.opts.control_timeout;
         let mut got = Vec::with_capacity(n);
+        let mut strays = 0u64;
         while got.len() < n {
             let udp = listener;
             udp.set_read_timeout(Some(POLL))
@@ -649,7 +658,15 @@ impl Server {
                     return Err(Iperf3Error::Timeout("waiting for UDP streams".into()));
                 }
                 match udp.recv_from(&mut buf) {
-                    Ok((_, peer)) => break peer,
+                    Ok((_, peer)) if peer.ip().to_canonical() == client_ip => break peer,
+                    Ok((_, peer)) => {
+                        strays += 1;
+                        if strays == 1 {
+                            notes.push(format!(
+                                "ignored UDP datagrams from {peer}: not the client's host {client_ip}"
+                            ));
+                        }
+                    }
                     Err(e)
                         if matches!(
                             e.kind(),

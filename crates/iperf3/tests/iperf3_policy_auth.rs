@@ -345,3 +345,69 @@ fn a_bytes_bound_test_is_ended_at_the_longest_test_the_server_allows() {
         "{report:?}"
     );
 }
+
+/// Another host (127.0.0.2) floods the server's UDP port with iperf3's connect datagram
+/// while a real `iperf3 -u -R` client from 127.0.0.1 opens its stream. iperf3's servers
+/// take the first datagram from anyone; ours takes only the control connection's host, so
+/// the client is served and the other host receives nothing, neither a reply nor the
+/// reverse test's data. The stray datagrams are in the session's notes (three sessions
+/// at most, so that a flood that missed the moment the stream opens is tried again).
+#[test]
+fn a_udp_stream_opens_only_to_the_control_connections_host() {
+    let server = OurServer::start("127.0.0.1:0", ServerOptions::default());
+    let port = server.addr.port();
+    let other = std::net::UdpSocket::bind("127.0.0.2:0").unwrap();
+    other.set_nonblocking(true).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flood = {
+        let (sock, stop) = (other.try_clone().unwrap(), stop.clone());
+        std::thread::spawn(move || {
+            // Bounded: at most 2 million 4-byte datagrams, to loopback.
+            for _ in 0..2_000_000 {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let _ = sock.send_to(b"9876", ("127.0.0.1", port));
+            }
+        })
+    };
+    let stray_noted = |rs: &[SessionReport]| {
+        rs.iter().any(|r| {
+            r.notes
+                .iter()
+                .any(|n| n.contains("ignored UDP datagrams from 127.0.0.2"))
+        })
+    };
+    let mut reports = Vec::new();
+    for session in 1..=3 {
+        let done = Iperf3::spawn(&[
+            "-c",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-u",
+            "-R",
+            "-b",
+            "10M",
+            "-l",
+            "1000",
+            "-t",
+            "1",
+        ])
+        .finish(WAIT);
+        assert!(done.success, "session {session}: {}", output(&done));
+        reports = server.wait_reports(session);
+        if stray_noted(&reports) {
+            break;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    flood.join().unwrap();
+    let mut buf = [0u8; 2048];
+    let mut received = 0usize;
+    while let Ok((n, _)) = other.recv_from(&mut buf) {
+        received += n;
+    }
+    assert_eq!(received, 0, "the other host was sent {received} bytes");
+    assert!(stray_noted(&reports), "{reports:#?}");
+}

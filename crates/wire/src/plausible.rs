@@ -269,6 +269,12 @@ fn check_side(
         "the limit",
         MAX_INTERVAL_SAMPLES + 2,
     )?;
+    at_most(
+        "send-time windows",
+        peer.windows.len() as u64,
+        "the limit",
+        MAX_INTERVAL_SAMPLES + 2,
+    )?;
     for s in &peer.intervals {
         if s.start_ns > s.end_ns || s.end_ns > max_ns {
             return Err(Violation::IntervalOutsideRun {
@@ -359,7 +365,7 @@ mod tests {
 
     #[test]
     fn each_lie_is_named() {
-        let lies: [Lie; 9] = [
+        let lies: [Lie; 10] = [
             ("bytes received", |s| s.recv_bytes = u64::MAX),
             ("bytes received", |s| s.recv_bytes = 1_000_001),
             ("datagrams received", |s| s.recv_packets = 1001),
@@ -373,6 +379,9 @@ mod tests {
             ("jitter", |s| s.jitter_rfc3550_ns = Some(-5.0)),
             ("receive time", |s| s.recv_elapsed_ns = 3_600_000_000_000),
             ("datagrams sent", |s| s.sent_packets = 0),
+            ("send-time windows", |s| {
+                s.windows = vec![Default::default(); MAX_INTERVAL_SAMPLES as usize + 3]
+            }),
         ];
         for (words, lie) in lies {
             let (spec, mut c, mut s) = sides(TestKind::UdpStream);
