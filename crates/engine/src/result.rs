@@ -442,15 +442,17 @@ impl RunResult {
                     .fold(0u64, |a, s| a.saturating_add(s.reordered_packets));
                 put(m::DUP_PACKETS, Some(dup as f64));
                 put(m::REORDERED_PACKETS, Some(reo as f64));
+                // Over both directions of --bidir only when both receivers have the
+                // figure: one direction's value is not shown as both's.
                 put(
                     m::JITTER_RFC3550_NS,
-                    mean(rxs.iter().map(|s| s.jitter_rfc3550_ns)),
+                    mean_all(rxs.iter().map(|s| s.jitter_rfc3550_ns)),
                 );
-                put(m::IPDV_P50_NS, mean(rxs.iter().map(|s| s.ipdv_p50_ns)));
-                put(m::IPDV_P99_NS, mean(rxs.iter().map(|s| s.ipdv_p99_ns)));
-                let drops = sum_opt(rxs.iter().map(|s| s.rx_socket_drops));
-                let rcvbuf = sum_opt(rxs.iter().map(|s| s.rx_host_udp_rcvbuf_errors));
-                let in_errors = sum_opt(rxs.iter().map(|s| s.rx_host_udp_in_errors));
+                put(m::IPDV_P50_NS, mean_all(rxs.iter().map(|s| s.ipdv_p50_ns)));
+                put(m::IPDV_P99_NS, mean_all(rxs.iter().map(|s| s.ipdv_p99_ns)));
+                let drops = sum_all(rxs.iter().map(|s| s.rx_socket_drops));
+                let rcvbuf = sum_all(rxs.iter().map(|s| s.rx_host_udp_rcvbuf_errors));
+                let in_errors = sum_all(rxs.iter().map(|s| s.rx_host_udp_in_errors));
                 // A receiver that took GRO-coalesced buffers counts dropped buffers, not
                 // datagrams: only a zero is a datagram count then (see
                 // `drop_counts_unavailable`). Whether it dropped at all holds either way.
@@ -468,7 +470,20 @@ impl RunResult {
                     m::HOST_UDP_IN_ERROR_PACKETS,
                     datagrams(in_errors).map(|d| d as f64),
                 );
-                put(m::RECEIVER_LIMITED, receiver_limited(drops, rcvbuf));
+                // One receiver that dropped makes the run receiver-limited; "no" needs
+                // every receiver's word.
+                let limited: Vec<Option<f64>> = rxs
+                    .iter()
+                    .map(|s| receiver_limited(s.rx_socket_drops, s.rx_host_udp_rcvbuf_errors))
+                    .collect();
+                put(
+                    m::RECEIVER_LIMITED,
+                    if limited.contains(&Some(1.0)) {
+                        Some(1.0)
+                    } else {
+                        mean_all(limited.into_iter()).map(|_| 0.0)
+                    },
+                );
                 if let Some(c) = &self.clock {
                     put(m::CLOCK_OFFSET_NS, Some(c.offset_ns as f64));
                     put(
@@ -552,12 +567,26 @@ impl RunResult {
         if self.spec.kind != wire::spec::TestKind::UdpStream {
             return None;
         }
+        if self.spec.direction == Direction::Bidir {
+            let lacks = |s: &SideStats| s.rx_socket_drops.is_none();
+            let who = match (lacks(&self.client), lacks(&self.server)) {
+                (true, false) => Some("client"),
+                (false, true) => Some("server"),
+                _ => None,
+            };
+            if let Some(who) = who {
+                return Some(format!(
+                    "the {who}'s receiving socket keeps no drop count (its OS has none), so \
+                     the total over both directions is unknown"
+                ));
+            }
+        }
         let sides = self.receiving_sides();
         if !sides.iter().any(|s| s.rx_coalesced) {
             return None;
         }
-        let buffers = sum_opt(sides.iter().map(|s| s.rx_socket_drops));
-        let host = sum_opt(sides.iter().map(|s| s.rx_host_udp_rcvbuf_errors));
+        let buffers = sum_all(sides.iter().map(|s| s.rx_socket_drops));
+        let host = sum_all(sides.iter().map(|s| s.rx_host_udp_rcvbuf_errors));
         let counted = match (buffers, host) {
             (Some(b), _) if b > 0 => format!("the receiving socket dropped {b} of them"),
             (_, Some(h)) if h > 0 => format!("the host's RcvbufErrors grew by {h}"),
@@ -697,13 +726,16 @@ pub(crate) fn receiver_limited(socket_drops: Option<u64>, host_rcvbuf: Option<u6
     Some(if limited { 1.0 } else { 0.0 })
 }
 
-/// Sum of the known values; `None` when none is known.
-fn sum_opt(vals: impl Iterator<Item = Option<u64>>) -> Option<u64> {
-    vals.flatten().reduce(|a, b| a.saturating_add(b))
+/// Sum of the values, saturating; `None` when any is unknown (or there are none).
+fn sum_all(vals: impl Iterator<Item = Option<u64>>) -> Option<u64> {
+    vals.collect::<Option<Vec<u64>>>()?
+        .into_iter()
+        .reduce(|a, b| a.saturating_add(b))
 }
 
-fn mean(vals: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    let v: Vec<f64> = vals.flatten().collect();
+/// Mean of the values; `None` when any is unknown (or there are none).
+fn mean_all(vals: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v = vals.collect::<Option<Vec<f64>>>()?;
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
@@ -996,6 +1028,45 @@ mod tests {
         rx.rx_socket_drops = Some(100);
         let r = result(TestKind::UdpStream, Direction::Forward, tx, rx);
         assert_eq!(r.metric(m::RX_SOCKET_DROP_PACKETS), Some(100.0));
+        assert_eq!(r.drop_counts_unavailable(), None);
+    }
+
+    /// --bidir with one receiver that keeps no drop count (macOS, Windows): the total
+    /// over both directions is unavailable with the reason, not the other side's count
+    /// shown as both's; one receiver that dropped still makes the run receiver-limited.
+    #[test]
+    fn bidir_figures_need_both_receivers() {
+        let mut client = side(1000, 1000, 1_000_000_000);
+        let mut server = side(1000, 1000, 1_000_000_000);
+        client.rx_socket_drops = Some(0);
+        client.jitter_rfc3550_ns = Some(5_000.0);
+        server.rx_socket_drops = None;
+        server.jitter_rfc3550_ns = None;
+        let r = result(
+            TestKind::UdpStream,
+            Direction::Bidir,
+            client.clone(),
+            server.clone(),
+        );
+        assert_eq!(r.metric(m::RX_SOCKET_DROP_PACKETS), None);
+        assert_eq!(r.metric(m::RECEIVER_LIMITED), None);
+        assert_eq!(r.metric(m::JITTER_RFC3550_NS), None);
+        let why = r.drop_counts_unavailable().expect("a reason");
+        assert!(why.contains("the server's receiving socket"), "{why}");
+        client.rx_socket_drops = Some(7);
+        let r = result(
+            TestKind::UdpStream,
+            Direction::Bidir,
+            client.clone(),
+            server.clone(),
+        );
+        assert_eq!(r.metric(m::RECEIVER_LIMITED), Some(1.0));
+        // Both known: summed and averaged as before.
+        server.rx_socket_drops = Some(2);
+        server.jitter_rfc3550_ns = Some(7_000.0);
+        let r = result(TestKind::UdpStream, Direction::Bidir, client, server);
+        assert_eq!(r.metric(m::RX_SOCKET_DROP_PACKETS), Some(9.0));
+        assert_eq!(r.metric(m::JITTER_RFC3550_NS), Some(6_000.0));
         assert_eq!(r.drop_counts_unavailable(), None);
     }
 
