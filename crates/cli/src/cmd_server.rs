@@ -234,11 +234,15 @@ fn log_line(t: &TestLog) -> String {
         }
         None => "no test".into(),
     };
+    // UDP counts datagrams; TCP keeps no message boundaries, so its counts are bytes
+    // only (the client's `run` says what its message counts are).
+    let udp = t.spec.as_ref().is_some_and(|s| s.kind.is_udp());
     let outcome = match &t.outcome {
-        Ok(st) => format!(
-            "ok: sent {} B / {} pkts, received {} B / {} pkts",
+        Ok(st) if udp => format!(
+            "ok: sent {} B / {} datagrams, received {} B / {} datagrams",
             st.sent_bytes, st.sent_packets, st.recv_bytes, st.recv_packets
         ),
+        Ok(st) => format!("ok: sent {} B, received {} B", st.sent_bytes, st.recv_bytes),
         Err(e) => format!("failed: {e}"),
     };
     format!(
@@ -342,5 +346,35 @@ mod tests {
         assert!(w.contains("0.0.0.0:5301 without a pre-shared key"), "{w}");
         assert!(w.contains("--psk-file"), "{w}");
         assert!(!w.contains("127.0.0.1"), "{w}");
+    }
+
+    /// The log line counts datagrams for UDP and only bytes for TCP, which keeps no
+    /// message boundaries.
+    #[test]
+    fn the_log_line_counts_datagrams_for_udp_and_bytes_for_tcp() {
+        let stats = wire::proto::SideStats {
+            sent_bytes: 2800,
+            sent_packets: 2,
+            recv_bytes: 1400,
+            recv_packets: 1,
+            ..Default::default()
+        };
+        let log = |kind| TestLog {
+            peer: "127.0.0.1:40000".parse().unwrap(),
+            spec: Some(wire::spec::TestSpec::new(
+                kind,
+                wire::spec::Family::V4,
+                1400,
+            )),
+            outcome: Ok(stats.clone()),
+            elapsed: std::time::Duration::from_secs(1),
+        };
+        let udp = log_line(&log(wire::spec::TestKind::UdpStream));
+        assert!(
+            udp.ends_with("ok: sent 2800 B / 2 datagrams, received 1400 B / 1 datagrams"),
+            "{udp}"
+        );
+        let tcp = log_line(&log(wire::spec::TestKind::TcpStream));
+        assert!(tcp.ends_with("ok: sent 2800 B, received 1400 B"), "{tcp}");
     }
 }
