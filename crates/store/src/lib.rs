@@ -87,6 +87,8 @@ pub enum StoreError {
     },
     #[error("the results database refused a duplicate record ({0}); is another dualperf writing the same campaign? `dualperf show` lists what is stored")]
     Duplicate(String),
+    #[error("the results database stayed locked by another writer for {}s (an import, another study or an exporter archiving into the same file): wait for it to end, then resume (`dualperf study --resume ID`; `dualperf show` lists the campaigns)", BUSY_TIMEOUT.as_secs())]
+    Busy,
     #[error("results database error: {0}")]
     Sql(rusqlite::Error),
     #[error("PostgreSQL results database error: {0}")]
@@ -119,6 +121,9 @@ impl From<rusqlite::Error> for StoreError {
         if let rusqlite::Error::SqliteFailure(ref f, _) = e {
             match f.code {
                 rusqlite::ErrorCode::DiskFull => return StoreError::Full,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked => {
+                    return StoreError::Busy
+                }
                 rusqlite::ErrorCode::ReadOnly => return StoreError::ReadOnly("write"),
                 rusqlite::ErrorCode::ConstraintViolation => {
                     return StoreError::Duplicate(e.to_string())

@@ -546,3 +546,18 @@ fn applied_value_counts_group_the_measured_runs_values_of_matching_keys() {
         .unwrap()
         .is_empty());
 }
+
+/// SQLite's "database is locked" after the busy timeout names the likely writers and
+/// what to do, instead of the bare SQL error.
+#[test]
+fn a_lock_held_past_the_busy_timeout_says_who_and_what_to_do() {
+    for code in [rusqlite::ffi::SQLITE_BUSY, rusqlite::ffi::SQLITE_LOCKED] {
+        let e = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(code),
+            Some("database is locked".into()),
+        );
+        let text = StoreError::from(e).to_string();
+        assert!(text.contains("locked by another writer for 10s"), "{text}");
+        assert!(text.contains("--resume"), "{text}");
+    }
+}
