@@ -37,9 +37,30 @@ pub struct OwnMetrics {
     failures: Family<FailureLabels, Counter>,
     refused: Family<ReasonLabel, Counter>,
     archive_errors: Counter,
+    abandoned: Counter,
     queued: Gauge,
     in_flight: Gauge,
     duration: Family<ModuleLabel, Histogram>,
+}
+
+/// Counts a probe request as abandoned when dropped before [`Abandoned::answered`].
+pub struct Abandoned<'a> {
+    counter: &'a Counter,
+    answered: bool,
+}
+
+impl Abandoned<'_> {
+    pub fn answered(&mut self) {
+        self.answered = true;
+    }
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.counter.inc();
+        }
+    }
 }
 
 /// Counts a probe as running while held.
@@ -59,6 +80,7 @@ impl OwnMetrics {
         let failures = Family::<FailureLabels, Counter>::default();
         let refused = Family::<ReasonLabel, Counter>::default();
         let archive_errors = Counter::default();
+        let abandoned = Counter::default();
         let queued = Gauge::default();
         let in_flight = Gauge::default();
         let duration = Family::<ModuleLabel, Histogram>::new_with_constructor(
@@ -89,6 +111,11 @@ impl OwnMetrics {
             archive_errors.clone(),
         );
         registry.register(
+            "dualperf_exporter_abandoned_scrapes",
+            "Probe requests whose client left before the answer (a probe it started runs on, holding its target)",
+            abandoned.clone(),
+        );
+        registry.register(
             "dualperf_exporter_queued_probes",
             "Probes waiting for their target or a free slot now",
             queued.clone(),
@@ -109,6 +136,7 @@ impl OwnMetrics {
             failures,
             refused,
             archive_errors,
+            abandoned,
             queued,
             in_flight,
             duration,
@@ -125,6 +153,14 @@ impl OwnMetrics {
 
     pub fn archive_failed(&self) {
         self.archive_errors.inc();
+    }
+
+    /// A probe request begins; see [`Abandoned`].
+    pub fn abandoned(&self) -> Abandoned<'_> {
+        Abandoned {
+            counter: &self.abandoned,
+            answered: false,
+        }
     }
 
     pub fn in_flight(&self) -> InFlight<'_> {

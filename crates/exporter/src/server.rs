@@ -438,6 +438,13 @@ pub fn scrape_budget(
 }
 
 async fn probe(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -> Reply {
+    let mut abandoned = state.own.abandoned();
+    let r = probe_reply(state, req, openmetrics).await;
+    abandoned.answered();
+    r
+}
+
+async fn probe_reply(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -> Reply {
     let began = Instant::now();
     let ask = match parse_ask(&state.config, req) {
         Ok(a) => a,
@@ -506,6 +513,10 @@ async fn probe(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -
     let ran = Instant::now();
     let st = state.clone();
     let outcome = tokio::task::spawn_blocking(move || {
+        // The probe owns its admission: the target and the global slot stay taken until
+        // it ends, also when its client hangs up (hyper then drops this handler, not the
+        // blocking probe).
+        let _admission = admission;
         let _in_flight = st.own.in_flight();
         let started = std::time::SystemTime::now();
         let p = run_probe(&module, &resolved, port, v6_first, budget, allowance);
@@ -517,7 +528,6 @@ async fn probe(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -
         p
     })
     .await;
-    drop(admission);
     let Ok(outcome) = outcome else {
         return text(
             StatusCode::INTERNAL_SERVER_ERROR,

@@ -1,0 +1,88 @@
+//! A scrape client that hangs up frees nothing its probe holds: the target stays taken
+//! until the probe ends, and a request dropped while queued leaves the queue.
+
+mod common;
+
+use common::*;
+use engine::EmbeddedServer;
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
+use std::time::Instant;
+
+/// A probe request sent and left unanswered (the connection is kept until dropped).
+fn send_probe(addr: SocketAddr, path: &str, scrape_timeout: &str) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let req = format!(
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nX-Prometheus-Scrape-Timeout-Seconds: {scrape_timeout}\r\n\r\n"
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    s
+}
+
+/// The exporter's own metric `name` (no labels).
+fn own(addr: SocketAddr, name: &str) -> f64 {
+    let r = get(addr, "/metrics", &[]);
+    parse_exposition(&r.body)
+        .iter()
+        .find(|x| x.name == name)
+        .map(|x| x.value)
+        .unwrap_or_else(|| panic!("no {name} in\n{}", r.body))
+}
+
+/// Wait (at most HTTP_TIMEOUT) until `name` is `want`.
+fn wait_for(addr: SocketAddr, name: &str, want: f64) {
+    let t0 = Instant::now();
+    loop {
+        let v = own(addr, name);
+        if v == want {
+            return;
+        }
+        assert!(
+            t0.elapsed() < HTTP_TIMEOUT,
+            "{name} is {v}, never became {want}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_probe_whose_client_left_still_holds_its_target_and_dropped_waiters_leave_the_queue() {
+    let srv = EmbeddedServer::start().unwrap();
+    // A long, light probe (20 transactions a second for 20 s): it runs throughout.
+    let ex = start_exporter(
+        &config_text(
+            "[modules.long]\ntest = \"udp-rr\"\nrate = \"20pps\"\nduration = \"20s\"\nfamilies = [4]",
+        ),
+        exporter::ServerOptions::default(),
+    );
+    let addr = ex.local_addr();
+    let path = format!("/probe?target=127.0.0.1:{}&module=long", srv.port());
+    let first = send_probe(addr, &path, "60");
+    wait_for(addr, "dualperf_exporter_running_probes", 1.0);
+    // The first client hangs up; the exporter sees it (the request is counted abandoned).
+    drop(first);
+    wait_for(addr, "dualperf_exporter_abandoned_scrapes_total", 1.0);
+    // Its probe still runs and still holds the target: a scrape that cannot wait for it
+    // (20 s test + 1 s setup + 0.5 s offset in 21.6 s: 0.1 s to wait) is refused.
+    let r = get(
+        addr,
+        &path,
+        &[("X-Prometheus-Scrape-Timeout-Seconds", "21.6")],
+    );
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert!(
+        r.body.contains("another probe of '127.0.0.1:"),
+        "{}",
+        r.body
+    );
+    assert_eq!(own(addr, "dualperf_exporter_running_probes"), 1.0);
+    // A scrape that can wait is queued; its client hangs up; the queue is empty again.
+    let waiting = send_probe(addr, &path, "60");
+    wait_for(addr, "dualperf_exporter_queued_probes", 1.0);
+    drop(waiting);
+    wait_for(addr, "dualperf_exporter_queued_probes", 0.0);
+    assert_eq!(own(addr, "dualperf_exporter_running_probes"), 1.0);
+    // Stopping the server ends the probe early; then the exporter stops.
+    drop(srv);
+    drop(ex);
+}
