@@ -34,6 +34,10 @@ pub struct ServerOptions {
     pub max_connection_age: Duration,
     /// Largest request head, bytes (hyper's read buffer; at least 8 KiB).
     pub max_header_bytes: usize,
+    /// Name lookups and password (bcrypt) checks running at once on blocking threads;
+    /// a request that needs one more is refused at once (503), so clients that send and
+    /// hang up cannot pile up work ahead of Prometheus' scrapes.
+    pub max_blocking_checks: usize,
 }
 
 impl Default for ServerOptions {
@@ -43,6 +47,7 @@ impl Default for ServerOptions {
             max_connections: 256,
             max_connection_age: Duration::from_secs(600),
             max_header_bytes: 16 * 1024,
+            max_blocking_checks: 8,
         }
     }
 }
@@ -65,6 +70,49 @@ struct State {
     web: WebConfig,
     gate: Gate,
     own: OwnMetrics,
+    /// Permits for name lookups and bcrypt checks on the blocking pool.
+    checks: Arc<tokio::sync::Semaphore>,
+    max_checks: usize,
+}
+
+/// Why work was not run on the blocking pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Offload {
+    /// Every permit is taken: refused at once.
+    Saturated,
+    /// The work stopped unexpectedly (it panicked, or the runtime is shutting down).
+    Stopped,
+}
+
+/// Run `f` on the blocking pool when one of `checks`' permits is free, else refuse at
+/// once. The permit goes with `f`: it is released when `f` ends, whatever happens to the
+/// request that asked.
+async fn off_thread<T: Send + 'static>(
+    checks: &Arc<tokio::sync::Semaphore>,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Offload> {
+    let permit = checks
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| Offload::Saturated)?;
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        f()
+    })
+    .await
+    .map_err(|_| Offload::Stopped)
+}
+
+/// The answer when every blocking permit is taken.
+fn saturated(state: &State, what: &str) -> Reply {
+    state.own.refused("overloaded");
+    text(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "the exporter is busy: all its {} slots for name lookups and password checks are taken, so {what} cannot start now; try again shortly\n",
+            state.max_checks
+        ),
+    )
 }
 
 /// A running exporter; dropping it stops it (probes under way are given time to end).
@@ -121,7 +169,7 @@ pub fn start_with_archive(
         .enable_time()
         // Probes, name resolution and bcrypt; the gate admits at most
         // max_concurrent_probes probes, the rest is short.
-        .max_blocking_threads(config.max_concurrent_probes + 8)
+        .max_blocking_threads(config.max_concurrent_probes + opts.max_blocking_checks.max(1))
         .thread_name("dualperf-exporter")
         .build()
         .map_err(ServerError::Runtime)?;
@@ -151,6 +199,11 @@ pub fn start_with_archive(
         archive,
         config,
         web,
+        checks: Arc::new(tokio::sync::Semaphore::new(
+            opts.max_blocking_checks
+                .min(tokio::sync::Semaphore::MAX_PERMITS),
+        )),
+        max_checks: opts.max_blocking_checks,
     });
     let thread = std::thread::Builder::new()
         .name("dualperf-exporter".into())
@@ -254,15 +307,28 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Reply {
             .get(hyper::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let st = state.clone();
-        let ok = tokio::task::spawn_blocking(move || {
-            st.web
-                .auth
-                .as_ref()
-                .is_some_and(|a| a.check(header.as_deref()))
-        })
-        .await
-        .unwrap_or(false);
+        let remembered = state
+            .web
+            .auth
+            .as_ref()
+            .is_some_and(|a| a.remembered(header.as_deref()));
+        let ok = if remembered {
+            true
+        } else {
+            let st = state.clone();
+            match off_thread(&state.checks, move || {
+                st.web
+                    .auth
+                    .as_ref()
+                    .is_some_and(|a| a.check(header.as_deref()))
+            })
+            .await
+            {
+                Ok(ok) => ok,
+                Err(Offload::Saturated) => return saturated(&state, "the password check"),
+                Err(Offload::Stopped) => false,
+            }
+        };
         if !ok {
             state.own.refused("unauthorized");
             let mut r = text(
@@ -472,25 +538,29 @@ async fn probe_reply(state: &Arc<State>, req: &Request<Incoming>, openmetrics: b
             ),
         );
     }
-    let target = ask.target.clone();
-    let listed = state.config.hosts.get(&target.host).cloned();
-    let resolved = tokio::time::timeout(
-        ask.budget - needed + Duration::from_millis(1),
-        tokio::task::spawn_blocking(move || match listed {
-            Some(addrs) => Ok(crate::target::Resolved::pick(&target, &addrs)),
-            None => resolve(&target),
-        }),
-    )
-    .await;
-    let resolved = match resolved {
-        Ok(Ok(Ok(r))) => r,
-        Ok(Ok(Err(e))) => crate::target::Resolved::neither(e),
-        _ => {
-            state.own.refused("resolve_timeout");
-            return text(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("resolving '{}' took too long\n", ask.target.host),
-            );
+    // An address, or a name of the configured hosts, needs no lookup; a name does, on
+    // the blocking pool, within the permits and the time the budget leaves.
+    let resolved = match (state.config.hosts.get(&ask.target.host), ask.target.ip()) {
+        (Some(addrs), _) => crate::target::Resolved::pick(&ask.target, addrs),
+        (None, Some(ip)) => crate::target::Resolved::pick(&ask.target, &[ip]),
+        (None, None) => {
+            let target = ask.target.clone();
+            let lookup = off_thread(&state.checks, move || resolve(&target));
+            match tokio::time::timeout(ask.budget - needed + Duration::from_millis(1), lookup).await
+            {
+                Ok(Ok(Ok(r))) => r,
+                Ok(Ok(Err(e))) => crate::target::Resolved::neither(e),
+                Ok(Err(Offload::Saturated)) => {
+                    return saturated(state, &format!("resolving '{}'", ask.target.host))
+                }
+                Ok(Err(Offload::Stopped)) | Err(_) => {
+                    state.own.refused("resolve_timeout");
+                    return text(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        format!("resolving '{}' took too long\n", ask.target.host),
+                    );
+                }
+            }
         }
     };
     if let Err(e) = check_allowed(&state.config.allow, &ask.target, &resolved) {
@@ -545,6 +615,41 @@ async fn probe_reply(state: &Arc<State>, req: &Request<Incoming>, openmetrics: b
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocking_work_beyond_the_permits_is_refused_at_once() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let checks = Arc::new(tokio::sync::Semaphore::new(1));
+            let (release, wait) = std::sync::mpsc::channel::<()>();
+            let held = {
+                let checks = checks.clone();
+                tokio::spawn(async move {
+                    off_thread(&checks, move || {
+                        let _ = wait.recv();
+                        1
+                    })
+                    .await
+                })
+            };
+            // Bounded wait until the first lookup holds the permit.
+            for _ in 0..10_000 {
+                if checks.available_permits() == 0 {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+            assert_eq!(checks.available_permits(), 0);
+            // The next is refused without waiting (a pending future would hang here).
+            assert_eq!(off_thread(&checks, || 2).await, Err(Offload::Saturated));
+            release.send(()).unwrap();
+            assert_eq!(held.await.unwrap(), Ok(1));
+            assert_eq!(off_thread(&checks, || 3).await, Ok(3));
+        });
+    }
 
     #[test]
     fn the_scrape_timeout_header_sets_the_budget() {

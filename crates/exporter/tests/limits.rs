@@ -1,5 +1,7 @@
-//! A scrape client that hangs up frees nothing its probe holds: the target stays taken
-//! until the probe ends, and a request dropped while queued leaves the queue.
+//! The exporter's limits hold whatever a scrape client does: a client that hangs up frees
+//! nothing its probe holds (the target stays taken until the probe ends, and a request
+//! dropped while queued leaves the queue); name lookups and password checks beyond their
+//! permits are refused at once.
 
 mod common;
 
@@ -85,4 +87,43 @@ fn a_probe_whose_client_left_still_holds_its_target_and_dropped_waiters_leave_th
     // Stopping the server ends the probe early; then the exporter stops.
     drop(srv);
     drop(ex);
+}
+
+#[test]
+fn lookups_beyond_the_permits_are_refused_at_once_and_addresses_need_none() {
+    let opts = exporter::ServerOptions {
+        max_blocking_checks: 0,
+        ..Default::default()
+    };
+    let ex = start_exporter(&config_text(""), opts);
+    let addr = ex.local_addr();
+    let down = closed_port();
+    // A name needs a lookup: with no permit free the answer is 503 at once, saying why.
+    let r = get(
+        addr,
+        &format!("/probe?target=localhost:{down}&module=tcp_short"),
+        &[],
+    );
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert!(
+        r.body
+            .contains("slots for name lookups and password checks are taken"),
+        "{}",
+        r.body
+    );
+    // An address and a name of the configured hosts need none: probed (nothing listens).
+    for target in [format!("127.0.0.1:{down}"), format!("{DUAL_NAME}:{down}")] {
+        let r = get(
+            addr,
+            &format!("/probe?target={target}&module=tcp_short"),
+            &[],
+        );
+        assert_eq!(r.status, 200, "{target}: {}", r.body);
+    }
+    let s = parse_exposition(&get(addr, "/metrics", &[]).body);
+    let overloaded = s
+        .iter()
+        .find(|x| x.name == "dualperf_exporter_refused_total" && x.labels["reason"] == "overloaded")
+        .map(|x| x.value);
+    assert_eq!(overloaded, Some(1.0));
 }
