@@ -184,9 +184,10 @@ pub fn probe_registry(p: &ProbeOutcome) -> Registry {
         success
             .get_or_create(&fam(o))
             .set(if o.result.is_ok() { 1.0 } else { 0.0 });
-        duration
-            .get_or_create(&fam(o))
-            .set(o.duration.as_secs_f64());
+        // A family that was not run has no duration (not a 0 "connection to result").
+        if let Some(d) = o.duration {
+            duration.get_or_create(&fam(o)).set(d.as_secs_f64());
+        }
         if let Err(f) = &o.result {
             failure
                 .get_or_create(&FailureLabels {
@@ -289,7 +290,7 @@ mod tests {
         FamilyOutcome {
             family,
             addr: None,
-            duration: Duration::from_millis(1500),
+            duration: Some(Duration::from_millis(1500)),
             result: Ok(pairs.iter().map(|&(n, v)| Metric::new(n, v)).collect()),
         }
     }
@@ -334,7 +335,7 @@ mod tests {
                 FamilyOutcome {
                     family: Family::V6,
                     addr: None,
-                    duration: Duration::ZERO,
+                    duration: None,
                     result: Err(Failure {
                         reason: Reason::NoAddress,
                         message: "h has no \"AAAA\"\nrecord\\".into(),

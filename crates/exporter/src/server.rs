@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::exposition::{encode, probe_registry, wants_openmetrics};
 use crate::gate::{Gate, Refusal};
 use crate::own::OwnMetrics;
-use crate::probe::run_probe;
+use crate::probe::{cut_short, run_probe_reporting, ProbeRun};
 use crate::target::{check_allowed, resolve, Target};
 use crate::webconfig::WebConfig;
 use http_body_util::Full;
@@ -582,27 +582,59 @@ async fn probe_reply(state: &Arc<State>, req: &Request<Incoming>, openmetrics: b
     let (module, allowance) = (module.clone(), state.config.setup_allowance);
     let ran = Instant::now();
     let st = state.clone();
-    let outcome = tokio::task::spawn_blocking(move || {
+    // The families' outcomes as they end, for an answer in time if the probe overruns.
+    let finished = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let progress = finished.clone();
+    let (m, r) = (module.clone(), resolved.clone());
+    let blocking = tokio::task::spawn_blocking(move || {
         // The probe owns its admission: the target and the global slot stay taken until
         // it ends, also when its client hangs up (hyper then drops this handler, not the
-        // blocking probe).
+        // blocking probe) or its answer was sent without it (budget overrun).
         let _admission = admission;
         let _in_flight = st.own.in_flight();
         let started = std::time::SystemTime::now();
-        let p = run_probe(&module, &resolved, port, v6_first, budget, allowance);
+        let run = ProbeRun {
+            module: &m,
+            resolved: &r,
+            port,
+            v6_first,
+            budget,
+            setup_allowance: allowance,
+        };
+        let p = run_probe_reporting(&run, &mut |o| {
+            if let Ok(mut v) = progress.lock() {
+                v.push(o.clone());
+            }
+        });
         if let Some(a) = &st.archive {
-            if a.record(&module, &key, started, &p).is_err() {
+            if a.record(&m, &key, started, &p).is_err() {
                 st.own.archive_failed();
             }
         }
         p
-    })
-    .await;
-    let Ok(outcome) = outcome else {
-        return text(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "the probe stopped unexpectedly\n".into(),
-        );
+    });
+    // Each family's waits are held to the budget (probe::FamilyLimits), so the probe
+    // normally ends in it; whatever a target does, the answer is not later than that.
+    let outcome = match tokio::time::timeout(budget, blocking).await {
+        Ok(Ok(p)) => p,
+        Ok(Err(_)) => {
+            return text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the probe stopped unexpectedly\n".into(),
+            )
+        }
+        Err(_) => {
+            let done = finished.lock().map(|v| v.clone()).unwrap_or_default();
+            let run = ProbeRun {
+                module: &module,
+                resolved: &resolved,
+                port,
+                v6_first,
+                budget,
+                setup_allowance: allowance,
+            };
+            cut_short(&run, &done)
+        }
     };
     state.own.probed(&ask.module, &outcome, ran.elapsed());
     let (body, ct) = encode(&probe_registry(&outcome), openmetrics);

@@ -127,3 +127,95 @@ fn lookups_beyond_the_permits_are_refused_at_once_and_addresses_need_none() {
         .map(|x| x.value);
     assert_eq!(overloaded, Some(1.0));
 }
+
+/// A target that accepts control connections, reads what it is sent and never answers,
+/// until dropped.
+struct StalledTarget {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl StalledTarget {
+    fn start() -> StalledTarget {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.set_nonblocking(true).unwrap();
+        let port = l.local_addr().unwrap().port();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut held = Vec::new();
+            while !flag.load(std::sync::atomic::Ordering::SeqCst) {
+                if let Ok((s, _)) = l.accept() {
+                    // At most a few: the test makes one probe.
+                    if held.len() < 16 {
+                        held.push(s);
+                    }
+                }
+                for s in &mut held {
+                    let _ = s.set_nonblocking(true);
+                    let _ = std::io::Read::read(s, &mut [0u8; 4096]);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        });
+        StalledTarget {
+            port,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for StalledTarget {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn a_target_that_stalls_after_connecting_fails_for_timeout_within_the_scrape_timeout() {
+    let target = StalledTarget::start();
+    let ex = start_exporter(
+        &config_text(
+            "[modules.stall]\ntest = \"tcp-stream\"\nduration = \"300ms\"\nfamilies = [4]",
+        ),
+        exporter::ServerOptions::default(),
+    );
+    // A 2 s scrape timeout: 1.5 s of budget after the 0.5 s offset, of which the test
+    // needs 0.3 s + 1 s setup. The engine's own handshake wait (5 s) would overrun it.
+    let scrape_timeout = std::time::Duration::from_secs(2);
+    let t0 = Instant::now();
+    let r = get(
+        ex.local_addr(),
+        &format!("/probe?target=127.0.0.1:{}&module=stall", target.port),
+        &[("X-Prometheus-Scrape-Timeout-Seconds", "2")],
+    );
+    let took = t0.elapsed();
+    assert_eq!(r.status, 200, "{}", r.body);
+    let s = parse_exposition(&r.body);
+    assert_eq!(value(&s, "probe_success", "ipv4"), Some(0.0), "{}", r.body);
+    let info = s
+        .iter()
+        .find(|x| x.name == "dualperf_probe_failure_info")
+        .unwrap_or_else(|| panic!("no failure_info in\n{}", r.body));
+    assert_eq!(info.labels["reason"], "timeout", "{}", r.body);
+    // The answer comes by the budget (the exporter answers then at the latest); the 2 s
+    // margin is for scheduling only, well short of the engine's default 5 s wait.
+    assert!(
+        took < scrape_timeout + std::time::Duration::from_secs(2),
+        "answered after {took:?}"
+    );
+    // The probe itself ends too (its waits were held to the budget), freeing the target.
+    wait_for(ex.local_addr(), "dualperf_exporter_running_probes", 0.0);
+    let ended = t0.elapsed();
+    assert!(
+        ended < scrape_timeout + std::time::Duration::from_secs(2),
+        "the probe ran {ended:?}"
+    );
+    drop(ex);
+    drop(target);
+}
