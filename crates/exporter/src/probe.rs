@@ -145,6 +145,30 @@ pub fn headline_metric(spec: &TestSpec) -> &'static str {
     }
 }
 
+/// Longest failure message logged, characters.
+pub const MAX_LOGGED_MESSAGE_CHARS: usize = 500;
+
+/// One log line per failed family, with the engine's words (addresses, timings): the free
+/// text that has no place in a label. One line each, controls removed, cut to
+/// [`MAX_LOGGED_MESSAGE_CHARS`].
+pub fn failure_log(target: &str, module: &str, p: &ProbeOutcome) -> Vec<String> {
+    p.families
+        .iter()
+        .filter_map(|o| {
+            let f = o.result.as_ref().err()?;
+            let message: String = wire::text::terminal_safe_line(&f.message)
+                .chars()
+                .take(MAX_LOGGED_MESSAGE_CHARS)
+                .collect();
+            Some(format!(
+                "dualperf exporter: probe of {target} (module {module}) over {}: {}: {message}",
+                crate::exposition::family_label(o.family),
+                f.reason.label()
+            ))
+        })
+        .collect()
+}
+
 /// The families' tests in the order a probe runs them (IPv6 first when `v6_first`).
 pub fn family_order(module: &ProbeModule, v6_first: bool) -> Vec<&TestSpec> {
     let mut specs: Vec<&TestSpec> = module.specs.iter().collect();
@@ -519,6 +543,29 @@ mod tests {
             FamilyLimits::within(&module, Duration::ZERO).connect,
             MIN_WAIT
         );
+    }
+
+    #[test]
+    fn failures_are_logged_one_clean_line_each() {
+        let mut bad = outcome(Family::V6, None);
+        if let Err(f) = &mut bad.result {
+            f.message = format!("peer said \x1b[31mno\nway {}", "x".repeat(2000));
+        }
+        let p = ProbeOutcome {
+            families: vec![outcome(Family::V4, Some(1.0)), bad],
+            headline: m::THROUGHPUT_BPS,
+        };
+        let lines = failure_log("h:5301", "tcp_stream", &p);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        let l = &lines[0];
+        assert!(
+            l.starts_with(
+                "dualperf exporter: probe of h:5301 (module tcp_stream) over ipv6: refused: peer said [31mno way xxx"
+            ),
+            "{l}"
+        );
+        assert!(!l.contains(['\x1b', '\n']), "{l}");
+        assert!(l.len() < MAX_LOGGED_MESSAGE_CHARS + 100, "{}", l.len());
     }
 
     #[test]

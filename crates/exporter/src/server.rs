@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::exposition::{encode, probe_registry, wants_openmetrics};
 use crate::gate::{Gate, Refusal};
 use crate::own::OwnMetrics;
-use crate::probe::{cut_short, run_probe_reporting, ProbeRun};
+use crate::probe::{cut_short, failure_log, run_probe_reporting, ProbeRun};
 use crate::target::{check_allowed, resolve, Target};
 use crate::webconfig::WebConfig;
 use http_body_util::Full;
@@ -569,6 +569,7 @@ async fn probe_reply(state: &Arc<State>, req: &Request<Incoming>, openmetrics: b
     }
     let port = ask.target.port.unwrap_or(module.port);
     let key = format!("{}:{port}", ask.target.host);
+    let key_text = key.clone();
     let wait = ask.budget.saturating_sub(needed + began.elapsed());
     let mut admission = match state.gate.admit(&key, wait).await {
         Ok(a) => a,
@@ -637,6 +638,10 @@ async fn probe_reply(state: &Arc<State>, req: &Request<Incoming>, openmetrics: b
         }
     };
     state.own.probed(&ask.module, &outcome, ran.elapsed());
+    // The labels carry the reason only; the engine's words go to the log.
+    for line in failure_log(&key_text, &ask.module, &outcome) {
+        eprintln!("{line}");
+    }
     let (body, ct) = encode(&probe_registry(&outcome), openmetrics);
     let mut r = text(StatusCode::OK, body);
     r.headers_mut()
