@@ -43,6 +43,16 @@ pub struct OwnMetrics {
     duration: Family<ModuleLabel, Histogram>,
 }
 
+/// After the first, one archive error in this many is logged.
+pub const ARCHIVE_LOG_EVERY: u64 = 100;
+
+/// The count of archive errors so far, and whether this one is logged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArchiveFailure {
+    pub count: u64,
+    pub log: bool,
+}
+
 /// Counts a probe request as abandoned when dropped before [`Abandoned::answered`].
 pub struct Abandoned<'a> {
     counter: &'a Counter,
@@ -151,8 +161,14 @@ impl OwnMetrics {
             .inc();
     }
 
-    pub fn archive_failed(&self) {
-        self.archive_errors.inc();
+    /// Count a probe that could not be stored; whether to log this one (the first, then
+    /// every [`ARCHIVE_LOG_EVERY`]th, so a full disk does not flood the log).
+    pub fn archive_failed(&self) -> ArchiveFailure {
+        let n = self.archive_errors.inc() + 1;
+        ArchiveFailure {
+            count: n,
+            log: n == 1 || n.is_multiple_of(ARCHIVE_LOG_EVERY),
+        }
     }
 
     /// A probe request begins; see [`Abandoned`].
@@ -196,6 +212,22 @@ impl OwnMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn archive_errors_are_counted_and_logged_first_then_every_hundredth() {
+        let own = OwnMetrics::new(std::iter::empty());
+        let logged: Vec<u64> = (0..250)
+            .map(|_| own.archive_failed())
+            .filter(|f| f.log)
+            .map(|f| f.count)
+            .collect();
+        assert_eq!(logged, [1, 100, 200]);
+        let (text, _) = own.encode(0, false);
+        assert!(
+            text.contains("dualperf_exporter_archive_errors_total 250"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn own_metrics_count_refusals_and_list_modules() {

@@ -608,8 +608,15 @@ async fn probe_reply(state: &Arc<State>, req: &Request<Incoming>, openmetrics: b
             }
         });
         if let Some(a) = &st.archive {
-            if a.record(&m, &key, started, &p).is_err() {
-                st.own.archive_failed();
+            if let Err(e) = a.record(&m, &key, started, &p) {
+                let f = st.own.archive_failed();
+                if f.log {
+                    eprintln!(
+                        "dualperf exporter: cannot store the probe of {key} in the results database: {e} ({} such errors so far; the first and every {}th are logged)",
+                        f.count,
+                        crate::own::ARCHIVE_LOG_EVERY
+                    );
+                }
             }
         }
         p
