@@ -219,3 +219,40 @@ fn a_target_that_stalls_after_connecting_fails_for_timeout_within_the_scrape_tim
     drop(ex);
     drop(target);
 }
+
+#[test]
+fn a_password_check_beyond_the_permits_is_refused_at_once() {
+    use base64::Engine as _;
+    let dir = tempfile::tempdir().unwrap();
+    let web_path = dir.path().join("web.toml");
+    let hash = bcrypt::hash("s3cret", 4).unwrap();
+    std::fs::write(
+        &web_path,
+        format!("[basic_auth_users]\nprometheus = \"{hash}\"\n"),
+    )
+    .unwrap();
+    let cfg = exporter::Config::from_toml_str(&config_text(""), std::path::Path::new("t")).unwrap();
+    let ex = exporter::start(
+        cfg,
+        exporter::WebConfig::load(&web_path).unwrap(),
+        "127.0.0.1:0".parse().unwrap(),
+        exporter::ServerOptions {
+            max_blocking_checks: 0,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let token = base64::engine::general_purpose::STANDARD.encode("prometheus:wrong");
+    let r = get(
+        ex.local_addr(),
+        "/metrics",
+        &[("Authorization", &format!("Basic {token}"))],
+    );
+    // Not 401 after a bcrypt run: refused before any, saying why.
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert!(
+        r.body.contains("the password check cannot start now"),
+        "{}",
+        r.body
+    );
+}
