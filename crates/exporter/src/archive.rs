@@ -108,9 +108,18 @@ impl Archive {
                 samples: Vec::new(),
                 applied,
                 started_unix_ns: at,
-                duration_ns: o.duration.as_nanos().min(i64::MAX as u128) as i64,
+                duration_ns: o
+                    .duration
+                    .unwrap_or_default()
+                    .as_nanos()
+                    .min(i64::MAX as u128) as i64,
             })?;
-            at = at.saturating_add(o.duration.max(Duration::from_nanos(1)).as_nanos() as i64);
+            at = at.saturating_add(
+                o.duration
+                    .unwrap_or_default()
+                    .max(Duration::from_nanos(1))
+                    .as_nanos() as i64,
+            );
         }
         Ok(())
     }

@@ -14,8 +14,6 @@ use wire::spec::Family;
 pub const OPENMETRICS_CONTENT_TYPE: &str =
     "application/openmetrics-text; version=1.0.0; charset=utf-8";
 pub const TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
-/// Longest failure message carried in a label.
-pub const MAX_MESSAGE_CHARS: usize = 200;
 
 type F64Gauge = Gauge<f64, AtomicU64>;
 
@@ -27,8 +25,9 @@ struct FamilyLabel {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct FailureLabels {
     family: String,
+    /// One of [`crate::probe::Reason`]'s labels: a fixed set, so a failing target adds
+    /// no series (the free text goes to the log: [`crate::probe::failure_log`]).
     reason: String,
-    message: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -147,17 +146,6 @@ pub fn family_label(f: Family) -> &'static str {
     }
 }
 
-/// A message made safe and short for a label value (printable ASCII, no quotes).
-fn label_text(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            ' '..='~' if c != '"' && c != '\\' => c,
-            _ => ' ',
-        })
-        .take(MAX_MESSAGE_CHARS)
-        .collect()
-}
-
 /// The registry of one probe's metrics.
 pub fn probe_registry(p: &ProbeOutcome) -> Registry {
     let mut reg = Registry::default();
@@ -184,15 +172,15 @@ pub fn probe_registry(p: &ProbeOutcome) -> Registry {
         success
             .get_or_create(&fam(o))
             .set(if o.result.is_ok() { 1.0 } else { 0.0 });
-        duration
-            .get_or_create(&fam(o))
-            .set(o.duration.as_secs_f64());
+        // A family that was not run has no duration (not a 0 "connection to result").
+        if let Some(d) = o.duration {
+            duration.get_or_create(&fam(o)).set(d.as_secs_f64());
+        }
         if let Err(f) = &o.result {
             failure
                 .get_or_create(&FailureLabels {
                     family: family_label(o.family).into(),
                     reason: f.reason.label().into(),
-                    message: label_text(&f.message),
                 })
                 .set(1.0);
         }
@@ -210,7 +198,7 @@ pub fn probe_registry(p: &ProbeOutcome) -> Registry {
     if p.families.iter().any(|o| o.result.is_err()) {
         reg.register(
             "dualperf_probe_failure_info",
-            "Why a family's test failed: reason is no_address, refused, timeout, unreachable, auth, busy or error",
+            "Why a family's test failed: reason is no_address, refused, timeout, unreachable, auth, busy or error (the exporter's log has the details)",
             failure,
         );
     }
@@ -289,7 +277,7 @@ mod tests {
         FamilyOutcome {
             family,
             addr: None,
-            duration: Duration::from_millis(1500),
+            duration: Some(Duration::from_millis(1500)),
             result: Ok(pairs.iter().map(|&(n, v)| Metric::new(n, v)).collect()),
         }
     }
@@ -327,14 +315,14 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_family_says_why_in_a_safe_label() {
+    fn a_failed_family_says_why_in_a_fixed_label_and_has_no_duration() {
         let p = ProbeOutcome {
             families: vec![
                 ok(Family::V4, &[(m::RTT_MEAN_NS, 50_000.0)]),
                 FamilyOutcome {
                     family: Family::V6,
                     addr: None,
-                    duration: Duration::ZERO,
+                    duration: None,
                     result: Err(Failure {
                         reason: Reason::NoAddress,
                         message: "h has no \"AAAA\"\nrecord\\".into(),
@@ -345,8 +333,19 @@ mod tests {
         };
         let (text, _) = encode(&probe_registry(&p), false);
         assert!(text.contains("probe_success{family=\"ipv6\"} 0"), "{text}");
+        // The reason alone: the message (free text, with the target's details) is logged.
         assert!(
-            text.contains("dualperf_probe_failure_info{family=\"ipv6\",reason=\"no_address\",message=\"h has no  AAAA  record \"} 1"),
+            text.contains("dualperf_probe_failure_info{family=\"ipv6\",reason=\"no_address\"} 1"),
+            "{text}"
+        );
+        assert!(!text.contains("AAAA"), "{text}");
+        // The family that was not run has no duration; the one that ran has.
+        assert!(
+            !text.contains("probe_duration_seconds{family=\"ipv6\"}"),
+            "{text}"
+        );
+        assert!(
+            text.contains("probe_duration_seconds{family=\"ipv4\"} 1.5"),
             "{text}"
         );
         assert!(text.contains("dualperf_probe_rtt_mean_seconds{family=\"ipv4\"} 0.00005"));

@@ -37,6 +37,22 @@ impl Admission {
     }
 }
 
+/// One waiter in the queue gauge, taken off when dropped.
+struct Queued<'a>(&'a AtomicI64);
+
+impl<'a> Queued<'a> {
+    fn new(n: &'a AtomicI64) -> Queued<'a> {
+        n.fetch_add(1, Ordering::Relaxed);
+        Queued(n)
+    }
+}
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Why a probe was not admitted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
@@ -84,14 +100,16 @@ impl Gate {
     /// Wait at most `wait` for the target to be free and a global slot.
     pub async fn admit(&self, key: &str, wait: Duration) -> Result<Admission, Refusal> {
         let slot = self.slot(key)?;
-        self.queued.fetch_add(1, Ordering::Relaxed);
+        // Counted while waiting, also when the request is dropped mid-wait (its client
+        // hung up): the guard's drop takes it off.
+        let queued = Queued::new(&self.queued);
         let got = tokio::time::timeout(wait, async {
             let target = slot.lock_owned().await;
             let global = self.global.clone().acquire_owned().await;
             (target, global)
         })
         .await;
-        self.queued.fetch_sub(1, Ordering::Relaxed);
+        drop(queued);
         match got {
             Ok((target, Ok(global))) => Ok(Admission {
                 target,
@@ -137,6 +155,36 @@ mod tests {
             let mut a = g.admit("t", Duration::from_secs(5)).await.unwrap();
             assert!(!a.v6_first());
         });
+    }
+
+    #[test]
+    fn a_waiter_dropped_while_queued_leaves_the_queue() {
+        rt().block_on(async {
+            let g = Gate::new(4);
+            let _a = g.admit("t", Duration::from_secs(5)).await.unwrap();
+            {
+                let waiting = g.admit("t", Duration::from_secs(60));
+                let mut waiting = std::pin::pin!(waiting);
+                // One poll: it is queued behind `_a`; then it is dropped, as hyper drops
+                // the handler of a client that hung up.
+                let polled = futures_poll_once(waiting.as_mut()).await;
+                assert!(polled.is_none());
+                assert_eq!(g.queued(), 1);
+            }
+            assert_eq!(g.queued(), 0);
+        });
+    }
+
+    /// Poll a future once: its output, or `None` when it is pending.
+    async fn futures_poll_once<F: std::future::Future + Unpin>(f: F) -> Option<F::Output> {
+        let mut f = f;
+        std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(match std::pin::Pin::new(&mut f).poll(cx) {
+                std::task::Poll::Ready(v) => Some(v),
+                std::task::Poll::Pending => None,
+            })
+        })
+        .await
     }
 
     #[test]

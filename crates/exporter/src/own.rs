@@ -37,9 +37,40 @@ pub struct OwnMetrics {
     failures: Family<FailureLabels, Counter>,
     refused: Family<ReasonLabel, Counter>,
     archive_errors: Counter,
+    abandoned: Counter,
     queued: Gauge,
     in_flight: Gauge,
     duration: Family<ModuleLabel, Histogram>,
+}
+
+/// After the first, one archive error in this many is logged.
+pub const ARCHIVE_LOG_EVERY: u64 = 100;
+
+/// The count of archive errors so far, and whether this one is logged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArchiveFailure {
+    pub count: u64,
+    pub log: bool,
+}
+
+/// Counts a probe request as abandoned when dropped before [`Abandoned::answered`].
+pub struct Abandoned<'a> {
+    counter: &'a Counter,
+    answered: bool,
+}
+
+impl Abandoned<'_> {
+    pub fn answered(&mut self) {
+        self.answered = true;
+    }
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.counter.inc();
+        }
+    }
 }
 
 /// Counts a probe as running while held.
@@ -59,6 +90,7 @@ impl OwnMetrics {
         let failures = Family::<FailureLabels, Counter>::default();
         let refused = Family::<ReasonLabel, Counter>::default();
         let archive_errors = Counter::default();
+        let abandoned = Counter::default();
         let queued = Gauge::default();
         let in_flight = Gauge::default();
         let duration = Family::<ModuleLabel, Histogram>::new_with_constructor(
@@ -89,6 +121,11 @@ impl OwnMetrics {
             archive_errors.clone(),
         );
         registry.register(
+            "dualperf_exporter_abandoned_scrapes",
+            "Probe requests whose client left before the answer (a probe it started runs on, holding its target)",
+            abandoned.clone(),
+        );
+        registry.register(
             "dualperf_exporter_queued_probes",
             "Probes waiting for their target or a free slot now",
             queued.clone(),
@@ -109,6 +146,7 @@ impl OwnMetrics {
             failures,
             refused,
             archive_errors,
+            abandoned,
             queued,
             in_flight,
             duration,
@@ -123,8 +161,22 @@ impl OwnMetrics {
             .inc();
     }
 
-    pub fn archive_failed(&self) {
-        self.archive_errors.inc();
+    /// Count a probe that could not be stored; whether to log this one (the first, then
+    /// every [`ARCHIVE_LOG_EVERY`]th, so a full disk does not flood the log).
+    pub fn archive_failed(&self) -> ArchiveFailure {
+        let n = self.archive_errors.inc() + 1;
+        ArchiveFailure {
+            count: n,
+            log: n == 1 || n.is_multiple_of(ARCHIVE_LOG_EVERY),
+        }
+    }
+
+    /// A probe request begins; see [`Abandoned`].
+    pub fn abandoned(&self) -> Abandoned<'_> {
+        Abandoned {
+            counter: &self.abandoned,
+            answered: false,
+        }
     }
 
     pub fn in_flight(&self) -> InFlight<'_> {
@@ -160,6 +212,22 @@ impl OwnMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn archive_errors_are_counted_and_logged_first_then_every_hundredth() {
+        let own = OwnMetrics::new(std::iter::empty());
+        let logged: Vec<u64> = (0..250)
+            .map(|_| own.archive_failed())
+            .filter(|f| f.log)
+            .map(|f| f.count)
+            .collect();
+        assert_eq!(logged, [1, 100, 200]);
+        let (text, _) = own.encode(0, false);
+        assert!(
+            text.contains("dualperf_exporter_archive_errors_total 250"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn own_metrics_count_refusals_and_list_modules() {

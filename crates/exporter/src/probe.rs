@@ -97,8 +97,8 @@ pub struct FamilyOutcome {
     pub family: Family,
     /// The address tested, when the target has one of this family.
     pub addr: Option<IpAddr>,
-    /// From just before connecting to the result (0 when nothing was tried).
-    pub duration: Duration,
+    /// From just before connecting to the result; `None` when the family was not run.
+    pub duration: Option<Duration>,
     pub result: Result<Vec<Metric>, Failure>,
 }
 
@@ -145,6 +145,45 @@ pub fn headline_metric(spec: &TestSpec) -> &'static str {
     }
 }
 
+/// Longest failure message logged, characters.
+pub const MAX_LOGGED_MESSAGE_CHARS: usize = 500;
+
+/// One log line per failed family, with the engine's words (addresses, timings): the free
+/// text that has no place in a label. One line each, controls removed, cut to
+/// [`MAX_LOGGED_MESSAGE_CHARS`].
+pub fn failure_log(target: &str, module: &str, p: &ProbeOutcome) -> Vec<String> {
+    p.families
+        .iter()
+        .filter_map(|o| {
+            let f = o.result.as_ref().err()?;
+            let message: String = wire::text::terminal_safe_line(&f.message)
+                .chars()
+                .take(MAX_LOGGED_MESSAGE_CHARS)
+                .collect();
+            Some(format!(
+                "dualperf exporter: probe of {target} (module {module}) over {}: {}: {message}",
+                crate::exposition::family_label(o.family),
+                f.reason.label()
+            ))
+        })
+        .collect()
+}
+
+/// The families' tests in the order a probe runs them (IPv6 first when `v6_first`).
+pub fn family_order(module: &ProbeModule, v6_first: bool) -> Vec<&TestSpec> {
+    let mut specs: Vec<&TestSpec> = module.specs.iter().collect();
+    let first = if v6_first { Family::V6 } else { Family::V4 };
+    specs.sort_by_key(|s| s.family != first);
+    specs
+}
+
+fn headline_of(specs: &[&TestSpec]) -> &'static str {
+    specs
+        .first()
+        .map(|s| headline_metric(s))
+        .unwrap_or(m::THROUGHPUT_BPS)
+}
+
 /// Run `module` against `port` of the resolved target, family by family (IPv6 first when
 /// `v6_first`), giving up on a family that would not finish within `budget` of `start`
 /// (each family is allowed its test time plus `setup_allowance`).
@@ -156,63 +195,153 @@ pub fn run_probe(
     budget: Duration,
     setup_allowance: Duration,
 ) -> ProbeOutcome {
+    let ask = ProbeRun {
+        module,
+        resolved,
+        port,
+        v6_first,
+        budget,
+        setup_allowance,
+    };
+    run_probe_reporting(&ask, &mut |_| {})
+}
+
+/// What one probe runs: the module against `port` of the resolved target, within
+/// `budget`.
+pub struct ProbeRun<'a> {
+    pub module: &'a ProbeModule,
+    pub resolved: &'a Resolved,
+    pub port: u16,
+    pub v6_first: bool,
+    pub budget: Duration,
+    pub setup_allowance: Duration,
+}
+
+/// [`run_probe`], handing each family's outcome to `done` as soon as it is known (the
+/// server answers with those when the probe overruns its budget).
+pub fn run_probe_reporting(
+    run: &ProbeRun<'_>,
+    done: &mut dyn FnMut(&FamilyOutcome),
+) -> ProbeOutcome {
+    let (module, budget) = (run.module, run.budget);
     let start = Instant::now();
-    let mut specs: Vec<&TestSpec> = module.specs.iter().collect();
-    if v6_first {
-        specs.sort_by_key(|s| s.family != Family::V6);
-    } else {
-        specs.sort_by_key(|s| s.family != Family::V4);
-    }
-    let headline = specs
-        .first()
-        .map(|s| headline_metric(s))
-        .unwrap_or(m::THROUGHPUT_BPS);
-    let families = specs
-        .into_iter()
-        .map(|spec| {
-            let family = spec.family;
-            let addr = match resolved.of(family) {
-                Ok(a) => *a,
-                Err(why) => {
-                    return FamilyOutcome {
+    let specs = family_order(module, run.v6_first);
+    let headline = headline_of(&specs);
+    let mut families = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let family = spec.family;
+        let o = match run.resolved.of(family) {
+            Err(why) => FamilyOutcome {
+                family,
+                addr: None,
+                duration: None,
+                result: Err(Failure {
+                    reason: Reason::NoAddress,
+                    message: why.to_string(),
+                }),
+            },
+            Ok(addr) => {
+                let needed = module.test_time + run.setup_allowance;
+                let left = budget.saturating_sub(start.elapsed());
+                if needed > left {
+                    FamilyOutcome {
                         family,
-                        addr: None,
-                        duration: Duration::ZERO,
+                        addr: Some(*addr),
+                        duration: None,
                         result: Err(Failure {
-                            reason: Reason::NoAddress,
-                            message: why.to_string(),
+                            reason: Reason::Timeout,
+                            message: format!(
+                                "not run: {:.1} s of the probe's {:.1} s budget left, the test needs {:.1} s",
+                                left.as_secs_f64(),
+                                budget.as_secs_f64(),
+                                needed.as_secs_f64()
+                            ),
                         }),
                     }
+                } else {
+                    let began = Instant::now();
+                    let limits = FamilyLimits::within(module, left);
+                    let result = run_family(
+                        module,
+                        spec,
+                        *addr,
+                        run.port,
+                        run.setup_allowance / 2,
+                        &limits,
+                    );
+                    FamilyOutcome {
+                        family,
+                        addr: Some(*addr),
+                        duration: Some(began.elapsed()),
+                        result,
+                    }
                 }
-            };
-            let needed = module.test_time + setup_allowance;
-            if start.elapsed() + needed > budget {
-                return FamilyOutcome {
-                    family,
-                    addr: Some(addr),
-                    duration: Duration::ZERO,
+            }
+        };
+        done(&o);
+        families.push(o);
+    }
+    ProbeOutcome { families, headline }
+}
+
+/// The outcome of a probe that overran its budget: the families that ended (`done`) as
+/// they ended, the others failed for `timeout`.
+pub fn cut_short(run: &ProbeRun<'_>, done: &[FamilyOutcome]) -> ProbeOutcome {
+    let specs = family_order(run.module, run.v6_first);
+    let headline = headline_of(&specs);
+    let families = specs
+        .iter()
+        .map(|spec| {
+            done.iter()
+                .find(|o| o.family == spec.family)
+                .cloned()
+                .unwrap_or_else(|| FamilyOutcome {
+                    family: spec.family,
+                    addr: run.resolved.of(spec.family).as_ref().ok().copied(),
+                    duration: None,
                     result: Err(Failure {
                         reason: Reason::Timeout,
                         message: format!(
-                            "not run: {:.1} s of the probe's {:.1} s budget left, the test needs {:.1} s",
-                            budget.saturating_sub(start.elapsed()).as_secs_f64(),
-                            budget.as_secs_f64(),
-                            needed.as_secs_f64()
+                            "still running when the probe's {:.1} s budget ran out",
+                            run.budget.as_secs_f64()
                         ),
                     }),
-                };
-            }
-            let began = Instant::now();
-            let result = run_family(module, spec, addr, port, setup_allowance / 2);
-            FamilyOutcome {
-                family,
-                addr: Some(addr),
-                duration: began.elapsed(),
-                result,
-            }
+                })
         })
         .collect();
     ProbeOutcome { families, headline }
+}
+
+/// The waits of one family's test, held to what is left of the probe's budget (never
+/// longer than the engine's and iperf3's own defaults): a target that stalls ends the
+/// test soon after the budget instead of after the defaults' tens of seconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FamilyLimits {
+    pub connect: Duration,
+    /// The engine session's waits (handshake, slack after the test, count-bound run).
+    pub session: wire::session::Limits,
+    /// iperf3's longest silence on the control connection outside the data phase.
+    pub iperf3_control: Duration,
+}
+
+/// Shortest wait a family is given (a zero wait would fail at once).
+const MIN_WAIT: Duration = Duration::from_millis(100);
+
+impl FamilyLimits {
+    /// With `left` of the budget: the test's own time, and the rest for the waits.
+    pub fn within(module: &ProbeModule, left: Duration) -> FamilyLimits {
+        let spare = left.saturating_sub(module.test_time).max(MIN_WAIT);
+        let d = wire::session::Limits::default();
+        FamilyLimits {
+            connect: module.connect_timeout.min(spare),
+            session: wire::session::Limits {
+                handshake: d.handshake.min(spare),
+                run_slack: d.run_slack.min(spare),
+                count_run_max: d.count_run_max.min(left.max(MIN_WAIT)),
+            },
+            iperf3_control: iperf3::ClientOptions::default().control_timeout.min(spare),
+        }
+    }
 }
 
 fn run_family(
@@ -221,10 +350,12 @@ fn run_family(
     addr: IpAddr,
     port: u16,
     busy_retry: Duration,
+    limits: &FamilyLimits,
 ) -> Result<Vec<Metric>, Failure> {
     if module.peer == Peer::Iperf3 {
         let opts = iperf3::ClientOptions {
-            connect_timeout: module.connect_timeout,
+            connect_timeout: limits.connect,
+            control_timeout: limits.iperf3_control,
             ..iperf3::ClientOptions::default()
         };
         // An iperf3 server answers "busy" while the previous session (the other family's
@@ -244,7 +375,8 @@ fn run_family(
         });
     }
     let mut cfg = ClientConfig::new(&addr.to_string(), port, spec.clone());
-    cfg.connect_timeout = module.connect_timeout;
+    cfg.connect_timeout = limits.connect;
+    cfg.limits = limits.session;
     cfg.psk = module.psk.clone();
     // The exporter's own host metadata is not wanted by the probe; an empty map skips
     // capturing it on every scrape.
@@ -265,7 +397,7 @@ mod tests {
         FamilyOutcome {
             family,
             addr: None,
-            duration: Duration::ZERO,
+            duration: None,
             result: match v {
                 Some(v) => Ok(vec![Metric::new(m::THROUGHPUT_BPS, v)]),
                 None => Err(Failure {
@@ -355,6 +487,85 @@ mod tests {
             assert_eq!(f.reason, Reason::Timeout, "{f:?}");
             assert!(f.message.contains("budget"), "{f:?}");
         }
+    }
+
+    #[test]
+    fn a_probe_cut_short_keeps_what_ended_and_times_out_the_rest() {
+        let module = crate::config::Config::default().modules["tcp_stream"].clone();
+        let r = Resolved {
+            v4: Ok("127.0.0.1".parse().unwrap()),
+            v6: Ok("::1".parse().unwrap()),
+        };
+        let run = ProbeRun {
+            module: &module,
+            resolved: &r,
+            port: 1,
+            v6_first: true,
+            budget: Duration::from_secs(5),
+            setup_allowance: Duration::from_secs(1),
+        };
+        let p = cut_short(&run, &[outcome(Family::V6, Some(2.0))]);
+        let fams: Vec<Family> = p.families.iter().map(|o| o.family).collect();
+        assert_eq!(fams, [Family::V6, Family::V4]);
+        assert_eq!(p.families[0].metric(m::THROUGHPUT_BPS), Some(2.0));
+        let v4 = &p.families[1];
+        assert_eq!(v4.result.as_ref().unwrap_err().reason, Reason::Timeout);
+        assert_eq!((v4.duration, v4.addr), (None, r.v4.clone().ok()));
+    }
+
+    #[test]
+    fn a_familys_waits_are_held_to_what_is_left_of_the_budget() {
+        // tcp_stream: a 2 s test, 3 s to connect.
+        let module = crate::config::Config::default().modules["tcp_stream"].clone();
+        let s = Duration::from_secs_f64;
+        let l = FamilyLimits::within(&module, s(3.5));
+        assert_eq!(l.connect, s(1.5));
+        assert_eq!(l.session.handshake, s(1.5));
+        assert_eq!(l.session.run_slack, s(1.5));
+        assert_eq!(l.session.count_run_max, s(3.5));
+        assert_eq!(l.iperf3_control, s(1.5));
+        // With time to spare, the defaults (never longer).
+        let l = FamilyLimits::within(&module, s(100.0));
+        assert_eq!(l.connect, module.connect_timeout);
+        assert_eq!(
+            (l.session.handshake, l.session.run_slack),
+            (
+                wire::session::Limits::default().handshake,
+                wire::session::Limits::default().run_slack
+            )
+        );
+        assert_eq!(
+            l.iperf3_control,
+            iperf3::ClientOptions::default().control_timeout
+        );
+        // Nothing left: the shortest wait, not zero.
+        assert_eq!(
+            FamilyLimits::within(&module, Duration::ZERO).connect,
+            MIN_WAIT
+        );
+    }
+
+    #[test]
+    fn failures_are_logged_one_clean_line_each() {
+        let mut bad = outcome(Family::V6, None);
+        if let Err(f) = &mut bad.result {
+            f.message = format!("peer said \x1b[31mno\nway {}", "x".repeat(2000));
+        }
+        let p = ProbeOutcome {
+            families: vec![outcome(Family::V4, Some(1.0)), bad],
+            headline: m::THROUGHPUT_BPS,
+        };
+        let lines = failure_log("h:5301", "tcp_stream", &p);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        let l = &lines[0];
+        assert!(
+            l.starts_with(
+                "dualperf exporter: probe of h:5301 (module tcp_stream) over ipv6: refused: peer said [31mno way xxx"
+            ),
+            "{l}"
+        );
+        assert!(!l.contains(['\x1b', '\n']), "{l}");
+        assert!(l.len() < MAX_LOGGED_MESSAGE_CHARS + 100, "{}", l.len());
     }
 
     #[test]

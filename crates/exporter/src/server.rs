@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::exposition::{encode, probe_registry, wants_openmetrics};
 use crate::gate::{Gate, Refusal};
 use crate::own::OwnMetrics;
-use crate::probe::run_probe;
+use crate::probe::{cut_short, failure_log, run_probe_reporting, ProbeRun};
 use crate::target::{check_allowed, resolve, Target};
 use crate::webconfig::WebConfig;
 use http_body_util::Full;
@@ -34,6 +34,10 @@ pub struct ServerOptions {
     pub max_connection_age: Duration,
     /// Largest request head, bytes (hyper's read buffer; at least 8 KiB).
     pub max_header_bytes: usize,
+    /// Name lookups and password (bcrypt) checks running at once on blocking threads;
+    /// a request that needs one more is refused at once (503), so clients that send and
+    /// hang up cannot pile up work ahead of Prometheus' scrapes.
+    pub max_blocking_checks: usize,
 }
 
 impl Default for ServerOptions {
@@ -43,6 +47,7 @@ impl Default for ServerOptions {
             max_connections: 256,
             max_connection_age: Duration::from_secs(600),
             max_header_bytes: 16 * 1024,
+            max_blocking_checks: 8,
         }
     }
 }
@@ -65,6 +70,49 @@ struct State {
     web: WebConfig,
     gate: Gate,
     own: OwnMetrics,
+    /// Permits for name lookups and bcrypt checks on the blocking pool.
+    checks: Arc<tokio::sync::Semaphore>,
+    max_checks: usize,
+}
+
+/// Why work was not run on the blocking pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Offload {
+    /// Every permit is taken: refused at once.
+    Saturated,
+    /// The work stopped unexpectedly (it panicked, or the runtime is shutting down).
+    Stopped,
+}
+
+/// Run `f` on the blocking pool when one of `checks`' permits is free, else refuse at
+/// once. The permit goes with `f`: it is released when `f` ends, whatever happens to the
+/// request that asked.
+async fn off_thread<T: Send + 'static>(
+    checks: &Arc<tokio::sync::Semaphore>,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Offload> {
+    let permit = checks
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| Offload::Saturated)?;
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        f()
+    })
+    .await
+    .map_err(|_| Offload::Stopped)
+}
+
+/// The answer when every blocking permit is taken.
+fn saturated(state: &State, what: &str) -> Reply {
+    state.own.refused("overloaded");
+    text(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "the exporter is busy: all its {} slots for name lookups and password checks are taken, so {what} cannot start now; try again shortly\n",
+            state.max_checks
+        ),
+    )
 }
 
 /// A running exporter; dropping it stops it (probes under way are given time to end).
@@ -121,7 +169,7 @@ pub fn start_with_archive(
         .enable_time()
         // Probes, name resolution and bcrypt; the gate admits at most
         // max_concurrent_probes probes, the rest is short.
-        .max_blocking_threads(config.max_concurrent_probes + 8)
+        .max_blocking_threads(config.max_concurrent_probes + opts.max_blocking_checks.max(1))
         .thread_name("dualperf-exporter")
         .build()
         .map_err(ServerError::Runtime)?;
@@ -151,6 +199,11 @@ pub fn start_with_archive(
         archive,
         config,
         web,
+        checks: Arc::new(tokio::sync::Semaphore::new(
+            opts.max_blocking_checks
+                .min(tokio::sync::Semaphore::MAX_PERMITS),
+        )),
+        max_checks: opts.max_blocking_checks,
     });
     let thread = std::thread::Builder::new()
         .name("dualperf-exporter".into())
@@ -254,15 +307,28 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Reply {
             .get(hyper::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let st = state.clone();
-        let ok = tokio::task::spawn_blocking(move || {
-            st.web
-                .auth
-                .as_ref()
-                .is_some_and(|a| a.check(header.as_deref()))
-        })
-        .await
-        .unwrap_or(false);
+        let remembered = state
+            .web
+            .auth
+            .as_ref()
+            .is_some_and(|a| a.remembered(header.as_deref()));
+        let ok = if remembered {
+            true
+        } else {
+            let st = state.clone();
+            match off_thread(&state.checks, move || {
+                st.web
+                    .auth
+                    .as_ref()
+                    .is_some_and(|a| a.check(header.as_deref()))
+            })
+            .await
+            {
+                Ok(ok) => ok,
+                Err(Offload::Saturated) => return saturated(&state, "the password check"),
+                Err(Offload::Stopped) => false,
+            }
+        };
         if !ok {
             state.own.refused("unauthorized");
             let mut r = text(
@@ -438,6 +504,13 @@ pub fn scrape_budget(
 }
 
 async fn probe(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -> Reply {
+    let mut abandoned = state.own.abandoned();
+    let r = probe_reply(state, req, openmetrics).await;
+    abandoned.answered();
+    r
+}
+
+async fn probe_reply(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -> Reply {
     let began = Instant::now();
     let ask = match parse_ask(&state.config, req) {
         Ok(a) => a,
@@ -465,25 +538,29 @@ async fn probe(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -
             ),
         );
     }
-    let target = ask.target.clone();
-    let listed = state.config.hosts.get(&target.host).cloned();
-    let resolved = tokio::time::timeout(
-        ask.budget - needed + Duration::from_millis(1),
-        tokio::task::spawn_blocking(move || match listed {
-            Some(addrs) => Ok(crate::target::Resolved::pick(&target, &addrs)),
-            None => resolve(&target),
-        }),
-    )
-    .await;
-    let resolved = match resolved {
-        Ok(Ok(Ok(r))) => r,
-        Ok(Ok(Err(e))) => crate::target::Resolved::neither(e),
-        _ => {
-            state.own.refused("resolve_timeout");
-            return text(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("resolving '{}' took too long\n", ask.target.host),
-            );
+    // An address, or a name of the configured hosts, needs no lookup; a name does, on
+    // the blocking pool, within the permits and the time the budget leaves.
+    let resolved = match (state.config.hosts.get(&ask.target.host), ask.target.ip()) {
+        (Some(addrs), _) => crate::target::Resolved::pick(&ask.target, addrs),
+        (None, Some(ip)) => crate::target::Resolved::pick(&ask.target, &[ip]),
+        (None, None) => {
+            let target = ask.target.clone();
+            let lookup = off_thread(&state.checks, move || resolve(&target));
+            match tokio::time::timeout(ask.budget - needed + Duration::from_millis(1), lookup).await
+            {
+                Ok(Ok(Ok(r))) => r,
+                Ok(Ok(Err(e))) => crate::target::Resolved::neither(e),
+                Ok(Err(Offload::Saturated)) => {
+                    return saturated(state, &format!("resolving '{}'", ask.target.host))
+                }
+                Ok(Err(Offload::Stopped)) | Err(_) => {
+                    state.own.refused("resolve_timeout");
+                    return text(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        format!("resolving '{}' took too long\n", ask.target.host),
+                    );
+                }
+            }
         }
     };
     if let Err(e) = check_allowed(&state.config.allow, &ask.target, &resolved) {
@@ -492,6 +569,7 @@ async fn probe(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -
     }
     let port = ask.target.port.unwrap_or(module.port);
     let key = format!("{}:{port}", ask.target.host);
+    let key_text = key.clone();
     let wait = ask.budget.saturating_sub(needed + began.elapsed());
     let mut admission = match state.gate.admit(&key, wait).await {
         Ok(a) => a,
@@ -505,26 +583,72 @@ async fn probe(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -
     let (module, allowance) = (module.clone(), state.config.setup_allowance);
     let ran = Instant::now();
     let st = state.clone();
-    let outcome = tokio::task::spawn_blocking(move || {
+    // The families' outcomes as they end, for an answer in time if the probe overruns.
+    let finished = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let progress = finished.clone();
+    let (m, r) = (module.clone(), resolved.clone());
+    let blocking = tokio::task::spawn_blocking(move || {
+        // The probe owns its admission: the target and the global slot stay taken until
+        // it ends, also when its client hangs up (hyper then drops this handler, not the
+        // blocking probe) or its answer was sent without it (budget overrun).
+        let _admission = admission;
         let _in_flight = st.own.in_flight();
         let started = std::time::SystemTime::now();
-        let p = run_probe(&module, &resolved, port, v6_first, budget, allowance);
+        let run = ProbeRun {
+            module: &m,
+            resolved: &r,
+            port,
+            v6_first,
+            budget,
+            setup_allowance: allowance,
+        };
+        let p = run_probe_reporting(&run, &mut |o| {
+            if let Ok(mut v) = progress.lock() {
+                v.push(o.clone());
+            }
+        });
         if let Some(a) = &st.archive {
-            if a.record(&module, &key, started, &p).is_err() {
-                st.own.archive_failed();
+            if let Err(e) = a.record(&m, &key, started, &p) {
+                let f = st.own.archive_failed();
+                if f.log {
+                    eprintln!(
+                        "dualperf exporter: cannot store the probe of {key} in the results database: {e} ({} such errors so far; the first and every {}th are logged)",
+                        f.count,
+                        crate::own::ARCHIVE_LOG_EVERY
+                    );
+                }
             }
         }
         p
-    })
-    .await;
-    drop(admission);
-    let Ok(outcome) = outcome else {
-        return text(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "the probe stopped unexpectedly\n".into(),
-        );
+    });
+    // Each family's waits are held to the budget (probe::FamilyLimits), so the probe
+    // normally ends in it; whatever a target does, the answer is not later than that.
+    let outcome = match tokio::time::timeout(budget, blocking).await {
+        Ok(Ok(p)) => p,
+        Ok(Err(_)) => {
+            return text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the probe stopped unexpectedly\n".into(),
+            )
+        }
+        Err(_) => {
+            let done = finished.lock().map(|v| v.clone()).unwrap_or_default();
+            let run = ProbeRun {
+                module: &module,
+                resolved: &resolved,
+                port,
+                v6_first,
+                budget,
+                setup_allowance: allowance,
+            };
+            cut_short(&run, &done)
+        }
     };
     state.own.probed(&ask.module, &outcome, ran.elapsed());
+    // The labels carry the reason only; the engine's words go to the log.
+    for line in failure_log(&key_text, &ask.module, &outcome) {
+        eprintln!("{line}");
+    }
     let (body, ct) = encode(&probe_registry(&outcome), openmetrics);
     let mut r = text(StatusCode::OK, body);
     r.headers_mut()
@@ -535,6 +659,41 @@ async fn probe(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocking_work_beyond_the_permits_is_refused_at_once() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let checks = Arc::new(tokio::sync::Semaphore::new(1));
+            let (release, wait) = std::sync::mpsc::channel::<()>();
+            let held = {
+                let checks = checks.clone();
+                tokio::spawn(async move {
+                    off_thread(&checks, move || {
+                        let _ = wait.recv();
+                        1
+                    })
+                    .await
+                })
+            };
+            // Bounded wait until the first lookup holds the permit.
+            for _ in 0..10_000 {
+                if checks.available_permits() == 0 {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+            assert_eq!(checks.available_permits(), 0);
+            // The next is refused without waiting (a pending future would hang here).
+            assert_eq!(off_thread(&checks, || 2).await, Err(Offload::Saturated));
+            release.send(()).unwrap();
+            assert_eq!(held.await.unwrap(), Ok(1));
+            assert_eq!(off_thread(&checks, || 3).await, Ok(3));
+        });
+    }
 
     #[test]
     fn the_scrape_timeout_header_sets_the_budget() {

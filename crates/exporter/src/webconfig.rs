@@ -153,6 +153,18 @@ pub struct BasicAuth {
 }
 
 impl BasicAuth {
+    /// Whether the header carries a user and the password that already verified for it
+    /// (no bcrypt: cheap, never blocks). `false` means "not known yet", not "wrong".
+    pub fn remembered(&self, header: Option<&str>) -> bool {
+        let Some((user, password)) = header.and_then(basic_credentials) else {
+            return false;
+        };
+        self.verified.lock().is_ok_and(|v| {
+            v.get(&user)
+                .is_some_and(|p| constant_time_eq(p.as_bytes(), password.as_bytes()))
+        })
+    }
+
     /// Whether an `Authorization` header value carries a listed user and its password.
     /// Blocking (bcrypt) on a first success or on failure.
     pub fn check(&self, header: Option<&str>) -> bool {
@@ -226,8 +238,14 @@ mod tests {
         std::fs::write(&path, format!("[basic_auth_users]\nalice = \"{hash}\"\n")).unwrap();
         let w = WebConfig::load(&path).unwrap();
         let auth = w.auth.unwrap();
+        // Nothing remembered before a check: the server must run bcrypt (off-thread).
+        assert!(!auth.remembered(Some(&header("alice", "s3cret"))));
         assert!(auth.check(Some(&header("alice", "s3cret"))));
-        // Again, from the remembered success.
+        // Again, from the remembered success (no bcrypt, so no blocking thread needed).
+        assert!(auth.remembered(Some(&header("alice", "s3cret"))));
+        assert!(!auth.remembered(Some(&header("alice", "wrong"))));
+        assert!(!auth.remembered(Some(&header("bob", "s3cret"))));
+        assert!(!auth.remembered(None));
         assert!(auth.check(Some(&header("alice", "s3cret"))));
         assert!(!auth.check(Some(&header("alice", "wrong"))));
         assert!(!auth.check(Some(&header("bob", "s3cret"))));
