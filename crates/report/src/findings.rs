@@ -603,7 +603,7 @@ fn point_evidence(cmp: &Comparison, view: &View, p: &Point, level: f64) -> Strin
                 format!(
                     "; Mann-Whitney U {} ({}), rank-biserial r = {:.2}",
                     p_phrase(m.p),
-                    if m.exact { "exact" } else { "normal approximation, ties or large samples" },
+                    if m.exact { "exact" } else { "normal approximation, large samples" },
                     m.rank_biserial
                 )
             })

@@ -7,7 +7,10 @@
 //! approximation, tie correction and continuity correction, or the exact null
 //! distribution whenever there are no ties and its cost is bounded ([`EXACT_MAX_WORK`]:
 //! up to 271 runs per side), as `scipy.stats.mannwhitneyu(method="exact")` — wider than
-//! SciPy's `method="auto"`, which stops at 8 —; Cohen's d with the pooled sd and
+//! SciPy's `method="auto"`, which stops at 8 —, and with ties the exact distribution
+//! conditional on them (the permutation distribution of the midrank sum, as R's
+//! `coin::wilcox_test(distribution = "exact")`) up to 39 runs per side
+//! ([`exact_with_ties_is_computable`]); Cohen's d with the pooled sd and
 //! Hedges' g with the exact small-sample factor (Hedges 1981); the rank-biserial
 //! correlation r = 2·U₁/(n₁n₂) − 1 (Kerby 2014); Holm (1979).
 
@@ -88,9 +91,11 @@ pub struct MannWhitney {
     pub p: f64,
     /// Rank-biserial correlation 2·U₁/(n₁n₂) − 1, in [−1, 1]; > 0 when a tends larger.
     pub rank_biserial: f64,
-    /// Whether p comes from the exact null distribution (no ties, and a cost within
-    /// [`EXACT_MAX_WORK`]) rather than the normal approximation with tie and continuity
-    /// correction (any ties, or samples too large to enumerate).
+    /// Whether p comes from an exact distribution — without ties the null distribution
+    /// of U ([`exact_is_computable`]), with ties the permutation distribution of the
+    /// midrank sum given those ties ([`exact_with_ties_is_computable`]) — rather than the
+    /// normal approximation with tie and continuity correction (samples beyond those
+    /// bounds).
     pub exact: bool,
 }
 
@@ -175,6 +180,63 @@ pub fn exact_is_computable(n1: usize, n2: usize) -> bool {
     lo > 0 && lo.saturating_mul(hi).saturating_mul(lo) <= EXACT_MAX_WORK
 }
 
+/// Whether the exact distribution with ties is computed for samples of n₁ and n₂: its
+/// cost, about 2·m²·N² additions (m = min(n₁, n₂), N = n₁ + n₂: N values, m sizes of
+/// subset, doubled rank sums up to 2·m·N), within [`EXACT_MAX_WORK`] — up to 39 runs per
+/// side, or e.g. 10 against 150. Beyond it the normal approximation with tie correction.
+pub fn exact_with_ties_is_computable(n1: usize, n2: usize) -> bool {
+    let m = n1.min(n2) as u64;
+    let total = (n1 as u64).saturating_add(n2 as u64);
+    m > 0
+        && 2u64
+            .saturating_mul(m)
+            .saturating_mul(m)
+            .saturating_mul(total)
+            .saturating_mul(total)
+            <= EXACT_MAX_WORK
+}
+
+/// Exact two-sided p of the rank sum given the ties: of the C(N, m) ways to pick m of
+/// the N values, the share whose doubled midrank sum is at most `observed` (the doubled
+/// midrank sum of the m values of one sample), or at least it, whichever is smaller,
+/// doubled and capped at 1 — as the untied branch, and as SciPy's
+/// `mannwhitneyu(method=PermutationMethod(n_resamples=inf))`. Doubled midranks are
+/// integers, so the distribution is counted exactly by a subset-sum table (counts as
+/// f64: C(N, m) stays far below 10³⁰⁸ within [`exact_with_ties_is_computable`]).
+fn exact_tied_p(doubled_ranks: &[u64], m: usize, observed: u64) -> f64 {
+    let top: u64 = {
+        let mut r = doubled_ranks.to_vec();
+        r.sort_unstable_by(|x, y| y.cmp(x));
+        r.iter().take(m).sum()
+    };
+    let width = top as usize + 1;
+    // ways[k · width + s]: subsets of k values so far with doubled rank sum s.
+    let mut ways = vec![0.0_f64; (m + 1) * width];
+    ways[0] = 1.0;
+    for (i, &r) in doubled_ranks.iter().enumerate() {
+        let r = r as usize;
+        for k in (1..=m.min(i + 1)).rev() {
+            let (below, here) = ways.split_at_mut(k * width);
+            let from = &below[(k - 1) * width..];
+            for s in (r..width).rev() {
+                here[s] += from[s - r];
+            }
+        }
+    }
+    let row = &ways[m * width..];
+    let (mut at_most, mut at_least, mut all) = (0.0, 0.0, 0.0);
+    for (s, &w) in row.iter().enumerate() {
+        all += w;
+        if s as u64 <= observed {
+            at_most += w;
+        }
+        if s as u64 >= observed {
+            at_least += w;
+        }
+    }
+    (2.0 * f64::min(at_most, at_least) / all).min(1.0)
+}
+
 /// Exact upper tail P(U ≥ u) under the null for samples of m and n without ties, from
 /// the generating function of U, the Gaussian binomial [m+n choose m]_q =
 /// Π_{i=1..m} (1 − q^(n+i)) / (1 − q^i) (Mann & Whitney 1947), whose coefficient j
@@ -242,9 +304,11 @@ impl MannWhitney {
             .collect();
         all.sort_by(|x, y| x.0.total_cmp(&y.0));
         let n = all.len();
-        // Midranks; sum of t³ − t over tie groups.
+        // Midranks (doubled: i + j + 2 for the group at sorted places i..=j, an integer);
+        // sum of t³ − t over tie groups.
         let mut rank_sum_a = 0.0;
         let mut tie_term = 0.0;
+        let mut doubled: Vec<(u64, bool)> = Vec::with_capacity(n);
         let mut i = 0;
         while i < n {
             let mut j = i;
@@ -255,6 +319,7 @@ impl MannWhitney {
             let count = (j - i + 1) as f64;
             tie_term += count * count * count - count;
             rank_sum_a += all[i..=j].iter().filter(|x| x.1).count() as f64 * midrank;
+            doubled.extend(all[i..=j].iter().map(|x| ((i + j + 2) as u64, x.1)));
             i = j + 1;
         }
         let (n1f, n2f, nf) = (n1 as f64, n2 as f64, n as f64);
@@ -279,8 +344,15 @@ impl MannWhitney {
         let dev = (u1 - mu).abs();
         let z_abs = ((dev - 0.5).max(0.0)) / sigma;
         let z = if u1 >= mu { z_abs } else { -z_abs };
-        let exact = tie_term == 0.0 && exact_is_computable(n1, n2);
-        let p = if exact {
+        let tied_exact = tie_term > 0.0 && exact_with_ties_is_computable(n1, n2);
+        let exact = tied_exact || (tie_term == 0.0 && exact_is_computable(n1, n2));
+        let p = if tied_exact {
+            // The smaller sample's doubled midrank sum (either gives the same p).
+            let small = n1 > n2;
+            let observed: u64 = doubled.iter().filter(|x| x.1 != small).map(|x| x.0).sum();
+            let ranks: Vec<u64> = doubled.iter().map(|x| x.0).collect();
+            exact_tied_p(&ranks, n1.min(n2), observed)
+        } else if exact {
             let u_big = u1.max(n1f * n2f - u1).round() as usize;
             (2.0 * exact_upper_tail(n1, n2, u_big)).min(1.0)
         } else {
@@ -409,10 +481,12 @@ mod tests {
         let a = [1.0, 2.0, 2.0, 3.0, 4.0, 5.0, 5.0, 9.0];
         let b = [2.0, 3.0, 6.0, 7.0, 7.0, 8.0, 10.0, 11.0, 12.0];
         let m = MannWhitney::of(&a, &b);
-        // scipy.stats.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic",
-        // use_continuity=True) (SciPy 1.17.1): statistic (U of a), pvalue
+        // scipy.stats.mannwhitneyu(a, b, alternative="two-sided",
+        // method=PermutationMethod(n_resamples=np.inf)) (SciPy 1.17.1): statistic (U of
+        // a), pvalue; method="asymptotic" gives 0.04241253405700955.
+        assert!(m.exact);
         close(m.u1, 14.5, 1e-15);
-        close(m.p, 0.042_412_534_057_009_55, 1e-9);
+        close(m.p, 0.036_528_177_704_648_29, 1e-9);
         assert!(m.z < 0.0);
         close(m.rank_biserial, 2.0 * 14.5 / 72.0 - 1.0, 1e-15);
     }
@@ -420,9 +494,92 @@ mod tests {
     #[test]
     fn mann_whitney_with_one_tie_matches_scipy() {
         let m = MannWhitney::of(&A, &B);
-        // scipy.stats.mannwhitneyu(A, B, method="asymptotic") (SciPy 1.17.1)
+        // scipy.stats.mannwhitneyu(A, B, method=PermutationMethod(n_resamples=np.inf))
+        // (SciPy 1.17.1): the exact distribution given the tie; "asymptotic" gives
+        // 0.003350113615676186.
+        assert!(m.exact);
         close(m.u1, 73.5, 1e-15);
-        close(m.p, 0.003_350_113_615_676_186, 1e-9);
+        close(m.p, 0.001_508_295_625_942_684_8, 1e-9);
+    }
+
+    #[test]
+    fn large_tied_samples_keep_the_normal_approximation_and_match_scipy() {
+        // 40 against 40 with ties: beyond the tied exact bound. scipy.stats.mannwhitneyu(
+        // a, b, method="asymptotic") (SciPy 1.17.1).
+        let a: Vec<f64> = (0..40).map(|i| (i / 2) as f64).collect();
+        let b: Vec<f64> = (0..40).map(|i| (i / 2) as f64 + 3.0).collect();
+        assert!(exact_with_ties_is_computable(39, 39));
+        assert!(!exact_with_ties_is_computable(40, 40));
+        assert!(exact_with_ties_is_computable(10, 150));
+        let m = MannWhitney::of(&a, &b);
+        assert!(!m.exact);
+        close(m.p, 0.032_876_645_288_427_24, 1e-9);
+    }
+
+    /// Brute force: every way to pick n₁ of the pooled values as sample a, the doubled
+    /// midrank sum of each, and SciPy's two-sided rule 2·min(P(≤), P(≥)).
+    fn enumerated_p(a: &[f64], b: &[f64]) -> f64 {
+        let pooled: Vec<f64> = a.iter().chain(b).copied().collect();
+        let doubled: Vec<u64> = pooled
+            .iter()
+            .map(|x| {
+                let below = pooled.iter().filter(|y| *y < x).count() as u64;
+                let equal = pooled.iter().filter(|y| *y == x).count() as u64;
+                2 * below + equal + 1
+            })
+            .collect();
+        let observed: u64 = doubled[..a.len()].iter().sum();
+        let (mut le, mut ge, mut all) = (0u64, 0u64, 0u64);
+        for mask in 0u32..1 << pooled.len() {
+            if mask.count_ones() as usize != a.len() {
+                continue;
+            }
+            let s: u64 = (0..pooled.len())
+                .filter(|i| mask >> i & 1 == 1)
+                .map(|i| doubled[i])
+                .sum();
+            all += 1;
+            le += u64::from(s <= observed);
+            ge += u64::from(s >= observed);
+        }
+        (2.0 * le.min(ge) as f64 / all as f64).min(1.0)
+    }
+
+    #[test]
+    fn small_tied_samples_use_the_exact_distribution_given_the_ties() {
+        // Complete separation of 3 against 3 can do no better than 2 / C(6, 3) = 0.1,
+        // ties or not (the normal approximation said 0.0469, "significant").
+        let m = MannWhitney::of(&[1.0, 1.0, 1.0], &[2.0, 2.0, 2.0]);
+        assert!(m.exact);
+        close(m.p, 0.1, 1e-12);
+        assert_eq!(
+            m.p,
+            crate::smallest_p(crate::PrimaryTest::MannWhitney, 3, 3)
+        );
+        // Ties within and across the samples, checked by enumeration here and against
+        // scipy.stats.mannwhitneyu(x, y, method=PermutationMethod(n_resamples=np.inf))
+        // (SciPy 1.17.1): 19/143 (asymptotic: 0.12500621852933796).
+        let x = [1.0, 2.0, 2.0, 3.0, 3.0, 3.0, 5.0];
+        let y = [2.0, 3.0, 4.0, 4.0, 5.0, 6.0];
+        let m = MannWhitney::of(&x, &y);
+        assert!(m.exact);
+        close(m.p, enumerated_p(&x, &y), 1e-12);
+        close(m.p, 19.0 / 143.0, 1e-12);
+        // Either order gives the same p, from the smaller sample's side.
+        close(MannWhitney::of(&y, &x).p, m.p, 1e-12);
+        // Loaded-RTT p50s at three significant figures (ms): SciPy 1/42 (asymptotic
+        // 0.01887).
+        let a = [1.23, 1.24, 1.24, 1.25, 1.23];
+        let b = [1.25, 1.26, 1.25, 1.27, 1.26];
+        let m = MannWhitney::of(&a, &b);
+        close(m.p, enumerated_p(&a, &b), 1e-12);
+        close(m.p, 1.0 / 42.0, 1e-12);
+        // Unequal sizes, heavy ties: enumeration only.
+        let a = [5.0, 5.0, 6.0, 7.0, 7.0, 7.0, 9.0, 9.0, 10.0];
+        let b = [4.0, 5.0, 5.0, 6.0, 6.0, 7.0];
+        let m = MannWhitney::of(&a, &b);
+        assert!(m.exact);
+        close(m.p, enumerated_p(&a, &b), 1e-12);
     }
 
     #[test]
