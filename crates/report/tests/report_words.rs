@@ -450,6 +450,42 @@ fn versions_without_a_common_size_are_not_compared() {
     assert_eq!(row[2], "not compared");
 }
 
+/// No size in common: the means table shows each IP version's mean over its own sizes,
+/// says which, and gives no percentage — 100 at 128 bytes against 90 at 1408 bytes is no
+/// IPv4-against-IPv6 difference.
+#[test]
+fn means_without_a_common_size_have_no_percentage_and_list_each_sides_sizes() {
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (0, V6, TcpStream, 1408, THROUGHPUT_BPS, &B5),
+        ],
+    );
+    let r = report(&d);
+    let md = table_md(&r, "tcp-throughput-means");
+    let row = "| S | 100.00 | 90.000 | – | no packet size in common (IPv4: 1 of 2: 128; IPv6: 1 of 2: 1408) |";
+    assert!(md.contains(row), "{md}");
+    assert!(!md.contains("11.11"), "{md}");
+    let latex = r.latex();
+    assert!(
+        latex.contains("no packet size in common (IPv4: 1 of 2: 128; IPv6: 1 of 2: 1408)"),
+        "{latex}"
+    );
+    assert!(r
+        .html
+        .contains("no packet size in common (IPv4: 1 of 2: 128; IPv6: 1 of 2: 1408)"));
+    // One IP version only: the other has no runs, and no percentage either.
+    let d = crafted(&["S"], &[(0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5)]);
+    let md = table_md(&report(&d), "tcp-throughput-means");
+    assert!(
+        md.contains(
+            "| S | 100.00 | – | – | no packet size in common (IPv4: all 1; IPv6: no runs) |"
+        ),
+        "{md}"
+    );
+}
+
 /// A UDP stream run whose receiving socket dropped datagrams: its loss is left out.
 fn receiver_limited(family: Family, size: u32, loss_pct: f64) -> RunRow {
     RunRow {
