@@ -1065,4 +1065,37 @@ fn a_rank_tested_difference_takes_its_side_from_the_rank_test_not_the_means() {
         latex.contains("UDP RTT &  & best; better at 1 of 1 sizes & S IPv6"),
         "{latex}"
     );
+    assert!(r
+        .html
+        .contains("its direction (which side's runs were higher in most pairs) names the side"));
+}
+
+#[test]
+fn tied_latencies_of_three_runs_a_side_are_not_called_significant() {
+    // Loaded-RTT p50s from an HDR histogram tie often. 3 against 3, completely
+    // separated: the exact p given the ties is 2 / C(6, 3) = 0.1 (the normal
+    // approximation said 0.047, "significantly lower"), which the plan's reach agrees
+    // cannot go below.
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, UdpRr, 128, RTT_MEAN_NS, &[50e3, 50e3, 50e3]),
+            (0, V6, UdpRr, 128, RTT_MEAN_NS, &[60e3, 60e3, 60e3]),
+        ],
+    );
+    let r = report(&d);
+    let t = &r.findings[0].text;
+    assert!(!t.contains("significantly lower"), "{t}");
+    assert!(
+        t.contains("cannot show a difference with this many runs (n=3 IPv4 and 3 IPv6: Mann-Whitney U cannot go below a corrected p of 0.1 over 1 size"),
+        "{t}"
+    );
+    assert!(
+        t.contains("(Mann-Whitney U p = 0.100 after Holm correction"),
+        "{t}"
+    );
+    assert!(r.findings[0]
+        .evidence
+        .contains("Mann-Whitney U p = 0.100 (exact)"));
+    assert!(r.html.contains("with ties exact given the ties"));
 }
