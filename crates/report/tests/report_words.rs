@@ -1094,6 +1094,8 @@ fn tied_latencies_of_three_runs_a_side_are_not_called_significant() {
         t.contains("(Mann-Whitney U p = 0.100 after Holm correction"),
         "{t}"
     );
+    // Nor does its Hodges-Lehmann interval claim a level 3 runs a side cannot reach.
+    assert!(t.contains("(90% CI, the most these runs reach ["), "{t}");
     assert!(r.findings[0]
         .evidence
         .contains("Mann-Whitney U p = 0.100 (exact)"));

@@ -157,7 +157,15 @@ impl HodgesLehmann {
         };
         // k = 0: the level is out of reach; the widest interval, with what it achieves.
         let k = k.clamp(1, mn.div_ceil(2));
-        let level_achieved = if exact { 1.0 - 2.0 * cdf(k - 1) } else { level };
+        // With ties, no more than without them: 1 − 2 / C(m + n, m) at most, which the
+        // normal approximation would not say (3 tied against 3 is no 95 % interval).
+        let level_achieved = if exact {
+            1.0 - 2.0 * cdf(k - 1)
+        } else if exact_is_computable(m, n) {
+            level.min(1.0 - 2.0 * cdf(0))
+        } else {
+            level
+        };
         Some(HodgesLehmann {
             shift,
             ci: (d[k - 1], d[mn - k]),
@@ -454,6 +462,13 @@ mod tests {
         close(hl.level_achieved, 0.9, 1e-12);
         assert_eq!(hl.shift, -3.0);
         assert!(HodgesLehmann::of(&[], &[1.0], 0.95).is_none());
+        // Ties do not lift the level past what these sizes reach: 3 against 3 gives at
+        // most 1 − 2/20 = 90 %, tied or not.
+        let hl = HodgesLehmann::of(&[1.0, 1.0, 2.0], &[3.0, 3.0, 4.0], 0.95).unwrap();
+        assert!(!hl.exact);
+        close(hl.level_achieved, 0.9, 1e-12);
+        let hl = HodgesLehmann::of(&[1.0, 2.0, 3.0], &[4.0, 5.0, 7.0], 0.95).unwrap();
+        close(hl.level_achieved, 0.9, 1e-12);
         // Ties: the normal approximation, said so.
         let hl =
             HodgesLehmann::of(&[1.0, 1.0, 2.0, 3.0, 3.0], &[1.0, 2.0, 2.0, 4.0], 0.95).unwrap();
