@@ -3,12 +3,13 @@
 //! largest difference with its test, and whether the differences survive Holm's
 //! correction. The side, the direction counts and the effect quoted are all the
 //! primary test's: the means and their difference for Welch's t-test; for Mann-Whitney
-//! the run pairs (U) and the Hodges-Lehmann shift, never the means. A difference that is not significant is called not significant — but
-//! only where the runs could have shown one: with fewer than 2 runs on a side (e.g. the
-//! rest were receiver-limited and left out) the sentence says "too few runs to compare"
-//! with each side's n and the runs left out, and where even a complete separation could
-//! not reach alpha after correction it says "cannot show a difference with this many
-//! runs", never "equal" or "no difference". Ties stay ties.
+//! the run pairs (U) and the Hodges-Lehmann shift, never the means. A difference that
+//! is not significant is called not significant — but only where the runs could have
+//! shown one: with fewer than 2 runs on a side (e.g. the rest were receiver-limited and
+//! left out) the sentence says "too few runs to compare" with each side's n and the
+//! runs left out, and where even a complete separation could not reach alpha after
+//! correction it says "cannot show a difference with this many runs", never "equal" or
+//! "no difference". Ties stay ties.
 
 use crate::analysis::{Analysis, AnalysisOptions, Comparison, Point, Side, Tally, View, ViewData};
 use crate::caveats::p_short;

@@ -8,8 +8,8 @@
 //! distribution whenever there are no ties and its cost is bounded ([`EXACT_MAX_WORK`]:
 //! up to 271 runs per side), as `scipy.stats.mannwhitneyu(method="exact")` — wider than
 //! SciPy's `method="auto"`, which stops at 8 —, and with ties the exact distribution
-//! conditional on them (the permutation distribution of the midrank sum, as R's
-//! `coin::wilcox_test(distribution = "exact")`) up to 39 runs per side
+//! conditional on them (the permutation distribution of the midrank sum, as SciPy's
+//! `mannwhitneyu(method=PermutationMethod(n_resamples=inf))`) up to 39 runs per side
 //! ([`exact_with_ties_is_computable`]); Cohen's d with the pooled sd and
 //! Hedges' g with the exact small-sample factor (Hedges 1981); the rank-biserial
 //! correlation r = 2·U₁/(n₁n₂) − 1 (Kerby 2014); Holm (1979).
