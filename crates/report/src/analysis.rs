@@ -373,14 +373,29 @@ impl Point {
 pub enum Side {
     A,
     B,
-    /// Equal means: credited to neither side.
+    /// Neither side ahead (equal means; for a rank test, as many pairs either way):
+    /// credited to neither side.
     Tie,
 }
 
 impl Point {
-    /// The side with the better mean (higher, or lower where lower is better).
+    /// The direction of the primary test, a against b (> 0: a higher, 0: neither):
+    /// for a rank-tested view Mann-Whitney's own, U₁ − n₁n₂/2 (as the sign of the
+    /// rank-biserial r: which side's runs were higher in most pairs — never opposite
+    /// to the Hodges-Lehmann shift), else the difference of means. A rank test's
+    /// significance never takes its side from the means: one slow run can move the
+    /// mean across while the other side's runs stay ahead.
+    pub fn direction(&self) -> f64 {
+        match &self.mann_whitney {
+            Some(m) => m.rank_biserial,
+            None => self.welch.diff,
+        }
+    }
+
+    /// The side the primary test favours ([`Point::direction`]; higher, or lower where
+    /// lower is better).
     pub fn better_side(&self, higher_is_better: bool) -> Side {
-        let d = self.welch.diff;
+        let d = self.direction();
         if d == 0.0 || !d.is_finite() {
             Side::Tie
         } else if (d > 0.0) == higher_is_better {
@@ -419,7 +434,8 @@ pub struct Emptied {
 pub struct Tally {
     /// Sizes compared (with a finite difference).
     pub n: usize,
-    /// Sizes where A's mean was better, B's was better, or they were equal.
+    /// Sizes where the primary test's direction ([`Point::direction`]) favoured A, B,
+    /// or neither (equal means; for a rank test, as many pairs either way).
     pub a_better: usize,
     pub b_better: usize,
     pub ties: usize,

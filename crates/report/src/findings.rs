@@ -1,14 +1,17 @@
 //! Sentences of findings made from the comparisons, each with its evidence: which side
 //! was higher (or lower, for metrics where lower is better) at how many sizes, the
 //! largest difference with its test, and whether the differences survive Holm's
-//! correction. A difference that is not significant is called not significant — but
-//! only where the runs could have shown one: with fewer than 2 runs on a side (e.g. the
-//! rest were receiver-limited and left out) the sentence says "too few runs to compare"
-//! with each side's n and the runs left out, and where even a complete separation could
-//! not reach alpha after correction it says "cannot show a difference with this many
-//! runs", never "equal" or "no difference". Ties stay ties.
+//! correction. The side, the direction counts and the effect quoted are all the
+//! primary test's: the means and their difference for Welch's t-test; for Mann-Whitney
+//! the run pairs (U) and the Hodges-Lehmann shift, never the means. A difference that
+//! is not significant is called not significant — but only where the runs could have
+//! shown one: with fewer than 2 runs on a side (e.g. the rest were receiver-limited and
+//! left out) the sentence says "too few runs to compare" with each side's n and the
+//! runs left out, and where even a complete separation could not reach alpha after
+//! correction it says "cannot show a difference with this many runs", never "equal" or
+//! "no difference". Ties stay ties.
 
-use crate::analysis::{Analysis, AnalysisOptions, Comparison, Point, Tally, View, ViewData};
+use crate::analysis::{Analysis, AnalysisOptions, Comparison, Point, Side, Tally, View, ViewData};
 use crate::caveats::p_short;
 use crate::format::{num, num_like, p_phrase, pct, sizes_list};
 use crate::headers::header_sentences;
@@ -261,7 +264,7 @@ fn lead(
     if ns.tested.is_empty() {
         return None;
     }
-    let equal = ns.tested.iter().all(|p| p.welch.diff == 0.0);
+    let equal = all_equal(ns, higher_is_better);
     let at = match (whole, n) {
         (false, _) => sizes_list(&tested_sizes),
         (true, 1) => "the one size compared".to_string(),
@@ -280,6 +283,14 @@ fn lead(
         "{a} and {b} {what} did not differ significantly at {at} (smallest Holm-adjusted {})",
         p_phrase(min_p)
     ))
+}
+
+/// Whether every size tested found the two sides equal: equal means, and for a rank
+/// test as many run pairs either way (equal means alone can hide a shift).
+fn all_equal(ns: &NotShown, higher_is_better: bool) -> bool {
+    ns.tested
+        .iter()
+        .all(|p| p.welch.diff == 0.0 && p.better_side(higher_is_better) == Side::Tie)
 }
 
 /// The sentence of one comparison. It leads with what survived Holm's correction, in
@@ -333,7 +344,7 @@ fn sentence(
         clauses.push(short_clause(&ns.short, a, b));
     }
     // Then the lead already said "were equal at" every size.
-    let equal_said = whole && all_tied;
+    let equal_said = whole && all_equal(&ns, hib);
     let mut text = match lead {
         Some(l) => [l]
             .into_iter()
@@ -347,15 +358,29 @@ fn sentence(
     } else {
         format!("{prefix}{text}")
     };
+    // The direction of the test that judged it: the means for Welch, the run pairs
+    // (Mann-Whitney's U) for a rank test.
     if all_tied && !equal_said {
-        text.push_str(&format!("; the means were equal at {at_sizes}"));
+        text.push_str(&if view.rank_test {
+            format!("; neither side was {better} in most run pairs at {at_sizes}")
+        } else {
+            format!("; the means were equal at {at_sizes}")
+        });
     } else if n > 0 && !all_tied {
-        text.push_str(&format!(
-            "; the mean was {better} for {a} at {} and for {b} at {} of {n} sizes",
-            t.a_better, t.b_better
-        ));
+        text.push_str(&if view.rank_test {
+            format!(
+                "; in most run pairs, {a} was {better} at {} and {b} at {} of {n} sizes",
+                t.a_better, t.b_better
+            )
+        } else {
+            format!(
+                "; the mean was {better} for {a} at {} and for {b} at {} of {n} sizes",
+                t.a_better, t.b_better
+            )
+        });
         if t.ties > 0 {
-            text.push_str(&format!(" and equal at {}", t.ties));
+            let neither = if view.rank_test { "neither" } else { "equal" };
+            text.push_str(&format!(" and {neither} at {}", t.ties));
         }
     }
     let evidence = largest_and_evidence(&mut text, cmp, view, &pts, &ns, &analysis.options);
@@ -579,7 +604,7 @@ fn point_evidence(cmp: &Comparison, view: &View, p: &Point, level: f64) -> Strin
                 format!(
                     "; Mann-Whitney U {} ({}), rank-biserial r = {:.2}",
                     p_phrase(m.p),
-                    if m.exact { "exact" } else { "normal approximation, ties or large samples" },
+                    if m.exact { "exact" } else { "normal approximation, large samples" },
                     m.rank_biserial
                 )
             })

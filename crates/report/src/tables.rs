@@ -93,7 +93,8 @@ fn sizes_text(common: &[u32], all: usize) -> String {
 /// Means over sizes per system and IP version, "IPv4 higher than IPv6 (%)", and a row
 /// per further system "A higher than B (%)". Every mean and percentage of a row uses
 /// only the sizes both sides have (a missing cell would otherwise tilt the mean), and
-/// the last column says which.
+/// the last column says which; with no size in common, each side's own sizes and no
+/// percentage.
 pub fn means_table(vd: &ViewData, options: &AnalysisOptions) -> Table {
     let systems = systems_with_data(vd);
     let unit = vd.view.unit;
@@ -108,34 +109,40 @@ pub fn means_table(vd: &ViewData, options: &AnalysisOptions) -> Table {
     let mut rows = Vec::new();
     for &s in &systems {
         let common = vd.common_sizes(&[(s, Family::V4), (s, Family::V6)]);
-        // One IP version only: its own sizes.
-        let (m4, m6, used) = if common.is_empty() {
+        let mean = |f, sizes: &[u32]| vd.mean_over(s, f, sizes).unwrap_or(f64::NAN);
+        if common.is_empty() {
+            // No size in common (or one IP version only): each mean over its own sizes,
+            // listed, and no percentage — means over different sizes do not compare.
             let own = |f| vd.common_sizes(&[(s, f)]);
             let (s4, s6) = (own(Family::V4), own(Family::V6));
-            let used = if s4.is_empty() {
-                s6.clone()
-            } else {
-                s4.clone()
+            let listed = |sizes: &[u32]| {
+                if sizes.is_empty() {
+                    "no runs".to_string()
+                } else {
+                    sizes_text(sizes, all)
+                }
             };
-            (
-                vd.mean_over(s, Family::V4, &s4),
-                vd.mean_over(s, Family::V6, &s6),
-                used,
-            )
-        } else {
-            (
-                vd.mean_over(s, Family::V4, &common),
-                vd.mean_over(s, Family::V6, &common),
-                common,
-            )
-        };
-        let (m4, m6) = (m4.unwrap_or(f64::NAN), m6.unwrap_or(f64::NAN));
+            rows.push(vec![
+                vd.systems[s].clone().into(),
+                num_cell(mean(Family::V4, &s4)),
+                num_cell(mean(Family::V6, &s6)),
+                pct_cell(f64::NAN),
+                format!(
+                    "no packet size in common (IPv4: {}; IPv6: {})",
+                    listed(&s4),
+                    listed(&s6)
+                )
+                .into(),
+            ]);
+            continue;
+        }
+        let (m4, m6) = (mean(Family::V4, &common), mean(Family::V6, &common));
         rows.push(vec![
             vd.systems[s].clone().into(),
             num_cell(m4),
             num_cell(m6),
             pct_cell(options.percent(m4, m6)),
-            sizes_text(&used, all).into(),
+            sizes_text(&common, all).into(),
         ]);
     }
     if let Some((&first, others)) = systems.split_first() {
@@ -162,7 +169,9 @@ pub fn means_table(vd: &ViewData, options: &AnalysisOptions) -> Table {
         columns,
         rows,
         note: Some(
-            "Mean of the per-size means over the sizes both sides of the row have (listed). \
+            "Mean of the per-size means over the sizes both sides of the row have (listed); \
+             where they have no packet size in common, each side's mean over its own sizes \
+             (listed) and no percentage (–): means over different sizes do not compare. \
              Percentages are the difference as a percentage of the named base (the column or row \
              header says which); a negative one means lower. These are descriptive: which \
              differences are real is in the per-size tests."

@@ -450,6 +450,42 @@ fn versions_without_a_common_size_are_not_compared() {
     assert_eq!(row[2], "not compared");
 }
 
+/// No size in common: the means table shows each IP version's mean over its own sizes,
+/// says which, and gives no percentage — 100 at 128 bytes against 90 at 1408 bytes is no
+/// IPv4-against-IPv6 difference.
+#[test]
+fn means_without_a_common_size_have_no_percentage_and_list_each_sides_sizes() {
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (0, V6, TcpStream, 1408, THROUGHPUT_BPS, &B5),
+        ],
+    );
+    let r = report(&d);
+    let md = table_md(&r, "tcp-throughput-means");
+    let row = "| S | 100.00 | 90.000 | – | no packet size in common (IPv4: 1 of 2: 128; IPv6: 1 of 2: 1408) |";
+    assert!(md.contains(row), "{md}");
+    assert!(!md.contains("11.11"), "{md}");
+    let latex = r.latex();
+    assert!(
+        latex.contains("no packet size in common (IPv4: 1 of 2: 128; IPv6: 1 of 2: 1408)"),
+        "{latex}"
+    );
+    assert!(r
+        .html
+        .contains("no packet size in common (IPv4: 1 of 2: 128; IPv6: 1 of 2: 1408)"));
+    // One IP version only: the other has no runs, and no percentage either.
+    let d = crafted(&["S"], &[(0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5)]);
+    let md = table_md(&report(&d), "tcp-throughput-means");
+    assert!(
+        md.contains(
+            "| S | 100.00 | – | – | no packet size in common (IPv4: all 1; IPv6: no runs) |"
+        ),
+        "{md}"
+    );
+}
+
 /// A UDP stream run whose receiving socket dropped datagrams: its loss is left out.
 fn receiver_limited(family: Family, size: u32, loss_pct: f64) -> RunRow {
     RunRow {
@@ -586,7 +622,7 @@ fn a_plan_that_cannot_reach_alpha_cannot_show_a_difference() {
     );
     let f = &report(&d).findings[0].text;
     assert!(
-        f.starts_with("IPv4 and IPv6 UDP RTT: cannot show a difference with this many runs (n=3 IPv4 and 3 IPv6: Mann-Whitney U cannot go below a corrected p of 0.2 over 2 sizes, alpha = 0.05); the mean was lower for IPv4 at 2 and for IPv6 at 0 of 2 sizes"),
+        f.starts_with("IPv4 and IPv6 UDP RTT: cannot show a difference with this many runs (n=3 IPv4 and 3 IPv6: Mann-Whitney U cannot go below a corrected p of 0.2 over 2 sizes, alpha = 0.05); in most run pairs, IPv4 was lower at 2 and IPv6 at 0 of 2 sizes"),
         "{f}"
     );
     assert!(
@@ -626,7 +662,7 @@ fn a_tie_the_plan_cannot_test_is_cannot_show_and_stays_a_tie() {
         f,
         "IPv4 and IPv6 UDP RTT: cannot show a difference with this many runs (n=3 IPv4 and 3 \
          IPv6: Mann-Whitney U cannot go below a corrected p of 0.2 over 2 sizes, alpha = \
-         0.05); the means were equal at all 2 sizes."
+         0.05); neither side was lower in most run pairs at all 2 sizes."
     );
 }
 
@@ -983,4 +1019,85 @@ fn a_host_busy_before_the_study_is_flagged_for_its_host_cpu_figures() {
         "{}",
         flagged[0]
     );
+}
+
+#[test]
+fn a_rank_tested_difference_takes_its_side_from_the_rank_test_not_the_means() {
+    // 7 of 8 IPv6 runs beat every IPv4 run; one 400 µs IPv6 run pulls IPv6's mean above
+    // IPv4's. Mann-Whitney p = 0.0104 and the Hodges-Lehmann shift IPv4 − IPv6 = +10 µs:
+    // IPv6 was the lower, whatever the means say (Welch p = 0.57).
+    let v4: Vec<f64> = (0..8).map(|i| (200 + i) as f64 * 1e3).collect();
+    let mut v6: Vec<f64> = (0..7).map(|i| (190 + i) as f64 * 1e3).collect();
+    v6.push(400e3);
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, UdpRr, 128, RTT_MEAN_NS, &v4),
+            (0, V6, UdpRr, 128, RTT_MEAN_NS, &v6),
+        ],
+    );
+    let r = report(&d);
+    let t = &r.findings[0].text;
+    let lead = "IPv6 UDP RTT was significantly lower than IPv4 at 1 of 1 sizes (128 bytes)";
+    assert!(t.starts_with(lead), "{t}");
+    assert!(!t.contains("IPv4 UDP RTT was significantly lower"), "{t}");
+    // The direction clause is the rank test's (run pairs), and the effect quoted is the
+    // Hodges-Lehmann shift with IPv4 the higher: one direction throughout.
+    assert!(
+        t.contains("in most run pairs, IPv4 was lower at 0 and IPv6 at 1 of 1 sizes"),
+        "{t}"
+    );
+    assert!(t.contains("a Hodges-Lehmann shift of 10.000 µs"), "{t}");
+    assert!(
+        t.contains("at 128 bytes, IPv4 higher (Mann-Whitney U"),
+        "{t}"
+    );
+    assert!(!t.contains("the mean was"), "{t}");
+    // The summary credits IPv6 and names it best, in every output that carries it.
+    assert_eq!(
+        summary_row(&r, "UDP RTT"),
+        ["UDP RTT", "", "best; better at 1 of 1 sizes", "S IPv6"]
+    );
+    assert!(r.findings_markdown().contains(lead));
+    assert!(r.html.contains(lead));
+    let latex = r.latex();
+    assert!(
+        latex.contains("UDP RTT &  & best; better at 1 of 1 sizes & S IPv6"),
+        "{latex}"
+    );
+    assert!(r
+        .html
+        .contains("its direction (which side's runs were higher in most pairs) names the side"));
+}
+
+#[test]
+fn tied_latencies_of_three_runs_a_side_are_not_called_significant() {
+    // Loaded-RTT p50s from an HDR histogram tie often. 3 against 3, completely
+    // separated: the exact p given the ties is 2 / C(6, 3) = 0.1 (the normal
+    // approximation said 0.047, "significantly lower"), which the plan's reach agrees
+    // cannot go below.
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, UdpRr, 128, RTT_MEAN_NS, &[50e3, 50e3, 50e3]),
+            (0, V6, UdpRr, 128, RTT_MEAN_NS, &[60e3, 60e3, 60e3]),
+        ],
+    );
+    let r = report(&d);
+    let t = &r.findings[0].text;
+    assert!(!t.contains("significantly lower"), "{t}");
+    assert!(
+        t.contains("cannot show a difference with this many runs (n=3 IPv4 and 3 IPv6: Mann-Whitney U cannot go below a corrected p of 0.1 over 1 size"),
+        "{t}"
+    );
+    assert!(
+        t.contains("(Mann-Whitney U p = 0.100 after Holm correction"),
+        "{t}"
+    );
+    // Nor does its Hodges-Lehmann interval claim a level 3 runs a side cannot reach.
+    assert!(t.contains("(90% CI, the most these runs reach ["), "{t}");
+    assert!(r.findings[0]
+        .evidence
+        .contains("Mann-Whitney U p = 0.100 (exact)"));
+    assert!(r.html.contains("with ties exact given the ties"));
 }

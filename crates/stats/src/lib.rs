@@ -12,7 +12,8 @@ pub mod special;
 pub mod summary;
 
 pub use compare::{
-    cohens_d, exact_is_computable, hedges_g, holm, HodgesLehmann, MannWhitney, Welch,
+    cohens_d, exact_is_computable, exact_with_ties_is_computable, hedges_g, holm, HodgesLehmann,
+    MannWhitney, Welch,
 };
 pub use outliers::{outliers, OUTLIER_MIN_RELATIVE, OUTLIER_SCALED_MADS};
 pub use percent::{base_words, percent_difference, PercentBase};

@@ -5,7 +5,8 @@
 //!
 //! - Mann-Whitney U (exact, no ties): the most extreme outcome, complete separation,
 //!   has two-sided p = 2 / C(n₁ + n₂, n₁) (Mann & Whitney 1947); 3 against 3 runs give
-//!   2/20 = 0.1. Beyond the exact range, the normal approximation at complete
+//!   2/20 = 0.1. With ties the exact p given them cannot go lower: each tail holds at
+//!   least the one arrangement observed. Beyond the exact range, the normal approximation at complete
 //!   separation (with continuity correction), as [`crate::MannWhitney`] computes it.
 //! - Welch's t-test: p approaches 0 as the difference grows against the spread, so any
 //!   alpha is reachable — given at least 2 runs per side (a variance needs two) and
