@@ -35,6 +35,7 @@
 
 pub mod archive;
 pub mod config;
+pub mod conns;
 pub mod exposition;
 pub mod gate;
 mod own;
