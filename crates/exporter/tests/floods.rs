@@ -12,7 +12,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 /// The exporter's own metric `name` with `label` = `value` (0 when absent).
-fn own(addr: SocketAddr, name: &str, label: (&str, &str)) -> f64 {
+fn own_with(addr: SocketAddr, name: &str, label: (&str, &str)) -> f64 {
     let r = get(addr, "/metrics", &[]);
     assert_eq!(r.status, 200, "{}", r.body);
     parse_exposition(&r.body)
@@ -60,7 +60,7 @@ fn silent_connections_from_one_address_cannot_keep_another_from_metrics() {
         );
     }
     // Another address is served meanwhile.
-    let refused = own(
+    let refused = own_with(
         addr,
         "dualperf_exporter_refused_total",
         ("reason", "too_many_connections"),
@@ -103,40 +103,11 @@ fn a_silent_connection_is_closed_after_the_header_read_timeout() {
     assert_eq!(r.status, 200, "{}", r.body);
 }
 
-/// A probe request sent from `from` and left unanswered (kept until dropped).
-fn send_probe(from: &str, addr: SocketAddr, path: &str) -> TcpStream {
-    let mut s = connect_from(from, addr);
-    let req = format!(
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nX-Prometheus-Scrape-Timeout-Seconds: 60\r\n\r\n"
-    );
-    s.write_all(req.as_bytes()).unwrap();
-    s
-}
-
-/// Wait (at most HTTP_TIMEOUT) until `n` probes run.
-fn wait_running(addr: SocketAddr, n: f64) {
-    let t0 = Instant::now();
-    loop {
-        let r = get(addr, "/metrics", &[]);
-        let v = parse_exposition(&r.body)
-            .iter()
-            .find(|x| x.name == "dualperf_exporter_running_probes")
-            .map(|x| x.value);
-        if v == Some(n) {
-            return;
-        }
-        assert!(
-            t0.elapsed() < HTTP_TIMEOUT,
-            "running probes {v:?}, never {n}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// A module that runs throughout a test (20 transactions a second for 20 s, IPv4) and a
 /// scrape timeout that leaves it 0.1 s to wait for its turn (20 s + 1 s setup + 0.5 s).
 const LONG: &str =
     "[modules.long]\ntest = \"udp-rr\"\nrate = \"20pps\"\nduration = \"20s\"\nfamilies = [4]";
+const RUNNING: &str = "dualperf_exporter_running_probes";
 const NO_WAIT: (&str, &str) = ("X-Prometheus-Scrape-Timeout-Seconds", "21.6");
 
 #[test]
@@ -146,11 +117,11 @@ fn every_spelling_of_a_host_is_one_target() {
     let addr = ex.local_addr();
     let port = srv.port();
     let first = send_probe(
-        "127.0.0.1",
         addr,
         &format!("/probe?target=127.0.0.1:{port}&module=long"),
+        "60",
     );
-    wait_running(addr, 1.0);
+    wait_for(addr, RUNNING, 1.0);
     for spelling in [
         "127.0.0.1".to_string(),
         "127.1".into(),
@@ -199,12 +170,13 @@ fn one_scrape_client_cannot_take_every_probe_slot() {
         exporter::ServerOptions::default(),
     );
     let addr = ex.local_addr();
-    let first = send_probe(
+    let first = send_probe_from(
         "127.0.0.2",
         addr,
         &format!("/probe?target=127.0.0.1:{}&module=long", srv.port()),
+        "60",
     );
-    wait_running(addr, 1.0);
+    wait_for(addr, RUNNING, 1.0);
     // A free slot and a free target, but 127.0.0.2 has its one probe running.
     let other = format!("/probe?target=127.0.0.1:{}&module=long", closed_port());
     let r = get_from("127.0.0.2", addr, &other, &[NO_WAIT]);

@@ -205,3 +205,50 @@ pub fn closed_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
 }
+
+/// A probe request sent from the loopback address `from` and left unanswered (the
+/// connection is kept until dropped).
+pub fn send_probe_from(
+    from: &str,
+    addr: SocketAddr,
+    path: &str,
+    scrape_timeout: &str,
+) -> TcpStream {
+    let mut s = connect_from(from, addr);
+    let req = format!(
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nX-Prometheus-Scrape-Timeout-Seconds: {scrape_timeout}\r\n\r\n"
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    s
+}
+
+/// [`send_probe_from`] 127.0.0.1.
+pub fn send_probe(addr: SocketAddr, path: &str, scrape_timeout: &str) -> TcpStream {
+    send_probe_from("127.0.0.1", addr, path, scrape_timeout)
+}
+
+/// The exporter's own metric `name` (no labels).
+pub fn own(addr: SocketAddr, name: &str) -> f64 {
+    let r = get(addr, "/metrics", &[]);
+    parse_exposition(&r.body)
+        .iter()
+        .find(|x| x.name == name)
+        .map(|x| x.value)
+        .unwrap_or_else(|| panic!("no {name} in\n{}", r.body))
+}
+
+/// Wait (at most HTTP_TIMEOUT) until `name` is `want`.
+pub fn wait_for(addr: SocketAddr, name: &str, want: f64) {
+    let t0 = std::time::Instant::now();
+    loop {
+        let v = own(addr, name);
+        if v == want {
+            return;
+        }
+        assert!(
+            t0.elapsed() < HTTP_TIMEOUT,
+            "{name} is {v}, never became {want}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
