@@ -90,6 +90,14 @@ pub fn client_key(peer: IpAddr) -> IpAddr {
     }
 }
 
+/// A client key as messages name it: an IPv4 address, or an IPv6 /64 (`2001:db8::/64`).
+pub fn client_name(key: IpAddr) -> String {
+    match key {
+        IpAddr::V6(_) => format!("{key}/64"),
+        v4 => v4.to_string(),
+    }
+}
+
 /// The entry of `key` in `map`, made when missing; entries nobody holds are forgotten
 /// when the map is full, and `None` if it is still full.
 fn entry<K: std::hash::Hash + Eq + Copy, V>(
@@ -208,8 +216,9 @@ impl Gate {
             Ok(Err(_)) => Err(Refusal::Busy("the exporter is shutting down".into())),
             Err(_) => Err(Refusal::Busy(match stage {
                 0 => format!(
-                    "{} probes asked by {client} (max_probes_per_client) still running after waiting {waited:.1} s, all the scrape timeout leaves; let them end first",
-                    self.per_client
+                    "{} probes asked by {} (max_probes_per_client) still running after waiting {waited:.1} s, all the scrape timeout leaves; let them end first",
+                    self.per_client,
+                    client_name(client)
                 ),
                 1 => format!(
                     "another probe of '{}' still running after waiting {waited:.1} s, all the scrape timeout leaves; lengthen scrape_interval and scrape_timeout or shorten the module",
@@ -317,6 +326,7 @@ mod tests {
             assert_eq!(client_key(v6("2001:db8::1")), client_key(v6("2001:db8::ffff:2")));
             assert_ne!(client_key(v6("2001:db8::1")), client_key(v6("2001:db8:0:1::1")));
             assert_eq!(client_key(v6("::ffff:127.0.0.2")), a);
+            assert_eq!(client_name(client_key(v6("2001:db8::1"))), "2001:db8::/64");
             drop((first, second, other));
         });
     }

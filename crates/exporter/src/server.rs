@@ -610,7 +610,7 @@ async fn probe_reply(
         return text(StatusCode::FORBIDDEN, format!("{e}\n"));
     }
     let port = ask.target.port.unwrap_or(module.port);
-    let key = format!("{}:{port}", ask.target.host);
+    let key = ask.target.with_port(port);
     let key_text = key.clone();
     // One probe per address connected, however the target was spelt.
     let endpoints = resolved.endpoints(module.specs.iter().map(|s| s.family), port);

@@ -154,6 +154,14 @@ impl Target {
     pub fn ip(&self) -> Option<IpAddr> {
         self.host.parse().ok()
     }
+
+    /// `host:port` as a scrape would write it (an IPv6 address in brackets).
+    pub fn with_port(&self, port: u16) -> String {
+        match self.ip() {
+            Some(IpAddr::V6(_)) => format!("[{}]:{port}", self.host),
+            _ => format!("{}:{port}", self.host),
+        }
+    }
 }
 
 fn is_host_name(h: &str) -> bool {
@@ -392,6 +400,8 @@ mod tests {
                 port: None
             }
         );
+        assert_eq!(t("[::1]").with_port(5301), "[::1]:5301");
+        assert_eq!(t("Host.Example").with_port(1), "host.example:1");
     }
 
     #[test]
