@@ -122,6 +122,8 @@ fn every_spelling_of_a_host_is_one_target() {
         "60",
     );
     wait_for(addr, RUNNING, 1.0);
+    // The numeric spellings that are not Rust's are names to the exporter, which the
+    // system's resolver (getaddrinfo, inet_aton's forms) turns into 127.0.0.1.
     for spelling in [
         "127.0.0.1".to_string(),
         "127.1".into(),
