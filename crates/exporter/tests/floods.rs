@@ -123,23 +123,39 @@ fn every_spelling_of_a_host_is_one_target() {
     );
     wait_for(addr, RUNNING, 1.0);
     // The numeric spellings that are not Rust's are names to the exporter, which the
-    // system's resolver (getaddrinfo, inet_aton's forms) turns into 127.0.0.1.
-    for spelling in [
-        "127.0.0.1".to_string(),
-        "127.1".into(),
-        "2130706433".into(),
-        "0x7f.0.1".into(),
-        "0177.0.0.1".into(),
-        "127.000.000.001".into(),
-        "[::ffff:127.0.0.1]".into(),
-        "[::FFFF:7F00:1]".into(),
-        "localhost".into(),
-    ] {
-        let r = get(
-            addr,
-            &format!("/probe?target={spelling}:{port}&module=long"),
-            &[NO_WAIT],
-        );
+    // system's resolver (getaddrinfo, inet_aton's forms) turns into 127.0.0.1. All at
+    // once, each from an address of its own (one client's limit is not what is tested),
+    // with 2 s for the lookup and the wait: a name's lookup is not cut short on a busy
+    // machine, and every spelling waits for the running probe, then is refused.
+    let spellings = [
+        "127.0.0.1",
+        "127.1",
+        "2130706433",
+        "0x7f.0.1",
+        "0177.0.0.1",
+        "127.000.000.001",
+        "[::ffff:127.0.0.1]",
+        "[::FFFF:7F00:1]",
+        "localhost",
+    ];
+    let asked: Vec<_> = spellings
+        .iter()
+        .enumerate()
+        .map(|(i, spelling)| {
+            let path = format!("/probe?target={spelling}:{port}&module=long");
+            let from = format!("127.0.1.{}", i + 1);
+            std::thread::spawn(move || {
+                get_from(
+                    &from,
+                    addr,
+                    &path,
+                    &[("X-Prometheus-Scrape-Timeout-Seconds", "23.5")],
+                )
+            })
+        })
+        .collect();
+    for (spelling, r) in spellings.iter().zip(asked) {
+        let r = r.join().unwrap();
         assert_eq!(r.status, 503, "{spelling}: {}", r.body);
         assert!(
             r.body
