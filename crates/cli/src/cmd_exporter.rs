@@ -22,7 +22,7 @@ pub struct ExporterArgs {
     #[arg(long, value_name = "FILE")]
     web_config: Option<PathBuf>,
     /// Also store every probe in this results database (SQLite file or PostgreSQL URL):
-    /// runs of a campaign "monitoring MODULE TARGET", one cell per family, seen by
+    /// runs of a campaign "monitoring MODULE", one cell per family, seen by
     /// `dualperf report` and `export`.
     #[arg(long, value_name = "FILE|URL", value_parser = crate::args::db_target_parser())]
     db: Option<store::DbTarget>,

@@ -1,6 +1,10 @@
 //! `--db`: each probe also stored in the results database (crate `store`), as runs of a
-//! monitoring campaign per module and target (one cell per family), so `dualperf
-//! report`, `export` and the `run_results` view see monitoring data too.
+//! monitoring campaign per module (one cell per family, the target a run attribute), so
+//! `dualperf report`, `export` and the `run_results` view see monitoring data too.
+//!
+//! Growth: one campaign per module at each start of the exporter (the modules are the
+//! configuration's, so however many targets are probed), one run per family and probe;
+//! in memory one entry per module.
 
 use crate::config::ProbeModule;
 use crate::probe::ProbeOutcome;
@@ -9,17 +13,10 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use store::{CellRecord, NewCampaign, NewRun, RunStatus, Store, StoreError};
 
-/// Most campaigns one exporter creates (modules × targets); probes beyond are not stored.
-pub const MAX_CAMPAIGNS: usize = 4096;
-
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error(
-        "{MAX_CAMPAIGNS} monitoring campaigns made by this exporter; restart it to store more"
-    )]
-    Full,
     #[error("the archive's state is poisoned by an earlier panic")]
     Poisoned,
 }
@@ -31,8 +28,8 @@ pub struct Archive {
 
 struct Inner {
     store: Store,
-    /// (module, target) → (campaign id, next repetition).
-    campaigns: HashMap<(String, String), (i64, u32)>,
+    /// Module → (campaign id, next repetition: the module's probes so far).
+    campaigns: HashMap<String, (i64, u32)>,
 }
 
 fn unix_ns(t: SystemTime) -> i64 {
@@ -51,7 +48,14 @@ impl Archive {
         })
     }
 
-    /// Store one probe of `module` at `target` (`host:port`) that began at `started`.
+    /// Campaigns this exporter has made and keeps in memory (one per module probed).
+    pub fn campaigns_made(&self) -> usize {
+        self.inner.lock().map(|i| i.campaigns.len()).unwrap_or(0)
+    }
+
+    /// Store one probe of `module` at `target` (`host:port` as the scrape named it) that
+    /// began at `started`: runs of the module's campaign, repetition the probe's number,
+    /// the target in the run attribute `probe.target`.
     pub fn record(
         &self,
         module: &ProbeModule,
@@ -61,18 +65,14 @@ impl Archive {
     ) -> Result<(), ArchiveError> {
         let mut inner = self.inner.lock().map_err(|_| ArchiveError::Poisoned)?;
         let Inner { store, campaigns } = &mut *inner;
-        let key = (module.name.clone(), target.to_string());
-        let (campaign_id, repetition) = match campaigns.get(&key) {
+        let (campaign_id, repetition) = match campaigns.get(&module.name) {
             Some(&c) => c,
-            None => {
-                if campaigns.len() >= MAX_CAMPAIGNS {
-                    return Err(ArchiveError::Full);
-                }
-                let id = new_campaign(store, module, target, started)?;
-                (id, 0)
-            }
+            None => (new_campaign(store, module, started)?, 0),
         };
-        campaigns.insert(key, (campaign_id, repetition.wrapping_add(1)));
+        campaigns.insert(
+            module.name.clone(),
+            (campaign_id, repetition.wrapping_add(1)),
+        );
         let mut at = unix_ns(started);
         for o in &p.families {
             let Some(cell_index) = module.specs.iter().position(|s| s.family == o.family) else {
@@ -125,14 +125,18 @@ impl Archive {
     }
 }
 
+/// The label of a module's campaign.
+pub fn campaign_label(module: &str) -> String {
+    format!("monitoring {module}")
+}
+
 fn new_campaign(
     store: &mut Store,
     module: &ProbeModule,
-    target: &str,
     started: SystemTime,
 ) -> Result<i64, StoreError> {
     let id = store.create_campaign(&NewCampaign {
-        label: format!("monitoring {} {target}", module.name),
+        label: campaign_label(&module.name),
         created_unix_s: unix_ns(started) / 1_000_000_000,
         command_line: std::env::args().collect::<Vec<_>>().join(" "),
         // Not a study: readers that expect a study spec find none, as for iperf3 peers.

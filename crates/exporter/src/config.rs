@@ -216,6 +216,8 @@ struct FileConfig {
     #[serde(default)]
     max_concurrent_probes: Option<usize>,
     #[serde(default)]
+    max_probes_per_client: Option<usize>,
+    #[serde(default)]
     timeout_offset: Option<String>,
     #[serde(default)]
     setup_allowance: Option<String>,
@@ -231,6 +233,10 @@ pub struct Config {
     pub listen: String,
     pub allow: AllowList,
     pub max_concurrent_probes: usize,
+    /// Probes one scrape client (its address; an IPv6 one by /64) may have running at
+    /// once; by default one less than `max_concurrent_probes`, so one client cannot take
+    /// every slot.
+    pub max_probes_per_client: usize,
     pub timeout_offset: Duration,
     pub setup_allowance: Duration,
     pub modules: BTreeMap<String, ProbeModule>,
@@ -305,6 +311,14 @@ impl Config {
                 "max_concurrent_probes must be between 1 and 64, not {max}"
             )));
         }
+        let per_client = file
+            .max_probes_per_client
+            .unwrap_or(max.saturating_sub(1).max(1));
+        if !(1..=max).contains(&per_client) {
+            return Err(ConfigError::Invalid(format!(
+                "max_probes_per_client must be between 1 and max_concurrent_probes ({max}), not {per_client}"
+            )));
+        }
         let secs = |what: &'static str, v: &Option<String>, default: Duration, max: Duration| {
             v.as_deref()
                 .map(|s| parse_duration(what, s, Duration::ZERO, max))
@@ -340,6 +354,7 @@ impl Config {
             listen: file.listen.unwrap_or_else(|| DEFAULT_LISTEN.to_string()),
             allow,
             max_concurrent_probes: max,
+            max_probes_per_client: per_client,
             timeout_offset: secs(
                 "timeout_offset",
                 &file.timeout_offset,
@@ -600,6 +615,11 @@ mod tests {
             ),
             ("allowed_targets = [\"10.0.0.0/33\"]", "allowed_targets"),
             ("max_concurrent_probes = 0", "between 1 and 64"),
+            (
+                "max_concurrent_probes = 2\nmax_probes_per_client = 3",
+                "max_probes_per_client must be between 1 and max_concurrent_probes (2), not 3",
+            ),
+            ("max_probes_per_client = 0", "between 1 and"),
             ("[hosts]\n\"a.test\" = [\"1.2.3\"]", "not an IP address"),
             (
                 "[modules.a]\ntest = \"udp-rr\"\npsk_file = \"/nonexistent/psk\"",

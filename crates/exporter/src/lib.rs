@@ -10,7 +10,9 @@
 //! - [`target`]: target parsing, the allow-list, A/AAAA resolution.
 //! - [`probe`]: the probe itself, on the engine's client (no second measurement path).
 //! - [`exposition`]: the probe's metrics and the exposition formats.
-//! - [`gate`]: no overlapping probes per target, a global limit, the family order.
+//! - [`gate`]: no overlapping probes per target (the addresses connected), limits per
+//!   scrape client and in total, the family order.
+//! - [`conns`]: connections open at once, per client and in total.
 //! - [`archive`]: `--db`, each probe stored as runs of a monitoring campaign.
 //! - [`server`]: HTTP. [`webconfig`]: TLS and basic auth. `own`: the exporter's metrics.
 //!
@@ -35,6 +37,7 @@
 
 pub mod archive;
 pub mod config;
+pub mod conns;
 pub mod exposition;
 pub mod gate;
 mod own;

@@ -3,6 +3,7 @@
 //! connections and connection lifetime; optional TLS and basic auth.
 
 use crate::config::Config;
+use crate::conns::{refusal_response, ConnRefusal, Conns};
 use crate::exposition::{encode, probe_registry, wants_openmetrics};
 use crate::gate::{Gate, Refusal};
 use crate::own::OwnMetrics;
@@ -15,7 +16,7 @@ use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -28,8 +29,12 @@ pub const SCRAPE_TIMEOUT_HEADER: &str = "x-prometheus-scrape-timeout-seconds";
 pub struct ServerOptions {
     /// A client must send its request headers within this (slow clients are cut off).
     pub header_read_timeout: Duration,
-    /// Connections open at once; more are closed on accept.
+    /// Connections open at once; more are answered 503 and closed on accept.
     pub max_connections: usize,
+    /// Connections one client (its address; an IPv6 one by /64) may hold open at once;
+    /// more are answered 503 and closed on accept, so one address cannot take every
+    /// connection.
+    pub max_connections_per_client: usize,
     /// A connection is closed (after its current request) when it is this old.
     pub max_connection_age: Duration,
     /// Largest request head, bytes (hyper's read buffer; at least 8 KiB).
@@ -45,6 +50,7 @@ impl Default for ServerOptions {
         ServerOptions {
             header_read_timeout: Duration::from_secs(10),
             max_connections: 256,
+            max_connections_per_client: 32,
             max_connection_age: Duration::from_secs(600),
             max_header_bytes: 16 * 1024,
             max_blocking_checks: 8,
@@ -194,7 +200,7 @@ pub fn start_with_archive(
     };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
     let state = Arc::new(State {
-        gate: Gate::new(config.max_concurrent_probes),
+        gate: Gate::new(config.max_concurrent_probes, config.max_probes_per_client),
         own: OwnMetrics::new(config.modules.keys()),
         archive,
         config,
@@ -225,17 +231,17 @@ async fn accept_loop(
     opts: ServerOptions,
     mut stop: tokio::sync::oneshot::Receiver<()>,
 ) {
-    let conns = Arc::new(tokio::sync::Semaphore::new(opts.max_connections));
+    let conns = Conns::new(opts.max_connections, opts.max_connections_per_client);
     let tls = state
         .web
         .tls
         .clone()
         .map(|a| Arc::new(tokio_native_tls::TlsAcceptor::from(a)));
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             _ = &mut stop => return,
             r = listener.accept() => match r {
-                Ok((s, _)) => s,
+                Ok(s) => s,
                 // Out of file descriptors or similar: wait a moment rather than spin.
                 Err(_) => {
                     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -243,21 +249,25 @@ async fn accept_loop(
                 }
             },
         };
-        let Ok(permit) = conns.clone().try_acquire_owned() else {
-            drop(stream);
-            continue;
+        let permit = match conns.admit(peer.ip()) {
+            Ok(p) => p,
+            Err(why) => {
+                state.own.refused("too_many_connections");
+                refuse_at_once(stream, &why, tls.is_none());
+                continue;
+            }
         };
         let (state, opts, tls) = (state.clone(), opts.clone(), tls.clone());
         tokio::spawn(async move {
             let _permit = permit;
             let _ = stream.set_nodelay(true);
             match tls {
-                None => serve(stream, state, &opts).await,
+                None => serve(stream, state, &opts, peer.ip()).await,
                 Some(acceptor) => {
                     let hs =
                         tokio::time::timeout(opts.header_read_timeout, acceptor.accept(stream));
                     if let Ok(Ok(s)) = hs.await {
-                        serve(s, state, &opts).await;
+                        serve(s, state, &opts, peer.ip()).await;
                     }
                 }
             }
@@ -265,13 +275,35 @@ async fn accept_loop(
     }
 }
 
-async fn serve<I>(io: I, state: Arc<State>, opts: &ServerOptions)
+/// Refuse a connection without a task or a wait: what the client already sent is read
+/// (closing a socket with unread data resets it, and the client might lose the answer),
+/// then, in plain HTTP, a 503 saying why is written in one non-blocking write into the
+/// fresh socket's empty buffer, and the connection is closed. Under TLS nothing can be
+/// said before a handshake, so it is closed at once.
+fn refuse_at_once(stream: tokio::net::TcpStream, why: &ConnRefusal, plain: bool) {
+    let Ok(mut s) = stream.into_std() else {
+        return;
+    };
+    if plain {
+        use std::io::{Read, Write};
+        let mut sink = [0u8; 4096];
+        for _ in 0..4 {
+            match s.read(&mut sink) {
+                Ok(n) if n > 0 => {}
+                _ => break,
+            }
+        }
+        let _ = s.write(&refusal_response(why));
+    }
+}
+
+async fn serve<I>(io: I, state: Arc<State>, opts: &ServerOptions, peer: IpAddr)
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let svc = hyper::service::service_fn(move |req| {
         let state = state.clone();
-        async move { Ok::<_, Infallible>(handle(state, req).await) }
+        async move { Ok::<_, Infallible>(handle(state, req, peer).await) }
     });
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
@@ -300,7 +332,7 @@ fn text(status: StatusCode, body: String) -> Reply {
     r
 }
 
-async fn handle(state: Arc<State>, req: Request<Incoming>) -> Reply {
+async fn handle(state: Arc<State>, req: Request<Incoming>, peer: IpAddr) -> Reply {
     if state.web.auth.is_some() {
         let header = req
             .headers()
@@ -355,7 +387,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Reply {
             .and_then(|v| v.to_str().ok()),
     );
     match req.uri().path() {
-        "/probe" => probe(&state, &req, openmetrics).await,
+        "/probe" => probe(&state, &req, openmetrics, peer).await,
         "/metrics" => {
             let (body, ct) = state.own.encode(state.gate.queued(), openmetrics);
             let mut r = text(StatusCode::OK, body);
@@ -503,14 +535,24 @@ pub fn scrape_budget(
     Ok(Duration::from_secs_f64(secs).saturating_sub(offset))
 }
 
-async fn probe(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -> Reply {
+async fn probe(
+    state: &Arc<State>,
+    req: &Request<Incoming>,
+    openmetrics: bool,
+    peer: IpAddr,
+) -> Reply {
     let mut abandoned = state.own.abandoned();
-    let r = probe_reply(state, req, openmetrics).await;
+    let r = probe_reply(state, req, openmetrics, peer).await;
     abandoned.answered();
     r
 }
 
-async fn probe_reply(state: &Arc<State>, req: &Request<Incoming>, openmetrics: bool) -> Reply {
+async fn probe_reply(
+    state: &Arc<State>,
+    req: &Request<Incoming>,
+    openmetrics: bool,
+    peer: IpAddr,
+) -> Reply {
     let began = Instant::now();
     let ask = match parse_ask(&state.config, req) {
         Ok(a) => a,
@@ -568,10 +610,12 @@ async fn probe_reply(state: &Arc<State>, req: &Request<Incoming>, openmetrics: b
         return text(StatusCode::FORBIDDEN, format!("{e}\n"));
     }
     let port = ask.target.port.unwrap_or(module.port);
-    let key = format!("{}:{port}", ask.target.host);
+    let key = ask.target.with_port(port);
     let key_text = key.clone();
+    // One probe per address connected, however the target was spelt.
+    let endpoints = resolved.endpoints(module.specs.iter().map(|s| s.family), port);
     let wait = ask.budget.saturating_sub(needed + began.elapsed());
-    let mut admission = match state.gate.admit(&key, wait).await {
+    let mut admission = match state.gate.admit(&endpoints, peer, wait).await {
         Ok(a) => a,
         Err(Refusal::Busy(msg)) => {
             state.own.refused("busy");

@@ -154,6 +154,14 @@ impl Target {
     pub fn ip(&self) -> Option<IpAddr> {
         self.host.parse().ok()
     }
+
+    /// `host:port` as a scrape would write it (an IPv6 address in brackets).
+    pub fn with_port(&self, port: u16) -> String {
+        match self.ip() {
+            Some(IpAddr::V6(_)) => format!("[{}]:{port}", self.host),
+            _ => format!("{}:{port}", self.host),
+        }
+    }
 }
 
 fn is_host_name(h: &str) -> bool {
@@ -212,9 +220,9 @@ impl AllowList {
         for e in entries {
             let e = e.trim();
             if let Ok(n) = e.parse::<IpNet>() {
-                nets.push(n.trunc());
+                nets.push(canonical_net(n.trunc()));
             } else if let Ok(ip) = e.parse::<IpAddr>() {
-                nets.push(IpNet::from(ip));
+                nets.push(IpNet::from(ip.to_canonical()));
             } else if e.contains('/') {
                 return Err(AllowListError::BadCidr { entry: e.into() });
             } else if is_host_name(e) {
@@ -234,12 +242,26 @@ impl AllowList {
         }
     }
 
-    /// Whether the list covers this address.
+    /// Whether the list covers this address, taken as the address a connection to it
+    /// reaches: an IPv4-mapped IPv6 address (`::ffff:127.0.0.1`) is its IPv4 address.
     pub fn allows_ip(&self, ip: IpAddr) -> bool {
+        let ip = ip.to_canonical();
         match self {
             AllowList::Any => true,
             AllowList::Listed { nets, .. } => nets.iter().any(|n| n.contains(&ip)),
         }
+    }
+}
+
+/// An allow-list CIDR inside the IPv4-mapped range (`::ffff:10.0.0.0/104`) as the IPv4
+/// network it reaches (`10.0.0.0/8`); any other as written.
+fn canonical_net(n: IpNet) -> IpNet {
+    match n {
+        IpNet::V6(v6) if v6.prefix_len() >= 96 => match v6.addr().to_ipv4_mapped() {
+            Some(v4) => IpNet::new(v4.into(), v6.prefix_len() - 96).unwrap_or(n),
+            None => n,
+        },
+        n => n,
     }
 }
 
@@ -258,14 +280,16 @@ impl Resolved {
         }
     }
 
-    /// The first address of each family among `addrs` (the resolver's order).
+    /// The first address of each family among `addrs` (the resolver's order), each as
+    /// the address a connection reaches: an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`,
+    /// which an IPv6 socket connects to over IPv4) is the IPv4 address.
     pub fn pick(target: &Target, addrs: &[IpAddr]) -> Resolved {
         let first = |family: Family| {
             addrs
                 .iter()
-                .copied()
+                .map(|a| a.to_canonical())
                 .find(|a| a.is_ipv4() == (family == Family::V4))
-                .ok_or_else(|| match target.ip() {
+                .ok_or_else(|| match target.ip().map(|a| a.to_canonical()) {
                     Some(ip) => NoAddress::OtherFamily { ip, family },
                     None => NoAddress::NoRecord {
                         host: target.host.clone(),
@@ -277,6 +301,24 @@ impl Resolved {
             v4: first(Family::V4),
             v6: first(Family::V6),
         }
+    }
+
+    /// The socket addresses a probe of `families` connects to, sorted, each once: what
+    /// "one probe per target" is keyed by, so that every spelling of a host (`127.1`,
+    /// `0x7f.0.1`, `[::ffff:127.0.0.1]`, a name) is one target.
+    pub fn endpoints(
+        &self,
+        families: impl IntoIterator<Item = Family>,
+        port: u16,
+    ) -> Vec<SocketAddr> {
+        let mut out: Vec<SocketAddr> = families
+            .into_iter()
+            .filter_map(|f| self.of(f).as_ref().ok())
+            .map(|ip| SocketAddr::new(*ip, port))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// The same reason for both families (the name could not be resolved).
@@ -358,6 +400,8 @@ mod tests {
                 port: None
             }
         );
+        assert_eq!(t("[::1]").with_port(5301), "[::1]:5301");
+        assert_eq!(t("Host.Example").with_port(1), "host.example:1");
     }
 
     #[test]
@@ -437,6 +481,68 @@ mod tests {
                 ip: "2001:db8::5".parse().unwrap()
             })
         );
+    }
+
+    #[test]
+    fn an_ipv4_mapped_address_is_the_ipv4_address_it_connects_to() {
+        let mapped = Target::parse("[::ffff:127.0.0.1]:5301").unwrap();
+        let r = Resolved::pick(&mapped, &[mapped.ip().unwrap()]);
+        assert_eq!(r.v4, Ok("127.0.0.1".parse().unwrap()));
+        assert_eq!(
+            r.v6.clone().unwrap_err().to_string(),
+            "the target is the address 127.0.0.1: it has no AAAA"
+        );
+        // `::/0` covers the mapped range as written, but the connection is IPv4: refused.
+        let v6_only = AllowList::parse(&["::/0".into()]).unwrap();
+        assert_eq!(
+            check_allowed(&v6_only, &mapped, &r),
+            Err(NotAllowed::Address {
+                host: "::ffff:127.0.0.1".into(),
+                ip: "127.0.0.1".parse().unwrap()
+            })
+        );
+        assert!(!v6_only.allows_ip("::ffff:127.0.0.1".parse().unwrap()));
+        // An IPv4 CIDR covering the address admits it, however it is spelt.
+        let v4 = AllowList::parse(&["127.0.0.0/8".into()]).unwrap();
+        assert_eq!(check_allowed(&v4, &mapped, &r), Ok(()));
+        assert!(v4.allows_ip("::ffff:127.0.0.1".parse().unwrap()));
+        // A mapped entry is the IPv4 network it reaches.
+        let entry =
+            AllowList::parse(&["::ffff:10.0.0.0/104".into(), "::ffff:192.0.2.7".into()]).unwrap();
+        assert!(entry.allows_ip("10.1.2.3".parse().unwrap()));
+        assert!(entry.allows_ip("192.0.2.7".parse().unwrap()));
+        assert!(!entry.allows_ip("11.1.2.3".parse().unwrap()));
+        // A resolver's (or `[hosts]`') mapped address too.
+        let t = Target::parse("lab.example").unwrap();
+        let r = Resolved::pick(&t, &["::ffff:192.0.2.1".parse().unwrap()]);
+        assert_eq!(r.v4, Ok("192.0.2.1".parse().unwrap()));
+        assert!(r.v6.is_err());
+    }
+
+    #[test]
+    fn endpoints_are_the_addresses_connected_whatever_the_spelling() {
+        let both = |t: &str, addrs: &[&str]| {
+            let t = Target::parse(t).unwrap();
+            let ips: Vec<IpAddr> = addrs.iter().map(|a| a.parse().unwrap()).collect();
+            Resolved::pick(&t, &ips).endpoints([Family::V4, Family::V6], 5301)
+        };
+        let want: Vec<SocketAddr> = vec!["127.0.0.1:5301".parse().unwrap()];
+        assert_eq!(both("127.0.0.1", &["127.0.0.1"]), want);
+        assert_eq!(both("[::ffff:127.0.0.1]", &["::ffff:127.0.0.1"]), want);
+        // A name resolving to the address (as `127.1` or `0x7f.0.1` through getaddrinfo).
+        assert_eq!(both("127.1", &["127.0.0.1"]), want);
+        assert_eq!(
+            both("[0000:0000::0001]", &["::1"]),
+            vec!["[::1]:5301".parse::<SocketAddr>().unwrap()]
+        );
+        // Only the families the module runs.
+        let t = Target::parse("dual.test").unwrap();
+        let r = Resolved::pick(&t, &["::1".parse().unwrap(), "127.0.0.1".parse().unwrap()]);
+        assert_eq!(
+            r.endpoints([Family::V4], 1),
+            vec!["127.0.0.1:1".parse().unwrap()]
+        );
+        assert_eq!(r.endpoints([Family::V6, Family::V4], 1).len(), 2);
     }
 
     #[test]

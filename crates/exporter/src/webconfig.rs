@@ -14,6 +14,10 @@ use std::sync::Mutex;
 /// Most users one file may list.
 pub const MAX_USERS: usize = 1024;
 
+/// Longest password bcrypt reads: it ignores every byte past the 72nd, so a longer
+/// password is refused rather than let in on its first 72 bytes.
+pub const MAX_PASSWORD_BYTES: usize = 72;
+
 #[derive(Debug, thiserror::Error)]
 pub enum WebConfigError {
     /// The OS's reason is part of the message, not also a `source` (see `ConfigError::Read`).
@@ -159,6 +163,9 @@ impl BasicAuth {
         let Some((user, password)) = header.and_then(basic_credentials) else {
             return false;
         };
+        if password.len() > MAX_PASSWORD_BYTES {
+            return false;
+        }
         self.verified.lock().is_ok_and(|v| {
             v.get(&user)
                 .is_some_and(|p| constant_time_eq(p.as_bytes(), password.as_bytes()))
@@ -172,6 +179,10 @@ impl BasicAuth {
             return false;
         };
         let (user, password) = (user.as_str(), password.as_str());
+        if password.len() > MAX_PASSWORD_BYTES {
+            // bcrypt would check its first 72 bytes only: whatever followed would pass.
+            return false;
+        }
         let Some(hash) = self.users.get(user) else {
             // Spend the same work as a known user, so timing does not tell names apart.
             let _ = bcrypt::verify(password, dummy_hash());
@@ -252,6 +263,32 @@ mod tests {
         assert!(!auth.check(Some("Basic !!!")));
         assert!(!auth.check(Some("Bearer x")));
         assert!(!auth.check(None));
+    }
+
+    #[test]
+    fn a_password_longer_than_bcrypt_reads_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("web.toml");
+        let first72 = "p".repeat(MAX_PASSWORD_BYTES);
+        let hash = bcrypt::hash(&first72, 4).unwrap();
+        std::fs::write(&path, format!("[basic_auth_users]\nalice = \"{hash}\"\n")).unwrap();
+        let auth = WebConfig::load(&path).unwrap().auth.unwrap();
+        // bcrypt itself takes anything after the 72nd byte.
+        let longer = format!("{first72}anything");
+        assert!(bcrypt::verify(&longer, &hash).unwrap());
+        // The exporter does not: 80 bytes are refused, whatever they start with …
+        assert!(!auth.check(Some(&header("alice", &longer))));
+        assert!(!auth.remembered(Some(&header("alice", &longer))));
+        // … also once the 72-byte password verified.
+        assert!(auth.check(Some(&header("alice", &first72))));
+        assert!(!auth.remembered(Some(&header("alice", &longer))));
+        assert!(!auth.check(Some(&header("alice", &longer))));
+        // Bytes, not characters: 36 two-byte characters are 72 bytes, 37 are 74.
+        let hash = bcrypt::hash("é".repeat(36), 4).unwrap();
+        std::fs::write(&path, format!("[basic_auth_users]\nbob = \"{hash}\"\n")).unwrap();
+        let auth = WebConfig::load(&path).unwrap().auth.unwrap();
+        assert!(auth.check(Some(&header("bob", &"é".repeat(36)))));
+        assert!(!auth.check(Some(&header("bob", &"é".repeat(37)))));
     }
 
     #[test]

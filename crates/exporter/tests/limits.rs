@@ -7,45 +7,7 @@ mod common;
 
 use common::*;
 use engine::EmbeddedServer;
-use std::io::Write;
-use std::net::{SocketAddr, TcpStream};
 use std::time::Instant;
-
-/// A probe request sent and left unanswered (the connection is kept until dropped).
-fn send_probe(addr: SocketAddr, path: &str, scrape_timeout: &str) -> TcpStream {
-    let mut s = TcpStream::connect(addr).unwrap();
-    let req = format!(
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nX-Prometheus-Scrape-Timeout-Seconds: {scrape_timeout}\r\n\r\n"
-    );
-    s.write_all(req.as_bytes()).unwrap();
-    s
-}
-
-/// The exporter's own metric `name` (no labels).
-fn own(addr: SocketAddr, name: &str) -> f64 {
-    let r = get(addr, "/metrics", &[]);
-    parse_exposition(&r.body)
-        .iter()
-        .find(|x| x.name == name)
-        .map(|x| x.value)
-        .unwrap_or_else(|| panic!("no {name} in\n{}", r.body))
-}
-
-/// Wait (at most HTTP_TIMEOUT) until `name` is `want`.
-fn wait_for(addr: SocketAddr, name: &str, want: f64) {
-    let t0 = Instant::now();
-    loop {
-        let v = own(addr, name);
-        if v == want {
-            return;
-        }
-        assert!(
-            t0.elapsed() < HTTP_TIMEOUT,
-            "{name} is {v}, never became {want}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
 
 #[test]
 fn a_probe_whose_client_left_still_holds_its_target_and_dropped_waiters_leave_the_queue() {

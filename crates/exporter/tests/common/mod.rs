@@ -50,9 +50,35 @@ pub struct Reply {
     pub body: String,
 }
 
+/// A connection to `addr` from the loopback address `from` (e.g. `127.0.0.2`: another
+/// client, as far as the exporter can tell).
+pub fn connect_from(from: &str, addr: SocketAddr) -> TcpStream {
+    let ip: std::net::IpAddr = from.parse().unwrap();
+    let s = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        None,
+    )
+    .unwrap();
+    s.bind(&SocketAddr::new(ip, 0).into()).unwrap();
+    s.connect_timeout(&addr.into(), Duration::from_secs(5))
+        .unwrap();
+    s.into()
+}
+
 /// `GET path` with extra header lines, answer read to the end (HTTP/1.0: no chunks).
 pub fn get(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> Reply {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+    get_from("127.0.0.1", addr, path, headers)
+}
+
+/// [`get`] from the loopback address `from`.
+pub fn get_from(from: &str, addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> Reply {
+    let s = connect_from(from, addr);
+    request(s, addr, path, headers)
+}
+
+/// `GET path` on the connection `s`, answer read to the end.
+pub fn request(mut s: TcpStream, addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> Reply {
     s.set_read_timeout(Some(HTTP_TIMEOUT)).unwrap();
     let mut req = format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n");
     for (k, v) in headers {
@@ -62,7 +88,12 @@ pub fn get(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> Reply {
     let _ = s.write_all(req.as_bytes());
     let mut raw = Vec::new();
     let _ = s.read_to_end(&mut raw);
-    let text = String::from_utf8(raw).unwrap();
+    reply(&raw)
+}
+
+/// An HTTP answer read to the end.
+pub fn reply(raw: &[u8]) -> Reply {
+    let text = String::from_utf8(raw.to_vec()).unwrap();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let status = head
         .split_whitespace()
@@ -173,4 +204,51 @@ pub fn value(samples: &[Sample], name: &str, fam: &str) -> Option<f64> {
 pub fn closed_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
+}
+
+/// A probe request sent from the loopback address `from` and left unanswered (the
+/// connection is kept until dropped).
+pub fn send_probe_from(
+    from: &str,
+    addr: SocketAddr,
+    path: &str,
+    scrape_timeout: &str,
+) -> TcpStream {
+    let mut s = connect_from(from, addr);
+    let req = format!(
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nX-Prometheus-Scrape-Timeout-Seconds: {scrape_timeout}\r\n\r\n"
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    s
+}
+
+/// [`send_probe_from`] 127.0.0.1.
+pub fn send_probe(addr: SocketAddr, path: &str, scrape_timeout: &str) -> TcpStream {
+    send_probe_from("127.0.0.1", addr, path, scrape_timeout)
+}
+
+/// The exporter's own metric `name` (no labels).
+pub fn own(addr: SocketAddr, name: &str) -> f64 {
+    let r = get(addr, "/metrics", &[]);
+    parse_exposition(&r.body)
+        .iter()
+        .find(|x| x.name == name)
+        .map(|x| x.value)
+        .unwrap_or_else(|| panic!("no {name} in\n{}", r.body))
+}
+
+/// Wait (at most HTTP_TIMEOUT) until `name` is `want`.
+pub fn wait_for(addr: SocketAddr, name: &str, want: f64) {
+    let t0 = std::time::Instant::now();
+    loop {
+        let v = own(addr, name);
+        if v == want {
+            return;
+        }
+        assert!(
+            t0.elapsed() < HTTP_TIMEOUT,
+            "{name} is {v}, never became {want}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
