@@ -822,8 +822,8 @@ fn write_files(report: &report::Report, dir: &Path, png: bool, pdf: bool) -> any
     }
     // Every file is written to a temporary name first and the report replaced only
     // when all were: a full disk leaves the previous report whole.
-    let out = crate::out_files::OutDir::create(dir)?;
-    let mut staged = crate::out_files::Staged::new();
+    let out = runner::out_files::OutDir::create(dir, "--out")?;
+    let mut staged = runner::out_files::Staged::new();
     for f in files {
         // Markdown and text files are read with `cat` too (HTML and SVG escape by themselves).
         let bytes = match std::str::from_utf8(&f.bytes) {
@@ -834,7 +834,8 @@ fn write_files(report: &report::Report, dir: &Path, png: bool, pdf: bool) -> any
         };
         out.stage(&mut staged, &f.name, &bytes)?;
     }
-    staged.commit("report.html")
+    staged.commit("report.html")?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -62,12 +62,18 @@ pub fn check_db(db: &std::path::Path) -> anyhow::Result<()> {
         );
     }
     let probe = dir.join(format!(".dualperf-write-check-{}", std::process::id()));
-    std::fs::File::create(&probe).map(drop).with_context(|| {
-        format!(
-            "cannot create the results database in {}; pick a writable --db",
-            dir.display()
-        )
-    })?;
+    // A new file only: a link planted at the probe's name is not followed.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map(drop)
+        .with_context(|| {
+            format!(
+                "cannot create the results database in {}; pick a writable --db",
+                dir.display()
+            )
+        })?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
 }
