@@ -152,6 +152,8 @@ pub const HOSTILE_CORPUS: &[&str] = &[
     "\\end{document}",
     "x\u{202e}gnp.exe",
     "IPv6 über alles — ∞",
+    "Débian Système",
+    "中文 עברית",
     "[lab] Debian 12",
     "*starred",
 ];
