@@ -7,6 +7,33 @@
 use dualperf_report::{build, fixture, ReportOptions};
 use std::process::Command;
 
+/// Writes `report`'s LaTeX tables into `dir` and compiles `tables.tex` with pdflatex;
+/// its log (the run must succeed) and the PDF's text (pdftotext).
+fn compile(report: &dualperf_report::Report, dir: &std::path::Path) -> (String, String) {
+    for f in report.files(false).unwrap() {
+        if let Some(name) = f
+            .name
+            .strip_prefix("tables/")
+            .filter(|n| n.ends_with(".tex"))
+        {
+            std::fs::write(dir.join(name), &f.bytes).unwrap();
+        }
+    }
+    let out = Command::new("pdflatex")
+        .args(["-interaction=nonstopmode", "-halt-on-error", "tables.tex"])
+        .current_dir(dir)
+        .output()
+        .expect("pdflatex runs (apt-get install texlive-latex-base texlive-latex-recommended texlive-science)");
+    let log = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "pdflatex failed:\n{log}");
+    let text = Command::new("pdftotext")
+        .args(["tables.pdf", "-"])
+        .current_dir(dir)
+        .output()
+        .expect("pdftotext runs (apt-get install poppler-utils)");
+    (log, String::from_utf8_lossy(&text.stdout).into_owned())
+}
+
 #[test]
 fn every_latex_table_compiles_with_pdflatex_and_its_numbers_are_in_the_pdf() {
     let report = build(
@@ -18,32 +45,11 @@ fn every_latex_table_compiles_with_pdflatex_and_its_numbers_are_in_the_pdf() {
         },
     );
     let dir = tempfile::tempdir().unwrap();
-    for f in report.files(false).unwrap() {
-        if let Some(name) = f
-            .name
-            .strip_prefix("tables/")
-            .filter(|n| n.ends_with(".tex"))
-        {
-            std::fs::write(dir.path().join(name), &f.bytes).unwrap();
-        }
-    }
-    let out = Command::new("pdflatex")
-        .args(["-interaction=nonstopmode", "-halt-on-error", "tables.tex"])
-        .current_dir(dir.path())
-        .output()
-        .expect("pdflatex runs (apt-get install texlive-latex-base texlive-latex-recommended texlive-science)");
-    let log = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "pdflatex failed:\n{log}");
+    let (log, text) = compile(&report, dir.path());
     assert!(
         !log.contains("Overfull \\hbox"),
         "a table is cut off:\n{log}"
     );
-    let text = Command::new("pdftotext")
-        .args(["tables.pdf", "-"])
-        .current_dir(dir.path())
-        .output()
-        .expect("pdftotext runs (apt-get install poppler-utils)");
-    let text = String::from_utf8_lossy(&text.stdout);
     let means = report
         .tables
         .iter()
@@ -87,22 +93,7 @@ fn hostile_labels_neither_read_nor_write_files_when_the_tables_compile() {
         "*starred",
     ];
     let report = build(&fixture::systems(&labels), &ReportOptions::default());
-    for f in report.files(false).unwrap() {
-        if let Some(name) = f
-            .name
-            .strip_prefix("tables/")
-            .filter(|n| n.ends_with(".tex"))
-        {
-            std::fs::write(dir.path().join(name), &f.bytes).unwrap();
-        }
-    }
-    let out = Command::new("pdflatex")
-        .args(["-interaction=nonstopmode", "-halt-on-error", "tables.tex"])
-        .current_dir(dir.path())
-        .output()
-        .expect("pdflatex runs");
-    let log = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "pdflatex failed:\n{log}");
+    let (log, text) = compile(&report, dir.path());
     // pdflatex logs each file it opens as "(./name".
     assert!(
         !log.contains("(./secret.tex"),
@@ -112,12 +103,6 @@ fn hostile_labels_neither_read_nor_write_files_when_the_tables_compile() {
         !dir.path().join("pwned.tex").exists(),
         "pdflatex wrote a file"
     );
-    let text = Command::new("pdftotext")
-        .args(["tables.pdf", "-"])
-        .current_dir(dir.path())
-        .output()
-        .expect("pdftotext runs");
-    let text = String::from_utf8_lossy(&text.stdout);
     assert!(
         !text.contains("SECRETTOKENFOURSEVEN"),
         "the file's text is in the PDF"
@@ -132,29 +117,9 @@ fn hostile_labels_neither_read_nor_write_files_when_the_tables_compile() {
 fn pdf_text_of(labels: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let report = build(&fixture::systems(labels), &ReportOptions::default());
-    for f in report.files(false).unwrap() {
-        if let Some(name) = f
-            .name
-            .strip_prefix("tables/")
-            .filter(|n| n.ends_with(".tex"))
-        {
-            std::fs::write(dir.path().join(name), &f.bytes).unwrap();
-        }
-    }
-    let out = Command::new("pdflatex")
-        .args(["-interaction=nonstopmode", "-halt-on-error", "tables.tex"])
-        .current_dir(dir.path())
-        .output()
-        .expect("pdflatex runs");
-    let log = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "pdflatex failed:\n{log}");
+    let (log, text) = compile(&report, dir.path());
     assert!(!log.contains("Missing character"), "{log}");
-    let text = Command::new("pdftotext")
-        .args(["tables.pdf", "-"])
-        .current_dir(dir.path())
-        .output()
-        .expect("pdftotext runs");
-    String::from_utf8_lossy(&text.stdout).into_owned()
+    text
 }
 
 /// "Débian Système" was "D?bian Syst?me" in the PDF and two CJK labels both "???": now

@@ -63,16 +63,22 @@ fn a_report_html_link_inside_out_is_refused_and_its_target_untouched() {
     std::fs::write(&target, b"keep me").unwrap();
     std::os::unix::fs::symlink(&target, out.join("report.html")).unwrap();
     let o = report(&db, &out, &["--campaign", "1", "2"]);
-    assert!(!o.status.success(), "{}", text(&o));
-    let err = String::from_utf8_lossy(&o.stderr);
-    let link = out.join("report.html");
+    refused_link(&o, &out.join("report.html"), &target);
+}
+
+/// `o` failed naming `link` as a symbolic link; `link` is still one, and its target
+/// still holds "keep me".
+#[cfg(unix)]
+fn refused_link(o: &Output, link: &Path, target: &Path) {
+    assert!(!o.status.success(), "{}", text(o));
     assert!(
-        err.contains(&format!("{} is a symbolic link", link.display())),
+        String::from_utf8_lossy(&o.stderr)
+            .contains(&format!("{} is a symbolic link", link.display())),
         "{}",
-        text(&o)
+        text(o)
     );
-    assert_eq!(std::fs::read(&target).unwrap(), b"keep me");
-    assert!(std::fs::symlink_metadata(&link)
+    assert_eq!(std::fs::read(target).unwrap(), b"keep me");
+    assert!(std::fs::symlink_metadata(link)
         .unwrap()
         .file_type()
         .is_symlink());
@@ -131,18 +137,7 @@ fn an_export_to_a_link_is_refused_and_its_target_untouched() {
     let link = dir.path().join("runs.csv");
     std::os::unix::fs::symlink(&target, &link).unwrap();
     let o = export(&db, &link, &["--campaign", "1"]);
-    assert!(!o.status.success(), "{}", text(&o));
-    assert!(
-        String::from_utf8_lossy(&o.stderr)
-            .contains(&format!("{} is a symbolic link", link.display())),
-        "{}",
-        text(&o)
-    );
-    assert_eq!(std::fs::read(&target).unwrap(), b"keep me");
-    assert!(std::fs::symlink_metadata(&link)
-        .unwrap()
-        .file_type()
-        .is_symlink());
+    refused_link(&o, &link, &target);
 }
 
 #[cfg(unix)]
@@ -156,14 +151,7 @@ fn a_man_page_link_inside_out_is_refused_and_its_target_untouched() {
     let link = out.join("man1/dualperf.1");
     std::os::unix::fs::symlink(&target, &link).unwrap();
     let o = man(&out);
-    assert!(!o.status.success(), "{}", text(&o));
-    assert!(
-        String::from_utf8_lossy(&o.stderr)
-            .contains(&format!("{} is a symbolic link", link.display())),
-        "{}",
-        text(&o)
-    );
-    assert_eq!(std::fs::read(&target).unwrap(), b"keep me");
+    refused_link(&o, &link, &target);
     // No page of the set was written either.
     assert_eq!(files_under(&out), vec![link]);
 }
