@@ -372,10 +372,7 @@ fn recorded_lab_of(c: &report::CampaignData) -> Option<LabLink> {
         mtu_bytes: lab
             .get("lab.mtu_bytes")
             .and_then(|m| m.trim().parse::<u32>().ok()),
-        rate_bps: lab
-            .get("lab.rate_bps")
-            .and_then(|r| r.trim().parse::<f64>().ok())
-            .filter(|r| shaped && r.is_finite() && *r > 0.0),
+        rate_bps: report::wifi::lab_rate_bps(lab).filter(|_| shaped),
     })
 }
 

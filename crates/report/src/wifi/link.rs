@@ -534,14 +534,19 @@ fn emulated(lab: &BTreeMap<String, String>, name: &str, direction: Direction) ->
             ..Assumptions::default()
         },
         origin: Origin::Emulated {
-            // A rate that is no positive finite number is not quoted ("tbf at NaN bit/s").
-            rate_bps: get("rate_bps")
-                .and_then(|r| r.parse::<f64>().ok())
-                .filter(|r| r.is_finite() && *r > 0.0),
+            rate_bps: lab_rate_bps(lab),
             overhead_bytes: get("emulation_overhead_bytes").and_then(|o| o.parse().ok()),
             burst_bytes: get("burst_bytes").and_then(|b| b.parse().ok()),
         },
     })
+}
+
+/// The tbf rate a lab recorded (`lab.rate_bps`), bit/s: `None` when missing or no
+/// positive finite number (a stored "NaN" is never quoted as "tbf at NaN bit/s").
+pub fn lab_rate_bps(lab: &BTreeMap<String, String>) -> Option<f64> {
+    lab.get("lab.rate_bps")
+        .and_then(|r| r.trim().parse::<f64>().ok())
+        .filter(|r| r.is_finite() && *r > 0.0)
 }
 
 /// One campaign's 802.11 link for data in `direction`: the lab's emulated link, else
