@@ -69,7 +69,7 @@ pub struct TargetArgs {
     ///
     /// tbf at the link's rate plus a per-packet overhead for what each frame costs
     /// beyond its bytes; the report sets the results against that link's airtime model.
-    #[arg(long, value_name = "LINK", value_parser = parse_link, requires = "lab", conflicts_with = "lab_rate", hide_short_help = true)]
+    #[arg(long, value_name = "LINK", value_parser = LinkParser, requires = "lab", conflicts_with = "lab_rate", hide_short_help = true)]
     pub lab_link: Option<model::Link>,
     /// With an 802.11n/ac/ax --lab-link: MPDUs per A-MPDU the emulated sender
     /// aggregates [default: 1].
@@ -170,9 +170,31 @@ pub fn parse_topology(s: &str) -> Result<lab::Topology, lab::LabError> {
     s.parse()
 }
 
-/// `--lab-link` / `lab up --link`: a link as `dualperf model --link` reads it.
-pub fn parse_link(s: &str) -> Result<model::Link, impl std::error::Error + Send + Sync + 'static> {
-    model::link::parse(s)
+/// `--link` (model), `--lab-link`, `lab up --link`: a link as `model::link::parse`
+/// reads it. A bad link is said with the value quoted visibly escaped by
+/// `model::LinkError` (`'tbf:\u{1b}[31m'`), not raw as clap's "invalid value '…'"
+/// would quote it (an escape sequence there reaches the terminal or is dropped).
+#[derive(Clone, Copy, Debug)]
+pub struct LinkParser;
+
+impl clap::builder::TypedValueParser for LinkParser {
+    type Value = model::Link;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<model::Link, clap::Error> {
+        model::link::parse(&value.to_string_lossy()).map_err(|e| {
+            let flag = arg.map_or_else(|| "--link".to_string(), ToString::to_string);
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid value for '{flag}': {e}\n"),
+            )
+            .with_cmd(cmd)
+        })
+    }
 }
 
 /// `--lab-rate` / `lab up --rate`: a tbf rate in bits per second.

@@ -37,7 +37,7 @@ struct UpArgs {
     /// costs beyond its bytes (802.11a/b/g/n/ac/ax: the airtime model's contention,
     /// preamble, SIFS and ACK under its default assumptions; ethernet:RATE: FCS,
     /// preamble and gap; tbf:RATE: none). LINK as in `dualperf model --link`.
-    #[arg(long, value_name = "LINK", conflicts_with = "rate", value_parser = crate::args::parse_link)]
+    #[arg(long, value_name = "LINK", conflicts_with = "rate", value_parser = crate::args::LinkParser)]
     link: Option<model::Link>,
     /// With an 802.11n/ac/ax --link: MPDUs per A-MPDU the emulated sender aggregates
     /// (the fixed airtime of one access is divided over them; default 1).

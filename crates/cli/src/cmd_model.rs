@@ -19,7 +19,7 @@ pub struct ModelArgs {
     /// 802.11g:RATE (Mbit/s), 802.11n:mcs=M,width=20|40,gi=long|short[,nss=N][,band=2.4|5],
     /// 802.11ac:mcs=M,nss=N,width=20|40|80|160,gi=long|short,
     /// 802.11ax:mcs=M,nss=N,width=20|40|80|160,gi=0.8|1.6|3.2[,band=2.4|5|6].
-    #[arg(long, value_name = "LINK", value_parser = parse_link)]
+    #[arg(long, value_name = "LINK", value_parser = crate::args::LinkParser)]
     link: Link,
     /// Payload sizes in bytes (UDP datagram payload; TCP write size), comma-separated.
     #[arg(
@@ -74,10 +74,6 @@ pub struct ModelArgs {
     /// TCP timestamp option (12 bytes per segment, on by default in Linux).
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     tcp_timestamps: OnOff,
-}
-
-fn parse_link(s: &str) -> Result<Link, impl std::error::Error + Send + Sync + 'static> {
-    model::link::parse(s)
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -255,6 +251,23 @@ pub fn main(args: ModelArgs) -> anyhow::Result<ExitCode> {
 
 fn build(args: &ModelArgs) -> anyhow::Result<Report> {
     let transport = args.transport();
+    // A UDP payload is one datagram: beyond the family's maximum no link carries it
+    // (IP fragmentation, which the framing models count, stops at 65535 bytes).
+    if transport == Transport::Udp {
+        for &size in &args.sizes {
+            for family in args.families() {
+                let max_bytes = family.max_udp_payload_bytes();
+                if size > max_bytes {
+                    return Err(wire::proto::TestSpecError::PayloadTooLarge {
+                        payload_bytes: size,
+                        family,
+                        max_bytes,
+                    })
+                    .context("--sizes");
+                }
+            }
+        }
+    }
     let mut link = args.link;
     if let Link::Wifi(Phy::Dsss { preamble, .. }) = &mut link {
         *preamble = match args.preamble {

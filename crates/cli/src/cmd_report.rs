@@ -372,10 +372,7 @@ fn recorded_lab_of(c: &report::CampaignData) -> Option<LabLink> {
         mtu_bytes: lab
             .get("lab.mtu_bytes")
             .and_then(|m| m.trim().parse::<u32>().ok()),
-        rate_bps: lab
-            .get("lab.rate_bps")
-            .and_then(|r| r.trim().parse::<f64>().ok())
-            .filter(|r| shaped && r.is_finite() && *r > 0.0),
+        rate_bps: report::wifi::lab_rate_bps(lab).filter(|_| shaped),
     })
 }
 
@@ -822,8 +819,8 @@ fn write_files(report: &report::Report, dir: &Path, png: bool, pdf: bool) -> any
     }
     // Every file is written to a temporary name first and the report replaced only
     // when all were: a full disk leaves the previous report whole.
-    let out = crate::out_files::OutDir::create(dir)?;
-    let mut staged = crate::out_files::Staged::new();
+    let out = runner::out_files::OutDir::create(dir, "--out")?;
+    let mut staged = runner::out_files::Staged::new();
     for f in files {
         // Markdown and text files are read with `cat` too (HTML and SVG escape by themselves).
         let bytes = match std::str::from_utf8(&f.bytes) {
@@ -834,7 +831,8 @@ fn write_files(report: &report::Report, dir: &Path, png: bool, pdf: bool) -> any
         };
         out.stage(&mut staged, &f.name, &bytes)?;
     }
-    staged.commit("report.html")
+    staged.commit("report.html")?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -35,7 +35,6 @@ mod cmd_server;
 mod cmd_study;
 mod exit;
 mod interrupt;
-mod out_files;
 mod progress;
 mod test_args;
 

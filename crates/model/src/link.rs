@@ -14,6 +14,7 @@ use crate::wifi::{Band, Gi, HeGi, Phy, Preamble};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use wire::quantity::{format_bit_rate, parse_bit_rate};
+use wire::text::visible;
 
 const KINDS: &str = "loopback, ethernet[:RATE], tbf:RATE, 802.11a:RATE, 802.11b:RATE, \
                      802.11g:RATE, 802.11n:…, 802.11ac:…, 802.11ax:…";
@@ -31,9 +32,14 @@ pub enum Link {
 /// A link name that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LinkError {
-    #[error("unknown link '{input}'; links are {KINDS}")]
+    // What the user typed is quoted visibly escaped: an ESC shows as \u{1b}, never
+    // reaches the terminal, and is not silently dropped from the quote.
+    #[error("unknown link '{}'; links are {KINDS}", visible(input))]
     UnknownKind { input: String },
-    #[error("{link}: {field} '{value}' is not allowed; {field} takes {allowed}")]
+    #[error(
+        "{link}: {field} '{}' is not allowed; {field} takes {allowed}",
+        visible(value)
+    )]
     BadValue {
         link: &'static str,
         field: &'static str,
@@ -46,7 +52,7 @@ pub enum LinkError {
         field: &'static str,
         allowed: &'static str,
     },
-    #[error("{link}: unknown field '{field}'; fields are {allowed}")]
+    #[error("{link}: unknown field '{}'; fields are {allowed}", visible(field))]
     UnknownField {
         link: &'static str,
         field: String,
@@ -118,14 +124,17 @@ fn rate(link: &'static str, text: &str) -> Result<u64, LinkError> {
     parse_bit_rate(text).map_err(|e| bad(link, "RATE", text, e.hint))
 }
 
-/// A legacy rate in 100 kbit/s: a bare number is Mbit/s, anything else a bit rate.
+/// A legacy rate in 100 kbit/s: a bare number is Mbit/s, anything else a bit rate; both
+/// read by `wire::quantity` (which refuses NaN, infinities and signs).
 fn legacy_rate_100kbps(link: &'static str, text: &str, allowed: &str) -> Result<u32, LinkError> {
     let t = text.trim();
-    let bps = match t.parse::<f64>() {
-        Ok(mbps) if mbps.is_finite() && mbps > 0.0 && mbps < 1e6 => (mbps * 1e6).round() as u64,
-        Ok(_) => return Err(bad(link, "RATE", t, allowed)),
-        Err(_) => parse_bit_rate(t).map_err(|_| bad(link, "RATE", t, allowed))?,
-    };
+    let bare = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    let bps = if bare {
+        parse_bit_rate(&format!("{t}M"))
+    } else {
+        parse_bit_rate(t)
+    }
+    .map_err(|_| bad(link, "RATE", t, allowed))?;
     if bps % 100_000 != 0 {
         return Err(bad(link, "RATE", t, allowed));
     }

@@ -163,3 +163,19 @@ fn hostile_input_is_an_error_not_a_panic() {
     let tail = format!("802.11g:{long}");
     assert!(parse(&tail).is_err());
 }
+
+/// An ESC (or any control) in a link is quoted visibly escaped, not dropped from the
+/// quote nor sent to the terminal.
+#[test]
+fn a_control_character_is_quoted_visibly_escaped() {
+    for (text, quoted) in [
+        ("tbf:\x1b[31m", "RATE '\\u{1b}[31m'"),
+        ("\x1b]0;title\x07", "unknown link '\\u{1b}]0;title\\u{7}'"),
+        ("802.11g:5\r4", "RATE '5\\u{d}4'"),
+        ("802.11n:mcs=7,wi\x1bdth=20", "unknown field 'wi\\u{1b}dth'"),
+    ] {
+        let e = error(text);
+        assert!(e.contains(quoted), "{text:?}: {e}");
+        assert!(!e.chars().any(char::is_control), "{text:?}: {e:?}");
+    }
+}

@@ -81,13 +81,27 @@ fn is_plain_number(s: &str) -> bool {
         && body.parse::<f64>().is_ok_and(f64::is_finite)
 }
 
+/// Whether a spreadsheet may read a cell starting with `t` as a formula: `=`, `+`, `-`,
+/// `@`, their full-width (`＝`, `＋`, `－`, `＠`) and small (`﹦`, `﹢`, `﹣`, `﹫`) forms,
+/// which spreadsheets in East Asian locales fold to ASCII, and any leading white space
+/// (space, tab, carriage return, newline, the ideographic space), which a spreadsheet
+/// may skip before reading the formula behind it.
+fn starts_formula(t: &str) -> bool {
+    t.starts_with(|c: char| {
+        matches!(
+            c,
+            '=' | '+' | '-' | '@' | '＝' | '＋' | '－' | '＠' | '﹦' | '﹢' | '﹣' | '﹫'
+        ) || c.is_whitespace()
+    })
+}
+
 /// A text cell of a CSV file, safe to open in a spreadsheet (OWASP, "CSV Injection"):
 /// control characters other than newline and tab removed, and a cell that starts with
-/// `=`, `+`, `-`, `@`, tab or carriage return prefixed with `'` so that it is shown as
-/// text, not run as a formula. A plain number ("-12.5") is left as it is. Quoting is
-/// the CSV writer's (the `csv` crate). `dualperf export --raw-text` skips this.
+/// a formula character or white space (see [`starts_formula`]) prefixed with `'` so
+/// that it is shown as text, not run as a formula. A plain number ("-12.5") is left as
+/// it is. Quoting is the CSV writer's (the `csv` crate). `dualperf export --raw-text`
+/// skips this.
 pub fn csv_cell(s: &str) -> Cow<'_, str> {
-    let starts_formula = |t: &str| t.starts_with(['=', '+', '-', '@', '\t', '\r']);
     // Controls go first, so what follows a removed carriage return is checked too.
     let clean = terminal_safe(s);
     if starts_formula(&clean) && !is_plain_number(&clean) {
@@ -328,12 +342,24 @@ mod tests {
             ("-inf", "'-inf"),
             ("Linux 6.8", "Linux 6.8"),
             ("a\u{0}b", "ab"),
+            ("\n=cmd", "'\n=cmd"),
+            (" =cmd", "' =cmd"),
+            ("\u{3000}=cmd", "'\u{3000}=cmd"),
+            ("＝HYPERLINK(\"http://x\")", "'＝HYPERLINK(\"http://x\")"),
+            ("＋1＋1", "'＋1＋1"),
+            ("－2＋3", "'－2＋3"),
+            ("＠SUM(A1)", "'＠SUM(A1)"),
+            ("﹦1", "'﹦1"),
+            ("Débian ＝ 1", "Débian ＝ 1"),
         ] {
             assert_eq!(csv_cell(s), want, "{s:?}");
         }
         for s in corpus() {
             let c = csv_cell(&s);
-            assert!(!c.starts_with(['=', '+', '-', '@', '\t', '\r']), "{s:?}");
+            assert!(
+                !c.starts_with(|c: char| "=+-@＝＋－＠﹦﹢﹣﹫".contains(c) || c.is_whitespace()),
+                "{s:?}"
+            );
             assert!(
                 !c.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
                 "{s:?}"

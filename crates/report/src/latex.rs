@@ -5,16 +5,50 @@
 //! compiles with pdflatex and the booktabs, siunitx and graphicx packages. A table wider
 //! than the text is scaled to its width.
 //!
-//! Text is escaped for LaTeX; the symbols the report uses (±, –, µ, ×, ≤, …) map to
-//! LaTeX commands, any other non-ASCII character to `?`, so pdflatex never meets a
-//! character it has no glyph for.
+//! Text is escaped for LaTeX and keeps every character: the symbols the report uses
+//! (±, –, µ, ×, ≤, …) map to LaTeX commands; Latin letters with accents (the UTF-8
+//! input the T1 font encoding sets: "Débian Système", "Łódź") and Greek (through
+//! `textalpha`, which texlive-science brings in) are written as they are; any other
+//! character (Cyrillic, CJK, Hebrew, Arabic, a control character) is written as its code
+//! point, "<U+4E2D>", which pdflatex sets with any font, so that two labels that differ
+//! still read differently in the PDF. (Setting CJK natively would need CJK fonts, which
+//! the TeX packages the tables need do not bring.)
 
 use crate::table::{Cell, Table};
 use std::fmt::Write as _;
 
-/// The preamble lines the tables need.
-pub const PREAMBLE: &str =
-    "\\usepackage{booktabs}\n\\usepackage{siunitx}\n\\usepackage{graphicx}\n";
+/// The preamble lines the tables need: UTF-8 input with the T1 font encoding and Greek
+/// letters in text (`textalpha`), booktabs rules, siunitx columns, graphicx scaling.
+pub const PREAMBLE: &str = "\\usepackage[utf8]{inputenc}\n\\usepackage[T1]{fontenc}\n\
+                            \\usepackage{textalpha}\n\\usepackage{booktabs}\n\
+                            \\usepackage{siunitx}\n\\usepackage{graphicx}\n";
+
+/// Characters written as they are: the Latin letters the T1 encoding's UTF-8 input
+/// declares (LaTeX's `t1enc.dfu`) and the Greek of `textalpha` (monotonic Greek).
+const NATIVE: &[(char, char)] = &[
+    ('\u{a1}', '\u{a1}'),
+    ('\u{a3}', '\u{a3}'),
+    ('\u{ab}', '\u{ab}'),
+    ('\u{bb}', '\u{bb}'),
+    ('\u{bf}', '\u{d6}'),
+    ('\u{d8}', '\u{f6}'),
+    ('\u{f8}', '\u{125}'),
+    ('\u{128}', '\u{137}'),
+    ('\u{139}', '\u{13e}'),
+    ('\u{141}', '\u{148}'),
+    ('\u{14a}', '\u{165}'),
+    ('\u{168}', '\u{17e}'),
+    ('\u{218}', '\u{21b}'),
+    ('\u{386}', '\u{38a}'),
+    ('\u{38c}', '\u{38c}'),
+    ('\u{38e}', '\u{3a1}'),
+    ('\u{3a3}', '\u{3ce}'),
+];
+
+/// Whether pdflatex sets `c` from UTF-8 input with [`PREAMBLE`].
+fn native(c: char) -> bool {
+    NATIVE.iter().any(|&(lo, hi)| (lo..=hi).contains(&c))
+}
 
 /// Escape `s` for LaTeX text mode.
 pub fn escape(s: &str) -> String {
@@ -66,8 +100,12 @@ pub fn escape(s: &str) -> String {
             '‘' | '’' => out.push('\''),
             '\u{a0}' => out.push('~'),
             c if c.is_ascii() && !c.is_ascii_control() => out.push(c),
+            c if native(c) => out.push(c),
             c if c.is_whitespace() => out.push(' '),
-            _ => out.push('?'),
+            // Visible and distinct: "中文" and "日本" never both read "??".
+            c => {
+                let _ = write!(out, "\\textless{{}}U+{:04X}\\textgreater{{}}", c as u32);
+            }
         }
     }
     out
@@ -226,6 +264,9 @@ pub fn document(tables: &[Table], title: &str) -> String {
          \\documentclass{article}\n\\usepackage[margin=2cm,landscape]{geometry}\n",
     );
     out.push_str(PREAMBLE);
+    // Times (psnfss, in texlive-latex-base): a scalable font in the T1 encoding, so that
+    // accented letters are outlines with their Unicode in the PDF, not bitmaps.
+    out.push_str("\\usepackage{mathptmx}\n");
     out.push_str("\\begin{document}\n");
     let _ = writeln!(out, "\\section*{{{}}}", escape(title));
     for t in tables {
@@ -277,11 +318,25 @@ mod tests {
     }
 
     #[test]
-    fn escaping_leaves_no_character_pdflatex_cannot_set() {
+    fn escaping_keeps_every_character_as_itself_or_its_code_point() {
         let e = escape("a\\b{c}$d&e#f_g%h^i~j ≤ ≥ ≈ → · … Δ σ n₁ ✓ 日本");
         assert!(e.is_ascii(), "{e}");
         assert!(e.contains("\\textbackslash{}") && e.contains("\\textsubscript{1}"));
-        assert!(e.ends_with("? ??"), "{e}");
+        assert!(
+            e.ends_with(
+                "\\textless{}U+2713\\textgreater{} \\textless{}U+65E5\\textgreater{}\\textless{}U+672C\\textgreater{}"
+            ),
+            "{e}"
+        );
+        // Accented Latin and Greek as they are; two CJK labels stay apart.
+        assert_eq!(escape("Débian Système Łódź"), "Débian Système Łódź");
+        assert_eq!(escape("Ελληνικά"), "Ελληνικά");
+        assert_ne!(escape("中文"), escape("日本"));
+        assert_eq!(
+            escape("\u{5e2}\u{1b}"),
+            "\\textless{}U+05E2\\textgreater{}\\textless{}U+001B\\textgreater{}"
+        );
+        assert!(!escape(&wire::text::hostile_long(2_000)).contains('?'));
     }
 
     #[test]

@@ -135,7 +135,10 @@ fn csv_parses_back_with_its_fields_and_formulas_neutralised() {
                     if let dualperf_report::Cell::Text(_) = cell {
                         let number = field.parse::<f64>().is_ok_and(f64::is_finite);
                         assert!(
-                            number || !field.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                            number
+                                || !field.starts_with(|c: char| {
+                                    "=+-@＝＋－＠﹦﹢﹣﹫".contains(c) || c.is_whitespace()
+                                }),
                             "{text:?}: live formula {field:?}"
                         );
                     }

@@ -1,10 +1,38 @@
 //! The LaTeX tables compile: every table of the fixture report goes through a real
 //! `pdflatex` run (Debian's texlive-latex-base, -latex-recommended for booktabs,
 //! -science for siunitx; `.ci/run` installs them), and `pdftotext` finds the numbers of
-//! the means table in the PDF.
+//! the means table in the PDF, and every label's characters: accented Latin and Greek
+//! as they are, any other (CJK, Hebrew, Arabic, Cyrillic) as its code point.
 
 use dualperf_report::{build, fixture, ReportOptions};
 use std::process::Command;
+
+/// Writes `report`'s LaTeX tables into `dir` and compiles `tables.tex` with pdflatex;
+/// its log (the run must succeed) and the PDF's text (pdftotext).
+fn compile(report: &dualperf_report::Report, dir: &std::path::Path) -> (String, String) {
+    for f in report.files(false).unwrap() {
+        if let Some(name) = f
+            .name
+            .strip_prefix("tables/")
+            .filter(|n| n.ends_with(".tex"))
+        {
+            std::fs::write(dir.join(name), &f.bytes).unwrap();
+        }
+    }
+    let out = Command::new("pdflatex")
+        .args(["-interaction=nonstopmode", "-halt-on-error", "tables.tex"])
+        .current_dir(dir)
+        .output()
+        .expect("pdflatex runs (apt-get install texlive-latex-base texlive-latex-recommended texlive-science)");
+    let log = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "pdflatex failed:\n{log}");
+    let text = Command::new("pdftotext")
+        .args(["tables.pdf", "-"])
+        .current_dir(dir)
+        .output()
+        .expect("pdftotext runs (apt-get install poppler-utils)");
+    (log, String::from_utf8_lossy(&text.stdout).into_owned())
+}
 
 #[test]
 fn every_latex_table_compiles_with_pdflatex_and_its_numbers_are_in_the_pdf() {
@@ -17,32 +45,11 @@ fn every_latex_table_compiles_with_pdflatex_and_its_numbers_are_in_the_pdf() {
         },
     );
     let dir = tempfile::tempdir().unwrap();
-    for f in report.files(false).unwrap() {
-        if let Some(name) = f
-            .name
-            .strip_prefix("tables/")
-            .filter(|n| n.ends_with(".tex"))
-        {
-            std::fs::write(dir.path().join(name), &f.bytes).unwrap();
-        }
-    }
-    let out = Command::new("pdflatex")
-        .args(["-interaction=nonstopmode", "-halt-on-error", "tables.tex"])
-        .current_dir(dir.path())
-        .output()
-        .expect("pdflatex runs (apt-get install texlive-latex-base texlive-latex-recommended texlive-science)");
-    let log = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "pdflatex failed:\n{log}");
+    let (log, text) = compile(&report, dir.path());
     assert!(
         !log.contains("Overfull \\hbox"),
         "a table is cut off:\n{log}"
     );
-    let text = Command::new("pdftotext")
-        .args(["tables.pdf", "-"])
-        .current_dir(dir.path())
-        .output()
-        .expect("pdftotext runs (apt-get install poppler-utils)");
-    let text = String::from_utf8_lossy(&text.stdout);
     let means = report
         .tables
         .iter()
@@ -86,22 +93,7 @@ fn hostile_labels_neither_read_nor_write_files_when_the_tables_compile() {
         "*starred",
     ];
     let report = build(&fixture::systems(&labels), &ReportOptions::default());
-    for f in report.files(false).unwrap() {
-        if let Some(name) = f
-            .name
-            .strip_prefix("tables/")
-            .filter(|n| n.ends_with(".tex"))
-        {
-            std::fs::write(dir.path().join(name), &f.bytes).unwrap();
-        }
-    }
-    let out = Command::new("pdflatex")
-        .args(["-interaction=nonstopmode", "-halt-on-error", "tables.tex"])
-        .current_dir(dir.path())
-        .output()
-        .expect("pdflatex runs");
-    let log = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "pdflatex failed:\n{log}");
+    let (log, text) = compile(&report, dir.path());
     // pdflatex logs each file it opens as "(./name".
     assert!(
         !log.contains("(./secret.tex"),
@@ -111,12 +103,6 @@ fn hostile_labels_neither_read_nor_write_files_when_the_tables_compile() {
         !dir.path().join("pwned.tex").exists(),
         "pdflatex wrote a file"
     );
-    let text = Command::new("pdftotext")
-        .args(["tables.pdf", "-"])
-        .current_dir(dir.path())
-        .output()
-        .expect("pdftotext runs");
-    let text = String::from_utf8_lossy(&text.stdout);
     assert!(
         !text.contains("SECRETTOKENFOURSEVEN"),
         "the file's text is in the PDF"
@@ -125,4 +111,49 @@ fn hostile_labels_neither_read_nor_write_files_when_the_tables_compile() {
     assert!(text.contains("input{secret.tex}"), "{text}");
     assert!(text.contains("[lab] Debian 12"), "{text}");
     assert!(text.contains("*starred"), "{text}");
+}
+
+/// Compiles the fixture report's tables with `labels` as its systems; the PDF's text.
+fn pdf_text_of(labels: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let report = build(&fixture::systems(labels), &ReportOptions::default());
+    let (log, text) = compile(&report, dir.path());
+    assert!(!log.contains("Missing character"), "{log}");
+    text
+}
+
+/// "Débian Système" was "D?bian Syst?me" in the PDF and two CJK labels both "???": now
+/// accented Latin and Greek are set as they are, and what the installed fonts lack
+/// (CJK, right-to-left scripts, Cyrillic) reads as its code points, so no two labels
+/// collapse.
+#[test]
+fn non_ascii_labels_keep_every_character_in_the_pdf() {
+    // Four systems a report (the summary compares every pair, one column each).
+    for (labels, want) in [
+        (
+            ["Débian Système", "中文", "日本", "עברית"],
+            [
+                "Débian Système",
+                "<U+4E2D><U+6587>",
+                "<U+65E5><U+672C>",
+                "<U+05E2><U+05D1><U+05E8><U+05D9><U+05EA>",
+            ],
+        ),
+        (
+            ["Łódź Ørsted", "Ελληνικά", "العربية", "Русский"],
+            [
+                // Times sets ź as z with an accent above; pdftotext reads back both.
+                "Łódz\u{301} Ørsted",
+                "Ελληνικά",
+                "<U+0627><U+0644><U+0639><U+0631><U+0628><U+064A><U+0629>",
+                "<U+0420><U+0443><U+0441><U+0441><U+043A><U+0438><U+0439>",
+            ],
+        ),
+    ] {
+        let text = pdf_text_of(&labels);
+        for w in want {
+            assert!(text.contains(w), "{w} is not in the PDF:\n{text}");
+        }
+        assert!(!text.contains('?'), "a character became '?':\n{text}");
+    }
 }

@@ -7,7 +7,8 @@
 //! ([`single`]); the campaign lifecycle ([`lifecycle`]: new, resumed,
 //! the profile axis, run to its end, each with a typed outcome) and its pieces
 //! ([`campaign`]: the store journal, the campaign lock); the export of stored runs
-//! ([`export`]: tidy CSV or JSON). Nothing prints and there is no
+//! ([`export`]: tidy CSV or JSON); the one writer of every output file
+//! ([`out_files`]: atomic, never through a symbolic link). Nothing prints and there is no
 //! argument parser: `cli` maps its flags onto these types and shows the outcomes.
 #![forbid(unsafe_code)]
 
@@ -15,6 +16,7 @@ pub mod campaign;
 pub mod export;
 pub mod lifecycle;
 pub mod options;
+pub mod out_files;
 pub mod resolve;
 pub mod single;
 pub mod target;

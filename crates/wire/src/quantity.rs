@@ -363,6 +363,22 @@ mod tests {
         assert!(parse_bytes_u32("4G").is_err());
     }
 
+    /// NaN and the infinities are refused here, once, for every caller (link rates,
+    /// lab rates, sizes, durations): no caller parses a number of its own.
+    #[test]
+    fn nan_and_infinities_are_refused_by_every_parser() {
+        for bad in [
+            "nan", "NaN", "inf", "-inf", "infinity", "1e999", "1e999M", "NaNM",
+        ] {
+            assert!(parse_bytes(bad).is_err(), "{bad}");
+            assert!(parse_rate(bad).is_err(), "{bad}");
+            assert!(parse_bit_rate(bad).is_err(), "{bad}");
+            assert!(parse_duration_ns(bad).is_err(), "{bad}");
+        }
+        let e = parse_bit_rate("1e999").unwrap_err().to_string();
+        assert!(e.contains("out of range"), "{e}");
+    }
+
     #[test]
     fn bit_rates_are_si_and_case_blind() {
         for (text, bps) in [

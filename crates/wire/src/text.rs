@@ -143,11 +143,17 @@ pub const HOSTILE_CORPUS: &[&str] = &[
     "@SUM(A1)",
     "\t=cmd",
     "\r=cmd",
+    "\n=cmd",
+    " =cmd",
+    "＝HYPERLINK(\"http://x\")",
+    "＠SUM(A1)",
     "\"quoted\",comma",
     "% comment } { $ # _ ^ ~ \\ &",
     "\\end{document}",
     "x\u{202e}gnp.exe",
     "IPv6 über alles — ∞",
+    "Débian Système",
+    "中文 עברית",
     "[lab] Debian 12",
     "*starred",
 ];
@@ -179,6 +185,30 @@ pub fn terminal_safe(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// `text` quoted in a one-line message, every character [`terminal_safe`] would remove
+/// (and newline and tab) written visibly as its escape (`\u{1b}`, `\n`, `\u{202e}`),
+/// so that the reader sees what was typed, and a backslash doubled so that an escape
+/// cannot be typed to look like another. Borrows when there is nothing to escape.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    if text
+        .chars()
+        .all(|c| allowed(c) && !matches!(c, '\n' | '\t' | '\\'))
+    {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if !allowed(c) => out.extend(c.escape_unicode()),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// One line of `text` for a table cell or a one-line message: controls removed as by
 /// [`terminal_safe`], newlines and tabs become spaces.
 pub fn terminal_safe_line(text: &str) -> Cow<'_, str> {
@@ -191,6 +221,18 @@ pub fn terminal_safe_line(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn visible_quotes_show_every_control_as_its_escape() {
+        assert!(matches!(visible("tbf:100M über"), Cow::Borrowed(_)));
+        assert_eq!(visible("tbf:\x1b[31m"), "tbf:\\u{1b}[31m");
+        assert_eq!(visible("a\nb\tc\\d"), "a\\nb\\tc\\\\d");
+        assert_eq!(visible("x\u{202e}y\u{85}"), "x\\u{202e}y\\u{85}");
+        for h in HOSTILE_CORPUS {
+            let v = visible(h);
+            assert_eq!(terminal_safe_line(&v), v, "{h:?}");
+        }
+    }
 
     #[test]
     fn names_with_controls_or_too_long_are_refused_with_the_field() {

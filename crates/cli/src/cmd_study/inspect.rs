@@ -271,7 +271,7 @@ fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     let mut file = args
         .output
         .as_deref()
-        .map(crate::out_files::AtomicFile::create)
+        .map(runner::out_files::AtomicFile::create)
         .transpose()?;
     let out: Box<dyn Write + '_> = match file.as_mut() {
         Some(f) => Box::new(f),

@@ -61,13 +61,38 @@ pub fn check_db(db: &std::path::Path) -> anyhow::Result<()> {
             dir.display()
         );
     }
-    let probe = dir.join(format!(".dualperf-write-check-{}", std::process::id()));
-    std::fs::File::create(&probe).map(drop).with_context(|| {
-        format!(
-            "cannot create the results database in {}; pick a writable --db",
-            dir.display()
-        )
-    })?;
-    let _ = std::fs::remove_file(&probe);
-    Ok(())
+    // A new file of a random name (O_EXCL), removed at once: nothing planted at a
+    // predictable name is followed or truncated.
+    tempfile::Builder::new()
+        .prefix(".dualperf-write-check-")
+        .tempfile_in(dir)
+        .map(drop)
+        .with_context(|| {
+            format!(
+                "cannot create the results database in {}; pick a writable --db",
+                dir.display()
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    /// The write check once created `.dualperf-write-check-PID` with `File::create`,
+    /// following (and truncating) a link planted at that name.
+    #[cfg(unix)]
+    #[test]
+    fn the_write_check_follows_no_planted_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("precious");
+        std::fs::write(&target, b"keep me").unwrap();
+        let planted = dir
+            .path()
+            .join(format!(".dualperf-write-check-{}", std::process::id()));
+        std::os::unix::fs::symlink(&target, &planted).unwrap();
+        super::check_db(&dir.path().join("new.db")).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep me");
+        assert!(std::fs::symlink_metadata(&planted).is_ok());
+        // Nothing else is left behind.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
 }

@@ -178,6 +178,55 @@ fn errors_name_the_field_and_what_it_takes() {
     assert!(e.contains("gi= is missing"), "{e}");
 }
 
+/// A UDP payload beyond one datagram's maximum is refused with the limit named, on
+/// every link (the framing models count IP fragments, which stop at 65535 bytes);
+/// the largest that fits is accepted.
+#[test]
+fn udp_payloads_no_datagram_can_carry_are_refused_with_the_limit() {
+    for link in ["loopback", "ethernet:1G", "tbf:100M"] {
+        let e = refused(&["--link", link, "--sizes", "1408,70000"]);
+        assert!(
+            e.contains(
+                "a 70000-byte payload does not fit in one IPv4 UDP datagram (at most 65507 bytes)"
+            ),
+            "{link}: {e}"
+        );
+        let e = refused(&["--link", link, "--sizes", "65528", "--family", "6"]);
+        assert!(e.contains("at most 65527 bytes"), "{link}: {e}");
+        json(&["--link", link, "--sizes", "65507", "--family", "4"]);
+        json(&["--link", link, "--sizes", "65527", "--family", "6"]);
+        // TCP writes are a byte stream: any size is segments.
+        json(&["--link", link, "--sizes", "70000", "--transport", "tcp"]);
+    }
+}
+
+/// An ESC in --link is quoted visibly escaped (`\u{1b}`), in `model` and `lab up`
+/// alike: neither sent to the terminal nor silently dropped from the quote.
+#[test]
+fn an_escape_in_a_link_is_quoted_visibly() {
+    for (args, quoted) in [
+        (
+            vec!["--link", "tbf:\x1b[31m"],
+            "RATE '\\u{1b}[31m' is not allowed",
+        ),
+        (vec!["--link", "wi\x1bfi"], "unknown link 'wi\\u{1b}fi'"),
+    ] {
+        let e = refused(&args);
+        assert!(e.contains(quoted), "{args:?}: {e}");
+        assert!(!e.contains('\x1b'), "{args:?}: {e:?}");
+    }
+    let o = Command::new(BIN)
+        .args(["lab", "up", "--link", "x\x1b[2J"])
+        .output()
+        .expect("the dualperf binary runs");
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        e.contains("unknown link 'x\\u{1b}[2J'") && !e.contains('\x1b'),
+        "{e:?}"
+    );
+}
+
 /// Every seed preset names the link its study ran over as `dualperf model` arguments,
 /// and those arguments run: a ceiling above zero and below the link's rate, the WPA2
 /// study's CCMP among the printed assumptions.

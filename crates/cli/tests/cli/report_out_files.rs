@@ -1,7 +1,8 @@
-//! How `dualperf report` and `dualperf export` write their files: never through a
-//! symbolic link inside `--out` (refused, the link named, its target untouched), and
-//! each file to a temporary name first, so that a full disk leaves the previous
-//! report.html, tables and export byte-identical and the error names the path.
+//! How `dualperf report`, `dualperf export` and `dualperf man` write their files (one
+//! writer, `runner::out_files`): never through a symbolic link, neither the file named
+//! nor one inside `--out` (refused, the link named, its target untouched), and each
+//! file to a temporary name first, so that a full disk leaves the previous report.html,
+//! tables, export and manual pages byte-identical and the error names the path.
 
 use crate::support::fixture::*;
 use crate::support::text;
@@ -62,16 +63,22 @@ fn a_report_html_link_inside_out_is_refused_and_its_target_untouched() {
     std::fs::write(&target, b"keep me").unwrap();
     std::os::unix::fs::symlink(&target, out.join("report.html")).unwrap();
     let o = report(&db, &out, &["--campaign", "1", "2"]);
-    assert!(!o.status.success(), "{}", text(&o));
-    let err = String::from_utf8_lossy(&o.stderr);
-    let link = out.join("report.html");
+    refused_link(&o, &out.join("report.html"), &target);
+}
+
+/// `o` failed naming `link` as a symbolic link; `link` is still one, and its target
+/// still holds "keep me".
+#[cfg(unix)]
+fn refused_link(o: &Output, link: &Path, target: &Path) {
+    assert!(!o.status.success(), "{}", text(o));
     assert!(
-        err.contains(&format!("{} is a symbolic link", link.display())),
+        String::from_utf8_lossy(&o.stderr)
+            .contains(&format!("{} is a symbolic link", link.display())),
         "{}",
-        text(&o)
+        text(o)
     );
-    assert_eq!(std::fs::read(&target).unwrap(), b"keep me");
-    assert!(std::fs::symlink_metadata(&link)
+    assert_eq!(std::fs::read(target).unwrap(), b"keep me");
+    assert!(std::fs::symlink_metadata(link)
         .unwrap()
         .file_type()
         .is_symlink());
@@ -108,6 +115,45 @@ fn a_tables_link_inside_out_is_refused_and_nothing_is_written_through_it() {
     let o = report(&db, &chosen, &["--campaign", "1", "2"]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(real.join("report.html").is_file() && real.join("tables/runs.csv").is_file());
+}
+
+fn man(out: &Path) -> Output {
+    dualperf()
+        .arg("man")
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("dualperf runs")
+}
+
+#[cfg(unix)]
+#[test]
+fn an_export_to_a_link_is_refused_and_its_target_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    fixture_db(&db);
+    let target = dir.path().join("precious.csv");
+    std::fs::write(&target, b"keep me").unwrap();
+    let link = dir.path().join("runs.csv");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let o = export(&db, &link, &["--campaign", "1"]);
+    refused_link(&o, &link, &target);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_man_page_link_inside_out_is_refused_and_its_target_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("man");
+    std::fs::create_dir_all(out.join("man1")).unwrap();
+    let target = dir.path().join("precious");
+    std::fs::write(&target, b"keep me").unwrap();
+    let link = out.join("man1/dualperf.1");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let o = man(&out);
+    refused_link(&o, &link, &target);
+    // No page of the set was written either.
+    assert_eq!(files_under(&out), vec![link]);
 }
 
 /// A tmpfs of `size`, unmounted on drop (also when the test panics); `None` (with the
@@ -165,7 +211,7 @@ fn fill(dir: &Path) {
 }
 
 #[test]
-fn a_full_disk_leaves_the_previous_report_and_export_byte_identical() {
+fn a_full_disk_leaves_the_previous_report_export_and_man_pages_byte_identical() {
     let Some(fs) = Tmpfs::mount("16m") else {
         return;
     };
@@ -180,8 +226,16 @@ fn a_full_disk_leaves_the_previous_report_and_export_byte_identical() {
     let csv_path = fs.path.join("runs.csv");
     let o = export(&db, &csv_path, &["--campaign", "1"]);
     assert!(o.status.success(), "{}", text(&o));
+    let pages = fs.path.join("man");
+    let o = man(&pages);
+    assert!(o.status.success(), "{}", text(&o));
+    // Pages that are not the ones the binary writes, so that rewriting them changes them.
+    for p in files_under(&pages) {
+        std::fs::write(&p, b"an older page").unwrap();
+    }
     let before: Vec<(PathBuf, Vec<u8>)> = files_under(&out)
         .into_iter()
+        .chain(files_under(&pages))
         .chain([csv_path.clone()])
         .map(|p| {
             let b = std::fs::read(&p).unwrap();
@@ -209,6 +263,17 @@ fn a_full_disk_leaves_the_previous_report_and_export_byte_identical() {
     );
     assert!(
         String::from_utf8_lossy(&o.stderr).contains(&csv_path.display().to_string()),
+        "the error names no path: {}",
+        text(&o)
+    );
+    let o = man(&pages);
+    assert!(!o.status.success(), "{}", text(&o));
+    println!(
+        "man on a full disk: {}",
+        String::from_utf8_lossy(&o.stderr).trim()
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&pages.display().to_string()),
         "the error names no path: {}",
         text(&o)
     );

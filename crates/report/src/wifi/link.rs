@@ -22,6 +22,20 @@ pub const RECORDED_AMPDU: u32 = 64;
 /// rate and no model is applied.
 const RATE_MISMATCH: f64 = 0.01;
 
+/// The most characters of one recorded value (or lab setting) a reason quotes: the link
+/// state comes from the OS or an imported database, and a 100 KB value must not be
+/// copied into the report whole.
+pub const SHOWN_CHARS: usize = 80;
+
+/// A recorded value as a reason quotes it: at most [`SHOWN_CHARS`] characters.
+fn shown(v: &str) -> String {
+    crate::escape::truncate_chars(v, SHOWN_CHARS).into_owned()
+}
+
+/// The highest transmit rate a recorded link may claim, kbit/s (1 Tbit/s; 802.11be
+/// tops out near 46 Gbit/s): beyond it, or not a finite number, the value is refused.
+const MAX_RECORDED_KBPS: f64 = 1e9;
+
 /// Where a campaign's 802.11 link came from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Origin {
@@ -266,7 +280,7 @@ impl Recorded<'_> {
             many => Err(ModelUnavailable::Changed {
                 side: self.side,
                 field,
-                values: many.iter().map(|v| v.to_string()).collect(),
+                values: many.iter().map(|v| shown(v)).collect(),
             }),
         }
     }
@@ -277,7 +291,7 @@ impl Recorded<'_> {
                 side: self.side,
                 field,
                 why: unavailable_reason(self.c, self.side, field)
-                    .unwrap_or_else(|| "no reason recorded".to_string()),
+                    .map_or_else(|| "no reason recorded".to_string(), |w| shown(&w)),
             })
     }
 
@@ -286,7 +300,7 @@ impl Recorded<'_> {
         v.trim().parse().map_err(|_| ModelUnavailable::NotANumber {
             side: self.side,
             field,
-            value: v.to_string(),
+            value: shown(v),
         })
     }
 
@@ -303,7 +317,7 @@ impl Recorded<'_> {
             "2.4GHz" => Ok(Band::Ghz2_4),
             "5GHz" => Ok(Band::Ghz5),
             "6GHz" => Ok(Band::Ghz6),
-            b => Err(ModelUnavailable::Band(b.to_string())),
+            b => Err(ModelUnavailable::Band(shown(b))),
         }
     }
 
@@ -317,7 +331,7 @@ impl Recorded<'_> {
                 .filter(|_| kbps.is_multiple_of(1000))
                 .ok_or_else(|| ModelUnavailable::LegacyRate {
                     kbps,
-                    standard: standard.to_string(),
+                    standard: shown(standard),
                 })
         };
         Ok(match standard {
@@ -350,7 +364,7 @@ impl Recorded<'_> {
                 },
                 band: self.band()?,
             },
-            other => return Err(ModelUnavailable::Standard(other.to_string())),
+            other => return Err(ModelUnavailable::Standard(shown(other))),
         })
     }
 
@@ -361,7 +375,7 @@ impl Recorded<'_> {
             "wpa2" | "wpa3" | "owe" => Ok(Security::Ccmp),
             other => Err(ModelUnavailable::Security {
                 side: self.side,
-                value: other.to_string(),
+                value: shown(other),
             }),
         }
     }
@@ -404,17 +418,20 @@ fn recorded(c: &CampaignData, direction: Direction) -> WifiModel {
                 if kinds.is_empty() {
                     "no link recorded".to_string()
                 } else {
-                    kinds.join(", ")
+                    shown(&kinds.join(", "))
                 }
             ))
         } else {
-            WifiModel::NotWifi(format!("the {sender}'s link was {}", kinds.join(", ")))
+            WifiModel::NotWifi(format!(
+                "the {sender}'s link was {}",
+                shown(&kinds.join(", "))
+            ))
         };
     }
     if kinds.len() > 1 {
         return WifiModel::Unavailable(format!(
             "the {sender}'s link changed kind during the campaign ({})",
-            kinds.join(", ")
+            shown(&kinds.join(", "))
         ));
     }
     let r = Recorded { c, side: sender };
@@ -424,14 +441,17 @@ fn recorded(c: &CampaignData, direction: Direction) -> WifiModel {
             return Err(ModelUnavailable::InvalidPhy(phy.describe()));
         }
         if let (Some(kbps), Some(model)) = (r.one("tx_bitrate_kbps")?, phy.kernel_rate_100kbps()) {
-            let recorded_kbps: f64 =
-                kbps.trim()
-                    .parse()
-                    .map_err(|_| ModelUnavailable::NotANumber {
-                        side: sender,
-                        field: "tx_bitrate_kbps",
-                        value: kbps.to_string(),
-                    })?;
+            // NaN would pass the comparison below (every comparison with it is false).
+            let recorded_kbps: f64 = kbps
+                .trim()
+                .parse()
+                .ok()
+                .filter(|k: &f64| k.is_finite() && (0.0..=MAX_RECORDED_KBPS).contains(k))
+                .ok_or_else(|| ModelUnavailable::NotANumber {
+                    side: sender,
+                    field: "tx_bitrate_kbps",
+                    value: shown(kbps),
+                })?;
             let model_kbps = f64::from(model) * 100.0;
             if (recorded_kbps - model_kbps).abs() > RATE_MISMATCH * model_kbps {
                 return Err(ModelUnavailable::RateMismatch {
@@ -471,10 +491,14 @@ fn recorded(c: &CampaignData, direction: Direction) -> WifiModel {
 fn emulated(lab: &BTreeMap<String, String>, name: &str, direction: Direction) -> WifiModel {
     let phy = match model::link::parse(name) {
         Ok(model::Link::Wifi(phy)) => phy,
-        Ok(_) => return WifiModel::NotWifi(format!("the lab emulated {name}, not 802.11")),
+        Ok(_) => {
+            return WifiModel::NotWifi(format!("the lab emulated {}, not 802.11", shown(name)))
+        }
         Err(e) => {
             return WifiModel::Unavailable(format!(
-                "the lab's emulated link {name:?} does not parse: {e}"
+                "the lab's emulated link {:?} does not parse: {}",
+                shown(name),
+                shown(&e.to_string())
             ))
         }
     };
@@ -484,8 +508,9 @@ fn emulated(lab: &BTreeMap<String, String>, name: &str, direction: Direction) ->
     let get = |k: &str| lab.get(&format!("lab.{k}")).map(|v| v.trim());
     if !get("shaping").is_some_and(|s| s.starts_with("tbf")) {
         return WifiModel::Unavailable(format!(
-            "the lab's shaping was not applied ({}), so it did not emulate {name}",
-            get("shaping").unwrap_or("not recorded")
+            "the lab's shaping was not applied ({}), so it did not emulate {}",
+            shown(get("shaping").unwrap_or("not recorded")),
+            shown(name.trim())
         ));
     }
     let Some(mtu_bytes) = get("mtu_bytes").and_then(|m| m.parse().ok()) else {
@@ -509,11 +534,19 @@ fn emulated(lab: &BTreeMap<String, String>, name: &str, direction: Direction) ->
             ..Assumptions::default()
         },
         origin: Origin::Emulated {
-            rate_bps: get("rate_bps").and_then(|r| r.parse().ok()),
+            rate_bps: lab_rate_bps(lab),
             overhead_bytes: get("emulation_overhead_bytes").and_then(|o| o.parse().ok()),
             burst_bytes: get("burst_bytes").and_then(|b| b.parse().ok()),
         },
     })
+}
+
+/// The tbf rate a lab recorded (`lab.rate_bps`), bit/s: `None` when missing or no
+/// positive finite number (a stored "NaN" is never quoted as "tbf at NaN bit/s").
+pub fn lab_rate_bps(lab: &BTreeMap<String, String>) -> Option<f64> {
+    lab.get("lab.rate_bps")
+        .and_then(|r| r.trim().parse::<f64>().ok())
+        .filter(|r| r.is_finite() && *r > 0.0)
 }
 
 /// One campaign's 802.11 link for data in `direction`: the lab's emulated link, else

@@ -13,7 +13,9 @@
 
 mod link;
 
-pub use link::{campaign_wifi, ModelUnavailable, Origin, WifiLink, WifiModel, RECORDED_AMPDU};
+pub use link::{
+    campaign_wifi, lab_rate_bps, ModelUnavailable, Origin, WifiLink, WifiModel, RECORDED_AMPDU,
+};
 
 use crate::analysis::{Analysis, ViewData};
 use crate::dataset::CampaignData;

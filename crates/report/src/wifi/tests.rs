@@ -436,3 +436,120 @@ fn streams_at_their_offered_load_are_not_set_against_the_model() {
     );
     assert!(!md.contains("| 50.0 |"), "{md}");
 }
+
+/// A lab rate stored as NaN or infinite is not quoted ("tbf at NaN bit/s"): the link is
+/// still the emulated one, its rate left out.
+#[test]
+fn a_lab_rate_that_is_no_finite_number_is_not_quoted() {
+    let phy = Phy::Ofdm {
+        rate_mbps: 54,
+        erp: true,
+    };
+    let a = Assumptions::default();
+    let max = |f, z| model_bps(&phy, &a, f, Transport::Udp, z);
+    for bad in ["NaN", "inf", "-inf", "-54000000", "1e999"] {
+        let mut c = campaign(TestKind::UdpStream, max, 0.97, 0.97);
+        c.hosts.insert(
+            "lab".into(),
+            [
+                ("lab.emulated_link", "802.11g:54"),
+                ("lab.emulation_overhead_bytes", "1155"),
+                ("lab.rate_bps", bad),
+                ("lab.mtu_bytes", "1500"),
+                ("lab.shaping", "tbf rate 54Mbit"),
+            ]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into(),
+        );
+        let WifiModel::Known(link) = campaign_wifi(&c, Direction::Forward) else {
+            panic!("{bad}: {:?}", campaign_wifi(&c, Direction::Forward));
+        };
+        let text = link.text();
+        assert!(!text.contains("tbf at"), "{bad}: {text}");
+        let md = table_md(&Dataset { campaigns: vec![c] });
+        assert!(
+            !md.contains("NaN") && !md.contains("inf ") && !md.contains("tbf at"),
+            "{bad}: {md}"
+        );
+    }
+}
+
+/// A recorded transmit rate of NaN passed the 1 % check (every comparison with NaN is
+/// false) and an infinite or absurd one was quoted in full; each is now refused by name.
+#[test]
+fn a_recorded_rate_that_is_no_finite_number_is_refused() {
+    let (phy, a) = (ht_phy(), recorded_assumptions());
+    let max = |f, z| model_bps(&phy, &a, f, Transport::Udp, z);
+    let base = with_recorded_ht(campaign(TestKind::UdpStream, max, 0.9, 0.9));
+    for bad in ["NaN", "inf", "-65000", "1e300"] {
+        let mut c = base.clone();
+        for (k, v, _) in &mut c.link_values {
+            if k.ends_with("tx_bitrate_kbps") {
+                *v = bad.into();
+            }
+        }
+        match campaign_wifi(&c, Direction::Forward) {
+            WifiModel::Unavailable(why) => assert_eq!(
+                why,
+                format!("the client's recorded tx_bitrate_kbps \"{bad}\" is not a number"),
+            ),
+            other => panic!("{bad}: {other:?}"),
+        }
+    }
+}
+
+/// A recorded value of 100 KB (link state from the OS or an imported database) is
+/// quoted cut to 80 characters, in every reason that quotes one.
+#[test]
+fn a_huge_recorded_value_is_quoted_cut() {
+    let (phy, a) = (ht_phy(), recorded_assumptions());
+    let max = |f, z| model_bps(&phy, &a, f, Transport::Udp, z);
+    let base = with_recorded_ht(campaign(TestKind::UdpStream, max, 0.9, 0.9));
+    let huge = "x".repeat(100_000);
+    for field in [
+        "standard",
+        "band",
+        "security",
+        "tx_bitrate_kbps",
+        "tx_mcs",
+        "kind",
+    ] {
+        let mut c = base.clone();
+        for (k, v, _) in &mut c.link_values {
+            if k.ends_with(&format!(".{field}")) && k.contains(".before.") {
+                *v = huge.clone();
+            }
+        }
+        let why = match campaign_wifi(&c, Direction::Forward) {
+            WifiModel::Unavailable(w) | WifiModel::NotWifi(w) => w,
+            other => panic!("{field}: {other:?}"),
+        };
+        assert!(
+            why.contains("xxxx…"),
+            "{field}: {}",
+            &why[..why.len().min(300)]
+        );
+        assert!(why.len() < 400, "{field}: {} bytes", why.len());
+        let md = table_md(&Dataset { campaigns: vec![c] });
+        assert!(
+            md.len() < 20_000,
+            "{field}: the table is {} bytes",
+            md.len()
+        );
+    }
+    // A lab's emulated link or shaping text of 100 KB.
+    let mut c = base;
+    c.hosts.insert(
+        "lab".into(),
+        [
+            ("lab.emulated_link", format!("802.11g:{huge}")),
+            ("lab.shaping", "tbf".to_string()),
+        ]
+        .map(|(k, v)| (k.to_string(), v))
+        .into(),
+    );
+    let WifiModel::Unavailable(why) = campaign_wifi(&c, Direction::Forward) else {
+        panic!()
+    };
+    assert!(why.len() < 600, "{} bytes", why.len());
+}
