@@ -299,3 +299,149 @@ fn password_from_pgpassword_or_the_url_and_a_wrong_one_explained() {
         "{err}"
     );
 }
+
+/// Issue 38: a password holding `/`, `#`, `?` and `:` (which the client reads up to the
+/// `@`), in the URL's credentials and in a `password=` parameter given through
+/// `DUALPERF_DB`, never reaches an output: not the stored command line (read with psql,
+/// past dualperf's own reading), not `show`, `show N`, `export`, the report's files, nor
+/// the error of a failed connection (a closed port on 127.0.0.1), with `PGPASSWORD` set.
+#[test]
+fn a_password_with_url_delimiters_is_never_shown_stored_or_reported() {
+    let Some(pg) = Cluster::start_or_skip("a_password_with_url_delimiters") else {
+        return;
+    };
+    pg.create_db("perf");
+    pg.add_password_user("alice", "pa/ss#wo?rd:x");
+    pg.add_password_user("bob", "b0b/s#cr?t");
+    let secrets = ["pa/ss", "ss#wo", "wo?rd", "rd:x", "b0b/s", "cr?t"];
+    let assert_hidden = |what: &str, text: &str| {
+        for s in secrets {
+            assert!(!text.contains(s), "{what} shows {s:?}: {text}");
+        }
+    };
+    let alice = format!("postgres://alice:pa/ss#wo?rd:x@127.0.0.1:{}/perf", pg.port);
+    let bob = format!(
+        "postgresql://bob@127.0.0.1:{}/perf?application_name=t&password=b0b/s#cr?t",
+        pg.port
+    );
+    let a = run(&[
+        "study",
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "128",
+        "--runs",
+        "2",
+        "--duration",
+        "0.05",
+        "--label",
+        "alice",
+        "--db",
+        &alice,
+    ]);
+    assert!(a.status.success(), "{}", text(&a));
+    assert_hidden("study", &text(&a));
+    let b = dualperf(&[
+        "study",
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "128",
+        "--runs",
+        "2",
+        "--duration",
+        "0.05",
+        "--label",
+        "bob",
+    ])
+    .env("DUALPERF_DB", &bob)
+    .output()
+    .unwrap();
+    assert!(b.status.success(), "{}", text(&b));
+    assert_hidden("study through DUALPERF_DB", &text(&b));
+
+    // As stored, read past dualperf.
+    let stored = pg.psql(
+        "perf",
+        "SELECT command_line || ' ' || coalesce(imported_from, '') FROM campaigns",
+    );
+    assert_hidden("the stored command line", &stored);
+    assert!(stored.contains("alice:***@127.0.0.1"), "{stored}");
+
+    let show = run(&["show", "--db", &alice]);
+    assert!(show.status.success(), "{}", text(&show));
+    assert_hidden("show", &text(&show));
+    let ids: Vec<String> = Store::open_target_read_only(&DbTarget::from(alice.as_str()))
+        .unwrap()
+        .campaign_ids()
+        .unwrap()
+        .iter()
+        .map(i64::to_string)
+        .collect();
+    assert_eq!(ids.len(), 2);
+    for id in &ids {
+        let show = run(&["show", id, "--db", &alice]);
+        assert!(show.status.success(), "{}", text(&show));
+        let out = text(&show);
+        assert!(out.contains("command: "), "{out}");
+        assert_hidden("show N", &out);
+    }
+    let export = run(&["export", "--db", &bob]);
+    assert!(export.status.success(), "{}", text(&export));
+    assert_hidden("export", &text(&export));
+
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("report");
+    let report = run(&[
+        "report",
+        "--db",
+        &alice,
+        "--campaign",
+        &ids[0],
+        &ids[1],
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        report.status.code() == Some(0) || report.status.code() == Some(2),
+        "{}",
+        text(&report)
+    );
+    assert_hidden("report", &text(&report));
+    let mut files = 0;
+    let mut dirs = vec![out_dir.clone()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let body = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            assert_hidden(&path.display().to_string(), &body);
+            files += 1;
+        }
+    }
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(
+        html.contains("alice:***@127.0.0.1"),
+        "the command line is in the report"
+    );
+    assert!(files >= 2, "{files}");
+
+    // A failed connection: the same URLs at a port where nothing listens.
+    let closed = testkit::free_port();
+    for url in [&alice, &bob] {
+        let wrong = url.replace(&format!(":{}/", pg.port), &format!(":{closed}/"));
+        let o = dualperf(&["show", "--db", &wrong])
+            .env("PGPASSWORD", "cr?t-from-env")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        let err = text(&o);
+        assert!(err.contains("cannot connect"), "{err}");
+        assert!(err.contains(&format!("127.0.0.1:{closed}/perf")), "{err}");
+        assert_hidden("a failed connection", &err);
+        assert!(!err.contains("from-env"), "{err}");
+    }
+}
