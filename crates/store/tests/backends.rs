@@ -849,3 +849,65 @@ fn both_backends_hold_the_same_tables_and_columns() {
     assert_eq!(sqlite_cols, pg_cols);
     assert!(sqlite_cols.contains(&"run_results.client_os".to_string()));
 }
+
+/// Issue 38: a FIFO, a socket, a character device (`/dev/null`) or a directory given as
+/// the database is refused at once, for reading and for writing, naming what it is:
+/// never opened (opening a FIFO waits for a writer forever) and nothing created beside
+/// it (`/dev/null-journal`).
+#[cfg(unix)]
+#[test]
+fn what_is_not_a_regular_file_is_refused_at_once_and_nothing_created() {
+    use std::path::{Path, PathBuf};
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.db");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let sock = dir.path().join("sock.db");
+    let _listening = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let sub = dir.path().join("sub.db");
+    std::fs::create_dir(&sub).unwrap();
+    let beside_null = ["/dev/null-journal", "/dev/null-wal", "/dev/null-shm"];
+    let there_before: Vec<bool> = beside_null.iter().map(|p| Path::new(p).exists()).collect();
+    let cases: [(PathBuf, &str); 4] = [
+        (fifo, "is a FIFO (named pipe), not a dualperf database"),
+        (sock, "is a socket, not a dualperf database"),
+        (
+            PathBuf::from("/dev/null"),
+            "is a character device, not a dualperf database",
+        ),
+        (sub, "is a directory, not a dualperf database"),
+    ];
+    for (path, says) in cases {
+        for write in [false, true] {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let p = path.clone();
+            // A thread, so that a regression blocks it and not the test.
+            std::thread::spawn(move || {
+                let r = if write {
+                    Store::open(&p)
+                } else {
+                    Store::open_read_only(&p)
+                };
+                let _ = tx.send(r.err());
+            });
+            let e = rx
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("{} blocked (write: {write})", path.display()))
+                .unwrap_or_else(|| panic!("{} opened (write: {write})", path.display()));
+            assert!(matches!(e, StoreError::NotAFile { .. }), "{e}");
+            assert!(e.to_string().contains(says), "{e}");
+        }
+    }
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["fifo.db", "sock.db", "sub.db"]);
+    for (p, before) in beside_null.iter().zip(there_before) {
+        assert_eq!(Path::new(p).exists(), before, "{p}");
+    }
+}

@@ -318,3 +318,63 @@ fn a_report_leaves_out_runs_with_impossible_values_and_lists_them() {
         assert!(out.contains(&id.to_string()), "{out}");
     }
 }
+
+/// Issue 38: a FIFO given as the database is refused at once by show, report, export,
+/// import and `--resume` (it used to block in the file check until a writer came), and
+/// a study given `/dev/null` refuses it without creating `/dev/null-journal`.
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_a_device_as_the_database_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.db");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let fifo = fifo.display().to_string();
+    let good = dir.path().join("good.db").display().to_string();
+    for args in [
+        vec!["show", "--db", &fifo],
+        vec!["show", "1", "--db", &fifo],
+        vec!["report", "--db", &fifo, "--format", "text"],
+        vec!["export", "--db", &fifo],
+        vec!["import", &fifo, "--db", &good],
+        vec!["study", "--resume", "1", "--db", &fifo],
+        vec!["study", "--runs", "1", "--duration", "0.01", "--db", &fifo],
+    ] {
+        let mut c = std::process::Command::new(BIN);
+        c.args(&args)
+            .env_remove("DUALPERF_DB")
+            .env("DUALPERF_STUDY_FAKE", "1");
+        let o = crate::support::output_within(&mut c, Duration::from_secs(60));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o));
+        assert!(
+            err.contains("fifo.db is a FIFO (named pipe), not a dualperf database"),
+            "{args:?}: {err}"
+        );
+    }
+    let journal = std::path::Path::new("/dev/null-journal");
+    let there_before = journal.exists();
+    let mut c = std::process::Command::new(BIN);
+    c.args([
+        "study",
+        "--runs",
+        "1",
+        "--duration",
+        "0.01",
+        "--db",
+        "/dev/null",
+    ])
+    .env_remove("DUALPERF_DB")
+    .env("DUALPERF_STUDY_FAKE", "1");
+    let o = crate::support::output_within(&mut c, Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        err.contains("/dev/null is a character device, not a dualperf database"),
+        "{err}"
+    );
+    assert_eq!(journal.exists(), there_before);
+}
