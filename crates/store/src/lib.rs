@@ -33,7 +33,7 @@ pub mod target;
 mod value;
 mod write;
 
-pub use import::{ImportSummary, Merged};
+pub use import::{ImportSummary, Merged, NAMED_CONFLICTS};
 pub use lock::{utc_text, CampaignLock, LockTaken};
 pub use read::{FailedAttempt, RunChunks, RunCounts, RUN_CHUNK};
 pub use target::{is_postgres_url, redact_password, DbTarget, PgUrl, DB_ENV};

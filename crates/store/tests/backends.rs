@@ -188,6 +188,10 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         reimport_adds_the_runs_the_campaign_gained,
     ),
     (
+        "reimport_names_the_runs_changed_at_the_source",
+        reimport_names_the_runs_changed_at_the_source,
+    ),
+    (
         "import_subset_and_skip_the_unreadable",
         import_subset_and_skip_the_unreadable,
     ),
@@ -587,7 +591,8 @@ fn reimport_adds_the_runs_the_campaign_gained(f: &Fixture) {
             from: src_id,
             into: here,
             added_runs: 3,
-            conflicting_runs: 0
+            conflicting_runs: 0,
+            conflicts: vec![]
         }]
     );
     let strip = |runs: Vec<dualperf_store::RunRecord>| -> Vec<_> {
@@ -612,6 +617,49 @@ fn reimport_adds_the_runs_the_campaign_gained(f: &Fixture) {
     assert_eq!(s.samples(last.id).unwrap().len(), 3);
     // A third pass adds nothing.
     assert_eq!(s.import_from_target(&src).unwrap().runs, 0);
+}
+
+/// Issue 38: runs whose values changed at the source after an import (a metric, the
+/// status, the duration, the start time) are counted and the first few named when
+/// imported again; the copies here are kept as they were.
+fn reimport_names_the_runs_changed_at_the_source(f: &Fixture) {
+    let src = f.fresh();
+    let src_id = fill(&src, "edited");
+    let dst = f.fresh();
+    let mut s = Store::open_target(&dst).unwrap();
+    let here = s.import_from_target(&src).unwrap().imported[0].1;
+    let before = s.runs(here).unwrap();
+    // Unchanged: nothing to say.
+    let same = s.import_from_target(&src).unwrap();
+    assert_eq!(
+        (
+            same.merged[0].conflicting_runs,
+            same.merged[0].conflicts.len()
+        ),
+        (0, 0)
+    );
+    f.raw(
+        &src,
+        &format!(
+            "UPDATE run_metrics SET value = 1.5e9 WHERE name = 'throughput_bps'
+               AND run_id IN (SELECT r.id FROM runs r JOIN cells c ON c.id = r.cell_id
+                              WHERE r.campaign_id = {src_id} AND c.cell_index = 0);
+             UPDATE runs SET ok = 1, failure_reason = NULL WHERE campaign_id = {src_id} AND ok = 0;"
+        ),
+    );
+    let again = s.import_from_target(&src).unwrap();
+    assert_eq!(again.runs, 0);
+    let m = &again.merged[0];
+    assert_eq!((m.added_runs, m.conflicting_runs), (0, 2), "{m:?}");
+    assert_eq!(
+        m.conflicts,
+        vec![
+            "IPv4 udp-stream 128 B cell 0, repetition 0: throughput_bps 900000000 here, 1500000000 there".to_string(),
+            "IPv6 udp-stream 128 B cell 1, repetition 1: failed (peer vanished) here, ok there".to_string(),
+        ]
+    );
+    // Kept as they were here.
+    assert_eq!(s.runs(here).unwrap(), before);
 }
 
 /// `import --campaign ID`: only the chosen campaigns; one with a value dualperf cannot
