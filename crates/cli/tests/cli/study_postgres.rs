@@ -445,3 +445,65 @@ fn a_password_with_url_delimiters_is_never_shown_stored_or_reported() {
         assert!(!err.contains("from-env"), "{err}");
     }
 }
+
+/// Issue 38: a run whose values changed at the source after an import is named when
+/// imported again (PostgreSQL → SQLite), and the copy here is kept.
+#[test]
+fn reimport_names_a_run_changed_at_the_source_and_keeps_the_copy() {
+    let Some(pg) = Cluster::start_or_skip("reimport_names_a_run_changed") else {
+        return;
+    };
+    pg.create_db("perf");
+    let url = pg.url("perf");
+    let o = run(&[
+        "study",
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "128",
+        "--families",
+        "4",
+        "--runs",
+        "2",
+        "--duration",
+        "0.01",
+        "--label",
+        "src",
+        "--db",
+        &url,
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy.db").display().to_string();
+    let first = run(&["import", &url, "--db", &copy]);
+    assert!(first.status.success(), "{}", text(&first));
+    let export = |db: &str| {
+        let o = run(&["export", "--db", db]);
+        assert!(o.status.success(), "{}", text(&o));
+        o.stdout
+    };
+    let before = export(&copy);
+    pg.psql(
+        "perf",
+        "UPDATE run_metrics SET value = value * 2 + 1
+         WHERE run_id = (SELECT min(id) FROM runs WHERE ok = 1 AND warmup = 0)",
+    );
+    let again = run(&["import", &url, "--db", &copy]);
+    assert!(again.status.success(), "{}", text(&again));
+    let out = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        out.contains(
+            "0 runs added; 1 runs campaign 1 already holds differ there (kept as they were here)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("  differs: IPv4 tcp-stream 128 B cell 0, repetition 0: ")
+            && out.contains(" here, ")
+            && out.contains(" there\n"),
+        "{out}"
+    );
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(err.contains("1 runs already here differ in"), "{err}");
+    assert_eq!(export(&copy), before, "the copy here is kept");
+}
