@@ -378,3 +378,44 @@ fn a_fifo_or_a_device_as_the_database_is_refused_at_once() {
     );
     assert_eq!(journal.exists(), there_before);
 }
+
+/// A `--db` path that is not UTF-8 (a path may hold any bytes): the study runs and
+/// stores its command line with U+FFFD in their place (capturing it used to panic, after
+/// the database was made).
+#[cfg(unix)]
+#[test]
+fn a_study_into_a_path_that_is_not_utf8_runs_and_stores_its_command_line() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"r\xffsults.db"));
+    let o = std::process::Command::new(BIN)
+        .args([
+            "study",
+            "--tests",
+            "tcp-stream",
+            "--sizes",
+            "128",
+            "--families",
+            "4",
+            "--runs",
+            "1",
+            "--duration",
+            "0.01",
+            "--db",
+        ])
+        .arg(&db)
+        .env_remove("DUALPERF_DB")
+        .env("DUALPERF_STUDY_FAKE", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let s = store::Store::open_read_only(&db).unwrap();
+    let c = &s.campaigns().unwrap()[0];
+    assert!(
+        c.command_line.contains("r\u{fffd}sults.db"),
+        "{}",
+        c.command_line
+    );
+}
