@@ -908,11 +908,7 @@ fn what_is_not_a_regular_file_is_refused_at_once_and_nothing_created() {
     use std::path::{Path, PathBuf};
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo.db");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .expect("mkfifo runs");
-    assert!(made.success());
+    testkit::make_fifo(&fifo);
     let sock = dir.path().join("sock.db");
     let _listening = std::os::unix::net::UnixListener::bind(&sock).unwrap();
     let sub = dir.path().join("sub.db");

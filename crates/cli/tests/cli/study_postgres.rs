@@ -87,6 +87,25 @@ fn study_args<'a>(label: &'a str, runs: &'a str, db: &'a str) -> Vec<&'a str> {
     ]
 }
 
+/// One IPv4 tcp-stream cell of 128 bytes, `runs` runs of `duration` s each.
+fn one_cell_args<'a>(label: &'a str, runs: &'a str, duration: &'a str) -> Vec<&'a str> {
+    vec![
+        "study",
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "128",
+        "--families",
+        "4",
+        "--runs",
+        runs,
+        "--duration",
+        duration,
+        "--label",
+        label,
+    ]
+}
+
 #[test]
 fn parallel_studies_into_one_database_one_killed_and_resumed_report_equals_sqlite_copy() {
     let Some(pg) = Cluster::start_or_skip("parallel_studies_into_one_database") else {
@@ -222,23 +241,9 @@ fn a_connection_cut_mid_study_stops_naming_the_run_and_resume_completes() {
     let url = pg.url("perf");
     let db = DbTarget::from(url.as_str());
     // One cell: the only store write between runs is the run itself.
-    let mut child = spawn(&[
-        "study",
-        "--tests",
-        "tcp-stream",
-        "--sizes",
-        "128",
-        "--families",
-        "4",
-        "--runs",
-        "30",
-        "--duration",
-        "0.05",
-        "--label",
-        "cut",
-        "--db",
-        &url,
-    ]);
+    let mut args = one_cell_args("cut", "30", "0.05");
+    args.extend(["--db", &url]);
+    let mut child = spawn(&args);
     let id = wait_for_runs(&db, "cut", 3, &mut child);
     assert!(pg.terminate_sessions("perf") >= 1);
     let out = child.wait_with_output().unwrap();
@@ -324,39 +329,15 @@ fn a_password_with_url_delimiters_is_never_shown_stored_or_reported() {
         "postgresql://bob@127.0.0.1:{}/perf?application_name=t&password=b0b/s#cr?t",
         pg.port
     );
-    let a = run(&[
-        "study",
-        "--tests",
-        "tcp-stream",
-        "--sizes",
-        "128",
-        "--runs",
-        "2",
-        "--duration",
-        "0.05",
-        "--label",
-        "alice",
-        "--db",
-        &alice,
-    ]);
+    let mut args = one_cell_args("alice", "2", "0.05");
+    args.extend(["--db", &alice]);
+    let a = run(&args);
     assert!(a.status.success(), "{}", text(&a));
     assert_hidden("study", &text(&a));
-    let b = dualperf(&[
-        "study",
-        "--tests",
-        "tcp-stream",
-        "--sizes",
-        "128",
-        "--runs",
-        "2",
-        "--duration",
-        "0.05",
-        "--label",
-        "bob",
-    ])
-    .env("DUALPERF_DB", &bob)
-    .output()
-    .unwrap();
+    let b = dualperf(&one_cell_args("bob", "2", "0.05"))
+        .env("DUALPERF_DB", &bob)
+        .output()
+        .unwrap();
     assert!(b.status.success(), "{}", text(&b));
     assert_hidden("study through DUALPERF_DB", &text(&b));
 
@@ -455,23 +436,9 @@ fn reimport_names_a_run_changed_at_the_source_and_keeps_the_copy() {
     };
     pg.create_db("perf");
     let url = pg.url("perf");
-    let o = run(&[
-        "study",
-        "--tests",
-        "tcp-stream",
-        "--sizes",
-        "128",
-        "--families",
-        "4",
-        "--runs",
-        "2",
-        "--duration",
-        "0.01",
-        "--label",
-        "src",
-        "--db",
-        &url,
-    ]);
+    let mut args = one_cell_args("src", "2", "0.01");
+    args.extend(["--db", &url]);
+    let o = run(&args);
     assert!(o.status.success(), "{}", text(&o));
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("copy.db").display().to_string();

@@ -327,14 +327,18 @@ fn a_stored_spec_edited_beyond_the_limits_is_refused_on_resume() {
     let store::DbTarget::Sqlite(path) = &db.target else {
         unreachable!()
     };
-    let changed = rusqlite::Connection::open(path)
-        .unwrap()
-        .execute(
-            "UPDATE campaigns SET spec_json = ?1 WHERE id = ?2",
-            rusqlite::params![edited.to_json(), id],
-        )
-        .unwrap();
-    assert_eq!(changed, 1);
+    // Written behind dualperf's back, as an editor of the file would.
+    let store_spec = |s: &study::StudySpec| {
+        let changed = rusqlite::Connection::open(path)
+            .unwrap()
+            .execute(
+                "UPDATE campaigns SET spec_json = ?1 WHERE id = ?2",
+                rusqlite::params![s.to_json(), id],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+    };
+    store_spec(&edited);
     let e = match lifecycle::resume(db.open(), &db.target, id) {
         Err(e) => e,
         Ok(_) => panic!("a spec of 4e9 runs resumed"),
@@ -352,14 +356,7 @@ fn a_stored_spec_edited_beyond_the_limits_is_refused_on_resume() {
         .to_string();
     assert!(chain.ends_with(&from_file), "{chain} / {from_file}");
     // Within the limits again, it resumes.
-    let fixed = rusqlite::Connection::open(path)
-        .unwrap()
-        .execute(
-            "UPDATE campaigns SET spec_json = ?1 WHERE id = ?2",
-            rusqlite::params![spec.to_json(), id],
-        )
-        .unwrap();
-    assert_eq!(fixed, 1);
+    store_spec(&spec);
     assert_eq!(support::resume(&db, id).id, id);
 }
 
