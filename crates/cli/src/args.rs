@@ -233,15 +233,12 @@ pub fn db_target_parser() -> impl clap::builder::TypedValueParser<Value = store:
 
 pub fn check_database_file(db: &std::path::Path, empty_ok: bool) -> anyhow::Result<()> {
     use std::io::Read;
+    // A FIFO, socket, device or directory is refused before it is opened (opening a
+    // FIFO blocks until a writer comes).
+    store::check_database_path(db)?;
     let Ok(mut f) = std::fs::File::open(db) else {
         return Ok(());
     };
-    if f.metadata().is_ok_and(|m| m.is_dir()) {
-        anyhow::bail!(
-            "{} is a directory, not a dualperf database; pass the database file with --db",
-            db.display()
-        );
-    }
     let mut head = [0u8; 16];
     let mut got = 0;
     while got < head.len() {

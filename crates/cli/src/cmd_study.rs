@@ -309,10 +309,12 @@ pub fn version_and_revision() -> (String, String) {
     )
 }
 
-/// The command line as typed, quoted where a word needs it.
+/// The command line as typed, quoted where a word needs it; bytes that are not UTF-8
+/// (a `--db` path may hold any) become U+FFFD (`std::env::args` would panic on them).
 /// A password in a database URL is replaced by `***` (see `store::redact_password`).
 fn command_line() -> String {
-    let line = std::env::args()
+    let line = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
         .map(|a| {
             if !a.is_empty()
                 && a.chars()

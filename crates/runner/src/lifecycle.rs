@@ -23,6 +23,10 @@ pub enum CampaignError {
         #[source]
         source: study::SpecError,
     },
+    #[error(
+        "campaign {id} has a stored spec outside the limits of a study, so it is not run: {source}"
+    )]
+    SpecOutOfLimits { id: i64, source: study::SpecError },
     #[error("campaign {id} ran in a lab")]
     StoredLab {
         id: i64,
@@ -146,6 +150,10 @@ pub fn resume(mut store: Store, db: &DbTarget, id: i64) -> Result<Resumed, Campa
     if campaign.finished {
         return Ok(Resumed::AlreadyFinished);
     }
+    // The limits a spec from flags, a file or a preset keeps (a stored spec may have
+    // been edited).
+    spec.validate()
+        .map_err(|source| CampaignError::SpecOutOfLimits { id, source })?;
     let (lock, took_over) = lock_campaign(&mut store, db, id)?;
     let past = history(&store, id)?;
     store.add_cells(&cell_records(id, &spec))?;

@@ -6,9 +6,11 @@
 //! database lacks are added, a run being known by its place in the campaign (cell,
 //! warm-up or not, repetition, attempt: the key the schema holds unique), so importing
 //! the same database twice adds nothing the second time and importing it again after
-//! its campaign grew adds the new runs. A run here whose place matches but whose start
-//! time differs (both copies were resumed apart) is kept as it is and counted as a
-//! conflict.
+//! its campaign grew adds the new runs. A run here whose place matches but whose copy
+//! there differs — another start time (both copies were resumed apart), or another
+//! status, failure reason, duration or metric value (changed at the source) — is kept
+//! as it is here, counted as a conflict, and the first few are named
+//! ([`Merged::conflicts`]): an import never silently keeps a run that differs.
 //!
 //! What comes from the other database is checked as it is read: a campaign with a value
 //! dualperf cannot read, or whose label `wire::text::check_name` refuses (over-long,
@@ -18,7 +20,9 @@
 
 use crate::backend::{params, storable_text, Conn};
 use crate::write::{insert_campaign, insert_cells, insert_host, insert_run};
-use crate::{CellRecord, DbTarget, HostInfo, NewCampaign, NewRun, RunDetail, Store, StoreError};
+use crate::{
+    CellRecord, DbTarget, HostInfo, NewCampaign, NewRun, RunDetail, RunStatus, Store, StoreError,
+};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -44,10 +48,15 @@ pub struct Merged {
     pub into: i64,
     /// Runs this database lacked, now added.
     pub added_runs: usize,
-    /// Runs at a place this database already holds with another start time: kept as
-    /// they were here.
+    /// Runs at a place this database already holds whose copy there differs (start
+    /// time, status, failure reason, duration or a metric): kept as they were here.
     pub conflicting_runs: usize,
+    /// The first [`NAMED_CONFLICTS`] of them: where, and what differs.
+    pub conflicts: Vec<String>,
 }
+
+/// How many differing runs an import names (it counts them all).
+pub const NAMED_CONFLICTS: usize = 5;
 
 /// Where an import step failed: reading the other database (that campaign is
 /// skipped) or writing this one (the import stops, nothing is kept).
@@ -66,6 +75,16 @@ fn target(e: StoreError) -> Failure {
 
 /// A run's place in its campaign: cell index, warm-up, repetition, attempt.
 type RunKey = (u32, bool, u32, u32);
+
+/// A run this database holds, as far as an import compares it (its metrics are read
+/// when a run of the same place and start time comes).
+struct Here {
+    id: i64,
+    started_unix_ns: i64,
+    ok: bool,
+    reason: Option<String>,
+    duration_ns: i64,
+}
 
 impl Store {
     /// Merge every campaign of the SQLite file at `other`.
@@ -203,18 +222,19 @@ fn import_campaign(
         })
         .collect();
     insert_cells(tx, &cells).map_err(target)?;
-    let (mut added, mut conflicting) = (0, 0);
+    let (mut added, mut conflicting, mut conflicts) = (0, 0, Vec::new());
     let mut chunks = src.run_chunks(id).map_err(source)?;
     while let Some(chunk) = chunks.next_chunk().map_err(source)? {
         for d in chunk {
             let key = (d.cell_index, d.run.warmup, d.run.repetition, d.attempt);
-            match known.get(&key) {
-                Some(started) if *started == d.run.started_unix_ns => continue,
-                Some(_) => {
+            if let Some(here) = known.get(&key) {
+                if let Some(what) = difference(tx, here, &d).map_err(target)? {
                     conflicting += 1;
-                    continue;
+                    if conflicts.len() < NAMED_CONFLICTS {
+                        conflicts.push(format!("{}: {what}", place(&d)));
+                    }
                 }
-                None => {}
+                continue;
             }
             let samples = src.samples(d.run.id).map_err(source)?;
             insert_run(tx, &new_run(into, d, samples)).map_err(target)?;
@@ -228,6 +248,7 @@ fn import_campaign(
             into,
             added_runs: added,
             conflicting_runs: conflicting,
+            conflicts,
         });
     } else {
         summary.imported.push((id, into));
@@ -235,16 +256,96 @@ fn import_campaign(
     Ok(())
 }
 
-/// The runs a campaign here holds, by their place, with their start times.
-fn runs_here(tx: &Conn, campaign_id: i64) -> Result<HashMap<RunKey, i64>, StoreError> {
+/// The runs a campaign here holds, by their place.
+fn runs_here(tx: &Conn, campaign_id: i64) -> Result<HashMap<RunKey, Here>, StoreError> {
     let rows = tx.query(
-        "SELECT c.cell_index, r.warmup, r.repetition, r.attempt, r.started_unix_ns
+        "SELECT c.cell_index, r.warmup, r.repetition, r.attempt, r.started_unix_ns,
+                r.id, r.ok, r.failure_reason, r.duration_ns
          FROM runs r JOIN cells c ON c.id = r.cell_id WHERE r.campaign_id = ?1",
         params![campaign_id],
     )?;
     rows.iter()
-        .map(|r| Ok(((r.u32(0)?, r.bool(1)?, r.u32(2)?, r.u32(3)?), r.i64(4)?)))
+        .map(|r| {
+            let key = (r.u32(0)?, r.bool(1)?, r.u32(2)?, r.u32(3)?);
+            let here = Here {
+                started_unix_ns: r.i64(4)?,
+                id: r.i64(5)?,
+                ok: r.bool(6)?,
+                reason: r.opt_text(7)?,
+                duration_ns: r.i64(8)?,
+            };
+            Ok((key, here))
+        })
         .collect()
+}
+
+/// What differs between the run here and its copy `there`, or None when nothing does.
+fn difference(tx: &Conn, here: &Here, there: &RunDetail) -> Result<Option<String>, StoreError> {
+    if here.started_unix_ns != there.run.started_unix_ns {
+        return Ok(Some(format!(
+            "started at {} ns here, {} ns there",
+            here.started_unix_ns, there.run.started_unix_ns
+        )));
+    }
+    let reason_there = match &there.run.status {
+        RunStatus::Ok => None,
+        RunStatus::Failed { reason } => Some(reason.as_str()),
+    };
+    if here.ok != there.run.status.is_ok() || here.reason.as_deref() != reason_there {
+        let say = |ok: bool, reason: Option<&str>| match (ok, reason) {
+            (true, _) => "ok".to_string(),
+            (false, r) => format!("failed ({})", r.unwrap_or("")),
+        };
+        return Ok(Some(format!(
+            "{} here, {} there",
+            say(here.ok, here.reason.as_deref()),
+            say(there.run.status.is_ok(), reason_there)
+        )));
+    }
+    if here.duration_ns != there.duration_ns {
+        return Ok(Some(format!(
+            "lasted {} ns here, {} ns there",
+            here.duration_ns, there.duration_ns
+        )));
+    }
+    let rows = tx.query(
+        "SELECT name, value FROM run_metrics WHERE run_id = ?1 ORDER BY name",
+        params![here.id],
+    )?;
+    let mut metrics = std::collections::BTreeMap::new();
+    for r in &rows {
+        metrics.insert(r.text(0)?, r.f64(1)?);
+    }
+    let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+    for name in metrics.keys().chain(there.run.metrics.keys()) {
+        let (a, b) = (metrics.get(name), there.run.metrics.get(name));
+        match (a, b) {
+            (Some(a), Some(b)) if same(*a, *b) => continue,
+            _ => {}
+        }
+        let show = |v: Option<&f64>| v.map_or("absent".to_string(), |v| v.to_string());
+        return Ok(Some(format!("{name} {} here, {} there", show(a), show(b))));
+    }
+    Ok(None)
+}
+
+/// Where a run is in its campaign, for a message.
+fn place(d: &RunDetail) -> String {
+    let r = &d.run;
+    format!(
+        "{} {} {} B cell {}, {}{}{}",
+        r.family,
+        r.kind,
+        r.payload_bytes,
+        d.cell_index,
+        if r.warmup { "warm-up " } else { "repetition " },
+        r.repetition,
+        if d.attempt > 0 {
+            format!(" attempt {}", d.attempt)
+        } else {
+            String::new()
+        }
+    )
 }
 
 fn new_run(campaign_id: i64, d: RunDetail, samples: Vec<crate::IntervalSample>) -> NewRun {

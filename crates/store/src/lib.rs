@@ -33,7 +33,7 @@ pub mod target;
 mod value;
 mod write;
 
-pub use import::{ImportSummary, Merged};
+pub use import::{ImportSummary, Merged, NAMED_CONFLICTS};
 pub use lock::{utc_text, CampaignLock, LockTaken};
 pub use read::{FailedAttempt, RunChunks, RunCounts, RUN_CHUNK};
 pub use target::{is_postgres_url, redact_password, DbTarget, PgUrl, DB_ENV};
@@ -46,6 +46,12 @@ pub enum StoreError {
     Open {
         path: PathBuf,
         cause: rusqlite::Error,
+    },
+    #[error("{} is {kind}, not a dualperf database; pass the database file with --db", path.display())]
+    NotAFile {
+        path: PathBuf,
+        /// "a directory", "a FIFO (named pipe)", "a socket", "a character device"…
+        kind: &'static str,
     },
     #[error("cannot connect to the PostgreSQL results database {url}: {cause}; {advice}")]
     Connect {
@@ -299,6 +305,50 @@ fn set_wal(c: &Connection, timeout: std::time::Duration) -> Result<(), StoreErro
     }
 }
 
+/// What is at `path`, when something is there that is not a regular file (a FIFO, a
+/// socket, a device, a directory): an error saying so. Only the file's metadata is
+/// read (following links), so a FIFO does not block and `/dev/null` gets no
+/// `-journal` beside it. Nothing there, or a regular file: Ok.
+pub fn check_database_path(path: &Path) -> Result<(), StoreError> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let t = meta.file_type();
+    if t.is_file() {
+        return Ok(());
+    }
+    let kind = if t.is_dir() {
+        "a directory"
+    } else {
+        special_file_kind(&t)
+    };
+    Err(StoreError::NotAFile {
+        path: path.to_path_buf(),
+        kind,
+    })
+}
+
+#[cfg(unix)]
+fn special_file_kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else {
+        "not a regular file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_file_kind(_: &std::fs::FileType) -> &'static str {
+    "not a regular file"
+}
+
 impl Store {
     /// Open (creating or migrating as needed) the database `--db` names, for writing.
     pub fn open_target(target: &DbTarget) -> Result<Store, StoreError> {
@@ -334,6 +384,7 @@ impl Store {
     /// Open (creating if needed) an SQLite results database for reading and writing,
     /// switch it to WAL mode and migrate its schema to the current version.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        check_database_path(path)?;
         let open_err = |cause| StoreError::Open {
             path: path.to_path_buf(),
             cause,
@@ -354,6 +405,7 @@ impl Store {
     /// Open an existing SQLite results database for reading only (reports, export,
     /// import source). Never creates or migrates; refuses files newer than this build.
     pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        check_database_path(path)?;
         let open_err = |cause| StoreError::Open {
             path: path.to_path_buf(),
             cause,

@@ -91,16 +91,30 @@ struct Extra {
     verify: bool,
 }
 
+/// Also writes the scheme in lower case (the client knows only `postgres://` and
+/// `postgresql://`; it would read `POSTGRES://…` as a key-value string, and its error
+/// would quote the URL).
 fn split_extra_params(url: &str) -> (String, Extra) {
     let mut extra = Extra::default();
-    let Some((base, query)) = url.split_once('?') else {
-        return (url.to_string(), extra);
+    let url = match url.split_once("://") {
+        Some((scheme, rest)) => format!("{}://{rest}", scheme.to_ascii_lowercase()),
+        None => url.to_string(),
     };
+    // The query starts at the first '?' after the credentials, which the client reads
+    // up to the first '@' (a '?' in a password is not the query).
+    let after_creds = url.find("://").map_or(0, |i| i + 3);
+    let after_creds = url[after_creds..]
+        .find('@')
+        .map_or(after_creds, |at| after_creds + at + 1);
+    let Some(q) = url[after_creds..].find('?').map(|q| after_creds + q) else {
+        return (url, extra);
+    };
+    let (base, query) = (&url[..q], &url[q + 1..]);
     let mut kept = Vec::new();
     for pair in query.split('&') {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         match (k, v) {
-            ("sslrootcert", file) => extra.root_cert = Some(percent_decode(file)),
+            ("sslrootcert", file) => extra.root_cert = Some(crate::target::percent_decode(file)),
             ("sslmode", "verify-ca" | "verify-full") => {
                 extra.verify = true;
                 kept.push("sslmode=require".to_string());
@@ -114,25 +128,6 @@ fn split_extra_params(url: &str) -> (String, Extra) {
         format!("{base}?{}", kept.join("&"))
     };
     (url, extra)
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok();
-            if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A failed connection: what happened and what to do.
@@ -438,6 +433,63 @@ mod tests {
         assert_eq!(
             statement_target("SELECT id FROM runs WHERE id = ?1", Some(1)),
             None
+        );
+    }
+
+    /// Every hostile form of `target::tests`, its host made 127.0.0.1 port 1 (nothing
+    /// listens: refused at once): the error names neither the password nor any part of
+    /// it. Forms whose misread host would need a name lookup are left out (no traffic
+    /// off the loopback); forms the client cannot parse fail before connecting.
+    #[test]
+    fn a_failed_connection_never_shows_the_password() {
+        let mut tried = 0;
+        for (given, secrets, _) in crate::target::tests::HOSTILE {
+            let url = given
+                .replace("db.lab:5433", "db.lab")
+                .replace("host=db.lab", "host=127.0.0.1 port=1")
+                .replace("db.lab", "127.0.0.1:1");
+            let (plain, _) = split_extra_params(&url);
+            if let Ok(config) = plain.parse::<postgres::Config>() {
+                let loopback = config
+                    .get_hosts()
+                    .iter()
+                    .all(|h| matches!(h, postgres::config::Host::Tcp(name) if name == "127.0.0.1"));
+                if !loopback {
+                    continue;
+                }
+            }
+            let target = crate::PgUrl::new(&url);
+            let e = connect(target.secret(), target.redacted(), false)
+                .err()
+                .expect("nothing listens on port 1");
+            let msg = e.to_string();
+            assert!(msg.starts_with("cannot connect"), "{msg}");
+            for secret in *secrets {
+                assert!(
+                    !msg.contains(secret),
+                    "{secret:?} in {msg:?} (from {url:?})"
+                );
+            }
+            tried += 1;
+        }
+        assert!(tried >= 15, "{tried}");
+    }
+
+    #[test]
+    fn a_question_mark_in_the_password_is_not_the_query() {
+        let (url, extra) = split_extra_params(
+            "POSTGRES://u:a?sslrootcert=x@h/db?sslmode=verify-full&application_name=y",
+        );
+        assert_eq!(
+            url,
+            "postgres://u:a?sslrootcert=x@h/db?sslmode=require&application_name=y"
+        );
+        assert_eq!(
+            extra,
+            Extra {
+                root_cert: None,
+                verify: true
+            }
         );
     }
 

@@ -39,7 +39,8 @@ impl Store {
             id: r.i64(0)?,
             label: r.text(1)?,
             created_unix_s: r.i64(2)?,
-            command_line: r.text(3)?,
+            // Redacted again: a database written before the rule held may hold one.
+            command_line: crate::redact_password(&r.text(3)?),
             spec_json: r.text(4)?,
             hosts: self.hosts(campaign_id)?,
             finished: r.bool(5)?,
@@ -60,7 +61,7 @@ impl Store {
             uuid: r.text(0)?,
             dualperf_version: r.text(1)?,
             git_revision: r.text(2)?,
-            imported_from: r.opt_text(3)?,
+            imported_from: r.opt_text(3)?.map(|s| crate::redact_password(&s)),
         })
     }
 

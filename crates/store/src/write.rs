@@ -189,6 +189,9 @@ pub(crate) fn insert_campaign(
     uuid: &str,
     imported_from: Option<&str>,
 ) -> Result<i64, StoreError> {
+    // Whoever built the command line, no password is stored (nor where it came from).
+    let command_line = crate::redact_password(&c.command_line);
+    let imported_from = imported_from.map(crate::redact_password);
     conn.query_one(
         "INSERT INTO campaigns (uuid, label, created_unix_s, command_line, spec_json,
                                 dualperf_version, git_revision, imported_from, finished)
@@ -197,11 +200,11 @@ pub(crate) fn insert_campaign(
             uuid,
             &c.label,
             c.created_unix_s,
-            &c.command_line,
+            &command_line,
             &c.spec_json,
             &c.dualperf_version,
             &c.git_revision,
-            imported_from
+            imported_from.as_deref()
         ],
     )?
     .i64(0)

@@ -188,6 +188,10 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         reimport_adds_the_runs_the_campaign_gained,
     ),
     (
+        "reimport_names_the_runs_changed_at_the_source",
+        reimport_names_the_runs_changed_at_the_source,
+    ),
+    (
         "import_subset_and_skip_the_unreadable",
         import_subset_and_skip_the_unreadable,
     ),
@@ -587,7 +591,8 @@ fn reimport_adds_the_runs_the_campaign_gained(f: &Fixture) {
             from: src_id,
             into: here,
             added_runs: 3,
-            conflicting_runs: 0
+            conflicting_runs: 0,
+            conflicts: vec![]
         }]
     );
     let strip = |runs: Vec<dualperf_store::RunRecord>| -> Vec<_> {
@@ -612,6 +617,49 @@ fn reimport_adds_the_runs_the_campaign_gained(f: &Fixture) {
     assert_eq!(s.samples(last.id).unwrap().len(), 3);
     // A third pass adds nothing.
     assert_eq!(s.import_from_target(&src).unwrap().runs, 0);
+}
+
+/// Issue 38: runs whose values changed at the source after an import (a metric, the
+/// status, the duration, the start time) are counted and the first few named when
+/// imported again; the copies here are kept as they were.
+fn reimport_names_the_runs_changed_at_the_source(f: &Fixture) {
+    let src = f.fresh();
+    let src_id = fill(&src, "edited");
+    let dst = f.fresh();
+    let mut s = Store::open_target(&dst).unwrap();
+    let here = s.import_from_target(&src).unwrap().imported[0].1;
+    let before = s.runs(here).unwrap();
+    // Unchanged: nothing to say.
+    let same = s.import_from_target(&src).unwrap();
+    assert_eq!(
+        (
+            same.merged[0].conflicting_runs,
+            same.merged[0].conflicts.len()
+        ),
+        (0, 0)
+    );
+    f.raw(
+        &src,
+        &format!(
+            "UPDATE run_metrics SET value = 1.5e9 WHERE name = 'throughput_bps'
+               AND run_id IN (SELECT r.id FROM runs r JOIN cells c ON c.id = r.cell_id
+                              WHERE r.campaign_id = {src_id} AND c.cell_index = 0);
+             UPDATE runs SET ok = 1, failure_reason = NULL WHERE campaign_id = {src_id} AND ok = 0;"
+        ),
+    );
+    let again = s.import_from_target(&src).unwrap();
+    assert_eq!(again.runs, 0);
+    let m = &again.merged[0];
+    assert_eq!((m.added_runs, m.conflicting_runs), (0, 2), "{m:?}");
+    assert_eq!(
+        m.conflicts,
+        vec![
+            "IPv4 udp-stream 128 B cell 0, repetition 0: throughput_bps 900000000 here, 1500000000 there".to_string(),
+            "IPv6 udp-stream 128 B cell 1, repetition 1: failed (peer vanished) here, ok there".to_string(),
+        ]
+    );
+    // Kept as they were here.
+    assert_eq!(s.runs(here).unwrap(), before);
 }
 
 /// `import --campaign ID`: only the chosen campaigns; one with a value dualperf cannot
@@ -848,4 +896,62 @@ fn both_backends_hold_the_same_tables_and_columns() {
     pg_cols.sort();
     assert_eq!(sqlite_cols, pg_cols);
     assert!(sqlite_cols.contains(&"run_results.client_os".to_string()));
+}
+
+/// Issue 38: a FIFO, a socket, a character device (`/dev/null`) or a directory given as
+/// the database is refused at once, for reading and for writing, naming what it is:
+/// never opened (opening a FIFO waits for a writer forever) and nothing created beside
+/// it (`/dev/null-journal`).
+#[cfg(unix)]
+#[test]
+fn what_is_not_a_regular_file_is_refused_at_once_and_nothing_created() {
+    use std::path::{Path, PathBuf};
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.db");
+    testkit::make_fifo(&fifo);
+    let sock = dir.path().join("sock.db");
+    let _listening = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let sub = dir.path().join("sub.db");
+    std::fs::create_dir(&sub).unwrap();
+    let beside_null = ["/dev/null-journal", "/dev/null-wal", "/dev/null-shm"];
+    let there_before: Vec<bool> = beside_null.iter().map(|p| Path::new(p).exists()).collect();
+    let cases: [(PathBuf, &str); 4] = [
+        (fifo, "is a FIFO (named pipe), not a dualperf database"),
+        (sock, "is a socket, not a dualperf database"),
+        (
+            PathBuf::from("/dev/null"),
+            "is a character device, not a dualperf database",
+        ),
+        (sub, "is a directory, not a dualperf database"),
+    ];
+    for (path, says) in cases {
+        for write in [false, true] {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let p = path.clone();
+            // A thread, so that a regression blocks it and not the test.
+            std::thread::spawn(move || {
+                let r = if write {
+                    Store::open(&p)
+                } else {
+                    Store::open_read_only(&p)
+                };
+                let _ = tx.send(r.err());
+            });
+            let e = rx
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("{} blocked (write: {write})", path.display()))
+                .unwrap_or_else(|| panic!("{} opened (write: {write})", path.display()));
+            assert!(matches!(e, StoreError::NotAFile { .. }), "{e}");
+            assert!(e.to_string().contains(says), "{e}");
+        }
+    }
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["fifo.db", "sock.db", "sub.db"]);
+    for (p, before) in beside_null.iter().zip(there_before) {
+        assert_eq!(Path::new(p).exists(), before, "{p}");
+    }
 }

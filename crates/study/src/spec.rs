@@ -293,20 +293,6 @@ impl SpecFile {
     /// (the caller draws it from the clock so that a random order is still recorded).
     pub fn resolve(&self, default_seed: u64) -> Result<StudySpec, SpecError> {
         self.check_text()?;
-        if let Some(cv) = self.cv_target_pct.filter(|c| !(*c > 0.0 && *c <= 1000.0)) {
-            return Err(SpecError::Invalid(format!(
-                "cv_target_pct {cv} is out of range: give a percentage above 0 and at most 1000"
-            )));
-        }
-        if let Some(p) = self
-            .percent_of
-            .as_deref()
-            .filter(|p| !matches!(*p, "first" | "second"))
-        {
-            return Err(SpecError::Invalid(format!(
-                "unknown percent_of '{p}' (use first: over IPv4 or the first system, as the studies do; or second)"
-            )));
-        }
         let families = match &self.families {
             None => vec![Family::V4, Family::V6],
             Some(list) => list
@@ -367,12 +353,6 @@ impl SpecFile {
                 ))
             }
             None => DEFAULT_SIZES_BYTES.to_vec(),
-            Some(SizesField::List(v)) if v.len() > MAX_SIZES => {
-                return Err(SpecError::Invalid(format!(
-                    "{} packet sizes; a study may have at most {MAX_SIZES}",
-                    v.len()
-                )))
-            }
             Some(SizesField::List(v)) => v.clone(),
             Some(SizesField::Text(t)) => parse_sizes(t)?,
         };
@@ -381,7 +361,6 @@ impl SpecFile {
                 "a size distribution replaces the size axis: give one size (its label in the report) or none".into(),
             ));
         }
-        check_axes(&families, &tests, &sizes_bytes)?;
         let bound = match (self.duration_s, self.count) {
             (Some(_), Some(_)) => {
                 return Err(SpecError::Invalid(
@@ -389,20 +368,10 @@ impl SpecFile {
                 ))
             }
             (None, Some(0)) => return Err(SpecError::Invalid("--count must be at least 1".into())),
-            (None, Some(n)) => Bound::Count(check(
-                "count (--count)",
-                n,
-                1,
-                MAX_COUNT_PACKETS,
-                "packets",
-            )?),
+            (None, Some(n)) => Bound::Count(n),
             (d, None) => {
                 let d = d.unwrap_or(DEFAULT_DURATION_S);
-                if !(d.is_finite() && (0.001..=86_400.0).contains(&d)) {
-                    return Err(SpecError::Invalid(format!(
-                        "duration {d} s is out of range (0.001 ≤ duration ≤ 86400)"
-                    )));
-                }
+                check_duration_s(d)?;
                 Bound::DurationNs((d * 1e9).round() as u64)
             }
         };
@@ -431,20 +400,8 @@ impl SpecFile {
                     "give the rate in bits/s or in packets/s, not both".into(),
                 ))
             }
-            (Some(bps), None) => Some(Rate::BitsPerSec(check(
-                "rate_bps (--rate)",
-                bps,
-                1,
-                MAX_RATE_BPS,
-                "bit/s",
-            )?)),
-            (None, Some(pps)) => Some(Rate::PacketsPerSec(check(
-                "rate_pps (--rate)",
-                pps,
-                1,
-                MAX_RATE_PPS,
-                "packets/s",
-            )?)),
+            (Some(bps), None) => Some(Rate::BitsPerSec(bps)),
+            (None, Some(pps)) => Some(Rate::PacketsPerSec(pps)),
             (None, None) => None,
         };
         // A model sets its own gaps: the rate search does not apply.
@@ -460,28 +417,11 @@ impl SpecFile {
             }
         }
         let udp_method = self.udp_method(rate.is_some() || traffic.is_some())?;
-        let streams = check(
-            "streams (--streams)",
-            self.streams.unwrap_or(1),
-            1,
-            wire::proto::MAX_STREAMS,
-            "",
-        )?;
+        let streams = self.streams.unwrap_or(1);
         let interval_ns = self.interval_ns(bound)?;
         let window_ns = match self.window_ms {
             None | Some(0) => None,
-            Some(ms) => {
-                let ms = check("window_ms (--stats-window)", ms, 1, 86_400_000, "ms")?;
-                if let Bound::DurationNs(ns) = bound {
-                    if ns / (ms * 1_000_000) > wire::proto::MAX_INTERVAL_SAMPLES {
-                        return Err(SpecError::Invalid(format!(
-                            "window_ms {ms} gives more than {} windows per run; use a longer window",
-                            wire::proto::MAX_INTERVAL_SAMPLES
-                        )));
-                    }
-                }
-                Some(ms * 1_000_000)
-            }
+            Some(ms) => Some(ms.saturating_mul(1_000_000)),
         };
         let udp_datapath = match &self.udp_datapath {
             None => UdpDatapath::Auto,
@@ -497,50 +437,16 @@ impl SpecFile {
                     .map_err(|e| SpecError::Invalid(format!("zerocopy (--zerocopy): {e}")))
             })
             .transpose()?;
-        let rr_timeout_ms = check(
-            "rr_timeout_ms (--rr-timeout-ms)",
-            self.rr_timeout_ms.unwrap_or(200),
-            1,
-            MAX_RR_TIMEOUT_MS,
-            "ms",
-        )?;
-        let warmup_runs = check(
-            "warmup (--warmup)",
-            self.warmup.unwrap_or(0),
-            0,
-            MAX_WARMUP_RUNS,
-            "runs",
-        )?;
-        let retries = check(
-            "retries (--retries)",
-            self.retries.unwrap_or(2),
-            0,
-            MAX_RETRIES,
-            "",
-        )?;
-        for opts in self.socket.iter().chain(self.udp_socket.iter()) {
-            wire::bounds::check_socket_opts(opts).map_err(|e| SpecError::Invalid(e.to_string()))?;
-        }
+        let rr_timeout_ms = self.rr_timeout_ms.unwrap_or(200);
+        let warmup_runs = self.warmup.unwrap_or(0);
+        let retries = self.retries.unwrap_or(2);
         let rrul = if tests.contains(&TestKind::Rrul) {
             Some(self.rrul_plan()?)
         } else {
             None
         };
         let repetition = self.repetition()?;
-        let cells = (families.len() * tests.len() * sizes_bytes.len()) as u64;
-        let planned = cells.saturating_mul(
-            u64::from(warmup_runs)
-                + match repetition {
-                    Repetition::Fixed { runs } => u64::from(runs),
-                    Repetition::Confidence { max_runs, .. } => u64::from(max_runs),
-                },
-        );
-        if planned > MAX_PLANNED_RUNS {
-            return Err(SpecError::Invalid(format!(
-                "the study plans up to {planned} runs ({cells} cells); at most {MAX_PLANNED_RUNS}: use fewer sizes or runs"
-            )));
-        }
-        Ok(StudySpec {
+        let spec = StudySpec {
             label: self.label.clone().unwrap_or_default(),
             families,
             tests,
@@ -553,7 +459,7 @@ impl SpecFile {
             interval_ns,
             window_ns,
             traffic,
-            rr_timeout_ns: rr_timeout_ms * 1_000_000,
+            rr_timeout_ns: rr_timeout_ms.saturating_mul(1_000_000),
             udp_datapath,
             zerocopy,
             udp_socket: self.udp_socket_or_default(&udp_method),
@@ -566,19 +472,23 @@ impl SpecFile {
             rrul,
             percent_of: self.percent_of.clone(),
             cv_target_pct: self.cv_target_pct,
-        })
+        };
+        spec.validate()?;
+        Ok(spec)
     }
 
-    /// The rrul cells' parameters, checked as `dualperf run -t rrul` checks them.
+    /// The rrul cells' parameters, checked as `dualperf run -t rrul` checks them
+    /// ([`RrulPlan::check`]).
     fn rrul_plan(&self) -> Result<RrulPlan, SpecError> {
         let d = LoadedOpts::default();
-        let secs = |key: &str, v: Option<f64>, default: f64, min: f64| {
+        // Range-checked by `RrulPlan::check`; what is not a number is refused here.
+        let secs = |key: &str, v: Option<f64>, default: f64| {
             let v = v.unwrap_or(default);
-            if v.is_finite() && (min..=86_400.0).contains(&v) {
+            if v.is_finite() && v >= 0.0 {
                 Ok((v * 1e9).round() as u64)
             } else {
                 Err(SpecError::Invalid(format!(
-                    "{key} {v} s is out of range: give between {min} and 86400 s"
+                    "{key} {v} s is out of range: give a number of seconds up to 86400"
                 )))
             }
         };
@@ -586,9 +496,8 @@ impl SpecFile {
             "load_duration_s (--load-duration)",
             self.load_duration_s,
             DEFAULT_RRUL_DURATION_S,
-            MIN_LOADED_S,
         )?;
-        let idle_ns = secs("idle_s (--idle)", self.idle_s, DEFAULT_RRUL_IDLE_S, 0.2)?;
+        let idle_ns = secs("idle_s (--idle)", self.idle_s, DEFAULT_RRUL_IDLE_S)?;
         let load = match self.load.as_deref() {
             None => d.load,
             Some("upload") => LoadDirection::Upload,
@@ -600,45 +509,18 @@ impl SpecFile {
                 )))
             }
         };
-        let opts = LoadedOpts {
-            streams: check(
-                "load_streams (--load-streams)",
-                self.load_streams.unwrap_or(d.streams),
-                1,
-                wire::proto::MAX_STREAMS,
-                "",
-            )?,
-            load,
-            probe_rate: check(
-                "probe_rate (--probe-rate)",
-                self.probe_rate.unwrap_or(d.probe_rate),
-                1,
-                100_000,
-                "per second",
-            )?,
-            probe_bytes: check(
-                "probe_size (--probe-size)",
-                self.probe_size.unwrap_or(d.probe_bytes),
-                wire::datagram::HEADER_BYTES as u32,
-                // UDP probes go over both families: the smaller limit.
-                Family::V4.max_udp_payload_bytes(),
-                "bytes",
-            )?,
-            idle_ns,
-        };
         let plan = RrulPlan {
-            opts,
+            opts: LoadedOpts {
+                streams: self.load_streams.unwrap_or(d.streams),
+                load,
+                probe_rate: self.probe_rate.unwrap_or(d.probe_rate),
+                probe_bytes: self.probe_size.unwrap_or(d.probe_bytes),
+                idle_ns,
+            },
             duration_ns,
             interval_ns: RRUL_INTERVAL_NS,
         };
-        let probes = opts.probe_rate as f64 * plan.loaded_probe_ns() as f64 / 1e9;
-        if probes < 10.0 {
-            return Err(SpecError::Invalid(format!(
-                "rrul: {} probes per second over the {:.1} s loaded window give fewer than 10 probes of each type; raise probe_rate (--probe-rate) or load_duration_s (--load-duration)",
-                opts.probe_rate,
-                plan.loaded_probe_ns() as f64 / 1e9
-            )));
-        }
+        plan.check()?;
         Ok(plan)
     }
 
@@ -657,21 +539,8 @@ impl SpecFile {
         if ms == 0 {
             return Ok(None);
         }
-        let ns = check(
-            "interval_ms (--interval)",
-            ms,
-            min_ms,
-            86_400_000,
-            "ms (or 0 for none)",
-        )? * 1_000_000;
-        if let Bound::DurationNs(d) = bound {
-            if d / ns > wire::proto::MAX_INTERVAL_SAMPLES {
-                return Err(SpecError::Invalid(format!(
-                    "interval_ms {ms} gives more than {} samples per run; use a longer interval",
-                    wire::proto::MAX_INTERVAL_SAMPLES
-                )));
-            }
-        }
+        let ns = ms.saturating_mul(1_000_000);
+        check_interval_ns(ns, bound)?;
         Ok(Some(ns))
     }
 
@@ -724,14 +593,9 @@ impl SpecFile {
             ));
         }
         if !conf {
-            let runs = check(
-                "runs (--runs)",
-                self.runs.unwrap_or(1),
-                1,
-                MAX_RUNS_PER_CELL,
-                "",
-            )?;
-            return Ok(Repetition::Fixed { runs });
+            return Ok(Repetition::Fixed {
+                runs: self.runs.unwrap_or(1),
+            });
         }
         let level_pct = self.confidence.unwrap_or(DEFAULT_CONFIDENCE_PCT);
         let width_pct = self.ci_width.unwrap_or(DEFAULT_CI_WIDTH_PCT);
@@ -745,21 +609,6 @@ impl SpecFile {
             .max_runs
             .unwrap_or(DEFAULT_MAX_RUNS)
             .max(self.min_runs.unwrap_or(0));
-        if !(50.0..100.0).contains(&level_pct) {
-            return Err(SpecError::Invalid(format!(
-                "--confidence {level_pct} must be a percentage from 50 to below 100 (e.g. 95)"
-            )));
-        }
-        if !(width_pct > 0.0 && width_pct <= 1000.0) {
-            return Err(SpecError::Invalid(format!(
-                "--ci-width {width_pct} must be a positive percentage of the mean up to 1000 (e.g. 5)"
-            )));
-        }
-        if min_runs < 2 || max_runs < min_runs || max_runs > MAX_RUNS_PER_CELL {
-            return Err(SpecError::Invalid(format!(
-                "need 2 ≤ --min-runs ({min_runs}) ≤ --max-runs ({max_runs}) ≤ {MAX_RUNS_PER_CELL}: an interval needs two runs"
-            )));
-        }
         Ok(Repetition::Confidence {
             level_pct,
             width_pct,
@@ -769,7 +618,99 @@ impl SpecFile {
     }
 }
 
+/// A run's duration, seconds, within 1 ms and one day.
+fn check_duration_s(d: f64) -> Result<(), SpecError> {
+    if d.is_finite() && (0.001..=86_400.0).contains(&d) {
+        Ok(())
+    } else {
+        Err(SpecError::Invalid(format!(
+            "duration {d} s is out of range (0.001 ≤ duration ≤ 86400)"
+        )))
+    }
+}
+
+/// An interval between samples: at least the protocol's shortest, at most a day, and
+/// at most [`wire::proto::MAX_INTERVAL_SAMPLES`] samples per run.
+fn check_interval_ns(ns: u64, bound: Bound) -> Result<(), SpecError> {
+    let min_ms = wire::proto::MIN_INTERVAL_NS / 1_000_000;
+    let ms = ns / 1_000_000;
+    check(
+        "interval_ms (--interval)",
+        ms,
+        min_ms,
+        86_400_000,
+        "ms (or 0 for none)",
+    )?;
+    if let Bound::DurationNs(d) = bound {
+        if d / ns.max(1) > wire::proto::MAX_INTERVAL_SAMPLES {
+            return Err(SpecError::Invalid(format!(
+                "interval_ms {ms} gives more than {} samples per run; use a longer interval",
+                wire::proto::MAX_INTERVAL_SAMPLES
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A statistics window: 1 ms to a day, at most [`wire::proto::MAX_INTERVAL_SAMPLES`]
+/// windows per run.
+fn check_window_ns(ns: u64, bound: Bound) -> Result<(), SpecError> {
+    let ms = check(
+        "window_ms (--stats-window)",
+        ns / 1_000_000,
+        1,
+        86_400_000,
+        "ms",
+    )?;
+    if let Bound::DurationNs(d) = bound {
+        if d / ns.max(1) > wire::proto::MAX_INTERVAL_SAMPLES {
+            return Err(SpecError::Invalid(format!(
+                "window_ms {ms} gives more than {} windows per run; use a longer window",
+                wire::proto::MAX_INTERVAL_SAMPLES
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn check_repetition(r: &Repetition) -> Result<(), SpecError> {
+    match *r {
+        Repetition::Fixed { runs } => {
+            check("runs (--runs)", runs, 1, MAX_RUNS_PER_CELL, "")?;
+        }
+        Repetition::Confidence {
+            level_pct,
+            width_pct,
+            min_runs,
+            max_runs,
+        } => {
+            if !(50.0..100.0).contains(&level_pct) {
+                return Err(SpecError::Invalid(format!(
+                    "--confidence {level_pct} must be a percentage from 50 to below 100 (e.g. 95)"
+                )));
+            }
+            if !(width_pct > 0.0 && width_pct <= 1000.0) {
+                return Err(SpecError::Invalid(format!(
+                    "--ci-width {width_pct} must be a positive percentage of the mean up to 1000 (e.g. 5)"
+                )));
+            }
+            if min_runs < 2 || max_runs < min_runs || max_runs > MAX_RUNS_PER_CELL {
+                return Err(SpecError::Invalid(format!(
+                    "need 2 ≤ --min-runs ({min_runs}) ≤ --max-runs ({max_runs}) ≤ {MAX_RUNS_PER_CELL}: an interval needs two runs"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn check_axes(families: &[Family], tests: &[TestKind], sizes: &[u32]) -> Result<(), SpecError> {
+    if sizes.len() > MAX_SIZES {
+        return Err(SpecError::Invalid(format!(
+            "{} packet sizes; a study may have at most {MAX_SIZES}",
+            sizes.len()
+        )));
+    }
     if families.is_empty() || tests.is_empty() || sizes.is_empty() {
         return Err(SpecError::Invalid(
             "a study needs at least one family, one test and one size".into(),
@@ -997,6 +938,64 @@ pub struct RrulPlan {
 }
 
 impl RrulPlan {
+    /// The limits `dualperf run -t rrul` keeps, and at least 10 probes of each type
+    /// in the loaded window.
+    pub fn check(&self) -> Result<(), SpecError> {
+        let secs = |key: &str, ns: u64, min: f64| {
+            let v = ns as f64 / 1e9;
+            if (min..=86_400.0).contains(&v) {
+                Ok(())
+            } else {
+                Err(SpecError::Invalid(format!(
+                    "{key} {v} s is out of range: give between {min} and 86400 s"
+                )))
+            }
+        };
+        secs(
+            "load_duration_s (--load-duration)",
+            self.duration_ns,
+            MIN_LOADED_S,
+        )?;
+        secs("idle_s (--idle)", self.opts.idle_ns, 0.2)?;
+        check(
+            "load_streams (--load-streams)",
+            self.opts.streams,
+            1,
+            wire::proto::MAX_STREAMS,
+            "",
+        )?;
+        check(
+            "probe_rate (--probe-rate)",
+            self.opts.probe_rate,
+            1,
+            100_000,
+            "per second",
+        )?;
+        check(
+            "probe_size (--probe-size)",
+            self.opts.probe_bytes,
+            wire::datagram::HEADER_BYTES as u32,
+            // UDP probes go over both families: the smaller limit.
+            Family::V4.max_udp_payload_bytes(),
+            "bytes",
+        )?;
+        if self.interval_ns != RRUL_INTERVAL_NS {
+            return Err(SpecError::Invalid(format!(
+                "rrul interval_ns {} is not {RRUL_INTERVAL_NS}",
+                self.interval_ns
+            )));
+        }
+        let probes = self.opts.probe_rate as f64 * self.loaded_probe_ns() as f64 / 1e9;
+        if probes < 10.0 {
+            return Err(SpecError::Invalid(format!(
+                "rrul: {} probes per second over the {:.1} s loaded window give fewer than 10 probes of each type; raise probe_rate (--probe-rate) or load_duration_s (--load-duration)",
+                self.opts.probe_rate,
+                self.loaded_probe_ns() as f64 / 1e9
+            )));
+        }
+        Ok(())
+    }
+
     /// The ramp at each end of the loaded phase (the engine's rule: a fifth, 0.2–2 s).
     pub fn ramp_ns(&self) -> u64 {
         (self.duration_ns / 5).clamp(200_000_000, 2_000_000_000)
@@ -1113,8 +1112,99 @@ impl StudySpec {
         serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
 
+    /// A stored spec as it was written (to describe it: `show`, `report`). Before
+    /// running one (`--resume`), check it with [`StudySpec::validate`].
     pub fn from_json(text: &str) -> Result<StudySpec, SpecError> {
         serde_json::from_str(text).map_err(|e| SpecError::Invalid(format!("stored spec: {e}")))
+    }
+
+    /// Every limit a study keeps, however its spec arrived: flags, a spec file and a
+    /// preset ([`SpecFile::resolve`] ends here) or a stored campaign
+    /// (`--resume`). The one place these limits are checked.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        check_axes(&self.families, &self.tests, &self.sizes_bytes)?;
+        match self.bound {
+            Bound::Count(n) => {
+                check("count (--count)", n, 1, MAX_COUNT_PACKETS, "packets")?;
+            }
+            Bound::DurationNs(ns) => check_duration_s(ns as f64 / 1e9)?,
+        }
+        match self.rate {
+            Some(Rate::BitsPerSec(b)) => {
+                check("rate_bps (--rate)", b, 1, MAX_RATE_BPS, "bit/s")?;
+            }
+            Some(Rate::PacketsPerSec(p)) => {
+                check("rate_pps (--rate)", p, 1, MAX_RATE_PPS, "packets/s")?;
+            }
+            None => {}
+        }
+        check(
+            "streams (--streams)",
+            self.streams,
+            1,
+            wire::proto::MAX_STREAMS,
+            "",
+        )?;
+        if let Some(ns) = self.interval_ns {
+            check_interval_ns(ns, self.bound)?;
+        }
+        if let Some(ns) = self.window_ns {
+            check_window_ns(ns, self.bound)?;
+        }
+        check(
+            "rr_timeout_ms (--rr-timeout-ms)",
+            self.rr_timeout_ns / 1_000_000,
+            1,
+            MAX_RR_TIMEOUT_MS,
+            "ms",
+        )?;
+        check(
+            "warmup (--warmup)",
+            self.warmup_runs,
+            0,
+            MAX_WARMUP_RUNS,
+            "runs",
+        )?;
+        check("retries (--retries)", self.retries, 0, MAX_RETRIES, "")?;
+        for opts in std::iter::once(&self.socket).chain(self.udp_socket.iter()) {
+            wire::bounds::check_socket_opts(opts).map_err(|e| SpecError::Invalid(e.to_string()))?;
+        }
+        if let UdpMethod::Rfc2544(search) = &self.udp_method {
+            search
+                .check()
+                .map_err(|e| SpecError::Invalid(e.to_string()))?;
+        }
+        if let Some(plan) = &self.rrul {
+            plan.check()?;
+        }
+        if let Some(cv) = self.cv_target_pct.filter(|c| !(*c > 0.0 && *c <= 1000.0)) {
+            return Err(SpecError::Invalid(format!(
+                "cv_target_pct {cv} is out of range: give a percentage above 0 and at most 1000"
+            )));
+        }
+        if let Some(p) = self
+            .percent_of
+            .as_deref()
+            .filter(|p| !matches!(*p, "first" | "second"))
+        {
+            return Err(SpecError::Invalid(format!(
+                "unknown percent_of '{p}' (use first: over IPv4 or the first system, as the studies do; or second)"
+            )));
+        }
+        check_repetition(&self.repetition)?;
+        let cells = (self.families.len() * self.tests.len() * self.sizes_bytes.len()) as u64;
+        let per_cell = u64::from(self.warmup_runs)
+            + match self.repetition {
+                Repetition::Fixed { runs } => u64::from(runs),
+                Repetition::Confidence { max_runs, .. } => u64::from(max_runs),
+            };
+        let planned = cells.saturating_mul(per_cell);
+        if planned > MAX_PLANNED_RUNS {
+            return Err(SpecError::Invalid(format!(
+                "the study plans up to {planned} runs ({cells} cells); at most {MAX_PLANNED_RUNS}: use fewer sizes or runs"
+            )));
+        }
+        Ok(())
     }
 
     /// Measured runs per cell at least and at most.

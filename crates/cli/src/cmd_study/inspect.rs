@@ -325,11 +325,12 @@ pub fn import_main(args: ImportArgs) -> anyhow::Result<ExitCode> {
             args.other
         )?;
     }
+    let mut differing = 0;
     for m in &sum.merged {
         let conflicts = match m.conflicting_runs {
             0 => String::new(),
             n => format!(
-                "; {n} runs at places campaign {} already holds with another start time kept as they were here",
+                "; {n} runs campaign {} already holds differ there (kept as they were here)",
                 m.into
             ),
         };
@@ -340,6 +341,20 @@ pub fn import_main(args: ImportArgs) -> anyhow::Result<ExitCode> {
             m.into,
             m.added_runs
         )?;
+        for c in &m.conflicts {
+            outln!("  differs: {c}")?;
+        }
+        if m.conflicting_runs > m.conflicts.len() {
+            outln!("  and {} more", m.conflicting_runs - m.conflicts.len())?;
+        }
+        differing += m.conflicting_runs;
+    }
+    if differing > 0 {
+        eprintln!(
+            "dualperf: {differing} runs already here differ in {} (changed at the source, or resumed apart); \
+             the copies here were kept. To take the source's, import it into a new database.",
+            args.other
+        );
     }
     for (from, why) in &sum.skipped {
         outln!("skipped campaign {from} of {}: {why}", args.other)?;

@@ -38,6 +38,9 @@ pub fn check_db(db: &std::path::Path) -> anyhow::Result<()> {
             db.display()
         );
     }
+    // A FIFO, socket or device: refused before opening it (opening a FIFO for writing
+    // blocks until a reader comes; SQLite would write `/dev/null-journal`).
+    store::check_database_path(db)?;
     if db.exists() {
         return std::fs::OpenOptions::new()
             .append(true)

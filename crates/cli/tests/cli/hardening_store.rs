@@ -318,3 +318,79 @@ fn a_report_leaves_out_runs_with_impossible_values_and_lists_them() {
         assert!(out.contains(&id.to_string()), "{out}");
     }
 }
+
+/// Issue 38: a FIFO given as the database is refused at once by show, report, export,
+/// import and `--resume` (it used to block in the file check until a writer came), and
+/// a study given `/dev/null` refuses it without creating `/dev/null-journal`.
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_a_device_as_the_database_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.db");
+    testkit::make_fifo(&fifo);
+    let fifo = fifo.display().to_string();
+    let good = dir.path().join("good.db").display().to_string();
+    let journal = std::path::Path::new("/dev/null-journal");
+    let there_before = journal.exists();
+    let is_fifo = "fifo.db is a FIFO (named pipe), not a dualperf database";
+    for (args, says) in [
+        (vec!["show", "--db", &fifo], is_fifo),
+        (vec!["show", "1", "--db", &fifo], is_fifo),
+        (vec!["report", "--db", &fifo, "--format", "text"], is_fifo),
+        (vec!["export", "--db", &fifo], is_fifo),
+        (vec!["import", &fifo, "--db", &good], is_fifo),
+        (vec!["study", "--resume", "1", "--db", &fifo], is_fifo),
+        (vec!["study", "--runs", "1", "--db", &fifo], is_fifo),
+        (
+            vec!["study", "--runs", "1", "--db", "/dev/null"],
+            "/dev/null is a character device, not a dualperf database",
+        ),
+    ] {
+        let mut c = std::process::Command::new(BIN);
+        c.args(&args)
+            .env_remove("DUALPERF_DB")
+            .env("DUALPERF_STUDY_FAKE", "1");
+        let o = crate::support::output_within(&mut c, Duration::from_secs(60));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o));
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert_eq!(journal.exists(), there_before);
+}
+
+/// A `--db` path that is not UTF-8 (a path may hold any bytes): the study runs and
+/// stores its command line with U+FFFD in their place (capturing it used to panic, after
+/// the database was made).
+#[cfg(unix)]
+#[test]
+fn a_study_into_a_path_that_is_not_utf8_runs_and_stores_its_command_line() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"r\xffsults.db"));
+    let o = std::process::Command::new(BIN)
+        .args([
+            "study",
+            "--sizes",
+            "128",
+            "--runs",
+            "1",
+            "--duration",
+            "0.01",
+            "--db",
+        ])
+        .arg(&db)
+        .env_remove("DUALPERF_DB")
+        .env("DUALPERF_STUDY_FAKE", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let s = store::Store::open_read_only(&db).unwrap();
+    let c = &s.campaigns().unwrap()[0];
+    assert!(
+        c.command_line.contains("r\u{fffd}sults.db"),
+        "{}",
+        c.command_line
+    );
+}

@@ -87,6 +87,25 @@ fn study_args<'a>(label: &'a str, runs: &'a str, db: &'a str) -> Vec<&'a str> {
     ]
 }
 
+/// One IPv4 tcp-stream cell of 128 bytes, `runs` runs of `duration` s each.
+fn one_cell_args<'a>(label: &'a str, runs: &'a str, duration: &'a str) -> Vec<&'a str> {
+    vec![
+        "study",
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "128",
+        "--families",
+        "4",
+        "--runs",
+        runs,
+        "--duration",
+        duration,
+        "--label",
+        label,
+    ]
+}
+
 #[test]
 fn parallel_studies_into_one_database_one_killed_and_resumed_report_equals_sqlite_copy() {
     let Some(pg) = Cluster::start_or_skip("parallel_studies_into_one_database") else {
@@ -222,23 +241,9 @@ fn a_connection_cut_mid_study_stops_naming_the_run_and_resume_completes() {
     let url = pg.url("perf");
     let db = DbTarget::from(url.as_str());
     // One cell: the only store write between runs is the run itself.
-    let mut child = spawn(&[
-        "study",
-        "--tests",
-        "tcp-stream",
-        "--sizes",
-        "128",
-        "--families",
-        "4",
-        "--runs",
-        "30",
-        "--duration",
-        "0.05",
-        "--label",
-        "cut",
-        "--db",
-        &url,
-    ]);
+    let mut args = one_cell_args("cut", "30", "0.05");
+    args.extend(["--db", &url]);
+    let mut child = spawn(&args);
     let id = wait_for_runs(&db, "cut", 3, &mut child);
     assert!(pg.terminate_sessions("perf") >= 1);
     let out = child.wait_with_output().unwrap();
@@ -298,4 +303,174 @@ fn password_from_pgpassword_or_the_url_and_a_wrong_one_explained() {
         err.contains("alice:***@") && !err.contains("wrong@"),
         "{err}"
     );
+}
+
+/// Issue 38: a password holding `/`, `#`, `?` and `:` (which the client reads up to the
+/// `@`), in the URL's credentials and in a `password=` parameter given through
+/// `DUALPERF_DB`, never reaches an output: not the stored command line (read with psql,
+/// past dualperf's own reading), not `show`, `show N`, `export`, the report's files, nor
+/// the error of a failed connection (a closed port on 127.0.0.1), with `PGPASSWORD` set.
+#[test]
+fn a_password_with_url_delimiters_is_never_shown_stored_or_reported() {
+    let Some(pg) = Cluster::start_or_skip("a_password_with_url_delimiters") else {
+        return;
+    };
+    pg.create_db("perf");
+    pg.add_password_user("alice", "pa/ss#wo?rd:x");
+    pg.add_password_user("bob", "b0b/s#cr?t");
+    let secrets = ["pa/ss", "ss#wo", "wo?rd", "rd:x", "b0b/s", "cr?t"];
+    let assert_hidden = |what: &str, text: &str| {
+        for s in secrets {
+            assert!(!text.contains(s), "{what} shows {s:?}: {text}");
+        }
+    };
+    let alice = format!("postgres://alice:pa/ss#wo?rd:x@127.0.0.1:{}/perf", pg.port);
+    let bob = format!(
+        "postgresql://bob@127.0.0.1:{}/perf?application_name=t&password=b0b/s#cr?t",
+        pg.port
+    );
+    let mut args = one_cell_args("alice", "2", "0.05");
+    args.extend(["--db", &alice]);
+    let a = run(&args);
+    assert!(a.status.success(), "{}", text(&a));
+    assert_hidden("study", &text(&a));
+    let b = dualperf(&one_cell_args("bob", "2", "0.05"))
+        .env("DUALPERF_DB", &bob)
+        .output()
+        .unwrap();
+    assert!(b.status.success(), "{}", text(&b));
+    assert_hidden("study through DUALPERF_DB", &text(&b));
+
+    // As stored, read past dualperf.
+    let stored = pg.psql(
+        "perf",
+        "SELECT command_line || ' ' || coalesce(imported_from, '') FROM campaigns",
+    );
+    assert_hidden("the stored command line", &stored);
+    assert!(stored.contains("alice:***@127.0.0.1"), "{stored}");
+
+    let show = run(&["show", "--db", &alice]);
+    assert!(show.status.success(), "{}", text(&show));
+    assert_hidden("show", &text(&show));
+    let ids: Vec<String> = Store::open_target_read_only(&DbTarget::from(alice.as_str()))
+        .unwrap()
+        .campaign_ids()
+        .unwrap()
+        .iter()
+        .map(i64::to_string)
+        .collect();
+    assert_eq!(ids.len(), 2);
+    for id in &ids {
+        let show = run(&["show", id, "--db", &alice]);
+        assert!(show.status.success(), "{}", text(&show));
+        let out = text(&show);
+        assert!(out.contains("command: "), "{out}");
+        assert_hidden("show N", &out);
+    }
+    let export = run(&["export", "--db", &bob]);
+    assert!(export.status.success(), "{}", text(&export));
+    assert_hidden("export", &text(&export));
+
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("report");
+    let report = run(&[
+        "report",
+        "--db",
+        &alice,
+        "--campaign",
+        &ids[0],
+        &ids[1],
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        report.status.code() == Some(0) || report.status.code() == Some(2),
+        "{}",
+        text(&report)
+    );
+    assert_hidden("report", &text(&report));
+    let mut files = 0;
+    let mut dirs = vec![out_dir.clone()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let body = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            assert_hidden(&path.display().to_string(), &body);
+            files += 1;
+        }
+    }
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(
+        html.contains("alice:***@127.0.0.1"),
+        "the command line is in the report"
+    );
+    assert!(files >= 2, "{files}");
+
+    // A failed connection: the same URLs at a port where nothing listens.
+    let closed = testkit::free_port();
+    for url in [&alice, &bob] {
+        let wrong = url.replace(&format!(":{}/", pg.port), &format!(":{closed}/"));
+        let o = dualperf(&["show", "--db", &wrong])
+            .env("PGPASSWORD", "cr?t-from-env")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        let err = text(&o);
+        assert!(err.contains("cannot connect"), "{err}");
+        assert!(err.contains(&format!("127.0.0.1:{closed}/perf")), "{err}");
+        assert_hidden("a failed connection", &err);
+        assert!(!err.contains("from-env"), "{err}");
+    }
+}
+
+/// Issue 38: a run whose values changed at the source after an import is named when
+/// imported again (PostgreSQL → SQLite), and the copy here is kept.
+#[test]
+fn reimport_names_a_run_changed_at_the_source_and_keeps_the_copy() {
+    let Some(pg) = Cluster::start_or_skip("reimport_names_a_run_changed") else {
+        return;
+    };
+    pg.create_db("perf");
+    let url = pg.url("perf");
+    let mut args = one_cell_args("src", "2", "0.01");
+    args.extend(["--db", &url]);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy.db").display().to_string();
+    let first = run(&["import", &url, "--db", &copy]);
+    assert!(first.status.success(), "{}", text(&first));
+    let export = |db: &str| {
+        let o = run(&["export", "--db", db]);
+        assert!(o.status.success(), "{}", text(&o));
+        o.stdout
+    };
+    let before = export(&copy);
+    pg.psql(
+        "perf",
+        "UPDATE run_metrics SET value = value * 2 + 1
+         WHERE run_id = (SELECT min(id) FROM runs WHERE ok = 1 AND warmup = 0)",
+    );
+    let again = run(&["import", &url, "--db", &copy]);
+    assert!(again.status.success(), "{}", text(&again));
+    let out = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        out.contains(
+            "0 runs added; 1 runs campaign 1 already holds differ there (kept as they were here)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("  differs: IPv4 tcp-stream 128 B cell 0, repetition 0: ")
+            && out.contains(" here, ")
+            && out.contains(" there\n"),
+        "{out}"
+    );
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(err.contains("1 runs already here differ in"), "{err}");
+    assert_eq!(export(&copy), before, "the copy here is kept");
 }

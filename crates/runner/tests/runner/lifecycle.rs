@@ -309,3 +309,65 @@ fn the_profile_axis_makes_one_labelled_campaign_per_profile() {
         "each campaign keeps its own traffic model"
     );
 }
+
+/// Issue 38: a campaign whose stored spec was edited to ask for 4·10⁹ runs (2 cells of
+/// 2·10⁹ runs) is refused by `--resume` with the limit the flags keep, and nothing is
+/// run; the same spec from a file is refused with the same words.
+#[test]
+fn a_stored_spec_edited_beyond_the_limits_is_refused_on_resume() {
+    let db = Db::new();
+    let spec = support::spec(TWO_CELLS);
+    let campaign = support::create(&db, &spec, &Target::fake(false));
+    let id = campaign.id;
+    drop(campaign);
+    let mut edited = spec.clone();
+    edited.repetition = study::Repetition::Fixed {
+        runs: 2_000_000_000,
+    };
+    let store::DbTarget::Sqlite(path) = &db.target else {
+        unreachable!()
+    };
+    // Written behind dualperf's back, as an editor of the file would.
+    let store_spec = |s: &study::StudySpec| {
+        let changed = rusqlite::Connection::open(path)
+            .unwrap()
+            .execute(
+                "UPDATE campaigns SET spec_json = ?1 WHERE id = ?2",
+                rusqlite::params![s.to_json(), id],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+    };
+    store_spec(&edited);
+    let e = match lifecycle::resume(db.open(), &db.target, id) {
+        Err(e) => e,
+        Ok(_) => panic!("a spec of 4e9 runs resumed"),
+    };
+    assert!(matches!(e, CampaignError::SpecOutOfLimits { .. }), "{e}");
+    let chain = anyhow_like(&e);
+    assert!(chain.contains("runs (--runs)"), "{chain}");
+    assert!(chain.contains("2000000000"), "{chain}");
+    assert_eq!(db.open().runs(id).unwrap().len(), 0);
+    // The flag and file path: the same words.
+    let from_file = study::SpecFile::from_toml(&TWO_CELLS.replace("runs=3", "runs=2000000000"))
+        .unwrap()
+        .resolve(7)
+        .unwrap_err()
+        .to_string();
+    assert!(chain.ends_with(&from_file), "{chain} / {from_file}");
+    // Within the limits again, it resumes.
+    store_spec(&spec);
+    assert_eq!(support::resume(&db, id).id, id);
+}
+
+/// The error and its causes, as the binary prints them.
+fn anyhow_like(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut src = e.source();
+    while let Some(s) = src {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        src = s.source();
+    }
+    text
+}
