@@ -78,7 +78,7 @@ type Lie = (TestKind, &'static str, fn(&mut SideStats));
 
 #[test]
 fn impossible_numbers_from_the_server_fail_the_run_with_the_reason() {
-    let lies: [Lie; 5] = [
+    let lies: [Lie; 8] = [
         (TestKind::TcpStream, "bytes received", |s| {
             s.recv_bytes = u64::MAX
         }),
@@ -101,6 +101,30 @@ fn impossible_numbers_from_the_server_fail_the_run_with_the_reason() {
         (TestKind::UdpStream, "receive time", |s| {
             s.recv_elapsed_ns = u64::MAX
         }),
+        // Issue 38: one-way delay min 4.59 ms > mean 0.59 ms > max −0.41 ms; 0 datagrams
+        // received with 9.99 Mbit/s of goodput; jitter of 1e300 ns.
+        (
+            TestKind::UdpStream,
+            "one-way transit min (ns) = 4590000 is greater than one-way transit mean (ns) = 590000",
+            |s| {
+                s.transit_min_ns = Some(4_590_000);
+                s.transit_mean_ns = Some(590_000.0);
+                s.transit_max_ns = Some(-410_000);
+            },
+        ),
+        (
+            TestKind::UdpStream,
+            "in 0 datagrams of at most 65507 bytes",
+            |s| {
+                s.recv_packets = 0;
+                s.streams.clear();
+            },
+        ),
+        (
+            TestKind::UdpStream,
+            "jitter (ns) = 1.000e300 is longer than the run's",
+            |s| s.jitter_rfc3550_ns = Some(1e300),
+        ),
     ];
     for (kind, words, lie) in lies {
         match run_against_liar(kind, lie) {
