@@ -484,7 +484,7 @@ impl RunResult {
                         mean_all(limited.into_iter()).map(|_| 0.0)
                     },
                 );
-                if let Some(c) = &self.clock {
+                if let Some(c) = self.clock.as_ref().filter(|c| c.uncertainty_ns > 0) {
                     put(m::CLOCK_OFFSET_NS, Some(c.offset_ns as f64));
                     put(
                         m::CLOCK_OFFSET_UNCERTAINTY_NS,
@@ -614,6 +614,13 @@ impl RunResult {
                 None => NoOneWayDelay::NoClockQueries,
             });
         };
+        // An estimate's bound is at least 1 µs; 0 is no bound (a result made before the
+        // same-host shortcut went, or by hand): no figure rather than an exact one.
+        if clock.uncertainty_ns == 0 {
+            return Err(NoOneWayDelay::NoClockOffset(
+                "the clock offset came with no bound on its error".into(),
+            ));
+        }
         let (_, rx) = self.sender_receiver();
         let (Some(min), Some(mean), Some(max)) =
             (rx.transit_min_ns, rx.transit_mean_ns, rx.transit_max_ns)

@@ -200,9 +200,64 @@ fn honest_clock_replies_give_an_offset_with_a_bound_of_at_least_a_microsecond() 
     let c = r.clock.expect("an honest server's replies are used");
     assert_eq!(c.rejected_exchanges, 0);
     assert!(
-        c.uncertainty_ns == 0 || c.uncertainty_ns >= measure::owd::MIN_UNCERTAINTY_NS,
+        c.uncertainty_ns >= measure::owd::MIN_UNCERTAINTY_NS,
         "{c:?}"
     );
+    assert!(c.method.contains("NTP-style"), "{c:?}");
+}
+
+/// Issue 38: a server that copies the client's boot id into its `welcome` (here the
+/// embedded server has it anyway: one host) and answers every clock query with
+/// t2 = t1 + 1 µs, t3 = t1 + 2 µs, as one clock would order them, was taken for the
+/// same host: offset 0 "±0.0 µs". The offset is estimated from the exchanges like any
+/// other, with the bound of their round trip, and never stated as exact.
+#[test]
+fn a_forged_same_host_clock_is_never_taken_as_exact() {
+    let boot_id = net::sysinfo::capture(None)
+        .get(net::sysinfo::BOOT_ID_KEY)
+        .cloned();
+    let srv = EmbeddedServer::start().unwrap();
+    let port = lying_proxy(srv.port(), move |msg| match msg {
+        Msg::Welcome { server_info, .. } => {
+            if let Some(id) = &boot_id {
+                server_info.insert(net::sysinfo::BOOT_ID_KEY.into(), id.clone());
+            }
+        }
+        Msg::ClockReply {
+            t1_ns,
+            t2_ns,
+            t3_ns,
+        } => {
+            *t2_ns = *t1_ns + 1_000;
+            *t3_ns = *t1_ns + 2_000;
+        }
+        _ => {}
+    });
+    let mut spec = TestSpec::new(TestKind::UdpStream, Family::V4, 200);
+    spec.bound = Bound::DurationNs(200_000_000);
+    spec.rate = Some(Rate::PacketsPerSec(1000));
+    let r = run_client(
+        &ClientConfig::new("127.0.0.1", port, spec),
+        &mut NullRecorder,
+    )
+    .unwrap();
+    let c = r.clock.clone().expect("the forged replies pass the checks");
+    assert!(
+        c.uncertainty_ns >= measure::owd::MIN_UNCERTAINTY_NS,
+        "{c:?}"
+    );
+    assert!(c.method.contains("NTP-style"), "{c:?}");
+    let bound = |name: &str| r.metrics().iter().find(|x| x.name == name).map(|x| x.value);
+    assert!(
+        bound(wire::metrics::CLOCK_OFFSET_UNCERTAINTY_NS)
+            .is_some_and(|u| u >= measure::owd::MIN_UNCERTAINTY_NS as f64),
+        "{:?}",
+        r.metrics()
+    );
+    // A delay, if shown, carries the offset's bound.
+    if let Ok(d) = r.one_way_delay() {
+        assert!(d.uncertainty_ns >= measure::owd::MIN_UNCERTAINTY_NS as f64);
+    }
 }
 
 /// A server that floods its `applied` settings (300 keys of 10 000 bytes, 3 MB in one
