@@ -662,7 +662,10 @@ fn summary(r: &RunResult, embedded: bool) -> String {
     };
     for g in GROUPS {
         let mut lines = metrics.iter().filter(|x| group(&x.name) == *g).peekable();
-        if lines.peek().is_none() {
+        // A UDP stream's latency section says why its one-way delay is missing, as
+        // `--json` does, even with no figure to list.
+        let owd_section = *g == "latency" && s.kind == TestKind::UdpStream;
+        if lines.peek().is_none() && !owd_section {
             continue;
         }
         match *g {
@@ -862,6 +865,37 @@ mod tests {
         }
         assert_eq!(group("not_a_metric"), "other");
         assert_eq!(label("not_a_metric"), "not a metric");
+    }
+
+    /// Issue 38: in text mode the one-way delay section vanished when the run had no
+    /// latency figure, while `--json` gave the reason.
+    #[test]
+    fn a_udp_stream_without_one_way_delay_says_why_in_text() {
+        let spec = wire::spec::TestSpec::new(TestKind::UdpStream, wire::spec::Family::V4, 1000);
+        let r = RunResult {
+            schema_version: engine::RESULT_SCHEMA_VERSION,
+            spec,
+            server_addr: "127.0.0.1:5301".into(),
+            client_addr: String::new(),
+            server_info: Default::default(),
+            client_info: Default::default(),
+            client: Default::default(),
+            server: Default::default(),
+            rtt: None,
+            transactions: 0,
+            rr_timeouts: 0,
+            warnings: Vec::new(),
+            rate_search: None,
+            clock: None,
+            clock_unavailable: None,
+        };
+        let text = summary(&r, false);
+        let why = r.one_way_delay().unwrap_err().to_string();
+        assert!(text.contains("\n  latency\n"), "{text}");
+        assert!(
+            text.contains(&format!("{:<32} unavailable: {why}", "one-way delay")),
+            "{text}"
+        );
     }
 
     #[test]
