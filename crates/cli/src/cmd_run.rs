@@ -426,6 +426,9 @@ struct JsonOut<'a> {
     /// UDP streams: why the one-way delay metrics are absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     one_way_delay_unavailable: Option<String>,
+    /// UDP streams of too few datagrams: why the rate metrics are absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rate_unavailable: Option<String>,
 }
 
 fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String> {
@@ -442,6 +445,7 @@ fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String
         one_way_delay_unavailable: (r.spec.kind == TestKind::UdpStream)
             .then(|| r.one_way_delay().err().map(|e| e.to_string()))
             .flatten(),
+        rate_unavailable: r.rate_unavailable(),
     };
     serde_json::to_string_pretty(&out).context("cannot encode the result as JSON")
 }
@@ -665,7 +669,8 @@ fn summary(r: &RunResult, embedded: bool) -> String {
         // A UDP stream's latency section says why its one-way delay is missing, as
         // `--json` does, even with no figure to list.
         let owd_section = *g == "latency" && s.kind == TestKind::UdpStream;
-        if lines.peek().is_none() && !owd_section {
+        let rate_unavailable = (*g == "rate").then(|| r.rate_unavailable()).flatten();
+        if lines.peek().is_none() && !owd_section && rate_unavailable.is_none() {
             continue;
         }
         match *g {
@@ -707,7 +712,10 @@ fn summary(r: &RunResult, embedded: bool) -> String {
                 }
             }
         }
-        if *g == "rate" && s.streams > 1 {
+        if let Some(why) = &rate_unavailable {
+            out.push_str(&format!("    {:<32} unavailable: {why}\n", "rates"));
+        }
+        if *g == "rate" && s.streams > 1 && rate_unavailable.is_none() {
             for st in r.stream_rows() {
                 let line = format!(
                     "{} ({:.1} % of bytes)",

@@ -38,7 +38,7 @@ pub use loaded::{
 };
 pub use result::{
     framing_bytes, NoOneWayDelay, OneWayDelay, PathFraming, RunResult, SearchOutcome, StreamRow,
-    WindowRow, RESULT_SCHEMA_VERSION, STARVED_BELOW_FAIR_SHARE_PCT,
+    WindowRow, MIN_RATE_DATAGRAMS, RESULT_SCHEMA_VERSION, STARVED_BELOW_FAIR_SHARE_PCT,
 };
 pub use search::{run_rate_search, Bisection, RateSearch};
 pub use server::{default_binds, run_server, start_server, EmbeddedServer, ServerHandle};
