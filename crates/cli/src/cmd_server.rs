@@ -55,7 +55,8 @@ pub struct ServerArgs {
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     max_duration: f64,
     /// Total UDP rate the server may be asked to send (reverse / bidir), bit/s with
-    /// k/M/G, payload bits as --rate counts them; 0 = unlimited. Unpaced server sending is allowed to
+    /// k/M/G, of every test at once; IP packets: each datagram's payload (what --rate
+    /// counts) with its UDP and IP headers; 0 = unlimited. Unpaced server sending is allowed to
     /// loopback clients only while this is set.
     #[arg(long, value_name = "RATE", default_value = "10G")]
     max_rate: String,

@@ -56,8 +56,9 @@ pub struct ServerConfig {
     pub udp_datapath: wire::spec::UdpDatapath,
     /// Longest duration-bound test; count-bound tests end (failed) after this long too.
     pub max_duration: Duration,
-    /// Total UDP rate the server may be asked to send (reverse / bidir), payload bit/s
-    /// (as `--rate` counts them); `None` = unlimited. Unpaced ("as fast as possible") server
+    /// Total UDP rate the server may be asked to send (reverse / bidir), bit/s of IP
+    /// packets (payload with its UDP and IP headers: what the network carries, not the
+    /// payload bits `--rate` counts); `None` = unlimited. Unpaced ("as fast as possible") server
     /// sending is allowed only to a loopback peer while this is set.
     pub max_send_rate_bps: Option<u64>,
     /// Largest payload a test may ask for; `None` = the family's datagram maximum (UDP)
@@ -159,7 +160,7 @@ pub const MAX_GROUP_TESTS: usize = 8;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TestCost {
     pub streams: u16,
-    /// UDP payload bit/s the server sends (0 when it sends none, or with no
+    /// UDP bit/s the server sends, IP packets (0 when it sends none, or with no
     /// `--max-rate`); an unpaced stream to a loopback peer takes the whole `--max-rate`.
     pub send_bps: u64,
     /// How long the test holds its place: its duration; `None` for a count-bound test,
@@ -178,7 +179,7 @@ pub struct TestCost {
 struct Admissions {
     /// Admissions held (a group counts once).
     held: usize,
-    /// UDP payload bit/s every running test has been allowed to send.
+    /// UDP bit/s (IP packets) every running test has been allowed to send.
     send_bps: u64,
     groups: BTreeMap<u64, Group>,
 }
@@ -399,7 +400,7 @@ pub enum LimitError {
     Duration { max_s: f64, asked_s: f64 },
     #[error("the server allows tests of at most {max_s} s (--max-duration); {count} datagrams at {pps}/s take longer")]
     CountDuration { max_s: f64, count: u64, pps: u64 },
-    #[error("the server sends UDP at most at {max_mbps} Mbit/s in total (--max-rate); {asked_mbps} Mbit/s asked for")]
+    #[error("the server sends UDP at most at {max_mbps} Mbit/s in total (--max-rate); {asked_mbps} Mbit/s asked for (payload with its UDP and IP headers)")]
     SendRate { max_mbps: u64, asked_mbps: u64 },
     #[error(
         "the server sends UDP at most at {max_mbps} Mbit/s in total (--max-rate): ask for a --rate"
@@ -412,8 +413,8 @@ pub enum LimitError {
 }
 
 /// What a traffic model makes a stream send, for the server's limits: the largest payload
-/// it can draw (`Some` only with a size model) and its mean payload rate in bit/s, the
-/// mean size over the mean gap (`None`: unpaced, or gaps without a mean). Sizes are
+/// it can draw (`Some` only with a size model) and its mean IP rate in bit/s, the mean
+/// size with its headers over the mean gap (`None`: unpaced, or gaps without a mean). Sizes are
 /// drawn within the sender's bounds (a datagram's header up to 65 507 bytes), so those
 /// bound the largest and the mean; with a size model but no `--idt` the gap is the
 /// test's rate in packets.
@@ -439,9 +440,22 @@ fn model_bounds(
         Some(d) => mean(&d).filter(|g| *g > 0.0),
         None => spec.rate_pps().map(|p| 1e9 / p),
     };
+    let per_byte = ip_bytes_per_payload_byte(spec, mean_size);
     // Saturating: f64 → u64 `as` clamps at u64::MAX.
-    let bps = gap_ns.map(|g| (mean_size * 8.0 * 1e9 / g) as u64);
+    let bps = gap_ns.map(|g| (mean_size * per_byte * 8.0 * 1e9 / g) as u64);
     Ok((largest, bps))
+}
+
+/// IP bytes per payload byte of this test's datagrams of `payload` bytes (UDP and IP
+/// headers from the overhead model); 1 for TCP, whose rate the limit does not bound.
+fn ip_bytes_per_payload_byte(spec: &TestSpec, payload: f64) -> f64 {
+    match spec.kind.transport() {
+        Transport::Udp => {
+            let payload = payload.round().clamp(1.0, f64::from(u32::MAX)) as u32;
+            model::OverheadModel::udp_ip_bytes_per_payload_byte(spec.family, payload)
+        }
+        Transport::Tcp => 1.0,
+    }
 }
 
 /// Whether `spec` is within the server's limits, and if so what it takes of the
@@ -499,11 +513,16 @@ pub fn check_limits(
         }
     }
     let server_sends = spec.kind == TestKind::UdpStream && spec.direction != Direction::Forward;
-    // Payload bits, as `--rate` means them (`TestSpec::rate_bps`).
+    // What the network carries: IP packets, payload with its UDP and IP headers (the
+    // payload bits `--rate` counts times the overhead model's factor).
     let streams = u64::from(spec.streams);
     let total_bps = match model {
         Some((_, bps)) => bps,
-        None => spec.rate_bps(),
+        None => spec.rate_bps().map(|b| {
+            let per_byte = ip_bytes_per_payload_byte(spec, f64::from(spec.payload_bytes));
+            // Saturating: f64 → u64 `as` clamps at u64::MAX.
+            (b as f64 * per_byte) as u64
+        }),
     }
     .map(|b| b.saturating_mul(streams));
     if let (Bound::Count(count), Some(Rate::PacketsPerSec(pps))) = (spec.bound, spec.rate) {
@@ -570,7 +589,7 @@ mod limit_tests {
         let err = check(&cfg, &spec, lan).unwrap_err().to_string();
         assert_eq!(
             err,
-            "the server sends UDP at most at 10000 Mbit/s in total (--max-rate); 11000 Mbit/s asked for"
+            "the server sends UDP at most at 10000 Mbit/s in total (--max-rate); 11308 Mbit/s asked for (payload with its UDP and IP headers)"
         );
         let unlimited = ServerConfig {
             max_send_rate_bps: None,
@@ -608,11 +627,12 @@ mod limit_tests {
             spec
         };
         let err = |spec: &TestSpec| check(&cfg, spec, lan).unwrap_err().to_string();
-        // 1 bit/s asked for, 1 400-byte datagrams every ns drawn: 11 200 Gbit/s.
+        // 1 bit/s asked for, 1 400-byte datagrams every ns drawn: 11 424 Gbit/s with
+        // their 28 bytes of UDP and IPv4 headers.
         let flood = reverse(Some("constant:1ns"), None, Some(Rate::BitsPerSec(1)));
         assert_eq!(
             err(&flood),
-            "the server sends UDP at most at 10000 Mbit/s in total (--max-rate); 11200000 Mbit/s asked for"
+            "the server sends UDP at most at 10000 Mbit/s in total (--max-rate); 11424000 Mbit/s asked for (payload with its UDP and IP headers)"
         );
         // Sizes up to 65 507 bytes at a 1 bit/s rate: above --max-payload.
         let big = reverse(None, Some("constant:65507"), Some(Rate::BitsPerSec(1)));
@@ -639,9 +659,38 @@ mod limit_tests {
             Some(Rate::PacketsPerSec(2_000_000)),
         );
         assert!(
-            err(&sized).contains("16000 Mbit/s asked for"),
+            err(&sized).contains("16448 Mbit/s asked for"),
             "{}",
             err(&sized)
+        );
+    }
+
+    /// `--max-rate` bounds what the network carries: 64-byte payloads at 100 Mbit/s
+    /// of payload are 143.75 Mbit/s of IPv4 packets (28 bytes of headers each) and 175
+    /// of IPv6 (48): within 150M on IPv4, over it on IPv6. Counting payload only, both
+    /// passed.
+    #[test]
+    fn the_rate_limit_counts_each_datagrams_udp_and_ip_headers() {
+        let cfg = ServerConfig {
+            max_send_rate_bps: Some(150_000_000),
+            ..ServerConfig::default()
+        };
+        let lan: IpAddr = "192.0.2.7".parse().unwrap();
+        let small = |family| {
+            let mut spec = TestSpec::new(TestKind::UdpStream, family, 64);
+            spec.bound = Bound::DurationNs(1_000_000_000);
+            spec.direction = Direction::Reverse;
+            spec.rate = Some(Rate::BitsPerSec(100_000_000));
+            spec
+        };
+        let v4 = check_limits(&cfg, &small(Family::V4), lan).unwrap();
+        assert_eq!(v4.send_bps, 143_750_000);
+        assert_eq!(
+            check(&cfg, &small(Family::V6), lan)
+                .unwrap_err()
+                .to_string(),
+            "the server sends UDP at most at 150 Mbit/s in total (--max-rate); 175 Mbit/s \
+             asked for (payload with its UDP and IP headers)"
         );
     }
 
