@@ -42,7 +42,10 @@ pub use result::{
 };
 pub use search::{run_rate_search, Bisection, RateSearch};
 pub use server::{default_binds, run_server, start_server, EmbeddedServer, ServerHandle};
-pub use server_ctx::{ServerConfig, SessionFailure, TestLog, TestLogFn, DEFAULT_PORT};
+pub use server_ctx::{
+    Admission, AdmissionGuard, AdmitError, ServerConfig, SessionFailure, TestLog, TestLogFn,
+    DEFAULT_PORT,
+};
 pub use server_session::CLOCK_SHIFT_ENV;
 pub use wire::proto::{IntervalSample, SideStats};
 pub use wire::session::Limits;

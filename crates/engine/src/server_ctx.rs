@@ -349,13 +349,21 @@ fn round_ms(d: Duration) -> f64 {
 
 impl Drop for BusyGuard<'_> {
     fn drop(&mut self) {
-        let mut adm = self.ctx.admitted.lock().unwrap_or_else(|e| e.into_inner());
-        adm.send_bps = adm.send_bps.saturating_sub(self.cost.send_bps);
-        if let Some(id) = self.group {
+        self.ctx.release(self.group, self.cost);
+    }
+}
+
+impl ServerCtx {
+    /// Give back what an admitted test took: its share of the budgets, and its
+    /// admission (a group's when its last test ends).
+    fn release(&self, group: Option<u64>, cost: TestCost) {
+        let mut adm = self.admitted.lock().unwrap_or_else(|e| e.into_inner());
+        adm.send_bps = adm.send_bps.saturating_sub(cost.send_bps);
+        if let Some(id) = group {
             if let Some(g) = adm.groups.get_mut(&id) {
                 g.members = g.members.saturating_sub(1);
-                g.streams = g.streams.saturating_sub(u32::from(self.cost.streams));
-                g.send_bps = g.send_bps.saturating_sub(self.cost.send_bps);
+                g.streams = g.streams.saturating_sub(u32::from(cost.streams));
+                g.send_bps = g.send_bps.saturating_sub(cost.send_bps);
                 if g.members > 0 {
                     return;
                 }
@@ -363,6 +371,44 @@ impl Drop for BusyGuard<'_> {
             }
         }
         adm.held = adm.held.saturating_sub(1);
+    }
+}
+
+/// The admissions of a running server, for another port of the same server (the
+/// iperf3 port of `dualperf server`): a test there takes one of `--max-tests` and its
+/// send rate counts in the `--max-rate` total, so two ports do not double the limits.
+#[derive(Clone)]
+pub struct Admission(pub(crate) std::sync::Arc<ServerCtx>);
+
+/// One admission taken through [`Admission::try_admit`]; given back on drop.
+pub struct AdmissionGuard {
+    ctx: std::sync::Arc<ServerCtx>,
+    cost: TestCost,
+}
+
+impl Admission {
+    /// Admit a test of another port that sends `send_bps` (IP bit/s, as `--max-rate`
+    /// counts them; 0 if the server sends nothing), or say why not.
+    pub fn try_admit(&self, send_bps: u64) -> Result<AdmissionGuard, AdmitError> {
+        let cost = TestCost {
+            streams: 0,
+            send_bps,
+            duration: None,
+        };
+        let peer = IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED);
+        let guard = self.0.try_admit(None, peer, cost, Instant::now())?;
+        // The guard's release moves to an owner that outlives this borrow.
+        std::mem::forget(guard);
+        Ok(AdmissionGuard {
+            ctx: self.0.clone(),
+            cost,
+        })
+    }
+}
+
+impl Drop for AdmissionGuard {
+    fn drop(&mut self) {
+        self.ctx.release(None, self.cost);
     }
 }
 

@@ -162,29 +162,17 @@ impl Policy {
         let Some(max_bps) = self.max_send_rate_bps.filter(|_| server_sends) else {
             return Ok(());
         };
-
-        let per_stream_bps = p.bandwidth_bps.unwrap_or(DEFAULT_UDP_BANDWIDTH_BPS);
-        if per_stream_bps == 0 {
-            if is_loopback(peer) {
-                return Ok(());
-            }
-            return refuse(
+        match ip_send_bps(p, peer) {
+            None if is_loopback(peer) => Ok(()),
+            None => refuse(
                 code::TOTAL_RATE,
                 "--max-rate",
                 format!(
                     "the server sends UDP at most at {} Mbit/s in total (--max-rate): ask for a rate (-b)",
                     max_bps / 1_000_000
                 ),
-            );
-        }
-        // iperf3's -b counts payload bits; --max-rate bounds what the network carries
-        // (as on the dualperf port): each datagram with its UDP and IP headers, from the
-        // overhead model, on the control connection's family.
-        let family = if is_v4(peer) { Family::V4 } else { Family::V6 };
-        let per_byte = model::OverheadModel::udp_ip_bytes_per_payload_byte(family, p.len_bytes);
-        let total = per_stream_bps as f64 * f64::from(p.parallel) * per_byte;
-        if total > max_bps as f64 {
-            return refuse(
+            ),
+            Some(total) if total > max_bps as f64 => refuse(
                 code::TOTAL_RATE,
                 "--max-rate",
                 format!(
@@ -192,10 +180,35 @@ impl Policy {
                     max_bps / 1_000_000,
                     (total / 1e6) as u64
                 ),
-            );
+            ),
+            Some(_) => Ok(()),
         }
-        Ok(())
     }
+
+    /// What an admitted test takes of the server's `--max-rate` total, IP bit/s: 0
+    /// when the server sends no UDP or has no limit, the whole limit when unpaced.
+    pub fn send_bps(&self, p: &Params, peer: IpAddr) -> u64 {
+        let server_sends = p.protocol == Protocol::Udp && (p.reverse || p.bidirectional);
+        match self.max_send_rate_bps.filter(|_| server_sends) {
+            None => 0,
+            // Saturating: f64 → u64 `as` clamps.
+            Some(max) => ip_send_bps(p, peer).map_or(max, |b| b as u64),
+        }
+    }
+}
+
+/// The UDP the server sends for `p`, bit/s of IP packets (`None`: unpaced, `-b 0`).
+/// iperf3's -b counts payload bits; --max-rate bounds what the network carries (as on
+/// the dualperf port): each datagram with its UDP and IP headers, from the overhead
+/// model, on the control connection's family.
+fn ip_send_bps(p: &Params, peer: IpAddr) -> Option<f64> {
+    let per_stream_bps = p.bandwidth_bps.unwrap_or(DEFAULT_UDP_BANDWIDTH_BPS);
+    if per_stream_bps == 0 {
+        return None;
+    }
+    let family = if is_v4(peer) { Family::V4 } else { Family::V6 };
+    let per_byte = model::OverheadModel::udp_ip_bytes_per_payload_byte(family, p.len_bytes);
+    Some(per_stream_bps as f64 * f64::from(p.parallel) * per_byte)
 }
 
 /// An IPv4 peer, including one on a dual-stack socket (v4-mapped).

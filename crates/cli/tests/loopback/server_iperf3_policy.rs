@@ -344,3 +344,105 @@ fn iperf3_authentication_through_the_binary_both_ways() {
     assert!(!o.status.success());
     assert!(text(&o).contains("IPERF3_PASSWORD"), "{}", text(&o));
 }
+
+/// Issue 38: the two ports of one `dualperf server` had a test slot each, so a dualperf
+/// test and an iperf3 test ran at once whatever `--max-tests` said, and their UDP added
+/// up past `--max-rate`. Now an iperf3 test takes one of `--max-tests` and counts in
+/// the `--max-rate` total: while a raw wire peer holds the dualperf port's one
+/// admission (accepted, never started), an iperf3 client is told busy, and the log
+/// names the limit; once it is released, the iperf3 client is served.
+#[test]
+fn the_iperf3_port_shares_the_servers_admissions_and_rate_budget() {
+    use crate::support::exchange;
+    use wire::proto::{FrameDecoder, Msg, PROTOCOL_VERSION};
+    let _turn = shared();
+    if !iperf3_or_skip() {
+        return;
+    }
+    let iperf3_port = free_port();
+    let p = iperf3_port.to_string();
+    let server = ServerProc::start(
+        BIN,
+        &[
+            "--bind",
+            "127.0.0.1",
+            "--iperf3-port",
+            &p,
+            "--max-tests",
+            "2",
+            "--max-rate",
+            "100M",
+        ],
+    );
+    // Two tests may run; the first holds 60 Mbit/s of the 100 the server sends.
+    let hold = |rate_bps: u64| {
+        let mut ctl = std::net::TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+        ctl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut dec = FrameDecoder::new(PROTOCOL_VERSION);
+        let hello = Msg::Hello {
+            client_info: Default::default(),
+            client_nonce: None,
+        };
+        assert!(matches!(
+            exchange(&mut ctl, &mut dec, Some(&hello)),
+            Msg::Welcome { .. }
+        ));
+        let mut spec = wire::spec::TestSpec::new(
+            wire::spec::TestKind::UdpStream,
+            wire::spec::Family::V4,
+            1000,
+        );
+        spec.direction = wire::spec::Direction::Reverse;
+        spec.rate = Some(wire::spec::Rate::BitsPerSec(rate_bps));
+        spec.bound = wire::spec::Bound::DurationNs(3_000_000_000);
+        let request = Msg::Request {
+            spec,
+            client_proof: None,
+        };
+        let reply = exchange(&mut ctl, &mut dec, Some(&request));
+        assert!(matches!(reply, Msg::Accept { .. }), "{reply:?}");
+        ctl
+    };
+    let first = hold(60_000_000);
+    // 60 Mbit/s more over the iperf3 port: over the total.
+    let o = iperf3_client(
+        iperf3_port,
+        &["-u", "-R", "-b", "60M", "-t", "1", "-l", "1000"],
+        &[],
+    );
+    assert!(
+        !o.status.success(),
+        "served beside the held test: {}",
+        text(&o)
+    );
+    assert!(text(&o).contains("busy"), "{}", text(&o));
+    let log = server.wait_log("refused (--max-rate)", 1, Duration::from_secs(10));
+    assert!(
+        log.contains("server busy: the tests running now send 61 of the 100 Mbit/s"),
+        "{log}"
+    );
+    // The second admission taken too: even a TCP test is told busy.
+    let second = hold(1_000_000);
+    let o = iperf3_client(iperf3_port, &["-t", "1", "-l", "1000"], &[]);
+    assert!(
+        !o.status.success(),
+        "served beside two held tests: {}",
+        text(&o)
+    );
+    server.wait_log("refused (--max-tests)", 1, Duration::from_secs(10));
+    drop((first, second));
+    // Released (the server sees the closed connections within its poll): served.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let o = iperf3_client(iperf3_port, &["-t", "1", "-l", "1000"], &[]);
+        if o.status.success() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still refused: {}",
+            text(&o)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
