@@ -880,23 +880,7 @@ mod tests {
     #[test]
     fn a_udp_stream_without_one_way_delay_says_why_in_text() {
         let spec = wire::spec::TestSpec::new(TestKind::UdpStream, wire::spec::Family::V4, 1000);
-        let r = RunResult {
-            schema_version: engine::RESULT_SCHEMA_VERSION,
-            spec,
-            server_addr: "127.0.0.1:5301".into(),
-            client_addr: String::new(),
-            server_info: Default::default(),
-            client_info: Default::default(),
-            client: Default::default(),
-            server: Default::default(),
-            rtt: None,
-            transactions: 0,
-            rr_timeouts: 0,
-            warnings: Vec::new(),
-            rate_search: None,
-            clock: None,
-            clock_unavailable: None,
-        };
+        let r = RunResult::from_sides(spec, Default::default(), Default::default());
         let text = summary(&r, false);
         let why = r.one_way_delay().unwrap_err().to_string();
         assert!(text.contains("\n  latency\n"), "{text}");

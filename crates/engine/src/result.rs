@@ -196,6 +196,28 @@ fn per_s(count: f64, ns: u64) -> Option<f64> {
 }
 
 impl RunResult {
+    /// The result of `spec` from each side's counts alone: no addresses, metadata, RTT,
+    /// clock or warnings (for checking what the figures make of given counts).
+    pub fn from_sides(spec: TestSpec, client: SideStats, server: SideStats) -> RunResult {
+        RunResult {
+            schema_version: RESULT_SCHEMA_VERSION,
+            spec,
+            server_addr: String::new(),
+            client_addr: String::new(),
+            server_info: BTreeMap::new(),
+            client_info: BTreeMap::new(),
+            client,
+            server,
+            rtt: None,
+            transactions: 0,
+            rr_timeouts: 0,
+            warnings: Vec::new(),
+            rate_search: None,
+            clock: None,
+            clock_unavailable: None,
+        }
+    }
+
     /// The framing of this run's path, from what the client recorded of the interface
     /// that carried it: loopback gets the loopback model, anything else Ethernet; each
     /// at that interface's MTU for the run's family, or at the model's default MTU
@@ -815,23 +837,7 @@ mod tests {
         spec.direction = dir;
         // The fixtures' senders run 1 s.
         spec.bound = wire::spec::Bound::DurationNs(1_000_000_000);
-        RunResult {
-            schema_version: RESULT_SCHEMA_VERSION,
-            spec,
-            server_addr: String::new(),
-            client_addr: String::new(),
-            server_info: BTreeMap::new(),
-            client_info: BTreeMap::new(),
-            client,
-            server,
-            rtt: None,
-            transactions: 0,
-            rr_timeouts: 0,
-            warnings: Vec::new(),
-            rate_search: None,
-            clock: None,
-            clock_unavailable: None,
-        }
+        RunResult::from_sides(spec, client, server)
     }
 
     /// Each reason there is no one-way delay reads as the text users saw before it was

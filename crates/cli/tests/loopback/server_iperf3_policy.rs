@@ -67,31 +67,31 @@ impl Drop for Keys {
     }
 }
 
+/// `dualperf server` on 127.0.0.1 with an iperf3 port and `limits`; the iperf3 port.
+fn server_with_iperf3_port(limits: &[&str]) -> (ServerProc, u16) {
+    let port = free_port();
+    let p = port.to_string();
+    let mut args = vec!["--bind", "127.0.0.1", "--iperf3-port", &p];
+    args.extend_from_slice(limits);
+    (ServerProc::start(BIN, &args), port)
+}
+
 #[test]
 fn the_iperf3_port_applies_the_servers_limits_and_logs_the_flag() {
     let _turn = shared();
     if !iperf3_or_skip() {
         return;
     }
-    let iperf3_port = free_port();
-    let p = iperf3_port.to_string();
-    let server = ServerProc::start(
-        BIN,
-        &[
-            "--bind",
-            "127.0.0.1",
-            "--iperf3-port",
-            &p,
-            "--max-streams",
-            "4",
-            "--max-duration",
-            "5",
-            "--max-rate",
-            "100M",
-            "--max-payload",
-            "2000",
-        ],
-    );
+    let (server, iperf3_port) = server_with_iperf3_port(&[
+        "--max-streams",
+        "4",
+        "--max-duration",
+        "5",
+        "--max-rate",
+        "100M",
+        "--max-payload",
+        "2000",
+    ]);
     let cases: [(&[&str], &str, &str); 3] = [
         (
             &["-P", "128", "-t", "3600", "-b", "100G", "-l", "1000"],
@@ -353,40 +353,17 @@ fn iperf3_authentication_through_the_binary_both_ways() {
 /// names the limit; once it is released, the iperf3 client is served.
 #[test]
 fn the_iperf3_port_shares_the_servers_admissions_and_rate_budget() {
-    use crate::support::exchange;
-    use wire::proto::{FrameDecoder, Msg, PROTOCOL_VERSION};
+    use crate::support::{exchange, hello_by_hand};
+    use wire::proto::Msg;
     let _turn = shared();
     if !iperf3_or_skip() {
         return;
     }
-    let iperf3_port = free_port();
-    let p = iperf3_port.to_string();
-    let server = ServerProc::start(
-        BIN,
-        &[
-            "--bind",
-            "127.0.0.1",
-            "--iperf3-port",
-            &p,
-            "--max-tests",
-            "2",
-            "--max-rate",
-            "100M",
-        ],
-    );
+    let (server, iperf3_port) =
+        server_with_iperf3_port(&["--max-tests", "2", "--max-rate", "100M"]);
     // Two tests may run; the first holds 60 Mbit/s of the 100 the server sends.
     let hold = |rate_bps: u64| {
-        let mut ctl = std::net::TcpStream::connect(("127.0.0.1", server.port())).unwrap();
-        ctl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        let mut dec = FrameDecoder::new(PROTOCOL_VERSION);
-        let hello = Msg::Hello {
-            client_info: Default::default(),
-            client_nonce: None,
-        };
-        assert!(matches!(
-            exchange(&mut ctl, &mut dec, Some(&hello)),
-            Msg::Welcome { .. }
-        ));
+        let (mut ctl, mut dec) = hello_by_hand(("127.0.0.1", server.port()));
         let mut spec = wire::spec::TestSpec::new(
             wire::spec::TestKind::UdpStream,
             wire::spec::Family::V4,
