@@ -139,7 +139,13 @@ pub fn run_client(
         .extend(net::wifi::link_keys(local.ip(), "after"));
     let (clock, clock_unavailable) = match clock_offset(&clock) {
         None => (None, None),
-        Some(Ok(c)) => (Some(c), None),
+        Some(Ok(c)) => match server
+            .realtime_at_go_ns
+            .map(|go| clock.origin_check(&c, go))
+        {
+            Some(Err(why)) => (None, Some(why)),
+            _ => (Some(c), None),
+        },
         Some(Err(why)) => (None, Some(why.to_string())),
     };
     // What the server reports is checked before anyone sees or stores it.
@@ -221,6 +227,7 @@ fn drive(
                     }
                 }
                 ClientEvent::Started => {
+                    clock.started_wall_ns = Some(net::clock::wall_ns());
                     if let Some(o) = opened.take() {
                         match start(spec, o, run.take()) {
                             Ok(r) => *run = Some(r),
@@ -328,6 +335,9 @@ struct ClockLog {
     sent_t1_ns: Option<u64>,
     good: Vec<ClockSample>,
     rejected: u32,
+    /// The client's wall clock when the server's `started` arrived: the server's data
+    /// phase began before it.
+    started_wall_ns: Option<u64>,
 }
 
 impl ClockLog {
@@ -351,6 +361,34 @@ impl ClockLog {
 
     fn exchanges(&self) -> usize {
         self.good.len() + self.rejected as usize
+    }
+
+    /// Whether the server's start (`server_go_ns`, on its own wall clock) put on the
+    /// client's clock with `c` lies where it can: after the last clock exchange (the
+    /// client sends `start` only then) and before its `started` arrived, within the
+    /// offset's bound and 1 ms for the stamps. A server whose replies and start
+    /// disagree (replies forged to look like one clock while its clock runs 2.95 s off)
+    /// gives no offset rather than a delay of 2949949 ms.
+    fn origin_check(&self, c: &ClockOffset, server_go_ns: u64) -> Result<(), String> {
+        const STAMP_SLACK_NS: i128 = 1_000_000;
+        let (Some(after), Some(before)) = (
+            self.good.iter().map(|s| s.t4_ns).max(),
+            self.started_wall_ns,
+        ) else {
+            return Ok(());
+        };
+        let slack = i128::from(c.uncertainty_ns) + STAMP_SLACK_NS;
+        let go = i128::from(server_go_ns) - i128::from(c.offset_ns);
+        let (lo, hi) = (i128::from(after) - slack, i128::from(before) + slack);
+        if (lo..=hi).contains(&go) {
+            return Ok(());
+        }
+        let off_ms = if go < lo { go - lo } else { go - hi } as f64 / 1e6;
+        Err(format!(
+            "the server's clock contradicts its replies: with the offset they give, its data \
+             phase began {off_ms:+.3} ms outside the time it can have begun (between the last \
+             clock exchange and its `started`); no offset is trusted"
+        ))
     }
 }
 

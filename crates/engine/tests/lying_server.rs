@@ -294,3 +294,51 @@ fn a_flood_of_server_settings_is_capped_as_any_peer_metadata() {
     let note = &applied[wire::text::META_TRUNCATED_KEY];
     assert!(note.contains("keys dropped"), "{note}");
 }
+
+/// Issue 38's second form: the replies forged to look like one clock (t2 = t1 + 1 µs,
+/// t3 = t1 + 2 µs) while the server's clock runs 2.95 s ahead (its result's start says
+/// so): "2949949 ms ±0.0 µs". The start, put on the client's clock with the replies'
+/// offset, falls seconds outside the time the server can have started: no offset, and
+/// the one-way delay is unavailable with that reason.
+#[test]
+fn a_server_whose_clock_contradicts_its_replies_gives_no_offset() {
+    let srv = EmbeddedServer::start().unwrap();
+    let port = lying_proxy(srv.port(), |msg| match msg {
+        Msg::ClockReply {
+            t1_ns,
+            t2_ns,
+            t3_ns,
+        } => {
+            *t2_ns = *t1_ns + 1_000;
+            *t3_ns = *t1_ns + 2_000;
+        }
+        Msg::Result { stats } => {
+            if let Some(go) = stats.realtime_at_go_ns.as_mut() {
+                *go += 2_950_000_000;
+            }
+        }
+        _ => {}
+    });
+    let mut spec = TestSpec::new(TestKind::UdpStream, Family::V4, 200);
+    spec.bound = Bound::DurationNs(200_000_000);
+    spec.rate = Some(Rate::PacketsPerSec(1000));
+    let r = run_client(
+        &ClientConfig::new("127.0.0.1", port, spec),
+        &mut NullRecorder,
+    )
+    .unwrap();
+    assert!(r.clock.is_none(), "{:?}", r.clock);
+    let why = r.one_way_delay().unwrap_err().to_string();
+    assert!(
+        why.contains("the server's clock contradicts its replies") && why.contains("+29"),
+        "{why}"
+    );
+    assert!(
+        !r.metrics()
+            .iter()
+            .any(|x| x.name == wire::metrics::OWD_MEAN_NS
+                || x.name == wire::metrics::CLOCK_OFFSET_NS),
+        "{:?}",
+        r.metrics()
+    );
+}
