@@ -140,8 +140,7 @@ fn impossible_numbers_from_the_server_fail_the_run_with_the_reason() {
 /// A paced UDP stream (per-datagram send stamps, so one-way delay is measured) through a
 /// proxy that rewrites every clock reply with `forge`.
 fn udp_run_with_forged_clock(forge: fn(&mut u64, &mut u64, &mut u64)) -> RunResult {
-    let srv = EmbeddedServer::start().unwrap();
-    let port = lying_proxy(srv.port(), move |msg| {
+    udp_run_through_liar(move |msg| {
         if let Msg::ClockReply {
             t1_ns,
             t2_ns,
@@ -150,7 +149,13 @@ fn udp_run_with_forged_clock(forge: fn(&mut u64, &mut u64, &mut u64)) -> RunResu
         {
             forge(t1_ns, t2_ns, t3_ns)
         }
-    });
+    })
+}
+
+/// A paced UDP stream through a proxy that passes `lie` every message of the server.
+fn udp_run_through_liar(lie: impl Fn(&mut Msg) + Send + 'static) -> RunResult {
+    let srv = EmbeddedServer::start().unwrap();
+    let port = lying_proxy(srv.port(), lie);
     let mut spec = TestSpec::new(TestKind::UdpStream, Family::V4, 200);
     spec.bound = Bound::DurationNs(200_000_000);
     spec.rate = Some(Rate::PacketsPerSec(1000));
@@ -216,8 +221,7 @@ fn a_forged_same_host_clock_is_never_taken_as_exact() {
     let boot_id = net::sysinfo::capture(None)
         .get(net::sysinfo::BOOT_ID_KEY)
         .cloned();
-    let srv = EmbeddedServer::start().unwrap();
-    let port = lying_proxy(srv.port(), move |msg| match msg {
+    let r = udp_run_through_liar(move |msg| match msg {
         Msg::Welcome { server_info, .. } => {
             if let Some(id) = &boot_id {
                 server_info.insert(net::sysinfo::BOOT_ID_KEY.into(), id.clone());
@@ -233,14 +237,6 @@ fn a_forged_same_host_clock_is_never_taken_as_exact() {
         }
         _ => {}
     });
-    let mut spec = TestSpec::new(TestKind::UdpStream, Family::V4, 200);
-    spec.bound = Bound::DurationNs(200_000_000);
-    spec.rate = Some(Rate::PacketsPerSec(1000));
-    let r = run_client(
-        &ClientConfig::new("127.0.0.1", port, spec),
-        &mut NullRecorder,
-    )
-    .unwrap();
     let c = r.clock.clone().expect("the forged replies pass the checks");
     assert!(
         c.uncertainty_ns >= measure::owd::MIN_UNCERTAINTY_NS,
@@ -302,8 +298,7 @@ fn a_flood_of_server_settings_is_capped_as_any_peer_metadata() {
 /// the one-way delay is unavailable with that reason.
 #[test]
 fn a_server_whose_clock_contradicts_its_replies_gives_no_offset() {
-    let srv = EmbeddedServer::start().unwrap();
-    let port = lying_proxy(srv.port(), |msg| match msg {
+    let r = udp_run_through_liar(|msg| match msg {
         Msg::ClockReply {
             t1_ns,
             t2_ns,
@@ -319,14 +314,6 @@ fn a_server_whose_clock_contradicts_its_replies_gives_no_offset() {
         }
         _ => {}
     });
-    let mut spec = TestSpec::new(TestKind::UdpStream, Family::V4, 200);
-    spec.bound = Bound::DurationNs(200_000_000);
-    spec.rate = Some(Rate::PacketsPerSec(1000));
-    let r = run_client(
-        &ClientConfig::new("127.0.0.1", port, spec),
-        &mut NullRecorder,
-    )
-    .unwrap();
     assert!(r.clock.is_none(), "{:?}", r.clock);
     let why = r.one_way_delay().unwrap_err().to_string();
     assert!(
