@@ -426,6 +426,9 @@ struct JsonOut<'a> {
     /// UDP streams: why the one-way delay metrics are absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     one_way_delay_unavailable: Option<String>,
+    /// UDP streams of too few datagrams: why the rate metrics are absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rate_unavailable: Option<String>,
 }
 
 fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String> {
@@ -442,6 +445,7 @@ fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String
         one_way_delay_unavailable: (r.spec.kind == TestKind::UdpStream)
             .then(|| r.one_way_delay().err().map(|e| e.to_string()))
             .flatten(),
+        rate_unavailable: r.rate_unavailable(),
     };
     serde_json::to_string_pretty(&out).context("cannot encode the result as JSON")
 }
@@ -662,7 +666,11 @@ fn summary(r: &RunResult, embedded: bool) -> String {
     };
     for g in GROUPS {
         let mut lines = metrics.iter().filter(|x| group(&x.name) == *g).peekable();
-        if lines.peek().is_none() {
+        // A UDP stream's latency section says why its one-way delay is missing, as
+        // `--json` does, even with no figure to list.
+        let owd_section = *g == "latency" && s.kind == TestKind::UdpStream;
+        let rate_unavailable = (*g == "rate").then(|| r.rate_unavailable()).flatten();
+        if lines.peek().is_none() && !owd_section && rate_unavailable.is_none() {
             continue;
         }
         match *g {
@@ -704,7 +712,10 @@ fn summary(r: &RunResult, embedded: bool) -> String {
                 }
             }
         }
-        if *g == "rate" && s.streams > 1 {
+        if let Some(why) = &rate_unavailable {
+            out.push_str(&format!("    {:<32} unavailable: {why}\n", "rates"));
+        }
+        if *g == "rate" && s.streams > 1 && rate_unavailable.is_none() {
             for st in r.stream_rows() {
                 let line = format!(
                     "{} ({:.1} % of bytes)",
@@ -862,6 +873,21 @@ mod tests {
         }
         assert_eq!(group("not_a_metric"), "other");
         assert_eq!(label("not_a_metric"), "not a metric");
+    }
+
+    /// Issue 38: in text mode the one-way delay section vanished when the run had no
+    /// latency figure, while `--json` gave the reason.
+    #[test]
+    fn a_udp_stream_without_one_way_delay_says_why_in_text() {
+        let spec = wire::spec::TestSpec::new(TestKind::UdpStream, wire::spec::Family::V4, 1000);
+        let r = RunResult::from_sides(spec, Default::default(), Default::default());
+        let text = summary(&r, false);
+        let why = r.one_way_delay().unwrap_err().to_string();
+        assert!(text.contains("\n  latency\n"), "{text}");
+        assert!(
+            text.contains(&format!("{:<32} unavailable: {why}", "one-way delay")),
+            "{text}"
+        );
     }
 
     #[test]

@@ -54,8 +54,9 @@ pub struct ServerArgs {
     /// Longest test, seconds; count-bound tests are ended after this long too.
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     max_duration: f64,
-    /// Total UDP rate the server may be asked to send (reverse / bidir), bit/s with
-    /// k/M/G, payload bits as --rate counts them; 0 = unlimited. Unpaced server sending is allowed to
+    /// Total UDP rate the server sends (reverse / bidir), all tests at once, bit/s
+    /// (k/M/G) of IP packets: payload as --rate counts it plus UDP and IP headers;
+    /// 0 = unlimited. Unpaced server sending is allowed to
     /// loopback clients only while this is set.
     #[arg(long, value_name = "RATE", default_value = "10G")]
     max_rate: String,
@@ -72,6 +73,22 @@ pub struct ServerArgs {
     /// reach the port can run tests (a warning is printed for non-loopback addresses).
     #[arg(long, value_name = "FILE")]
     psk_file: Option<std::path::PathBuf>,
+}
+
+/// The iperf3 port's admission through the dualperf port's: a refusal names the limit
+/// whose budget the running tests hold.
+fn shared_admission(adm: engine::Admission) -> iperf3::server::SharedAdmission {
+    iperf3::server::SharedAdmission(Arc::new(move |send_bps| {
+        adm.try_admit(send_bps)
+            .map(|g| Box::new(g) as Box<dyn Send>)
+            .map_err(|e| {
+                let flag = match e {
+                    engine::AdmitError::RateTaken { .. } => "--max-rate",
+                    _ => "--max-tests",
+                };
+                (flag, e.to_string())
+            })
+    }))
 }
 
 /// The warning for a server without a key on an address other hosts can reach.
@@ -280,8 +297,22 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
     };
     let stop = crate::interrupt::stop_flag()?;
     let iperf3_keyed = iperf3_opts.as_ref().is_some_and(|o| o.auth.is_some());
+    let keyed = cfg.psk.is_some();
+    let handle = engine::start_server(cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
     let iperf3 = match (args.iperf3_port, iperf3_opts) {
-        (Some(p), Some(opts)) => Some(iperf3_side::start(&iperf3_binds, p, stop.clone(), opts)?),
+        (Some(p), Some(mut opts)) => {
+            // One server: an iperf3 test takes one of --max-tests and counts in the
+            // --max-rate total with the dualperf port's tests.
+            opts.shared_admission = Some(shared_admission(handle.admission()));
+            match iperf3_side::start(&iperf3_binds, p, stop.clone(), opts) {
+                Ok(side) => Some(side),
+                Err(e) => {
+                    stop.store(true, Ordering::SeqCst);
+                    handle.stop();
+                    return Err(e);
+                }
+            }
+        }
         _ => None,
     };
     if let Some(side) = &iperf3 {
@@ -296,18 +327,6 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
             }
         )?;
     }
-    let keyed = cfg.psk.is_some();
-    let handle = engine::start_server(cfg).map_err(|e| anyhow::anyhow!("{e}"));
-    let handle = match handle {
-        Ok(h) => h,
-        Err(e) => {
-            stop.store(true, Ordering::SeqCst);
-            if let Some(side) = iperf3 {
-                side.join();
-            }
-            return Err(e);
-        }
-    };
     let addrs: Vec<String> = handle.local_addrs().iter().map(|a| a.to_string()).collect();
     if let Some(w) = open_server_warning(handle.local_addrs(), keyed) {
         eprintln!("{w}");

@@ -137,9 +137,15 @@ pub fn run_client(
     client
         .applied
         .extend(net::wifi::link_keys(local.ip(), "after"));
-    let (clock, clock_unavailable) = match clock_offset(&client_info, sess.server_info(), &clock) {
+    let (clock, clock_unavailable) = match clock_offset(&clock) {
         None => (None, None),
-        Some(Ok(c)) => (Some(c), None),
+        Some(Ok(c)) => match server
+            .realtime_at_go_ns
+            .map(|go| clock.origin_check(&c, go))
+        {
+            Some(Err(why)) => (None, Some(why)),
+            _ => (Some(c), None),
+        },
         Some(Err(why)) => (None, Some(why.to_string())),
     };
     // What the server reports is checked before anyone sees or stores it.
@@ -221,6 +227,7 @@ fn drive(
                     }
                 }
                 ClientEvent::Started => {
+                    clock.started_wall_ns = Some(net::clock::wall_ns());
                     if let Some(o) = opened.take() {
                         match start(spec, o, run.take()) {
                             Ok(r) => *run = Some(r),
@@ -328,6 +335,9 @@ struct ClockLog {
     sent_t1_ns: Option<u64>,
     good: Vec<ClockSample>,
     rejected: u32,
+    /// The client's wall clock when the server's `started` arrived: the server's data
+    /// phase began before it.
+    started_wall_ns: Option<u64>,
 }
 
 impl ClockLog {
@@ -352,34 +362,47 @@ impl ClockLog {
     fn exchanges(&self) -> usize {
         self.good.len() + self.rejected as usize
     }
+
+    /// Whether the server's start (`server_go_ns`, on its own wall clock) put on the
+    /// client's clock with `c` lies where it can: after the last clock exchange (the
+    /// client sends `start` only then) and before its `started` arrived, within the
+    /// offset's bound and 1 ms for the stamps. A server whose replies and start
+    /// disagree (replies forged to look like one clock while its clock runs 2.95 s off)
+    /// gives no offset rather than a delay of 2949949 ms.
+    fn origin_check(&self, c: &ClockOffset, server_go_ns: u64) -> Result<(), String> {
+        const STAMP_SLACK_NS: i128 = 1_000_000;
+        let (Some(after), Some(before)) = (
+            self.good.iter().map(|s| s.t4_ns).max(),
+            self.started_wall_ns,
+        ) else {
+            return Ok(());
+        };
+        let slack = i128::from(c.uncertainty_ns) + STAMP_SLACK_NS;
+        let go = i128::from(server_go_ns) - i128::from(c.offset_ns);
+        let (lo, hi) = (i128::from(after) - slack, i128::from(before) + slack);
+        if (lo..=hi).contains(&go) {
+            return Ok(());
+        }
+        let off_ms = if go < lo { go - lo } else { go - hi } as f64 / 1e6;
+        Err(format!(
+            "the server's clock contradicts its replies: with the offset they give, its data \
+             phase began {off_ms:+.3} ms outside the time it can have begun (between the last \
+             clock exchange and its `started`); no offset is trusted"
+        ))
+    }
 }
 
-/// The server's clock offset for this run (`None` when no exchange took place): zero by
-/// construction when both ends read one wall clock (the same kernel: equal boot ids, and
-/// every exchange ordered as one clock orders it — a server that only echoes the
-/// client's boot id is caught by its stamps), else estimated from the checked
-/// exchanges, or the reason there is none.
-fn clock_offset(
-    client_info: &BTreeMap<String, String>,
-    server_info: &BTreeMap<String, String>,
-    log: &ClockLog,
-) -> Option<Result<ClockOffset, measure::NoClockOffset>> {
+/// The server's clock offset for this run (`None` when no exchange took place): always
+/// estimated from the checked exchanges, or the reason there is none. Equal boot ids
+/// are not taken as one clock: a server can copy the client's boot id (it is in the
+/// client's `hello`) and stamp its replies to look like one clock, and nothing the
+/// client can check over the network tells that apart from a real one; the estimate's
+/// bound (half the best round trip, at least 1 µs) holds for any honest server.
+fn clock_offset(log: &ClockLog) -> Option<Result<ClockOffset, measure::NoClockOffset>> {
     if log.exchanges() == 0 {
         return None;
     }
-    let boot = |m: &BTreeMap<String, String>| m.get(net::sysinfo::BOOT_ID_KEY).cloned();
-    let one_clock = |s: &ClockSample| s.t1_ns <= s.t2_ns && s.t3_ns <= s.t4_ns;
-    match (boot(client_info), boot(server_info)) {
-        (Some(a), Some(b))
-            if a == b
-                && log.rejected == 0
-                && !log.good.is_empty()
-                && log.good.iter().all(one_clock) =>
-        {
-            Some(Ok(ClockOffset::same_clock()))
-        }
-        _ => Some(ClockOffset::estimate(&log.good, log.rejected)),
-    }
+    Some(ClockOffset::estimate(&log.good, log.rejected))
 }
 
 /// Tell the server we give up, then return `e`.

@@ -752,14 +752,17 @@ impl Sampler {
     pub(crate) fn next_due(&self, go: Instant) -> Instant {
         go + Duration::from_nanos(self.next_end_ns)
     }
-    /// A sample if one is due at `now` (or `force` for the final partial one).
+    /// A sample if one is due at `now` (or `force` for the final partial one). Samples
+    /// are contiguous and monotone whatever `now` is given: each starts where the last
+    /// ended and ends no earlier (a final `now` forced to the last send or receive,
+    /// which may precede the last sample's end, gives an empty-length final sample).
     pub(crate) fn poll(
         &mut self,
         shared: &Shared,
         now: Instant,
         force: bool,
     ) -> Option<IntervalSample> {
-        let now_ns = shared.ns_since_go(now);
+        let now_ns = shared.ns_since_go(now).max(self.last_end_ns);
         if now_ns < self.next_end_ns && !force {
             return None;
         }
@@ -780,18 +783,55 @@ impl Sampler {
         let s = IntervalSample {
             start_ns: self.last_end_ns,
             end_ns: now_ns,
-            sent_bytes: cur[0] - self.last[0],
-            sent_packets: cur[1] - self.last[1],
-            recv_bytes: cur[2] - self.last[2],
-            recv_packets: cur[3] - self.last[3],
-            rtt_sum_ns: cur[4] - self.last[4],
-            rtt_count: cur[5] - self.last[5],
+            sent_bytes: cur[0].saturating_sub(self.last[0]),
+            sent_packets: cur[1].saturating_sub(self.last[1]),
+            recv_bytes: cur[2].saturating_sub(self.last[2]),
+            recv_packets: cur[3].saturating_sub(self.last[3]),
+            rtt_sum_ns: cur[4].saturating_sub(self.last[4]),
+            rtt_count: cur[5].saturating_sub(self.last[5]),
         };
         self.last = cur;
         self.last_end_ns = now_ns;
         let every = self.every_ns.max(1);
         self.next_end_ns = (now_ns / every + 1).saturating_mul(every);
         Some(s)
+    }
+}
+
+#[cfg(test)]
+mod sampler_tests {
+    use super::*;
+
+    /// Issue 42: the server forces its last interval's end to its last send or receive
+    /// time, which can precede the previous sample's end; the result was an interval
+    /// "from 308741919 ns to 244328876 ns". The samples stay contiguous and monotone.
+    #[test]
+    fn interval_boundaries_are_monotone_whatever_end_time_is_forced() {
+        let go = Instant::now();
+        let shared = Shared::new(go, 1, None);
+        let at = |ns: u64| go + Duration::from_nanos(ns);
+        let mut s = Sampler::new(100_000_000);
+        let mut samples = Vec::new();
+        for ns in [100_000_000, 200_000_000, 308_741_919] {
+            shared.live.sent_bytes.fetch_add(1000, Relaxed);
+            samples.extend(s.poll(&shared, at(ns), false));
+        }
+        shared.live.sent_bytes.fetch_add(1000, Relaxed);
+        samples.extend(s.poll(&shared, at(244_328_876), true));
+        let bounds: Vec<(u64, u64)> = samples.iter().map(|x| (x.start_ns, x.end_ns)).collect();
+        assert_eq!(
+            bounds,
+            [
+                (0, 100_000_000),
+                (100_000_000, 200_000_000),
+                (200_000_000, 308_741_919),
+                (308_741_919, 308_741_919)
+            ]
+        );
+        // Every byte is in some sample.
+        assert_eq!(samples.iter().map(|x| x.sent_bytes).sum::<u64>(), 4000);
+        // A time before go counts as go, and still not before the last end.
+        assert!(s.poll(&shared, go, true).is_none());
     }
 }
 

@@ -38,11 +38,14 @@ pub use loaded::{
 };
 pub use result::{
     framing_bytes, NoOneWayDelay, OneWayDelay, PathFraming, RunResult, SearchOutcome, StreamRow,
-    WindowRow, RESULT_SCHEMA_VERSION, STARVED_BELOW_FAIR_SHARE_PCT,
+    WindowRow, MIN_RATE_DATAGRAMS, RESULT_SCHEMA_VERSION, STARVED_BELOW_FAIR_SHARE_PCT,
 };
 pub use search::{run_rate_search, Bisection, RateSearch};
 pub use server::{default_binds, run_server, start_server, EmbeddedServer, ServerHandle};
-pub use server_ctx::{ServerConfig, SessionFailure, TestLog, TestLogFn, DEFAULT_PORT};
+pub use server_ctx::{
+    Admission, AdmissionGuard, AdmitError, ServerConfig, SessionFailure, TestLog, TestLogFn,
+    DEFAULT_PORT,
+};
 pub use server_session::CLOCK_SHIFT_ENV;
 pub use wire::proto::{IntervalSample, SideStats};
 pub use wire::session::Limits;

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use wire::metrics::{self as m, Metric};
 use wire::proto::{CpuStats, SideStats};
-use wire::spec::{Direction, RateSearch, TestSpec};
+use wire::spec::{Direction, RateSearch, TestKind, TestSpec};
 
 /// Version of the `--json` result schema (bump on any incompatible change).
 pub const RESULT_SCHEMA_VERSION: u32 = 1;
@@ -187,11 +187,37 @@ impl PathFraming {
     }
 }
 
+/// Fewest datagrams a UDP stream must send (in each direction) for its rates to be
+/// shown: with fewer, one datagram more or less moves a rate by more than 10 %.
+pub const MIN_RATE_DATAGRAMS: u64 = 10;
+
 fn per_s(count: f64, ns: u64) -> Option<f64> {
     (ns > 0).then(|| count * 1e9 / ns as f64)
 }
 
 impl RunResult {
+    /// The result of `spec` from each side's counts alone: no addresses, metadata, RTT,
+    /// clock or warnings (for checking what the figures make of given counts).
+    pub fn from_sides(spec: TestSpec, client: SideStats, server: SideStats) -> RunResult {
+        RunResult {
+            schema_version: RESULT_SCHEMA_VERSION,
+            spec,
+            server_addr: String::new(),
+            client_addr: String::new(),
+            server_info: BTreeMap::new(),
+            client_info: BTreeMap::new(),
+            client,
+            server,
+            rtt: None,
+            transactions: 0,
+            rr_timeouts: 0,
+            warnings: Vec::new(),
+            rate_search: None,
+            clock: None,
+            clock_unavailable: None,
+        }
+    }
+
     /// The framing of this run's path, from what the client recorded of the interface
     /// that carried it: loopback gets the loopback model, anything else Ethernet; each
     /// at that interface's MTU for the run's family, or at the model's default MTU
@@ -256,16 +282,53 @@ impl RunResult {
     /// start to its last send) and its receiver's (its start to its last receive), ns.
     /// Goodput and sending rate are both taken over it, so a run that received no more
     /// payload than it sent never shows a goodput above its sending rate (the two sides'
-    /// own spans differ by the control messages that start them).
-    fn span_ns(tx: &SideStats, rx: &SideStats) -> u64 {
-        tx.send_elapsed_ns.max(rx.recv_elapsed_ns)
+    /// own spans differ by the control messages that start them). A duration-bound UDP
+    /// stream occupies the duration asked for whatever it sent: at a low rate its last
+    /// datagram leaves long before the end, and the span of a few datagrams is no
+    /// duration to take a rate over.
+    fn span_ns(&self, tx: &SideStats, rx: &SideStats) -> u64 {
+        let span = tx.send_elapsed_ns.max(rx.recv_elapsed_ns);
+        match self.spec.bound {
+            wire::spec::Bound::DurationNs(ns) if self.spec.kind == TestKind::UdpStream => {
+                span.max(ns)
+            }
+            _ => span,
+        }
+    }
+
+    /// Why this UDP stream's rates are not shown (`None`: they are): fewer than
+    /// [`MIN_RATE_DATAGRAMS`] datagrams sent in a direction give no rate (one datagram
+    /// is 100 % of it, and where in the duration it left decides the figure).
+    pub fn rate_unavailable(&self) -> Option<String> {
+        if self.spec.kind != TestKind::UdpStream {
+            return None;
+        }
+        let sent = match self.spec.direction {
+            Direction::Bidir => self.client.sent_packets.min(self.server.sent_packets),
+            _ => self.sender_receiver().0.sent_packets,
+        };
+        (sent < MIN_RATE_DATAGRAMS).then(|| {
+            format!(
+                "{sent} datagram{} sent{}: too few for a rate (at least {MIN_RATE_DATAGRAMS}); \
+                 raise --rate or --duration",
+                if sent == 1 { "" } else { "s" },
+                if self.spec.direction == Direction::Bidir {
+                    " in a direction"
+                } else {
+                    ""
+                }
+            )
+        })
     }
 
     /// Goodput at the receiver(s), payload bit/s over [`Self::span_ns`]; bidirectional =
-    /// the sum of both directions.
+    /// the sum of both directions; `None` where [`Self::rate_unavailable`].
     pub fn throughput_bps(&self) -> Option<f64> {
+        if self.rate_unavailable().is_some() {
+            return None;
+        }
         let rate = |tx: &SideStats, rx: &SideStats| {
-            per_s(rx.recv_bytes as f64 * 8.0, Self::span_ns(tx, rx))
+            per_s(rx.recv_bytes as f64 * 8.0, self.span_ns(tx, rx))
         };
         match self.spec.direction {
             Direction::Bidir if !self.spec.kind.is_rr() => Some(
@@ -403,12 +466,18 @@ impl RunResult {
             // One time base for every rate of the run (see span_ns); with both directions
             // at once, the longer direction's.
             let span_ns = if bidir {
-                Self::span_ns(&self.client, &self.server)
-                    .max(Self::span_ns(&self.server, &self.client))
+                self.span_ns(&self.client, &self.server)
+                    .max(self.span_ns(&self.server, &self.client))
             } else {
-                Self::span_ns(tx, rx)
+                self.span_ns(tx, rx)
             };
-            let (send_ns, recv_ns) = (span_ns, span_ns);
+            // Too few datagrams: no rate at all (a zero time base gives none).
+            let rate_ns = if self.rate_unavailable().is_some() {
+                0
+            } else {
+                span_ns
+            };
+            let (send_ns, recv_ns) = (rate_ns, rate_ns);
             put(m::SENT_BYTES, Some(sent_bytes as f64));
             put(m::RECV_BYTES, Some(recv_bytes as f64));
             put(m::SENT_PACKETS, Some(sent_packets as f64));
@@ -425,7 +494,7 @@ impl RunResult {
             if !units_mean_nothing {
                 put(m::RECV_PPS, per_s(recv_packets as f64, recv_ns));
             }
-            put(m::DURATION_S, Some(send_ns.max(recv_ns) as f64 / 1e9));
+            put(m::DURATION_S, Some(span_ns as f64 / 1e9));
             if is_udp {
                 let lost = sent_packets.saturating_sub(recv_packets);
                 put(m::LOST_PACKETS, Some(lost as f64));
@@ -484,7 +553,7 @@ impl RunResult {
                         mean_all(limited.into_iter()).map(|_| 0.0)
                     },
                 );
-                if let Some(c) = &self.clock {
+                if let Some(c) = self.clock.as_ref().filter(|c| c.uncertainty_ns > 0) {
                     put(m::CLOCK_OFFSET_NS, Some(c.offset_ns as f64));
                     put(
                         m::CLOCK_OFFSET_UNCERTAINTY_NS,
@@ -614,6 +683,13 @@ impl RunResult {
                 None => NoOneWayDelay::NoClockQueries,
             });
         };
+        // An estimate's bound is at least 1 µs; 0 is no bound (a result made before the
+        // same-host shortcut went, or by hand): no figure rather than an exact one.
+        if clock.uncertainty_ns == 0 {
+            return Err(NoOneWayDelay::NoClockOffset(
+                "the clock offset came with no bound on its error".into(),
+            ));
+        }
         let (_, rx) = self.sender_receiver();
         let (Some(min), Some(mean), Some(max)) =
             (rx.transit_min_ns, rx.transit_mean_ns, rx.transit_max_ns)
@@ -759,23 +835,9 @@ mod tests {
     fn result(kind: TestKind, dir: Direction, client: SideStats, server: SideStats) -> RunResult {
         let mut spec = TestSpec::new(kind, Family::V6, 100);
         spec.direction = dir;
-        RunResult {
-            schema_version: RESULT_SCHEMA_VERSION,
-            spec,
-            server_addr: String::new(),
-            client_addr: String::new(),
-            server_info: BTreeMap::new(),
-            client_info: BTreeMap::new(),
-            client,
-            server,
-            rtt: None,
-            transactions: 0,
-            rr_timeouts: 0,
-            warnings: Vec::new(),
-            rate_search: None,
-            clock: None,
-            clock_unavailable: None,
-        }
+        // The fixtures' senders run 1 s.
+        spec.bound = wire::spec::Bound::DurationNs(1_000_000_000);
+        RunResult::from_sides(spec, client, server)
     }
 
     /// Each reason there is no one-way delay reads as the text users saw before it was
@@ -877,6 +939,44 @@ mod tests {
             side(0, 1, 1),
         );
         assert!(r.starved_streams().is_empty());
+    }
+
+    /// Issue 38: `-s 1000 -b 10k -d 1` sent one datagram and reported "duration 0.007 s"
+    /// and 1.17 Mbit/s of goodput and offered rate (a study stored 3.9 and 22.5 Mbit/s).
+    #[test]
+    fn a_udp_stream_of_too_few_datagrams_has_no_rate_and_lasts_what_was_asked() {
+        let one = result(
+            TestKind::UdpStream,
+            Direction::Forward,
+            side(1, 0, 7_000_000),
+            side(0, 1, 7_000_000),
+        );
+        assert_eq!(one.metric(m::DURATION_S), Some(1.0));
+        for rate in [
+            m::THROUGHPUT_BPS,
+            m::SEND_RATE_BPS,
+            m::SENT_PPS,
+            m::RECV_PPS,
+        ] {
+            assert_eq!(one.metric(rate), None, "{rate}");
+        }
+        assert_eq!(one.throughput_bps(), None);
+        assert_eq!(
+            one.rate_unavailable().as_deref(),
+            Some("1 datagram sent: too few for a rate (at least 10); raise --rate or --duration")
+        );
+        assert_eq!(one.metric(m::SENT_PACKETS), Some(1.0));
+        // Enough datagrams, the last sent 0.9 s in: the rate is over the 1 s asked for.
+        let ten = result(
+            TestKind::UdpStream,
+            Direction::Forward,
+            side(10, 0, 900_000_000),
+            side(0, 10, 900_000_000),
+        );
+        assert_eq!(ten.rate_unavailable(), None);
+        assert_eq!(ten.metric(m::DURATION_S), Some(1.0));
+        assert_eq!(ten.metric(m::SEND_RATE_BPS), Some(8_000.0));
+        assert_eq!(ten.metric(m::THROUGHPUT_BPS), Some(8_000.0));
     }
 
     #[test]

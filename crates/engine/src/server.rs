@@ -27,6 +27,12 @@ impl ServerHandle {
         &self.addrs
     }
 
+    /// This server's admissions, for another port of the same server to take its tests
+    /// through (see [`crate::server_ctx::Admission`]).
+    pub fn admission(&self) -> crate::server_ctx::Admission {
+        crate::server_ctx::Admission(self.ctx.clone())
+    }
+
     pub fn stop(mut self) {
         self.shutdown();
     }

@@ -87,20 +87,18 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
             }
         }
         while let Some(ev) = sess.poll_event() {
-            if let ServerEvent::TestRequested { spec, .. } = &ev {
-                if let Err(why) = server_ctx::check_limits(&ctx.cfg, spec, peer.ip()) {
-                    sess.reject(ErrorCode::LimitExceeded, &why.to_string());
-                    continue;
-                }
-            }
             match ev {
                 ServerEvent::TestRequested { mut spec, .. } => {
-                    match ctx.try_busy(spec.group, peer.ip()) {
-                        None => sess.reject(
-                            ErrorCode::Busy,
-                            "server busy: another test is running; try again when it has finished",
-                        ),
-                        Some(guard) => match prepare(&spec, local_ip) {
+                    let cost = match server_ctx::check_limits(&ctx.cfg, &spec, peer.ip()) {
+                        Ok(c) => c,
+                        Err(why) => {
+                            sess.reject(ErrorCode::LimitExceeded, &why.to_string());
+                            continue;
+                        }
+                    };
+                    match ctx.try_admit(spec.group, peer.ip(), cost, Instant::now()) {
+                        Err(why) => sess.reject(why.code(), &why.to_string()),
+                        Ok(guard) => match prepare(&spec, local_ip) {
                             Ok((data, port, token)) => {
                                 // Keyed: streams carry the session token, which never goes
                                 // on the control connection, so `accept` carries none.
@@ -130,7 +128,12 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
                         continue;
                     };
                     match t.start(peer.ip(), udp_port, ctx) {
-                        Ok(()) => sess.started(Instant::now()),
+                        Ok(()) => {
+                            sess.started(Instant::now());
+                            if let Some(at) = t.busy.as_ref().and_then(BusyGuard::end_by) {
+                                sess.end_run_by(at);
+                            }
+                        }
                         Err(e) => sess.reject(ErrorCode::Internal, &e.to_string()),
                     }
                 }

@@ -4,8 +4,8 @@
 //! shaped lab: crates/cli/tests/loaded_lab.rs.)
 
 use dualperf_engine::{
-    run_client, run_loaded, ClientConfig, EmbeddedServer, EngineError, LoadDirection, LoadedPart,
-    LoadedResult, LoadedSpec, NullRecorder, RunResult,
+    run_client, run_loaded, start_server, ClientConfig, EmbeddedServer, EngineError, LoadDirection,
+    LoadedPart, LoadedResult, LoadedSpec, NullRecorder, RunResult, ServerConfig,
 };
 use std::time::{Duration, Instant};
 use wire::metrics as m;
@@ -301,4 +301,28 @@ fn a_running_group_admits_its_members_and_refuses_others() {
         }
     };
     assert!(freed.is_ok(), "{freed:?}");
+}
+
+/// `run -t rrul` with both loads (four tests of one group at once: 4 + 4 load streams
+/// and a stream per probe type) against `dualperf server`'s default limits: the group's
+/// streams, rate and span fit the budget of one test.
+#[test]
+fn a_loaded_latency_test_runs_against_the_default_limits() {
+    let h = start_server(ServerConfig {
+        binds: vec!["127.0.0.1:0".parse().unwrap()],
+        server_info: Some(Default::default()),
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let s = LoadedSpec {
+        streams: 4,
+        ..spec(LoadDirection::Both)
+    };
+    let base = ClientConfig::new(
+        "127.0.0.1",
+        h.local_addrs()[0].port(),
+        TestSpec::new(TestKind::TcpRr, Family::V4, 64),
+    );
+    let res = run_loaded(&base, &s).expect("rrul within the default limits");
+    check(&res, &s);
 }

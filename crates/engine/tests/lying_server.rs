@@ -78,7 +78,7 @@ type Lie = (TestKind, &'static str, fn(&mut SideStats));
 
 #[test]
 fn impossible_numbers_from_the_server_fail_the_run_with_the_reason() {
-    let lies: [Lie; 5] = [
+    let lies: [Lie; 8] = [
         (TestKind::TcpStream, "bytes received", |s| {
             s.recv_bytes = u64::MAX
         }),
@@ -101,6 +101,30 @@ fn impossible_numbers_from_the_server_fail_the_run_with_the_reason() {
         (TestKind::UdpStream, "receive time", |s| {
             s.recv_elapsed_ns = u64::MAX
         }),
+        // Issue 38: one-way delay min 4.59 ms > mean 0.59 ms > max −0.41 ms; 0 datagrams
+        // received with 9.99 Mbit/s of goodput; jitter of 1e300 ns.
+        (
+            TestKind::UdpStream,
+            "one-way transit min (ns) = 4590000 is greater than one-way transit mean (ns) = 590000",
+            |s| {
+                s.transit_min_ns = Some(4_590_000);
+                s.transit_mean_ns = Some(590_000.0);
+                s.transit_max_ns = Some(-410_000);
+            },
+        ),
+        (
+            TestKind::UdpStream,
+            "in 0 datagrams of at most 65507 bytes",
+            |s| {
+                s.recv_packets = 0;
+                s.streams.clear();
+            },
+        ),
+        (
+            TestKind::UdpStream,
+            "jitter (ns) = 1.000e300 is longer than the run's",
+            |s| s.jitter_rfc3550_ns = Some(1e300),
+        ),
     ];
     for (kind, words, lie) in lies {
         match run_against_liar(kind, lie) {
@@ -116,8 +140,7 @@ fn impossible_numbers_from_the_server_fail_the_run_with_the_reason() {
 /// A paced UDP stream (per-datagram send stamps, so one-way delay is measured) through a
 /// proxy that rewrites every clock reply with `forge`.
 fn udp_run_with_forged_clock(forge: fn(&mut u64, &mut u64, &mut u64)) -> RunResult {
-    let srv = EmbeddedServer::start().unwrap();
-    let port = lying_proxy(srv.port(), move |msg| {
+    udp_run_through_liar(move |msg| {
         if let Msg::ClockReply {
             t1_ns,
             t2_ns,
@@ -126,7 +149,13 @@ fn udp_run_with_forged_clock(forge: fn(&mut u64, &mut u64, &mut u64)) -> RunResu
         {
             forge(t1_ns, t2_ns, t3_ns)
         }
-    });
+    })
+}
+
+/// A paced UDP stream through a proxy that passes `lie` every message of the server.
+fn udp_run_through_liar(lie: impl Fn(&mut Msg) + Send + 'static) -> RunResult {
+    let srv = EmbeddedServer::start().unwrap();
+    let port = lying_proxy(srv.port(), lie);
     let mut spec = TestSpec::new(TestKind::UdpStream, Family::V4, 200);
     spec.bound = Bound::DurationNs(200_000_000);
     spec.rate = Some(Rate::PacketsPerSec(1000));
@@ -176,9 +205,55 @@ fn honest_clock_replies_give_an_offset_with_a_bound_of_at_least_a_microsecond() 
     let c = r.clock.expect("an honest server's replies are used");
     assert_eq!(c.rejected_exchanges, 0);
     assert!(
-        c.uncertainty_ns == 0 || c.uncertainty_ns >= measure::owd::MIN_UNCERTAINTY_NS,
+        c.uncertainty_ns >= measure::owd::MIN_UNCERTAINTY_NS,
         "{c:?}"
     );
+    assert!(c.method.contains("NTP-style"), "{c:?}");
+}
+
+/// Issue 38: a server that copies the client's boot id into its `welcome` (here the
+/// embedded server has it anyway: one host) and answers every clock query with
+/// t2 = t1 + 1 µs, t3 = t1 + 2 µs, as one clock would order them, was taken for the
+/// same host: offset 0 "±0.0 µs". The offset is estimated from the exchanges like any
+/// other, with the bound of their round trip, and never stated as exact.
+#[test]
+fn a_forged_same_host_clock_is_never_taken_as_exact() {
+    let boot_id = net::sysinfo::capture(None)
+        .get(net::sysinfo::BOOT_ID_KEY)
+        .cloned();
+    let r = udp_run_through_liar(move |msg| match msg {
+        Msg::Welcome { server_info, .. } => {
+            if let Some(id) = &boot_id {
+                server_info.insert(net::sysinfo::BOOT_ID_KEY.into(), id.clone());
+            }
+        }
+        Msg::ClockReply {
+            t1_ns,
+            t2_ns,
+            t3_ns,
+        } => {
+            *t2_ns = *t1_ns + 1_000;
+            *t3_ns = *t1_ns + 2_000;
+        }
+        _ => {}
+    });
+    let c = r.clock.clone().expect("the forged replies pass the checks");
+    assert!(
+        c.uncertainty_ns >= measure::owd::MIN_UNCERTAINTY_NS,
+        "{c:?}"
+    );
+    assert!(c.method.contains("NTP-style"), "{c:?}");
+    let bound = |name: &str| r.metrics().iter().find(|x| x.name == name).map(|x| x.value);
+    assert!(
+        bound(wire::metrics::CLOCK_OFFSET_UNCERTAINTY_NS)
+            .is_some_and(|u| u >= measure::owd::MIN_UNCERTAINTY_NS as f64),
+        "{:?}",
+        r.metrics()
+    );
+    // A delay, if shown, carries the offset's bound.
+    if let Ok(d) = r.one_way_delay() {
+        assert!(d.uncertainty_ns >= measure::owd::MIN_UNCERTAINTY_NS as f64);
+    }
 }
 
 /// A server that floods its `applied` settings (300 keys of 10 000 bytes, 3 MB in one
@@ -214,4 +289,43 @@ fn a_flood_of_server_settings_is_capped_as_any_peer_metadata() {
         .all(|v| v.len() <= wire::text::MAX_META_BYTES));
     let note = &applied[wire::text::META_TRUNCATED_KEY];
     assert!(note.contains("keys dropped"), "{note}");
+}
+
+/// Issue 38's second form: the replies forged to look like one clock (t2 = t1 + 1 µs,
+/// t3 = t1 + 2 µs) while the server's clock runs 2.95 s ahead (its result's start says
+/// so): "2949949 ms ±0.0 µs". The start, put on the client's clock with the replies'
+/// offset, falls seconds outside the time the server can have started: no offset, and
+/// the one-way delay is unavailable with that reason.
+#[test]
+fn a_server_whose_clock_contradicts_its_replies_gives_no_offset() {
+    let r = udp_run_through_liar(|msg| match msg {
+        Msg::ClockReply {
+            t1_ns,
+            t2_ns,
+            t3_ns,
+        } => {
+            *t2_ns = *t1_ns + 1_000;
+            *t3_ns = *t1_ns + 2_000;
+        }
+        Msg::Result { stats } => {
+            if let Some(go) = stats.realtime_at_go_ns.as_mut() {
+                *go += 2_950_000_000;
+            }
+        }
+        _ => {}
+    });
+    assert!(r.clock.is_none(), "{:?}", r.clock);
+    let why = r.one_way_delay().unwrap_err().to_string();
+    assert!(
+        why.contains("the server's clock contradicts its replies") && why.contains("+29"),
+        "{why}"
+    );
+    assert!(
+        !r.metrics()
+            .iter()
+            .any(|x| x.name == wire::metrics::OWD_MEAN_NS
+                || x.name == wire::metrics::CLOCK_OFFSET_NS),
+        "{:?}",
+        r.metrics()
+    );
 }

@@ -1,29 +1,27 @@
 //! The server against hostile or broken peers: garbage, truncated, oversized,
 //! out-of-order and other-version control messages get an error reply and a close; a
-//! silent or vanished peer neither blocks nor wedges it; it keeps serving afterwards.
+//! silent or vanished peer neither blocks nor wedges it; it keeps serving afterwards; a
+//! test group (what a loaded-latency client sends, here added by hand) cannot multiply
+//! its limits.
 
 use dualperf_engine::{
-    run_client, start_server, ClientConfig, Limits, NullRecorder, ServerConfig, ServerHandle,
+    run_client, start_server, ClientConfig, EngineError, Limits, NullRecorder, ServerConfig,
+    ServerHandle,
 };
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 use wire::proto::{encode_frame, ErrorCode, FrameDecoder, Msg, PROTOCOL_VERSION};
-use wire::spec::{Bound, Family, TestKind, TestSpec};
+use wire::spec::{Bound, Direction, Family, Rate, TestKind, TestSpec};
 
 fn server() -> (ServerHandle, SocketAddr) {
-    let cfg = ServerConfig {
-        binds: vec!["127.0.0.1:0".parse().unwrap()],
+    server_with(ServerConfig {
         limits: Limits {
             handshake: Duration::from_millis(300),
             ..Limits::default()
         },
-        server_info: Some(Default::default()),
         ..ServerConfig::default()
-    };
-    let h = start_server(cfg).unwrap();
-    let addr = h.local_addrs()[0];
-    (h, addr)
+    })
 }
 
 fn quick_run(addr: SocketAddr) {
@@ -184,21 +182,9 @@ fn a_truncated_or_silent_peer_times_out_without_blocking_others() {
 #[test]
 fn a_client_that_vanishes_mid_test_frees_the_server() {
     let (_h, addr) = server();
-    let mut s = TcpStream::connect(addr).unwrap();
     let mut spec = TestSpec::new(TestKind::UdpStream, Family::V4, 128);
     spec.bound = Bound::DurationNs(60_000_000_000);
-    for m in [
-        Msg::Hello {
-            client_info: Default::default(),
-            client_nonce: None,
-        },
-        Msg::Request {
-            spec,
-            client_proof: None,
-        },
-    ] {
-        s.write_all(&encode_frame(&m, PROTOCOL_VERSION)).unwrap();
-    }
+    let s = request_by_hand(addr, spec);
     std::thread::sleep(Duration::from_millis(50));
     drop(s); // accepted, holding the test slot, then gone
     let deadline = Instant::now() + Duration::from_secs(2);
@@ -320,6 +306,24 @@ fn connections_over_the_cap_are_told_busy() {
     drop(hold);
 }
 
+/// A peer speaking the wire protocol by hand: `hello`, then a `request` for `spec`.
+fn request_by_hand(addr: SocketAddr, spec: TestSpec) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    for m in [
+        Msg::Hello {
+            client_info: Default::default(),
+            client_nonce: None,
+        },
+        Msg::Request {
+            spec,
+            client_proof: None,
+        },
+    ] {
+        s.write_all(&encode_frame(&m, PROTOCOL_VERSION)).unwrap();
+    }
+    s
+}
+
 /// Read control messages until `want` matches one (bounded wait); that message.
 fn read_until(s: &mut TcpStream, dec: &mut FrameDecoder, want: fn(&Msg) -> bool) -> Msg {
     s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
@@ -389,4 +393,78 @@ fn a_client_that_finishes_but_holds_its_data_connection_does_not_wedge_the_serve
     quick_run(addr);
     assert!(t0.elapsed() < Duration::from_secs(4));
     drop((ctl, data));
+}
+
+/// A server on 127.0.0.1 with `cfg`'s limits.
+fn server_with(cfg: ServerConfig) -> (ServerHandle, SocketAddr) {
+    let h = start_server(ServerConfig {
+        binds: vec!["127.0.0.1:0".parse().unwrap()],
+        server_info: Some(Default::default()),
+        ..cfg
+    })
+    .unwrap();
+    let addr = h.local_addrs()[0];
+    (h, addr)
+}
+
+/// `run -t udp-stream -R -s 1400 -b 24M -P 4 -d 2` with the group id a proxy added.
+fn grouped_reverse_udp(group: u64) -> TestSpec {
+    let mut s = TestSpec::new(TestKind::UdpStream, Family::V4, 1400);
+    s.direction = Direction::Reverse;
+    s.rate = Some(Rate::BitsPerSec(24_000_000));
+    s.streams = 4;
+    s.bound = Bound::DurationNs(2_000_000_000);
+    s.group = Some(group);
+    s
+}
+
+/// A raw peer that asks for `spec` and holds the accepted test (it never starts it):
+/// the connection, once the server has accepted.
+fn hold_accepted(addr: SocketAddr, spec: TestSpec) -> TcpStream {
+    let mut ctl = request_by_hand(addr, spec);
+    let mut dec = FrameDecoder::new(PROTOCOL_VERSION);
+    read_until(&mut ctl, &mut dec, |m| matches!(m, Msg::Accept { .. }));
+    ctl
+}
+
+fn rejection(addr: SocketAddr, spec: TestSpec) -> String {
+    match run_client(
+        &ClientConfig::new("127.0.0.1", addr.port(), spec),
+        &mut NullRecorder,
+    ) {
+        Err(EngineError::Rejected(why)) => why,
+        other => panic!("expected a refusal naming the limit, got {other:?}"),
+    }
+}
+
+/// Issue 38: through a proxy that added `"group": 4242`, 8 such tests against
+/// `--max-streams 4 --max-rate 100M` all ran at once (32 streams, ~770 Mbit/s).
+#[test]
+fn a_group_shares_one_admission_and_budget() {
+    let (_h, addr) = server_with(ServerConfig {
+        max_streams: 4,
+        max_send_rate_bps: Some(100_000_000),
+        ..ServerConfig::default()
+    });
+    let held = hold_accepted(addr, grouped_reverse_udp(4242));
+    assert_eq!(
+        rejection(addr, grouped_reverse_udp(4242)),
+        "the server allows at most 4 streams per test, a group's tests together \
+         (--max-streams); the group's running tests hold 4, 4 more asked for"
+    );
+    // With streams to spare (--max-streams 8), the group's rate is what refuses it.
+    drop(held);
+    let (_h2, addr2) = server_with(ServerConfig {
+        max_streams: 8,
+        max_send_rate_bps: Some(100_000_000),
+        ..ServerConfig::default()
+    });
+    let _held = hold_accepted(addr2, grouped_reverse_udp(4242));
+    let mut one = grouped_reverse_udp(4242);
+    one.streams = 1;
+    assert_eq!(
+        rejection(addr2, one),
+        "the server sends UDP at most at 100 Mbit/s in total (--max-rate), a group's tests \
+         together; the group's running tests hold 97 Mbit/s, 24 Mbit/s more asked for"
+    );
 }

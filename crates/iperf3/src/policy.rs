@@ -8,6 +8,7 @@
 use crate::json::{Params, Protocol, DEFAULT_UDP_BANDWIDTH_BPS, MAX_STREAMS, MAX_TIME_S};
 use std::net::IpAddr;
 use std::time::Duration;
+use wire::spec::Family;
 
 /// iperf3 error codes a refusal is sent with (src/iperf_api.h; what 3.12 prints).
 pub mod code {
@@ -36,8 +37,9 @@ pub struct Policy {
     /// Longest test (`-t` plus `-O`); a bytes- or blocks-bound test (`-n`, `-k`) is
     /// ended by the server after this long.
     pub max_duration: Duration,
-    /// Total UDP rate the server may be asked to send (`-u -R`, `-u --bidir`), payload
-    /// bit/s as `-b` counts them; `None` = unlimited. Unpaced (`-b 0`) sending only to a
+    /// Total UDP rate the server may be asked to send (`-u -R`, `-u --bidir`), bit/s of
+    /// IP packets: `-b`'s payload bits with each datagram's UDP and IP headers; `None` =
+    /// unlimited. Unpaced (`-b 0`) sending only to a
     /// loopback peer while set.
     pub max_send_rate_bps: Option<u64>,
     /// Largest `-l`; `None` = iperf3's own maxima.
@@ -160,36 +162,60 @@ impl Policy {
         let Some(max_bps) = self.max_send_rate_bps.filter(|_| server_sends) else {
             return Ok(());
         };
-
-        let per_stream_bps = p.bandwidth_bps.unwrap_or(DEFAULT_UDP_BANDWIDTH_BPS);
-        if per_stream_bps == 0 {
-            if is_loopback(peer) {
-                return Ok(());
-            }
-            return refuse(
+        match ip_send_bps(p, peer) {
+            None if is_loopback(peer) => Ok(()),
+            None => refuse(
                 code::TOTAL_RATE,
                 "--max-rate",
                 format!(
                     "the server sends UDP at most at {} Mbit/s in total (--max-rate): ask for a rate (-b)",
                     max_bps / 1_000_000
                 ),
-            );
-        }
-        // iperf3's -b counts payload bits, and so does --max-rate (as the dualperf
-        // port's check and `--rate` do): one meaning of a bit rate.
-        let total = u128::from(per_stream_bps) * u128::from(p.parallel);
-        if total > u128::from(max_bps) {
-            return refuse(
+            ),
+            Some(total) if total > max_bps as f64 => refuse(
                 code::TOTAL_RATE,
                 "--max-rate",
                 format!(
-                    "the server sends UDP at most at {} Mbit/s in total (--max-rate); {} Mbit/s asked for",
+                    "the server sends UDP at most at {} Mbit/s in total (--max-rate); {} Mbit/s asked for (payload with its UDP and IP headers)",
                     max_bps / 1_000_000,
-                    total / 1_000_000
+                    (total / 1e6) as u64
                 ),
-            );
+            ),
+            Some(_) => Ok(()),
         }
-        Ok(())
+    }
+
+    /// What an admitted test takes of the server's `--max-rate` total, IP bit/s: 0
+    /// when the server sends no UDP or has no limit, the whole limit when unpaced.
+    pub fn send_bps(&self, p: &Params, peer: IpAddr) -> u64 {
+        let server_sends = p.protocol == Protocol::Udp && (p.reverse || p.bidirectional);
+        match self.max_send_rate_bps.filter(|_| server_sends) {
+            None => 0,
+            // Saturating: f64 → u64 `as` clamps.
+            Some(max) => ip_send_bps(p, peer).map_or(max, |b| b as u64),
+        }
+    }
+}
+
+/// The UDP the server sends for `p`, bit/s of IP packets (`None`: unpaced, `-b 0`).
+/// iperf3's -b counts payload bits; --max-rate bounds what the network carries (as on
+/// the dualperf port): each datagram with its UDP and IP headers, from the overhead
+/// model, on the control connection's family.
+fn ip_send_bps(p: &Params, peer: IpAddr) -> Option<f64> {
+    let per_stream_bps = p.bandwidth_bps.unwrap_or(DEFAULT_UDP_BANDWIDTH_BPS);
+    if per_stream_bps == 0 {
+        return None;
+    }
+    let family = if is_v4(peer) { Family::V4 } else { Family::V6 };
+    let per_byte = model::OverheadModel::udp_ip_bytes_per_payload_byte(family, p.len_bytes);
+    Some(per_stream_bps as f64 * f64::from(p.parallel) * per_byte)
+}
+
+/// An IPv4 peer, including one on a dual-stack socket (v4-mapped).
+fn is_v4(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(_) => true,
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().is_some(),
     }
 }
 
@@ -253,7 +279,7 @@ mod tests {
         let r = pol.check(&p, far()).unwrap_err();
         assert_eq!((r.code, r.flag), (code::TOTAL_RATE, "--max-rate"));
         assert!(
-            r.message.contains("10000 Mbit/s asked for"),
+            r.message.contains("10191 Mbit/s asked for"),
             "{}",
             r.message
         );
@@ -267,7 +293,8 @@ mod tests {
         p.parallel = 4;
         p.len_bytes = 2000;
         p.bidirectional = true;
-        p.bandwidth_bps = Some(25_000_000); // 4 × 25 Mbit/s of payload = the 100 Mbit/s limit
+        // 4 × 24 Mbit/s of payload in 2000-byte datagrams: 97.3 Mbit/s of IPv4 packets.
+        p.bandwidth_bps = Some(24_000_000);
         assert_eq!(pol.check(&p, far()), Ok(()));
         // Forward traffic is the client's to send: --max-rate bounds what we send.
         let mut f = udp(3);
@@ -323,10 +350,12 @@ mod tests {
         assert_eq!(pol.check(&p, far()), Ok(()));
     }
 
+    /// `--max-rate` bounds IP packets: 100-byte datagrams at 1 Mbit/s of payload (`-b`)
+    /// are 1.28 Mbit/s over IPv4 (28 bytes of headers each) and 1.48 over IPv6 (48).
     #[test]
-    fn the_limit_counts_payload_bits_as_b_does_on_either_family() {
+    fn the_limit_counts_each_datagrams_udp_and_ip_headers_on_its_family() {
         let pol = Policy {
-            max_send_rate_bps: Some(1_000_000),
+            max_send_rate_bps: Some(1_300_000),
             ..Policy::default()
         };
         let mut p = udp(3);
@@ -334,8 +363,16 @@ mod tests {
         p.len_bytes = 100;
         p.bandwidth_bps = Some(1_000_000);
         assert_eq!(pol.check(&p, far()), Ok(()));
-        assert_eq!(pol.check(&p, "2001:db8::1".parse().unwrap()), Ok(()));
-        p.bandwidth_bps = Some(1_000_001);
+        assert_eq!(pol.check(&p, "::ffff:192.0.2.1".parse().unwrap()), Ok(()));
+        let r = pol.check(&p, "2001:db8::1".parse().unwrap()).unwrap_err();
+        assert_eq!((r.code, r.flag), (code::TOTAL_RATE, "--max-rate"));
+        assert!(
+            r.message
+                .contains("; 1 Mbit/s asked for (payload with its UDP and IP headers)"),
+            "{}",
+            r.message
+        );
+        p.bandwidth_bps = Some(1_015_700);
         assert!(pol.check(&p, far()).is_err());
     }
 }

@@ -51,6 +51,26 @@ pub struct ServerOptions {
     pub policy: Policy,
     /// iperf3 authentication required of every client; `None` = anyone may test.
     pub auth: Option<Arc<ServerAuth>>,
+    /// The admissions this port shares with the rest of the server (`dualperf
+    /// server`'s dualperf port): `None` = this port's one test slot only.
+    pub shared_admission: Option<SharedAdmission>,
+}
+
+/// Admission by the rest of the server: called, after the policy passed, with the
+/// IP bit/s the test makes the server send ([`Policy::send_bps`]); the guard it returns
+/// is held while the test runs; `Err((flag, reason))`: the server is busy (its
+/// `--max-tests` or its `--max-rate` total taken by tests on another port), refused
+/// as busy and logged as `refused (FLAG): REASON`.
+#[derive(Clone)]
+pub struct SharedAdmission(pub SharedAdmitFn);
+
+pub type SharedAdmitFn =
+    Arc<dyn Fn(u64) -> Result<Box<dyn Send>, (&'static str, String)> + Send + Sync>;
+
+impl std::fmt::Debug for SharedAdmission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedAdmission")
+    }
 }
 
 impl Default for ServerOptions {
@@ -62,6 +82,7 @@ impl Default for ServerOptions {
             max_handshakes: 32,
             policy: Policy::default(),
             auth: None,
+            shared_admission: None,
         }
     }
 }
@@ -104,8 +125,9 @@ struct Slot {
     stream_tx: Option<Sender<TcpStream>>,
 }
 
-/// Frees the slot when a session ends, however it ends.
-struct SlotGuard(Arc<Mutex<Slot>>);
+/// Frees the slot when a session ends, however it ends, and with it the admission
+/// taken from the rest of the server, if any.
+struct SlotGuard(Arc<Mutex<Slot>>, Option<Box<dyn Send>>);
 
 /// Holds one handshake place until dropped.
 struct HandshakeGuard<'a>(&'a AtomicUsize);
@@ -349,7 +371,22 @@ impl Server {
         }
         slot.busy = true;
         drop(slot);
-        Ok((cookie, params, SlotGuard(self.slot.clone())))
+        let mut slot = SlotGuard(self.slot.clone(), None);
+        if let Some(SharedAdmission(admit)) = &self.opts.shared_admission {
+            match admit(self.opts.policy.send_bps(&params, peer.ip())) {
+                Ok(guard) => slot.1 = Some(guard),
+                Err((flag, message)) => {
+                    drop(slot);
+                    let refusal = Refusal {
+                        code: code::BUSY,
+                        flag,
+                        message,
+                    };
+                    return Err(self.refuse(ctl, report, refusal));
+                }
+            }
+        }
+        Ok((cookie, params, slot))
     }
 
     /// Sends the refusal as SERVER_ERROR and records it.

@@ -12,6 +12,16 @@
 //! stamps are read in user space around system calls, so no exchange can place the
 //! server's clock closer than that, whatever a reply claims.
 //!
+//! There is no same-host shortcut: the offset is always estimated and never stated as
+//! exact. Both ends on one kernel do read one wall clock, but the client cannot prove
+//! it over the network: a server can echo the client's boot id and stamp its replies
+//! t2 = t1 + 1 µs, t3 = t1 + 2 µs, which orders as one clock would, and was taken for
+//! one ("±0.0 µs" beside a delay off by 5 ms or 2.95 s). A proof the server could not
+//! forge (a nonce echoed through a host-local channel) would cost a protocol step and
+//! an OS door for one case; measuring costs eight round trips already made. On one host
+//! the estimate is within its bound of 0, and one-way delays of a few µs there are
+//! reported unavailable (the bound exceeds half of them) rather than exact.
+//!
 //! A transit time is a datagram's arrival on the receiver's clock minus its send stamp
 //! on the sender's clock, each counted from its own side's start; add the difference of
 //! the two starts on one clock and it is the one-way delay.
@@ -173,8 +183,9 @@ pub struct NoClockOffset {
 pub struct ClockOffset {
     /// Server clock minus client clock, ns.
     pub offset_ns: i64,
-    /// The true offset lies within ± this (half the best exchange's round trip; 0 when
-    /// both ends read one clock).
+    /// The true offset lies within ± this: half the best exchange's round trip, at
+    /// least [`MIN_UNCERTAINTY_NS`]; never 0 (a bound that cannot be computed is no
+    /// offset at all).
     pub uncertainty_ns: u64,
     /// How it was found, for the output.
     pub method: String,
@@ -185,18 +196,6 @@ pub struct ClockOffset {
 }
 
 impl ClockOffset {
-    /// Both ends on one host read the same wall clock: the offset is zero by
-    /// construction.
-    pub fn same_clock() -> ClockOffset {
-        ClockOffset {
-            offset_ns: 0,
-            uncertainty_ns: 0,
-            method: "both ends on one host read the same wall clock: offset 0 by construction"
-                .into(),
-            rejected_exchanges: 0,
-        }
-    }
-
     /// From checked exchanges (`good`, each passed [`ClockSample::check`]): the one
     /// with the smallest round trip, its bound half that round trip but at least
     /// [`MIN_UNCERTAINTY_NS`]. `rejected` counts the replies that failed the check. With
@@ -293,7 +292,6 @@ mod tests {
              trip); 3 are needed"
         );
         assert!(ClockOffset::estimate(&[], 0).is_err());
-        assert_eq!(ClockOffset::same_clock().offset_ns, 0);
     }
 
     #[test]

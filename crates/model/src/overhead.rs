@@ -132,6 +132,16 @@ impl OverheadModel {
         }
     }
 
+    /// The bytes a UDP sender puts on the network per payload byte at the IP layer: the
+    /// payload with its UDP and IP headers (every fragment's, at the largest IP packet),
+    /// whatever the link adds. The factor from a payload bit rate (`--rate`, iperf3's
+    /// `-b`) to the rate a server's `--max-rate` bounds.
+    pub fn udp_ip_bytes_per_payload_byte(family: Family, payload_bytes: u32) -> f64 {
+        OverheadModel::loopback()
+            .cost(family, TestKind::UdpStream, payload_bytes)
+            .line_bytes_per_payload_byte()
+    }
+
     /// TCP maximum segment size with timestamps: MTU − IP − TCP − 12 (1448 for IPv4 and
     /// 1428 for IPv6 at MTU 1500).
     pub fn mss_bytes(&self, family: Family) -> u32 {

@@ -60,11 +60,38 @@ pub enum Violation {
         bytes: u64,
         wall_ns: u64,
     },
-    #[error("an interval from {start_ns} ns to {end_ns} ns (outside the run's {max_ns} ns)")]
+    #[error("an interval from {start_ns} ns to {end_ns} ns ends after the run's {max_ns} ns")]
     IntervalOutsideRun {
         start_ns: u64,
         end_ns: u64,
         max_ns: u64,
+    },
+    #[error("an interval from {start_ns} ns to {end_ns} ns ends before it starts")]
+    IntervalReversed { start_ns: u64, end_ns: u64 },
+    #[error("an interval from {start_ns} ns starts before the previous one's end at {previous_end_ns} ns")]
+    IntervalsOverlap { start_ns: u64, previous_end_ns: u64 },
+    /// Two figures out of their order (`min ≤ mean`, `p50 ≤ p99`).
+    #[error("{lower} = {lower_value} is greater than {upper} = {upper_value} (must be {lower} ≤ {upper})")]
+    Unordered {
+        lower: String,
+        lower_value: f64,
+        upper: String,
+        upper_value: f64,
+    },
+    /// A time or delay larger in magnitude than the run it was measured in.
+    #[error("{name} = {value:.3e} is longer than the run's {max_ns} ns")]
+    LongerThanRun {
+        name: String,
+        value: f64,
+        max_ns: u64,
+    },
+    /// Bytes that `packets` datagrams of at most `max_payload` bytes cannot carry.
+    #[error("{name} = {bytes} in {packets} datagrams of at most {max_payload} bytes")]
+    BytesWithoutDatagrams {
+        name: String,
+        bytes: u64,
+        packets: u64,
+        max_payload: u32,
     },
     #[error("{name} lost {lost} of {packets} datagrams (more than were sent)")]
     LostMoreThanSent {
@@ -131,6 +158,87 @@ pub fn bytes_within_time(name: &str, bytes: u64, wall_ns: u64) -> Result<(), Vio
     }
 }
 
+/// `lower ≤ upper` for two figures of one distribution (each finite).
+pub fn ordered(lower: (&str, f64), upper: (&str, f64)) -> Result<(), Violation> {
+    for (name, v) in [lower, upper] {
+        if !v.is_finite() {
+            return Err(Violation::NotFinite {
+                name: name.to_string(),
+                value: v,
+            });
+        }
+    }
+    if lower.1 <= upper.1 {
+        Ok(())
+    } else {
+        Err(Violation::Unordered {
+            lower: lower.0.to_string(),
+            lower_value: lower.1,
+            upper: upper.0.to_string(),
+            upper_value: upper.1,
+        })
+    }
+}
+
+/// `min ≤ mean ≤ max` over whichever of the three are reported; `names` as the
+/// message names them.
+pub fn min_mean_max(names: [&str; 3], values: [Option<f64>; 3]) -> Result<(), Violation> {
+    let present: Vec<(&str, f64)> = names
+        .iter()
+        .zip(values)
+        .filter_map(|(name, v)| v.map(|v| (*name, v)))
+        .collect();
+    for pair in present.windows(2) {
+        ordered(pair[0], pair[1])?;
+    }
+    Ok(())
+}
+
+/// A time (ns, either sign) no longer than the run: `|v| ≤ max_ns`, finite.
+pub fn within_run(name: &str, v: f64, max_ns: u64) -> Result<(), Violation> {
+    if !v.is_finite() {
+        return Err(Violation::NotFinite {
+            name: name.to_string(),
+            value: v,
+        });
+    }
+    if v.abs() <= max_ns as f64 {
+        Ok(())
+    } else {
+        Err(Violation::LongerThanRun {
+            name: name.to_string(),
+            value: v,
+            max_ns,
+        })
+    }
+}
+
+/// UDP counts: `bytes` carried by `packets` datagrams of at most `max_payload` bytes
+/// (so no bytes without a datagram), and at least a byte per datagram.
+pub fn bytes_in_datagrams(
+    name: &str,
+    bytes: u64,
+    packets: u64,
+    max_payload: u32,
+) -> Result<(), Violation> {
+    at_most(
+        &format!("{name} datagrams"),
+        packets,
+        &format!("{name} bytes"),
+        bytes,
+    )?;
+    if bytes <= packets.saturating_mul(u64::from(max_payload)) {
+        Ok(())
+    } else {
+        Err(Violation::BytesWithoutDatagrams {
+            name: format!("{name} bytes"),
+            bytes,
+            packets,
+            max_payload,
+        })
+    }
+}
+
 /// CPU figures: system and busiest-core % within 0–100, the process within
 /// 0–100 × `cores` % of one core (`cores` unknown: 4096).
 pub fn cpu(who: &str, c: &CpuStats, cores: Option<u32>) -> Result<(), Violation> {
@@ -192,17 +300,51 @@ fn check_side(
     )?;
     if let Some(j) = peer.jitter_rfc3550_ns {
         non_negative("jitter (ns)", j)?;
+        within_run("jitter (ns)", j, max_ns)?;
     }
     for (name, v) in [
         ("IPDV p50 (ns)", peer.ipdv_p50_ns),
         ("IPDV p99 (ns)", peer.ipdv_p99_ns),
     ] {
-        if let Some(v) = v.filter(|v| !v.is_finite()) {
-            return Err(Violation::NotFinite {
-                name: name.to_string(),
-                value: v,
-            });
+        if let Some(v) = v {
+            within_run(name, v, max_ns)?;
         }
+    }
+    if let (Some(p50), Some(p99)) = (peer.ipdv_p50_ns, peer.ipdv_p99_ns) {
+        ordered(("IPDV p50 (ns)", p50), ("IPDV p99 (ns)", p99))?;
+    }
+    // Transit times (arrival on the server's clock origin − send stamp on the
+    // client's): both origins fall within the run, so each is within ± its wall time.
+    let transit = [
+        peer.transit_min_ns.map(|v| v as f64),
+        peer.transit_mean_ns,
+        peer.transit_max_ns.map(|v| v as f64),
+    ];
+    let names = [
+        "one-way transit min (ns)",
+        "one-way transit mean (ns)",
+        "one-way transit max (ns)",
+    ];
+    for (name, v) in names.iter().zip(transit) {
+        if let Some(v) = v {
+            within_run(name, v, max_ns)?;
+        }
+    }
+    min_mean_max(names, transit)?;
+    for w in &peer.windows {
+        non_negative("a window's jitter (ns)", w.jitter_ns)?;
+        within_run("a window's jitter (ns)", w.jitter_ns, max_ns)?;
+        within_run(
+            "a window's largest one-way transit (ns)",
+            w.transit_max_ns as f64,
+            max_ns,
+        )?;
+        at_most(
+            "a window's datagrams received",
+            w.recv_packets,
+            "its bytes received",
+            w.recv_bytes,
+        )?;
     }
     if let Some(c) = &peer.cpu {
         cpu("server", c, peer_cores)?;
@@ -234,6 +376,15 @@ fn check_side(
         });
     }
     if udp {
+        let max_payload = spec.family.max_udp_payload_bytes();
+        bytes_in_datagrams("received", peer.recv_bytes, peer.recv_packets, max_payload)?;
+        bytes_in_datagrams("sent", peer.sent_bytes, peer.sent_packets, max_payload)?;
+        for st in &peer.streams {
+            let name = format!("stream {}", st.stream_id);
+            let (rx, tx) = (format!("{name} received"), format!("{name} sent"));
+            bytes_in_datagrams(&rx, st.recv_bytes, st.recv_packets, max_payload)?;
+            bytes_in_datagrams(&tx, st.sent_bytes, st.sent_packets, max_payload)?;
+        }
         at_most(
             "datagrams received",
             peer.recv_packets,
@@ -275,13 +426,43 @@ fn check_side(
         "the limit",
         MAX_INTERVAL_SAMPLES + 2,
     )?;
+    let mut previous_end_ns = 0;
     for s in &peer.intervals {
-        if s.start_ns > s.end_ns || s.end_ns > max_ns {
+        if s.start_ns > s.end_ns {
+            return Err(Violation::IntervalReversed {
+                start_ns: s.start_ns,
+                end_ns: s.end_ns,
+            });
+        }
+        if s.end_ns > max_ns {
             return Err(Violation::IntervalOutsideRun {
                 start_ns: s.start_ns,
                 end_ns: s.end_ns,
                 max_ns,
             });
+        }
+        if s.start_ns < previous_end_ns {
+            return Err(Violation::IntervalsOverlap {
+                start_ns: s.start_ns,
+                previous_end_ns,
+            });
+        }
+        previous_end_ns = s.end_ns;
+        if udp {
+            let max_payload = spec.family.max_udp_payload_bytes();
+            let iv = "an interval's";
+            bytes_in_datagrams(
+                &format!("{iv} received"),
+                s.recv_bytes,
+                s.recv_packets,
+                max_payload,
+            )?;
+            bytes_in_datagrams(
+                &format!("{iv} sent"),
+                s.sent_bytes,
+                s.sent_packets,
+                max_payload,
+            )?;
         }
         at_most(
             "bytes received in an interval",
@@ -302,6 +483,7 @@ fn check_side(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::IntervalSample;
     use crate::spec::{Family, TestKind};
 
     fn sides(kind: TestKind) -> (TestSpec, SideStats, SideStats) {
@@ -365,7 +547,7 @@ mod tests {
 
     #[test]
     fn each_lie_is_named() {
-        let lies: [Lie; 10] = [
+        let lies: [Lie; 18] = [
             ("bytes received", |s| s.recv_bytes = u64::MAX),
             ("bytes received", |s| s.recv_bytes = 1_000_001),
             ("datagrams received", |s| s.recv_packets = 1001),
@@ -378,9 +560,55 @@ mod tests {
             }),
             ("jitter", |s| s.jitter_rfc3550_ns = Some(-5.0)),
             ("receive time", |s| s.recv_elapsed_ns = 3_600_000_000_000),
-            ("datagrams sent", |s| s.sent_packets = 0),
+            ("datagrams sent", |s| s.sent_packets = 100),
             ("send-time windows", |s| {
                 s.windows = vec![Default::default(); MAX_INTERVAL_SAMPLES as usize + 3]
+            }),
+            // Issue 38's lying server: min > mean > max.
+            (
+                "one-way transit min (ns) = 4590000 is greater than one-way transit mean (ns) = 590000",
+                |s| {
+                    s.transit_min_ns = Some(4_590_000);
+                    s.transit_mean_ns = Some(590_000.0);
+                    s.transit_max_ns = Some(-410_000);
+                },
+            ),
+            (
+                "one-way transit mean (ns) = 590000 is greater than one-way transit max (ns) = -410000",
+                |s| {
+                    s.transit_min_ns = Some(-500_000);
+                    s.transit_mean_ns = Some(590_000.0);
+                    s.transit_max_ns = Some(-410_000);
+                },
+            ),
+            // 0 datagrams received with bytes received (9.99 Mbit/s of goodput).
+            ("received bytes = 990000 in 0 datagrams", |s| {
+                s.recv_packets = 0
+            }),
+            ("jitter (ns) = 1.000e300 is longer than the run's", |s| {
+                s.jitter_rfc3550_ns = Some(1e300)
+            }),
+            ("IPDV p50 (ns) = 5000 is greater than IPDV p99 (ns) = 10", |s| {
+                s.ipdv_p50_ns = Some(5000.0);
+                s.ipdv_p99_ns = Some(10.0);
+            }),
+            ("one-way transit mean (ns) = NaN (must be finite)", |s| {
+                s.transit_mean_ns = Some(f64::NAN)
+            }),
+            ("an interval from 300 ns to 200 ns ends before it starts", |s| {
+                s.intervals = vec![IntervalSample {
+                    start_ns: 300,
+                    end_ns: 200,
+                    ..Default::default()
+                }]
+            }),
+            ("an interval from 100 ns starts before the previous one's end at 200 ns", |s| {
+                let iv = |start_ns, end_ns| IntervalSample {
+                    start_ns,
+                    end_ns,
+                    ..Default::default()
+                };
+                s.intervals = vec![iv(0, 200), iv(100, 300)]
             }),
         ];
         for (words, lie) in lies {

@@ -684,6 +684,15 @@ impl ServerSession {
         }
     }
 
+    /// End the running test (failed, timed out) at `at` if its own deadline is later:
+    /// for a test whose end the server bounds from outside, such as a count-bound test
+    /// of a group that must end with the group's budget.
+    pub fn end_run_by(&mut self, at: Instant) {
+        if matches!(self.state, ServerState::Running | ServerState::Finishing) {
+            self.deadline = Some(self.deadline.map_or(at, |d| d.min(at)));
+        }
+    }
+
     pub fn sender_done(&mut self, sent_packets: u64, sent_bytes: u64) {
         if matches!(self.state, ServerState::Running | ServerState::Finishing) {
             self.out.push_back(Msg::SenderDone {

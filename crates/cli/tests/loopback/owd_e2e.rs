@@ -1,6 +1,7 @@
 //! One-way delay of UDP streams from the real binaries on loopback: with both ends on
-//! one host the clock offset is zero by construction and the delays are non-negative
-//! and below the round trip; against a server whose wall clock a test hook shifts by a
+//! one host the clock offset is estimated like any other (never claimed exact), its
+//! bound covers the true 0, and a delay shown lies within its bound of 0 and the round
+//! trip; against a server whose wall clock a test hook shifts by a
 //! known amount, the NTP-style estimate recovers the shift within its stated bound, and
 //! a delay the bound cannot support is reported unavailable with the reason.
 
@@ -13,7 +14,7 @@ use crate::support::server as server_proc;
 use server_proc::ServerProc;
 
 #[test]
-fn on_one_host_the_offset_is_zero_and_delays_lie_between_zero_and_the_rtt() {
+fn on_one_host_the_offset_is_measured_and_its_bound_covers_zero() {
     let _turn = shared();
     for family in ["4", "6"] {
         let rtt_min = metric_opt(
@@ -32,35 +33,37 @@ fn on_one_host_the_offset_is_zero_and_delays_lie_between_zero_and_the_rtt() {
             }
             let doc = run_json(&args, &[]);
             let what = format!("IPv{family} reverse={reverse}");
-            assert_eq!(metric_opt(&doc, "clock_offset_ns"), Some(0.0), "{what}");
-            assert_eq!(
-                metric_opt(&doc, "clock_offset_uncertainty_ns"),
-                Some(0.0),
-                "{what}"
-            );
+            let offset = metric_opt(&doc, "clock_offset_ns").expect("an offset");
+            let bound = metric_opt(&doc, "clock_offset_uncertainty_ns").expect("its bound");
+            // Never exact: at least 1 µs, and the true offset (0: one clock) within it.
+            assert!(bound >= 1_000.0, "{what}: bound {bound}");
+            assert!(offset.abs() <= bound, "{what}: offset {offset} ± {bound}");
             assert!(
                 doc["clock"]["method"]
                     .as_str()
                     .unwrap()
-                    .contains("same wall clock"),
+                    .contains("NTP-style"),
                 "{what}"
             );
-            let min = metric_opt(&doc, "owd_min_ns").unwrap_or_else(|| {
-                panic!(
-                    "{what}: no one-way delay: {}",
-                    doc["one_way_delay_unavailable"]
-                )
-            });
-            let mean = metric_opt(&doc, "owd_mean_ns").unwrap();
-            let max = metric_opt(&doc, "owd_max_ns").unwrap();
-            assert!(min >= 0.0, "{what}: min {min}");
-            assert!(min <= mean && mean <= max, "{what}: {min} {mean} {max}");
-            // One path in one direction can never take longer than the fastest round
-            // trip over both.
-            assert!(
-                min < rtt_min,
-                "{what}: one-way min {min} ns vs RTT min {rtt_min} ns"
-            );
+            match metric_opt(&doc, "owd_min_ns") {
+                Some(min) => {
+                    let mean = metric_opt(&doc, "owd_mean_ns").unwrap();
+                    let max = metric_opt(&doc, "owd_max_ns").unwrap();
+                    assert!(min >= -bound, "{what}: min {min} ± {bound}");
+                    assert!(min <= mean && mean <= max, "{what}: {min} {mean} {max}");
+                    // One path in one direction can never take longer than the fastest
+                    // round trip over both (within the offset's bound).
+                    assert!(
+                        min < rtt_min + bound,
+                        "{what}: one-way min {min} ns vs RTT min {rtt_min} ns ± {bound}"
+                    );
+                }
+                // Delays of a few µs against a bound of as many: unavailable, and why.
+                None => {
+                    let why = doc["one_way_delay_unavailable"].as_str().unwrap();
+                    assert!(why.contains("known only to ±"), "{what}: {why}");
+                }
+            }
         }
     }
 }

@@ -512,20 +512,10 @@ fn client_killed_mid_test_frees_its_session() {
 #[test]
 fn peer_that_stops_reading_is_dropped_at_its_run_deadline() {
     let _turn = shared();
-    use wire::proto::{FrameDecoder, Msg, PROTOCOL_VERSION};
+    use wire::proto::Msg;
     use wire::spec::{Bound, Direction, Family, TestKind, TestSpec};
     let mut server = Server::start();
-    let mut ctl = TcpStream::connect(server.addr()).expect("connect control");
-    ctl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let mut dec = FrameDecoder::new(PROTOCOL_VERSION);
-    let hello = Msg::Hello {
-        client_info: Default::default(),
-        client_nonce: None,
-    };
-    assert!(matches!(
-        exchange(&mut ctl, &mut dec, Some(&hello)),
-        Msg::Welcome { .. }
-    ));
+    let (mut ctl, mut dec) = crate::support::hello_by_hand(server.addr());
     let mut spec = TestSpec::new(TestKind::TcpStream, Family::V4, 128 * 1024);
     spec.bound = Bound::DurationNs(300_000_000);
     spec.direction = Direction::Reverse;

@@ -67,31 +67,31 @@ impl Drop for Keys {
     }
 }
 
+/// `dualperf server` on 127.0.0.1 with an iperf3 port and `limits`; the iperf3 port.
+fn server_with_iperf3_port(limits: &[&str]) -> (ServerProc, u16) {
+    let port = free_port();
+    let p = port.to_string();
+    let mut args = vec!["--bind", "127.0.0.1", "--iperf3-port", &p];
+    args.extend_from_slice(limits);
+    (ServerProc::start(BIN, &args), port)
+}
+
 #[test]
 fn the_iperf3_port_applies_the_servers_limits_and_logs_the_flag() {
     let _turn = shared();
     if !iperf3_or_skip() {
         return;
     }
-    let iperf3_port = free_port();
-    let p = iperf3_port.to_string();
-    let server = ServerProc::start(
-        BIN,
-        &[
-            "--bind",
-            "127.0.0.1",
-            "--iperf3-port",
-            &p,
-            "--max-streams",
-            "4",
-            "--max-duration",
-            "5",
-            "--max-rate",
-            "100M",
-            "--max-payload",
-            "2000",
-        ],
-    );
+    let (server, iperf3_port) = server_with_iperf3_port(&[
+        "--max-streams",
+        "4",
+        "--max-duration",
+        "5",
+        "--max-rate",
+        "100M",
+        "--max-payload",
+        "2000",
+    ]);
     let cases: [(&[&str], &str, &str); 3] = [
         (
             &["-P", "128", "-t", "3600", "-b", "100G", "-l", "1000"],
@@ -343,4 +343,83 @@ fn iperf3_authentication_through_the_binary_both_ways() {
         .expect("dualperf runs");
     assert!(!o.status.success());
     assert!(text(&o).contains("IPERF3_PASSWORD"), "{}", text(&o));
+}
+
+/// Issue 38: the two ports of one `dualperf server` had a test slot each, so a dualperf
+/// test and an iperf3 test ran at once whatever `--max-tests` said, and their UDP added
+/// up past `--max-rate`. Now an iperf3 test takes one of `--max-tests` and counts in
+/// the `--max-rate` total: while a raw wire peer holds the dualperf port's one
+/// admission (accepted, never started), an iperf3 client is told busy, and the log
+/// names the limit; once it is released, the iperf3 client is served.
+#[test]
+fn the_iperf3_port_shares_the_servers_admissions_and_rate_budget() {
+    use crate::support::{exchange, hello_by_hand};
+    use wire::proto::Msg;
+    let _turn = shared();
+    if !iperf3_or_skip() {
+        return;
+    }
+    let (server, iperf3_port) =
+        server_with_iperf3_port(&["--max-tests", "2", "--max-rate", "100M"]);
+    // Two tests may run; the first holds 60 Mbit/s of the 100 the server sends.
+    let hold = |rate_bps: u64| {
+        let (mut ctl, mut dec) = hello_by_hand(("127.0.0.1", server.port()));
+        let mut spec = wire::spec::TestSpec::new(
+            wire::spec::TestKind::UdpStream,
+            wire::spec::Family::V4,
+            1000,
+        );
+        spec.direction = wire::spec::Direction::Reverse;
+        spec.rate = Some(wire::spec::Rate::BitsPerSec(rate_bps));
+        spec.bound = wire::spec::Bound::DurationNs(3_000_000_000);
+        let request = Msg::Request {
+            spec,
+            client_proof: None,
+        };
+        let reply = exchange(&mut ctl, &mut dec, Some(&request));
+        assert!(matches!(reply, Msg::Accept { .. }), "{reply:?}");
+        ctl
+    };
+    let first = hold(60_000_000);
+    // 60 Mbit/s more over the iperf3 port: over the total.
+    let o = iperf3_client(
+        iperf3_port,
+        &["-u", "-R", "-b", "60M", "-t", "1", "-l", "1000"],
+        &[],
+    );
+    assert!(
+        !o.status.success(),
+        "served beside the held test: {}",
+        text(&o)
+    );
+    assert!(text(&o).contains("busy"), "{}", text(&o));
+    let log = server.wait_log("refused (--max-rate)", 1, Duration::from_secs(10));
+    assert!(
+        log.contains("server busy: the tests running now send 61 of the 100 Mbit/s"),
+        "{log}"
+    );
+    // The second admission taken too: even a TCP test is told busy.
+    let second = hold(1_000_000);
+    let o = iperf3_client(iperf3_port, &["-t", "1", "-l", "1000"], &[]);
+    assert!(
+        !o.status.success(),
+        "served beside two held tests: {}",
+        text(&o)
+    );
+    server.wait_log("refused (--max-tests)", 1, Duration::from_secs(10));
+    drop((first, second));
+    // Released (the server sees the closed connections within its poll): served.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let o = iperf3_client(iperf3_port, &["-t", "1", "-l", "1000"], &[]);
+        if o.status.success() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still refused: {}",
+            text(&o)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }

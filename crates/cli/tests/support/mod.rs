@@ -97,6 +97,22 @@ pub fn output_within(cmd: &mut Command, limit: Duration) -> Output {
     wait_with_limit(child, limit)
 }
 
+/// A control connection to `addr` spoken by hand, past its `hello` (the server's
+/// `welcome` read): the connection and its decoder, reads bounded at 5 s.
+pub fn hello_by_hand(addr: impl std::net::ToSocketAddrs) -> (TcpStream, FrameDecoder) {
+    let mut ctl = TcpStream::connect(addr).expect("connect control");
+    ctl.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let mut dec = FrameDecoder::new(PROTOCOL_VERSION);
+    let hello = Msg::Hello {
+        client_info: Default::default(),
+        client_nonce: None,
+    };
+    let reply = exchange(&mut ctl, &mut dec, Some(&hello));
+    assert!(matches!(reply, Msg::Welcome { .. }), "{reply:?}");
+    (ctl, dec)
+}
+
 /// Speak the control protocol by hand: send `msg` (if any), then read one message.
 pub fn exchange(s: &mut TcpStream, dec: &mut FrameDecoder, msg: Option<&Msg>) -> Msg {
     if let Some(m) = msg {
