@@ -44,7 +44,7 @@ impl Quantity {
         match self {
             Quantity::Goodput => "Goodput: the bytes of the window's datagrams that arrived, over the window's width.",
             Quantity::Loss => "Loss: the share of the window's datagrams that never arrived (RFC 4737 counting), exact per window.",
-            Quantity::Delay => "One-way delay: arrival on the receiver's clock minus the send stamp, corrected by the clock offset measured before the run (zero with both ends on one host); a window without a figure has no step.",
+            Quantity::Delay => "One-way delay: arrival on the receiver's clock minus the send stamp, corrected by the clock offset measured before the run (measured even with both ends on one host); a window without a figure has no step.",
         }
     }
 }
