@@ -75,7 +75,7 @@ impl Archive {
         );
         let mut at = unix_ns(started);
         for o in &p.families {
-            let Some(cell_index) = module.specs.iter().position(|s| s.family == o.family) else {
+            let Some(cell_index) = module.specs().position(|s| s.family == o.family) else {
                 continue;
             };
             let (status, metrics) = match &o.result {
@@ -145,8 +145,7 @@ fn new_campaign(
         git_revision: String::new(),
     })?;
     let cells: Vec<CellRecord> = module
-        .specs
-        .iter()
+        .specs()
         .enumerate()
         .map(|(i, s)| CellRecord {
             campaign_id: id,

@@ -171,7 +171,7 @@ pub fn failure_log(target: &str, module: &str, p: &ProbeOutcome) -> Vec<String> 
 
 /// The families' tests in the order a probe runs them (IPv6 first when `v6_first`).
 pub fn family_order(module: &ProbeModule, v6_first: bool) -> Vec<&TestSpec> {
-    let mut specs: Vec<&TestSpec> = module.specs.iter().collect();
+    let mut specs: Vec<&TestSpec> = module.specs().collect();
     let first = if v6_first { Family::V6 } else { Family::V4 };
     specs.sort_by_key(|s| s.family != first);
     specs

@@ -12,10 +12,10 @@ use std::time::Instant;
 #[test]
 fn a_probe_whose_client_left_still_holds_its_target_and_dropped_waiters_leave_the_queue() {
     let srv = EmbeddedServer::start().unwrap();
-    // A long, light probe (20 transactions a second for 20 s): it runs throughout.
+    // A long, light probe (20 64-byte datagrams a second for 20 s): it runs throughout.
     let ex = start_exporter(
         &config_text(
-            "[modules.long]\ntest = \"udp-rr\"\nrate = \"20pps\"\nduration = \"20s\"\nfamilies = [4]",
+            "[modules.long]\ntest = \"udp-stream\"\nsize = 64\nrate = \"20pps\"\nduration = \"20s\"\nfamilies = [4]",
         ),
         exporter::ServerOptions::default(),
     );
