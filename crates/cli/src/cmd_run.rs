@@ -251,6 +251,7 @@ pub fn target_options(
         protocol_version: None,
         pin_threads: false,
         stop,
+        ..runner::TargetOptions::default()
     })
 }
 

@@ -79,10 +79,7 @@ impl Archive {
                 continue;
             };
             let (status, metrics) = match &o.result {
-                Ok(ms) => (
-                    RunStatus::Ok,
-                    ms.iter().map(|x| (x.name.clone(), x.value)).collect(),
-                ),
+                Ok(ms) => (RunStatus::Ok, ms.metrics.clone()),
                 Err(f) => (
                     RunStatus::Failed {
                         reason: format!("{}: {}", f.reason.label(), f.message),

@@ -163,6 +163,7 @@ fn the_archive_keeps_one_entry_per_module_whatever_the_targets() {
             family: Family::V4,
             addr: None,
             duration: None,
+            started_unix_ns: None,
             result: Err(exporter::probe::Failure {
                 reason: exporter::probe::Reason::Refused,
                 message: "refused".into(),

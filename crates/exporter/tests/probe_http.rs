@@ -347,3 +347,50 @@ fn an_iperf3_peer_is_probed_over_both_families() {
     shutdown.store(true, std::sync::atomic::Ordering::SeqCst);
     serving.join().unwrap().unwrap();
 }
+
+/// An iperf3 server that answers every connection "busy" (ACCESS_DENIED after the
+/// cookie, as iperf3 does while another client tests) and counts them; it takes `max`.
+fn busy_iperf3_server(max: usize) -> (u16, std::sync::Arc<std::sync::Mutex<usize>>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(0));
+    let count = seen.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().take(max) {
+            let Ok(mut conn) = conn else { continue };
+            *count.lock().unwrap() += 1;
+            let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
+            let mut cookie = [0u8; 37];
+            let _ = conn.read_exact(&mut cookie);
+            let _ = conn.write_all(&[0xff]);
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn a_busy_iperf3_peer_is_retried_within_half_the_setup_allowance_then_named_busy() {
+    let (port, seen) = busy_iperf3_server(50);
+    // setup_allowance 1 s: a busy server is retried for 0.5 s (answers at 0, 0.2 and
+    // 0.5 s), by runner's iperf3 target.
+    let ex = start_exporter(
+        &config_text(
+            "[modules.iperf3_tcp]\ntest = \"tcp-stream\"\nduration = \"300ms\"\npeer = \"iperf3\"\nfamilies = [4]",
+        ),
+        exporter::ServerOptions::default(),
+    );
+    let r = get(
+        ex.local_addr(),
+        &format!("/probe?target=127.0.0.1:{port}&module=iperf3_tcp"),
+        &[],
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let s = parse_exposition(&r.body);
+    assert_eq!(value(&s, "probe_success", "ipv4"), Some(0.0), "{}", r.body);
+    let info = s
+        .iter()
+        .find(|x| x.name == "dualperf_probe_failure_info")
+        .unwrap_or_else(|| panic!("no failure_info in\n{}", r.body));
+    assert_eq!(info.labels["reason"], "busy", "{}", r.body);
+    assert_eq!(*seen.lock().unwrap(), 3, "the answers the probe waited out");
+}

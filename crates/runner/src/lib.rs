@@ -24,7 +24,7 @@ pub use resolve::{
     emulated_link_datapath, literal_family, read_spec_file, resolve_run, resolve_single,
     resolve_study, Layers, EMULATED_LINK_DATAPATH,
 };
-pub use single::{RunSpec, Single, SingleError, SingleRun};
+pub use single::{RunSpec, Single, SingleError, SingleRun, Tried};
 pub use target::{Peer, Target, TargetError, TargetOptions};
 
 /// Why options could not become a test, worded for the user.
