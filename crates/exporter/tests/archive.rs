@@ -77,6 +77,9 @@ fn probes_are_stored_as_runs_of_a_monitoring_campaign() {
             continue;
         }
         assert!(r.run.status.is_ok(), "{r:?}");
+        // Stored as a study's journal stores a run: with what each side applied.
+        assert!(r.applied.keys().any(|k| k.starts_with("client.")), "{r:?}");
+        assert!(r.applied.keys().any(|k| k.starts_with("server.")), "{r:?}");
         let rtt = r
             .run
             .metrics

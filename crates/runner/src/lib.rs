@@ -7,13 +7,15 @@
 //! ([`single`]); the campaign lifecycle ([`lifecycle`]: new, resumed,
 //! the profile axis, run to its end, each with a typed outcome) and its pieces
 //! ([`campaign`]: the store journal, the campaign lock); the export of stored runs
-//! ([`export`]: tidy CSV or JSON). Nothing prints and there is no
+//! ([`export`]: tidy CSV or JSON); monitoring campaigns, repeated runs of the same
+//! tests kept as one campaign each ([`monitor`]: the exporter's archive). Nothing prints and there is no
 //! argument parser: `cli` maps its flags onto these types and shows the outcomes.
 #![forbid(unsafe_code)]
 
 pub mod campaign;
 pub mod export;
 pub mod lifecycle;
+pub mod monitor;
 pub mod options;
 pub mod resolve;
 pub mod single;
