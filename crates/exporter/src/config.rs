@@ -697,7 +697,7 @@ mod tests {
         let c = parse("[modules.i]\ntest = \"tcp-stream\"\npeer = \"iperf3\"").unwrap();
         assert_eq!(c.modules["i"].peer, Peer::Iperf3);
         assert_eq!(c.modules["i"].port, runner::target::IPERF3_DEFAULT_PORT);
-        assert_eq!(c.modules["tcp_rr"].port, engine::DEFAULT_PORT);
+        assert_eq!(c.modules["tcp_rr"].port, Peer::Dualperf.default_port());
         assert_eq!(c.modules["tcp_rr"].peer, Peer::Dualperf);
     }
 

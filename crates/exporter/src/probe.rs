@@ -6,7 +6,6 @@
 
 use crate::config::ProbeModule;
 use crate::target::Resolved;
-use engine::EngineError;
 use runner::target::{Target, TargetError};
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
@@ -14,87 +13,9 @@ use study::RunOutput;
 use wire::metrics as m;
 use wire::spec::{Family, TestSpec};
 
-/// Why a family's test gave no figures: a label value, stable for alert rules.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reason {
-    /// The target has no address of this family (no A / AAAA record).
-    NoAddress,
-    /// The server refused the connection (nothing listening).
-    Refused,
-    /// A step took longer than allowed (connect, test, or the scrape's budget).
-    Timeout,
-    /// No route, or IPv6 disabled on this host.
-    Unreachable,
-    /// The server wants a pre-shared key, or the key did not match.
-    Auth,
-    /// The server is running another test or is at its connection limit.
-    Busy,
-    /// Anything else (protocol error, rejected test, socket option refused).
-    Error,
-}
-
-impl Reason {
-    pub fn label(self) -> &'static str {
-        match self {
-            Reason::NoAddress => "no_address",
-            Reason::Refused => "refused",
-            Reason::Timeout => "timeout",
-            Reason::Unreachable => "unreachable",
-            Reason::Auth => "auth",
-            Reason::Busy => "busy",
-            Reason::Error => "error",
-        }
-    }
-
-    fn of_iperf3(e: &iperf3::Iperf3Error) -> Reason {
-        use iperf3::Iperf3Error as E;
-        match e {
-            E::Busy => Reason::Busy,
-            E::Timeout(_) => Reason::Timeout,
-            E::Auth(_) => Reason::Auth,
-            E::Io { source, .. } => match source.kind() {
-                std::io::ErrorKind::ConnectionRefused => Reason::Refused,
-                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => Reason::Timeout,
-                std::io::ErrorKind::HostUnreachable | std::io::ErrorKind::NetworkUnreachable => {
-                    Reason::Unreachable
-                }
-                _ => Reason::Error,
-            },
-            _ => Reason::Error,
-        }
-    }
-
-    fn of(e: &EngineError) -> Reason {
-        match e {
-            EngineError::ConnectionRefused { .. } => Reason::Refused,
-            EngineError::HostUnreachable { .. } | EngineError::Ipv6Unavailable { .. } => {
-                Reason::Unreachable
-            }
-            EngineError::Resolve { .. } => Reason::NoAddress,
-            EngineError::ServerBusy { .. } | EngineError::ServerFull { .. } => Reason::Busy,
-            EngineError::AuthRequired { .. } | EngineError::AuthFailed(_) => Reason::Auth,
-            EngineError::Timeout(_) => Reason::Timeout,
-            EngineError::Io { source, .. }
-                if matches!(
-                    source.kind(),
-                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-                ) =>
-            {
-                Reason::Timeout
-            }
-            EngineError::Phase(_, inner) => Reason::of(inner),
-            _ => Reason::Error,
-        }
-    }
-
-    fn of_target(e: &TargetError) -> Reason {
-        match e {
-            TargetError::Engine(e) => Reason::of(e),
-            TargetError::Iperf3(e) => Reason::of_iperf3(e),
-            _ => Reason::Error,
-        }
-    }
-}
+/// Why a family's test gave no figures: a label value, stable for alert rules
+/// (runner's kinds of failure).
+pub use runner::failure::FailureKind as Reason;
 
 /// A family's test that gave no figures, and the engine's words for why.
 #[derive(Debug, Clone, PartialEq)]
@@ -348,7 +269,9 @@ impl FamilyLimits {
                 run_slack: d.run_slack.min(spare),
                 count_run_max: d.count_run_max.min(left.max(MIN_WAIT)),
             },
-            iperf3_control: iperf3::ClientOptions::default().control_timeout.min(spare),
+            iperf3_control: runner::TargetOptions::default()
+                .iperf3_control_timeout
+                .min(spare),
         }
     }
 }
@@ -384,7 +307,7 @@ fn run_family(
     opts: &runner::TargetOptions,
 ) -> (Option<i64>, Result<RunOutput, Failure>) {
     let failed = |e: &TargetError| Failure {
-        reason: Reason::of_target(e),
+        reason: Reason::of(e),
         message: e.to_string(),
     };
     let mut target = match Target::open(opts, &[single.cell().family], &mut |_| {}) {
@@ -566,7 +489,7 @@ mod tests {
         );
         assert_eq!(
             l.iperf3_control,
-            iperf3::ClientOptions::default().control_timeout
+            runner::TargetOptions::default().iperf3_control_timeout
         );
         // Nothing left: the shortest wait, not zero.
         assert_eq!(
@@ -596,27 +519,5 @@ mod tests {
         );
         assert!(!l.contains(['\x1b', '\n']), "{l}");
         assert!(l.len() < MAX_LOGGED_MESSAGE_CHARS + 100, "{}", l.len());
-    }
-
-    #[test]
-    fn engine_errors_map_to_stable_reasons() {
-        let refused = EngineError::ConnectionRefused {
-            host: "h".into(),
-            port: 1,
-        };
-        assert_eq!(Reason::of(&refused), Reason::Refused);
-        assert_eq!(
-            Reason::of(&EngineError::Timeout("x".into())),
-            Reason::Timeout
-        );
-        let io = EngineError::Io {
-            context: "c".into(),
-            source: std::io::ErrorKind::TimedOut.into(),
-        };
-        assert_eq!(Reason::of(&io), Reason::Timeout);
-        assert_eq!(
-            Reason::of(&EngineError::Phase("p", Box::new(refused))),
-            Reason::Refused
-        );
     }
 }

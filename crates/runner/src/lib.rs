@@ -14,6 +14,7 @@
 
 pub mod campaign;
 pub mod export;
+pub mod failure;
 pub mod lifecycle;
 pub mod monitor;
 pub mod options;
