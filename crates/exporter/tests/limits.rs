@@ -158,13 +158,7 @@ fn a_target_that_stalls_after_connecting_fails_for_timeout_within_the_scrape_tim
     );
     let took = t0.elapsed();
     assert_eq!(r.status, 200, "{}", r.body);
-    let s = parse_exposition(&r.body);
-    assert_eq!(value(&s, "probe_success", "ipv4"), Some(0.0), "{}", r.body);
-    let info = s
-        .iter()
-        .find(|x| x.name == "dualperf_probe_failure_info")
-        .unwrap_or_else(|| panic!("no failure_info in\n{}", r.body));
-    assert_eq!(info.labels["reason"], "timeout", "{}", r.body);
+    assert_eq!(failure_reason(&r.body, "ipv4"), "timeout", "{}", r.body);
     // The answer comes by the budget (the exporter answers then at the latest); the 2 s
     // margin is for scheduling only, well short of the engine's default 5 s wait.
     assert!(
