@@ -348,29 +348,9 @@ fn an_iperf3_peer_is_probed_over_both_families() {
     serving.join().unwrap().unwrap();
 }
 
-/// An iperf3 server that answers every connection "busy" (ACCESS_DENIED after the
-/// cookie, as iperf3 does while another client tests) and counts them; it takes `max`.
-fn busy_iperf3_server(max: usize) -> (u16, std::sync::Arc<std::sync::Mutex<usize>>) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(0));
-    let count = seen.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming().take(max) {
-            let Ok(mut conn) = conn else { continue };
-            *count.lock().unwrap() += 1;
-            let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
-            let mut cookie = [0u8; 37];
-            let _ = conn.read_exact(&mut cookie);
-            let _ = conn.write_all(&[0xff]);
-        }
-    });
-    (port, seen)
-}
-
 #[test]
 fn a_busy_iperf3_peer_is_retried_within_half_the_setup_allowance_then_named_busy() {
-    let (port, seen) = busy_iperf3_server(50);
+    let (port, seen) = testkit::busy_iperf3_server(50);
     // setup_allowance 1 s: a busy server is retried for 0.5 s (answers at 0, 0.2 and
     // 0.5 s), by runner's iperf3 target.
     let ex = start_exporter(

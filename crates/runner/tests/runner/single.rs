@@ -130,31 +130,9 @@ fn a_run_against_no_server_fails_with_the_targets_own_error() {
     }
 }
 
-/// An iperf3 server that answers every connection "busy" (ACCESS_DENIED, as iperf3 does
-/// while it runs another client's test) and counts them; it takes `max` connections.
-fn busy_iperf3_server(max: usize) -> (u16, Arc<Mutex<usize>>) {
-    use std::io::Write;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
-    let port = listener.local_addr().expect("its address").port();
-    let seen = Arc::new(Mutex::new(0));
-    let count = seen.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming().take(max) {
-            let Ok(mut conn) = conn else { continue };
-            *count.lock().unwrap() += 1;
-            // As iperf3: the client's cookie read, then the refusal.
-            let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(2)));
-            let mut cookie = [0u8; 37];
-            let _ = std::io::Read::read_exact(&mut conn, &mut cookie);
-            let _ = conn.write_all(&[0xff]);
-        }
-    });
-    (port, seen)
-}
-
 #[test]
 fn a_waiting_run_waits_out_a_busy_iperf3_server_for_its_limit_and_names_it_busy() {
-    let (port, seen) = busy_iperf3_server(50);
+    let (port, seen) = testkit::busy_iperf3_server(50);
     let opts = TargetOptions {
         host: Some("127.0.0.1".into()),
         port,
