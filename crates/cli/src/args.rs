@@ -81,17 +81,21 @@ pub struct TargetArgs {
 }
 
 impl TargetArgs {
-    /// The server port: `--port`, or the peer's default.
+    /// The server port: `--port`, or the peer's default (runner's).
     pub fn port(&self) -> u16 {
-        self.port.unwrap_or(match self.peer {
-            Peer::Dualperf => engine::DEFAULT_PORT,
-            Peer::Iperf3 => IPERF3_DEFAULT_PORT,
-        })
+        self.port.unwrap_or(self.peer.runner().default_port())
     }
 }
 
-/// iperf3's default port.
-pub const IPERF3_DEFAULT_PORT: u16 = 5201;
+impl Peer {
+    /// The runner's kind of peer.
+    pub fn runner(self) -> runner::Peer {
+        match self {
+            Peer::Dualperf => runner::Peer::Dualperf,
+            Peer::Iperf3 => runner::Peer::Iperf3,
+        }
+    }
+}
 
 /// Load `--psk-file` (if given), printing a warning on stderr when others can read it.
 pub fn load_psk(path: Option<&std::path::Path>) -> anyhow::Result<Option<wire::auth::Psk>> {

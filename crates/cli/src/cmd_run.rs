@@ -233,10 +233,7 @@ pub fn target_options(
     Ok(runner::TargetOptions {
         host: t.host.clone(),
         port: t.port(),
-        peer: match t.peer {
-            Peer::Dualperf => runner::Peer::Dualperf,
-            Peer::Iperf3 => runner::Peer::Iperf3,
-        },
+        peer: t.peer.runner(),
         lab: t.lab.map(|topology| runner::target::LabRequest {
             topology,
             rate_bps: t.lab_rate,
@@ -254,6 +251,7 @@ pub fn target_options(
         protocol_version: None,
         pin_threads: false,
         stop,
+        ..runner::TargetOptions::default()
     })
 }
 

@@ -1,6 +1,7 @@
 //! The exporter's configuration file (TOML): modules as blackbox_exporter's (what test a
-//! probe runs), the allow-list of targets and the limits. [`module_spec`] is the one
-//! place a module becomes a `wire::spec::TestSpec`.
+//! probe runs), the allow-list of targets and the limits. A module's test is resolved
+//! by runner as `dualperf run`'s is ([`module_run`]); its peer and default port are
+//! runner's ([`runner::Peer`]).
 
 use crate::target::{AllowList, AllowListError};
 use serde::Deserialize;
@@ -10,7 +11,9 @@ use std::time::Duration;
 use wire::bounds::RangeError;
 use wire::proto::TestSpecError;
 use wire::quantity::QuantityError;
-use wire::spec::{Bound, Direction, Family, SocketOpts, TestKind, TestSpec, UnknownName};
+use wire::spec::{Bound, Family, SocketOpts, TestSpec};
+
+pub use runner::Peer;
 
 /// The exporter's default listen address (loopback only; 9531 is free in Prometheus'
 /// default port allocation list).
@@ -24,6 +27,9 @@ pub const DEFAULT_PROBE_BUDGET: Duration = Duration::from_secs(60);
 /// Allowance per family for connecting, the control exchange and the result, on top of
 /// the test's own duration (loopback needs well under 50 ms of it).
 pub const DEFAULT_SETUP_ALLOWANCE: Duration = Duration::from_secs(1);
+/// A module's test length per family when it gives neither a duration nor a count: a
+/// probe answers a scrape (`dualperf run`'s 10 s would be long for one).
+pub const DEFAULT_MODULE_DURATION: &str = "2s";
 /// The longest test a module may ask for per family: a probe answers a scrape.
 pub const MAX_TEST_DURATION: Duration = Duration::from_secs(300);
 /// Most modules one file may define (a bounded configuration).
@@ -67,11 +73,9 @@ pub enum DurationError {
 pub enum ModuleError {
     #[error("unknown peer '{0}': use dualperf or iperf3")]
     UnknownPeer(String),
-    #[error(
-        "test '{0}' is not possible with peer = \"iperf3\": iperf3 has no request/response \
-         test; use tcp-stream or udp-stream, or a dualperf server"
-    )]
-    RrWithIperf3(String),
+    /// A test an iperf3 peer cannot run (runner's words).
+    #[error("{0}")]
+    Iperf3(String),
     #[error("psk_file is for dualperf servers; an iperf3 peer does not take it")]
     PskWithIperf3,
     #[error("families is empty: give [4], [6] or [4, 6]")]
@@ -90,7 +94,7 @@ pub enum ModuleError {
     #[error(transparent)]
     Psk(#[from] wire::auth::AuthError),
     #[error(transparent)]
-    UnknownTest(#[from] UnknownName),
+    UnknownTest(#[from] runner::options::UnknownTest),
     #[error(
         "test '{0}' is not served by the exporter: use tcp-stream, udp-stream, tcp-rr or udp-rr"
     )]
@@ -99,16 +103,13 @@ pub enum ModuleError {
     SizeTooLarge(u64),
     #[error("size: {0}")]
     Size(QuantityError),
-    #[error("give a duration or a count, not both")]
-    DurationAndCount,
     #[error("unknown direction '{0}': use forward, reverse or bidir")]
     UnknownDirection(String),
     #[error("rate: {0}")]
     Rate(QuantityError),
-    #[error("rate applies to udp-stream and the request/response tests")]
-    RateOnTcpStream,
-    #[error("socket.flowlabel applies to IPv6 only: set families = [6]")]
-    FlowlabelOnV4,
+    /// Refused as `dualperf run` refuses the same options (runner's words).
+    #[error(transparent)]
+    Resolve(#[from] runner::ResolveError),
     #[error(transparent)]
     Spec(#[from] TestSpecError),
 }
@@ -130,7 +131,8 @@ pub struct Module {
     /// Payload bytes per send, datagram or request.
     #[serde(default)]
     pub size: Option<Quantity>,
-    /// Test length per family (`2s`, `500ms`); the default is 2 s unless `count` is set.
+    /// Test length per family (`2s`, `500ms`); [`DEFAULT_MODULE_DURATION`] unless `count`
+    /// is set.
     #[serde(default)]
     pub duration: Option<String>,
     /// Packets (datagrams, writes or transactions) per stream instead of a duration.
@@ -139,7 +141,7 @@ pub struct Module {
     /// With `count`: the longest the test may take per family (`5s`).
     #[serde(default)]
     pub timeout: Option<String>,
-    /// udp-stream: bits/s (`100M`) or packets/s (`10kpps`); rr tests: transactions/s.
+    /// udp-stream only: bits/s (`100M`) or packets/s (`10kpps`).
     #[serde(default)]
     pub rate: Option<String>,
     /// forward (default), reverse or bidir (stream tests).
@@ -245,18 +247,26 @@ pub struct Config {
     pub hosts: BTreeMap<String, Vec<std::net::IpAddr>>,
 }
 
-/// A module made ready: one spec per family, and what a probe needs besides.
+/// A module made ready: one resolved run (a campaign of one test, as `dualperf run`
+/// makes) per family, and what a probe needs besides.
 #[derive(Debug, Clone)]
 pub struct ProbeModule {
     pub name: String,
     pub peer: Peer,
-    /// The test of each family, in the module's order.
-    pub specs: Vec<TestSpec>,
+    /// The run of each family, in the module's order.
+    pub runs: Vec<runner::Single>,
     pub port: u16,
     pub connect_timeout: Duration,
     pub psk: Option<wire::auth::Psk>,
     /// The longest one family's test may run (its duration, or the module's timeout).
     pub test_time: Duration,
+}
+
+impl ProbeModule {
+    /// The test of each family, in the module's order.
+    pub fn specs(&self) -> impl Iterator<Item = &TestSpec> {
+        self.runs.iter().map(|r| &r.cell().test)
+    }
 }
 
 impl Default for Config {
@@ -383,30 +393,14 @@ fn parse_duration(
     Ok(wire::bounds::secs_to_duration(what, secs, min, max)?)
 }
 
-/// The server a module's target runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Peer {
-    Dualperf,
-    /// An unmodified iperf3 3.x server (`iperf3 -s`): stream tests only.
-    Iperf3,
-}
-
-/// iperf3's default port.
-pub const IPERF3_DEFAULT_PORT: u16 = 5201;
-
 fn ready_module(name: &str, m: &Module) -> Result<ProbeModule, ModuleError> {
     let peer = match m.peer.as_deref().unwrap_or("dualperf") {
         "dualperf" => Peer::Dualperf,
         "iperf3" => Peer::Iperf3,
         other => return Err(ModuleError::UnknownPeer(other.to_string())),
     };
-    if peer == Peer::Iperf3 {
-        if m.test.parse::<TestKind>().is_ok_and(|k| k.is_rr()) {
-            return Err(ModuleError::RrWithIperf3(m.test.clone()));
-        }
-        if m.psk_file.is_some() {
-            return Err(ModuleError::PskWithIperf3);
-        }
+    if peer == Peer::Iperf3 && m.psk_file.is_some() {
+        return Err(ModuleError::PskWithIperf3);
     }
     let families = match m.families.as_deref() {
         None => vec![Family::V4, Family::V6],
@@ -427,15 +421,23 @@ fn ready_module(name: &str, m: &Module) -> Result<ProbeModule, ModuleError> {
             out
         }
     };
-    let specs = families
+    let runs = families
         .iter()
-        .map(|&f| module_spec(m, f))
+        .map(|&f| module_run(m, f))
         .collect::<Result<Vec<_>, _>>()?;
-    let test_time = match (m.count, &m.duration, &m.timeout) {
-        (Some(_), _, Some(t)) => parse_duration("timeout", t, Duration::ZERO, MAX_TEST_DURATION)?,
-        (Some(_), _, None) => return Err(ModuleError::CountWithoutTimeout),
-        // Without a count every spec's bound is its duration; families is never empty.
-        (None, _, _) => match specs.first().map(|s| s.bound) {
+    if peer == Peer::Iperf3 {
+        if let Some(why) = runs
+            .first()
+            .and_then(|r| runner::target::iperf3::refuse_rr(r.spec()))
+        {
+            return Err(ModuleError::Iperf3(why));
+        }
+    }
+    let test_time = match (m.count, &m.timeout) {
+        (Some(_), Some(t)) => parse_duration("timeout", t, Duration::ZERO, MAX_TEST_DURATION)?,
+        (Some(_), None) => return Err(ModuleError::CountWithoutTimeout),
+        // Without a count every test's bound is its duration; families is never empty.
+        (None, _) => match runs.first().map(|r| r.cell().test.bound) {
             Some(Bound::DurationNs(ns)) => Duration::from_nanos(ns),
             _ => return Err(ModuleError::NoFamilies),
         },
@@ -458,76 +460,100 @@ fn ready_module(name: &str, m: &Module) -> Result<ProbeModule, ModuleError> {
         .as_deref()
         .map(wire::auth::Psk::load)
         .transpose()?;
-    let default_port = match peer {
-        Peer::Dualperf => engine::DEFAULT_PORT,
-        Peer::Iperf3 => IPERF3_DEFAULT_PORT,
-    };
     Ok(ProbeModule {
         name: name.to_string(),
         peer,
-        specs,
-        port: m.port.unwrap_or(default_port),
+        runs,
+        port: m.port.unwrap_or(peer.default_port()),
         connect_timeout,
         psk,
         test_time,
     })
 }
 
-/// A module's test for one family, built as `dualperf run` builds its spec and checked
-/// by the protocol's own `validate_spec`. The one function that turns a module into a
-/// `TestSpec` (the application layer's `resolve` will take its place).
-pub fn module_spec(m: &Module, family: Family) -> Result<TestSpec, ModuleError> {
-    let kind: TestKind = m.test.parse::<TestKind>()?;
-    if !kind.on_wire() {
+/// A module's options as `dualperf run`'s: the test, its size, and the shared options
+/// (a probe's own default length, [`DEFAULT_MODULE_DURATION`], when neither a duration
+/// nor a count is given).
+pub fn module_options(
+    m: &Module,
+    family: Family,
+) -> Result<(runner::TestOptions, runner::OneTest), ModuleError> {
+    let test: runner::RunTest = m.test.parse()?;
+    if test == runner::RunTest::Loaded {
         return Err(ModuleError::NotServed(m.test.clone()));
     }
-    let size = match &m.size {
-        None => 1408,
+    let size_bytes = match &m.size {
+        None => None,
         Some(Quantity::Number(n)) => {
-            u32::try_from(*n).map_err(|_| ModuleError::SizeTooLarge(*n))?
+            Some(u32::try_from(*n).map_err(|_| ModuleError::SizeTooLarge(*n))?)
         }
-        Some(Quantity::Text(t)) => wire::quantity::parse_bytes_u32(t).map_err(ModuleError::Size)?,
-    };
-    let mut spec = TestSpec::new(kind, family, size);
-    spec.bound = match (m.count, &m.duration) {
-        (Some(_), Some(_)) => return Err(ModuleError::DurationAndCount),
-        (Some(n), None) => Bound::Count(n),
-        (None, d) => {
-            let d = parse_duration(
-                "duration",
-                d.as_deref().unwrap_or("2s"),
-                Duration::from_millis(1),
-                MAX_TEST_DURATION,
-            )?;
-            Bound::DurationNs(d.as_nanos() as u64)
+        Some(Quantity::Text(t)) => {
+            Some(wire::quantity::parse_bytes_u32(t).map_err(ModuleError::Size)?)
         }
     };
-    spec.direction = match m.direction.as_deref().unwrap_or("forward") {
-        "forward" => Direction::Forward,
-        "reverse" => Direction::Reverse,
-        "bidir" => Direction::Bidir,
+    let duration = match (&m.duration, m.count) {
+        (None, Some(_)) => None,
+        (d, _) => Some(parse_duration(
+            "duration",
+            d.as_deref().unwrap_or(DEFAULT_MODULE_DURATION),
+            Duration::from_millis(1),
+            MAX_TEST_DURATION,
+        )?),
+    };
+    let (reverse, bidir) = match m.direction.as_deref().unwrap_or("forward") {
+        "forward" => (false, false),
+        "reverse" => (true, false),
+        "bidir" => (false, true),
         other => return Err(ModuleError::UnknownDirection(other.to_string())),
     };
-    spec.streams = m.streams.unwrap_or(1);
-    spec.rate = m
+    let rate = m
         .rate
         .as_deref()
         .map(|r| wire::quantity::parse_rate(r).map_err(ModuleError::Rate))
         .transpose()?;
-    if spec.rate.is_some() && kind == TestKind::TcpStream {
-        return Err(ModuleError::RateOnTcpStream);
-    }
-    spec.socket = m.socket.clone();
-    if spec.socket.flowlabel.is_some() && family != Family::V6 {
-        return Err(ModuleError::FlowlabelOnV4);
-    }
-    wire::proto::validate_spec(&spec)?;
-    Ok(spec)
+    let s = &m.socket;
+    let options = runner::TestOptions {
+        duration_s: duration.map(|d| d.as_secs_f64()),
+        count: m.count,
+        reverse,
+        bidir,
+        streams: m.streams,
+        rate,
+        sndbuf_bytes: s.sndbuf_bytes.map(u64::from),
+        rcvbuf_bytes: s.rcvbuf_bytes.map(u64::from),
+        nodelay: s.nodelay,
+        mss_bytes: s.mss_bytes,
+        tos: s.tos,
+        flowlabel: s.flowlabel,
+        congestion: s.congestion.clone(),
+        dont_fragment: s.dont_fragment,
+        ..runner::TestOptions::default()
+    };
+    let one = runner::OneTest {
+        test,
+        family,
+        size_bytes,
+        traffic_seed: None,
+        rate_search: false,
+    };
+    Ok((options, one))
+}
+
+/// A module's test for one family: its options resolved by runner as `dualperf run`'s
+/// are (so a module gets run's defaults and is refused for run's reasons, in run's
+/// words), then checked by the protocol's own `validate_spec`, as a server checks it.
+pub fn module_run(m: &Module, family: Family) -> Result<runner::Single, ModuleError> {
+    let (options, one) = module_options(m, family)?;
+    let single = runner::resolve_single(&options, &one)?;
+    wire::proto::validate_spec(&single.cell().test)?;
+    // A probe waits out a busy iperf3 server within its budget.
+    Ok(single.waiting())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wire::spec::TestKind;
 
     fn parse(text: &str) -> Result<Config, ConfigError> {
         Config::from_toml_str(text, Path::new("test.toml"))
@@ -538,7 +564,7 @@ mod tests {
         let c = parse("").unwrap();
         for name in ["udp_rr", "tcp_rr", "tcp_stream", "udp_stream_1408"] {
             let m = &c.modules[name];
-            let fams: Vec<Family> = m.specs.iter().map(|s| s.family).collect();
+            let fams: Vec<Family> = m.specs().map(|s| s.family).collect();
             assert_eq!(fams, [Family::V4, Family::V6], "{name}");
             assert_eq!(m.test_time, Duration::from_secs(2), "{name}");
         }
@@ -561,8 +587,8 @@ mod tests {
         )
         .unwrap();
         let m = &c.modules["small"];
-        assert_eq!(m.specs.len(), 1);
-        let s = &m.specs[0];
+        assert_eq!(m.runs.len(), 1);
+        let s = &m.runs[0].cell().test;
         assert_eq!(s.kind, TestKind::UdpStream);
         assert_eq!(s.family, Family::V6);
         assert_eq!(s.payload_bytes, 512);
@@ -603,7 +629,11 @@ mod tests {
             ),
             (
                 "[modules.a]\ntest = \"tcp-stream\"\nrate = \"1M\"",
-                "rate applies",
+                "--rate applies to udp-stream only",
+            ),
+            (
+                "[modules.a]\ntest = \"tcp-rr\"\npeer = \"iperf3\"",
+                "iperf3 has no request/response test",
             ),
             (
                 "[modules.a]\ntest = \"udp-rr\"\npeer = \"ftp\"",
@@ -666,15 +696,72 @@ mod tests {
     fn an_iperf3_module_defaults_to_port_5201() {
         let c = parse("[modules.i]\ntest = \"tcp-stream\"\npeer = \"iperf3\"").unwrap();
         assert_eq!(c.modules["i"].peer, Peer::Iperf3);
-        assert_eq!(c.modules["i"].port, IPERF3_DEFAULT_PORT);
+        assert_eq!(c.modules["i"].port, runner::target::IPERF3_DEFAULT_PORT);
+        assert_eq!(c.modules["tcp_rr"].port, Peer::Dualperf.default_port());
         assert_eq!(c.modules["tcp_rr"].peer, Peer::Dualperf);
+    }
+
+    /// What `dualperf run` makes of the same options: its error's words, or its test.
+    fn run_of(opts: &runner::TestOptions, one: &runner::OneTest) -> Result<TestSpec, String> {
+        match runner::resolve_run(opts, one) {
+            Ok(runner::RunSpec::One(t)) => Ok(t),
+            Ok(other) => panic!("not one test: {other:?}"),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    #[test]
+    fn a_module_is_refused_for_the_reasons_and_in_the_words_of_run() {
+        let cases = [
+            ("test = \"tcp-stream\"\nrate = \"1M\"", Family::V4),
+            ("test = \"udp-rr\"\nrate = \"100pps\"", Family::V4),
+            (
+                "test = \"udp-stream\"\nsocket = { flowlabel = 5 }",
+                Family::V4,
+            ),
+            (
+                "test = \"udp-rr\"\ncount = 5\nduration = \"1s\"\ntimeout = \"2s\"",
+                Family::V4,
+            ),
+        ];
+        for (body, family) in cases {
+            let text = format!("[modules.a]\n{body}");
+            let m: Module = toml::from_str(body).unwrap();
+            let (opts, one) = module_options(&m, family).unwrap();
+            let run = run_of(&opts, &one).expect_err("run refuses it too");
+            let err = parse(&text).unwrap_err().to_string();
+            assert_eq!(err, format!("module 'a': {run}"), "{body}");
+        }
+    }
+
+    #[test]
+    fn a_modules_defaults_are_those_of_run_for_the_same_test() {
+        for test in ["tcp-stream", "udp-stream", "tcp-rr", "udp-rr"] {
+            let c = parse(&format!("[modules.a]\ntest = \"{test}\"")).unwrap();
+            let m = &c.modules["a"];
+            for (i, family) in [Family::V4, Family::V6].into_iter().enumerate() {
+                let opts = runner::TestOptions {
+                    duration_s: Some(2.0),
+                    ..runner::TestOptions::default()
+                };
+                let one = runner::OneTest {
+                    test: test.parse().unwrap(),
+                    family,
+                    size_bytes: None,
+                    traffic_seed: None,
+                    rate_search: false,
+                };
+                let run = run_of(&opts, &one).unwrap();
+                assert_eq!(m.runs[i].cell().test, run, "{test} {family}");
+            }
+        }
     }
 
     #[test]
     fn a_file_redefines_a_builtin_module() {
         let c =
             parse("[modules.udp_rr]\ntest = \"udp-rr\"\nsize = 200\nduration = \"1s\"").unwrap();
-        assert_eq!(c.modules["udp_rr"].specs[0].payload_bytes, 200);
+        assert_eq!(c.modules["udp_rr"].runs[0].cell().test.payload_bytes, 200);
         assert_eq!(c.modules.len(), 4);
     }
 }

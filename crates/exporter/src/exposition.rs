@@ -271,14 +271,17 @@ mod tests {
     use super::*;
     use crate::probe::{Failure, Reason};
     use std::time::Duration;
-    use wire::metrics::Metric;
 
     fn ok(family: Family, pairs: &[(&str, f64)]) -> FamilyOutcome {
         FamilyOutcome {
             family,
             addr: None,
             duration: Some(Duration::from_millis(1500)),
-            result: Ok(pairs.iter().map(|&(n, v)| Metric::new(n, v)).collect()),
+            started_unix_ns: Some(0),
+            result: Ok(study::RunOutput {
+                metrics: pairs.iter().map(|&(n, v)| (n.to_string(), v)).collect(),
+                ..study::RunOutput::default()
+            }),
         }
     }
 
@@ -323,6 +326,7 @@ mod tests {
                     family: Family::V6,
                     addr: None,
                     duration: None,
+                    started_unix_ns: None,
                     result: Err(Failure {
                         reason: Reason::NoAddress,
                         message: "h has no \"AAAA\"\nrecord\\".into(),

@@ -5,15 +5,17 @@
 //! `probe_duration_seconds`, a failure reason, and the IPv6/IPv4 ratio of the headline
 //! figure. `GET /metrics` gives the exporter's own metrics.
 //!
-//! - [`config`]: modules (TOML), the allow-list and limits; [`config::module_spec`] is the
-//!   one place a module becomes a `TestSpec`.
+//! - [`config`]: modules (TOML), the allow-list and limits; a module's test is resolved by
+//!   runner as `dualperf run`'s is ([`config::module_run`]).
 //! - [`target`]: target parsing, the allow-list, A/AAAA resolution.
-//! - [`probe`]: the probe itself, on the engine's client (no second measurement path).
+//! - [`probe`]: the probe itself: each family a campaign of one test on a runner
+//!   `Target`, as `dualperf run` makes (no second measurement or retry path).
 //! - [`exposition`]: the probe's metrics and the exposition formats.
 //! - [`gate`]: no overlapping probes per target (the addresses connected), limits per
 //!   scrape client and in total, the family order.
 //! - [`conns`]: connections open at once, per client and in total.
-//! - [`archive`]: `--db`, each probe stored as runs of a monitoring campaign.
+//! - [`archive`]: `--db`, each probe stored as runs of runner's monitoring campaign of
+//!   its module.
 //! - [`server`]: HTTP. [`webconfig`]: TLS and basic auth. `own`: the exporter's metrics.
 //!
 //! Crates, and why:

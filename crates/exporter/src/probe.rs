@@ -1,88 +1,21 @@
-//! One probe: a module's test against one target, over IPv4 and IPv6 in turn, through
-//! the engine's client (`engine::run_client`, as `dualperf run` does). Blocking: the
-//! server runs it on a blocking thread.
+//! One probe: a module's test against one target, over IPv4 and IPv6 in turn, each a
+//! campaign of one test on a runner `Target` at the family's address, as `dualperf run`
+//! makes (an iperf3 peer's busy answers waited out by runner's iperf3 target), with the
+//! target's waits held to the scrape's budget ([`FamilyLimits`]). Blocking: the server
+//! runs it on a blocking thread.
 
-use crate::config::{Peer, ProbeModule};
+use crate::config::ProbeModule;
 use crate::target::Resolved;
-use engine::{ClientConfig, EngineError, NullRecorder};
+use runner::target::{Target, TargetError};
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
-use wire::metrics::{self as m, Metric};
+use study::RunOutput;
+use wire::metrics as m;
 use wire::spec::{Family, TestSpec};
 
-/// Why a family's test gave no figures: a label value, stable for alert rules.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reason {
-    /// The target has no address of this family (no A / AAAA record).
-    NoAddress,
-    /// The server refused the connection (nothing listening).
-    Refused,
-    /// A step took longer than allowed (connect, test, or the scrape's budget).
-    Timeout,
-    /// No route, or IPv6 disabled on this host.
-    Unreachable,
-    /// The server wants a pre-shared key, or the key did not match.
-    Auth,
-    /// The server is running another test or is at its connection limit.
-    Busy,
-    /// Anything else (protocol error, rejected test, socket option refused).
-    Error,
-}
-
-impl Reason {
-    pub fn label(self) -> &'static str {
-        match self {
-            Reason::NoAddress => "no_address",
-            Reason::Refused => "refused",
-            Reason::Timeout => "timeout",
-            Reason::Unreachable => "unreachable",
-            Reason::Auth => "auth",
-            Reason::Busy => "busy",
-            Reason::Error => "error",
-        }
-    }
-
-    fn of_iperf3(e: &iperf3::Iperf3Error) -> Reason {
-        use iperf3::Iperf3Error as E;
-        match e {
-            E::Busy => Reason::Busy,
-            E::Timeout(_) => Reason::Timeout,
-            E::Auth(_) => Reason::Auth,
-            E::Io { source, .. } => match source.kind() {
-                std::io::ErrorKind::ConnectionRefused => Reason::Refused,
-                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => Reason::Timeout,
-                std::io::ErrorKind::HostUnreachable | std::io::ErrorKind::NetworkUnreachable => {
-                    Reason::Unreachable
-                }
-                _ => Reason::Error,
-            },
-            _ => Reason::Error,
-        }
-    }
-
-    fn of(e: &EngineError) -> Reason {
-        match e {
-            EngineError::ConnectionRefused { .. } => Reason::Refused,
-            EngineError::HostUnreachable { .. } | EngineError::Ipv6Unavailable { .. } => {
-                Reason::Unreachable
-            }
-            EngineError::Resolve { .. } => Reason::NoAddress,
-            EngineError::ServerBusy { .. } | EngineError::ServerFull { .. } => Reason::Busy,
-            EngineError::AuthRequired { .. } | EngineError::AuthFailed(_) => Reason::Auth,
-            EngineError::Timeout(_) => Reason::Timeout,
-            EngineError::Io { source, .. }
-                if matches!(
-                    source.kind(),
-                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-                ) =>
-            {
-                Reason::Timeout
-            }
-            EngineError::Phase(_, inner) => Reason::of(inner),
-            _ => Reason::Error,
-        }
-    }
-}
+/// Why a family's test gave no figures: a label value, stable for alert rules
+/// (runner's kinds of failure).
+pub use runner::failure::FailureKind as Reason;
 
 /// A family's test that gave no figures, and the engine's words for why.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,17 +32,15 @@ pub struct FamilyOutcome {
     pub addr: Option<IpAddr>,
     /// From just before connecting to the result; `None` when the family was not run.
     pub duration: Option<Duration>,
-    pub result: Result<Vec<Metric>, Failure>,
+    /// When the test began (ns since the Unix epoch); `None` when it was not run.
+    pub started_unix_ns: Option<i64>,
+    /// The run as a study stores it (its metrics, what each side applied), or why not.
+    pub result: Result<RunOutput, Failure>,
 }
 
 impl FamilyOutcome {
     pub fn metric(&self, name: &str) -> Option<f64> {
-        self.result
-            .as_ref()
-            .ok()?
-            .iter()
-            .find(|x| x.name == name)
-            .map(|x| x.value)
+        self.result.as_ref().ok()?.metrics.get(name).copied()
     }
 }
 
@@ -169,18 +100,17 @@ pub fn failure_log(target: &str, module: &str, p: &ProbeOutcome) -> Vec<String> 
         .collect()
 }
 
-/// The families' tests in the order a probe runs them (IPv6 first when `v6_first`).
-pub fn family_order(module: &ProbeModule, v6_first: bool) -> Vec<&TestSpec> {
-    let mut specs: Vec<&TestSpec> = module.specs.iter().collect();
+/// The families' runs in the order a probe runs them (IPv6 first when `v6_first`).
+pub fn family_order(module: &ProbeModule, v6_first: bool) -> Vec<&runner::Single> {
+    let mut runs: Vec<&runner::Single> = module.runs.iter().collect();
     let first = if v6_first { Family::V6 } else { Family::V4 };
-    specs.sort_by_key(|s| s.family != first);
-    specs
+    runs.sort_by_key(|r| r.cell().family != first);
+    runs
 }
 
-fn headline_of(specs: &[&TestSpec]) -> &'static str {
-    specs
-        .first()
-        .map(|s| headline_metric(s))
+fn headline_of(runs: &[&runner::Single]) -> &'static str {
+    runs.first()
+        .map(|r| headline_metric(&r.cell().test))
         .unwrap_or(m::THROUGHPUT_BPS)
 }
 
@@ -225,16 +155,17 @@ pub fn run_probe_reporting(
 ) -> ProbeOutcome {
     let (module, budget) = (run.module, run.budget);
     let start = Instant::now();
-    let specs = family_order(module, run.v6_first);
-    let headline = headline_of(&specs);
-    let mut families = Vec::with_capacity(specs.len());
-    for spec in specs {
-        let family = spec.family;
+    let runs = family_order(module, run.v6_first);
+    let headline = headline_of(&runs);
+    let mut families = Vec::with_capacity(runs.len());
+    for single in runs {
+        let family = single.cell().family;
         let o = match run.resolved.of(family) {
             Err(why) => FamilyOutcome {
                 family,
                 addr: None,
                 duration: None,
+                started_unix_ns: None,
                 result: Err(Failure {
                     reason: Reason::NoAddress,
                     message: why.to_string(),
@@ -248,6 +179,7 @@ pub fn run_probe_reporting(
                         family,
                         addr: Some(*addr),
                         duration: None,
+                        started_unix_ns: None,
                         result: Err(Failure {
                             reason: Reason::Timeout,
                             message: format!(
@@ -261,18 +193,14 @@ pub fn run_probe_reporting(
                 } else {
                     let began = Instant::now();
                     let limits = FamilyLimits::within(module, left);
-                    let result = run_family(
-                        module,
-                        spec,
-                        *addr,
-                        run.port,
-                        run.setup_allowance / 2,
-                        &limits,
-                    );
+                    let target =
+                        probe_target(module, *addr, run.port, run.setup_allowance / 2, &limits);
+                    let (started_unix_ns, result) = run_family(single, &target);
                     FamilyOutcome {
                         family,
                         addr: Some(*addr),
                         duration: Some(began.elapsed()),
+                        started_unix_ns,
                         result,
                     }
                 }
@@ -287,18 +215,20 @@ pub fn run_probe_reporting(
 /// The outcome of a probe that overran its budget: the families that ended (`done`) as
 /// they ended, the others failed for `timeout`.
 pub fn cut_short(run: &ProbeRun<'_>, done: &[FamilyOutcome]) -> ProbeOutcome {
-    let specs = family_order(run.module, run.v6_first);
-    let headline = headline_of(&specs);
-    let families = specs
+    let runs = family_order(run.module, run.v6_first);
+    let headline = headline_of(&runs);
+    let families = runs
         .iter()
-        .map(|spec| {
+        .map(|r| r.cell().family)
+        .map(|family| {
             done.iter()
-                .find(|o| o.family == spec.family)
+                .find(|o| o.family == family)
                 .cloned()
                 .unwrap_or_else(|| FamilyOutcome {
-                    family: spec.family,
-                    addr: run.resolved.of(spec.family).as_ref().ok().copied(),
+                    family,
+                    addr: run.resolved.of(family).as_ref().ok().copied(),
                     duration: None,
+                    started_unix_ns: None,
                     result: Err(Failure {
                         reason: Reason::Timeout,
                         message: format!(
@@ -339,54 +269,73 @@ impl FamilyLimits {
                 run_slack: d.run_slack.min(spare),
                 count_run_max: d.count_run_max.min(left.max(MIN_WAIT)),
             },
-            iperf3_control: iperf3::ClientOptions::default().control_timeout.min(spare),
+            iperf3_control: runner::TargetOptions::default()
+                .iperf3_control_timeout
+                .min(spare),
         }
     }
 }
 
-fn run_family(
+/// Where one family's test goes: the runner target at `addr`, with the waits the budget
+/// leaves (`busy_retry`: how long an iperf3 server that is busy, or reopening after the
+/// other family's test, is retried), capturing no host metadata (a probe stores none).
+pub fn probe_target(
     module: &ProbeModule,
-    spec: &TestSpec,
     addr: IpAddr,
     port: u16,
     busy_retry: Duration,
     limits: &FamilyLimits,
-) -> Result<Vec<Metric>, Failure> {
-    if module.peer == Peer::Iperf3 {
-        let opts = iperf3::ClientOptions {
-            connect_timeout: limits.connect,
-            control_timeout: limits.iperf3_control,
-            ..iperf3::ClientOptions::default()
-        };
-        // An iperf3 server answers "busy" while the previous session (the other family's
-        // test, a moment ago) is still closing: retry within half the setup allowance.
-        let deadline = Instant::now() + busy_retry;
-        let result = loop {
-            match iperf3::run(&addr.to_string(), port, spec, &opts) {
-                Err(iperf3::Iperf3Error::Busy) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                other => break other,
-            }
-        };
-        return result.map(|r| r.metrics).map_err(|e| Failure {
-            reason: Reason::of_iperf3(&e),
-            message: e.to_string(),
-        });
+) -> runner::TargetOptions {
+    runner::TargetOptions {
+        host: Some(addr.to_string()),
+        port,
+        peer: module.peer,
+        psk: module.psk.clone(),
+        connect_timeout: limits.connect,
+        session_limits: limits.session,
+        iperf3_control_timeout: limits.iperf3_control,
+        iperf3_busy_limit: busy_retry,
+        iperf3_reopen_grace: busy_retry,
+        host_metadata: false,
+        ..runner::TargetOptions::default()
     }
-    let mut cfg = ClientConfig::new(&addr.to_string(), port, spec.clone());
-    cfg.connect_timeout = limits.connect;
-    cfg.limits = limits.session;
-    cfg.psk = module.psk.clone();
-    // The exporter's own host metadata is not wanted by the probe; an empty map skips
-    // capturing it on every scrape.
-    cfg.client_info = Some(Default::default());
-    engine::run_client(&cfg, &mut NullRecorder)
-        .map(|r| r.metrics())
-        .map_err(|e| Failure {
-            reason: Reason::of(&e),
-            message: e.to_string(),
-        })
+}
+
+/// One family's run on its target: when it began, and its output or why there is none.
+fn run_family(
+    single: &runner::Single,
+    opts: &runner::TargetOptions,
+) -> (Option<i64>, Result<RunOutput, Failure>) {
+    let failed = |e: &TargetError| Failure {
+        reason: Reason::of(e),
+        message: e.to_string(),
+    };
+    let mut target = match Target::open(opts, &[single.cell().family], &mut |_| {}) {
+        Ok(t) => t,
+        Err(e) => return (None, Err(failed(&e))),
+    };
+    let tried = single.attempt(&mut target);
+    // A remote target has nothing to stop or remove.
+    let _ = target.close();
+    match tried {
+        Err(e) => (
+            None,
+            Err(Failure {
+                reason: Reason::Error,
+                message: e.to_string(),
+            }),
+        ),
+        Ok(runner::Tried { attempt, last }) => {
+            let result = attempt.result.map_err(|why| match last {
+                Some(Err(e)) => failed(&e),
+                _ => Failure {
+                    reason: Reason::Error,
+                    message: why.reason,
+                },
+            });
+            (Some(attempt.started_unix_ns), result)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -398,8 +347,12 @@ mod tests {
             family,
             addr: None,
             duration: None,
+            started_unix_ns: None,
             result: match v {
-                Some(v) => Ok(vec![Metric::new(m::THROUGHPUT_BPS, v)]),
+                Some(v) => Ok(RunOutput {
+                    metrics: [(m::THROUGHPUT_BPS.to_string(), v)].into(),
+                    ..RunOutput::default()
+                }),
                 None => Err(Failure {
                     reason: Reason::Refused,
                     message: "refused".into(),
@@ -536,7 +489,7 @@ mod tests {
         );
         assert_eq!(
             l.iperf3_control,
-            iperf3::ClientOptions::default().control_timeout
+            runner::TargetOptions::default().iperf3_control_timeout
         );
         // Nothing left: the shortest wait, not zero.
         assert_eq!(
@@ -566,27 +519,5 @@ mod tests {
         );
         assert!(!l.contains(['\x1b', '\n']), "{l}");
         assert!(l.len() < MAX_LOGGED_MESSAGE_CHARS + 100, "{}", l.len());
-    }
-
-    #[test]
-    fn engine_errors_map_to_stable_reasons() {
-        let refused = EngineError::ConnectionRefused {
-            host: "h".into(),
-            port: 1,
-        };
-        assert_eq!(Reason::of(&refused), Reason::Refused);
-        assert_eq!(
-            Reason::of(&EngineError::Timeout("x".into())),
-            Reason::Timeout
-        );
-        let io = EngineError::Io {
-            context: "c".into(),
-            source: std::io::ErrorKind::TimedOut.into(),
-        };
-        assert_eq!(Reason::of(&io), Reason::Timeout);
-        assert_eq!(
-            Reason::of(&EngineError::Phase("p", Box::new(refused))),
-            Reason::Refused
-        );
     }
 }

@@ -411,8 +411,8 @@ fn index(c: &Config) -> String {
         "dualperf exporter\n\n/probe?target=HOST[:PORT]&module=NAME  runs the module over IPv4 and IPv6\n/metrics                              the exporter's own metrics\n\nmodules:\n",
     );
     for (name, m) in &c.modules {
-        let fams: Vec<String> = m.specs.iter().map(|s| s.family.to_string()).collect();
-        if let Some(spec) = m.specs.first() {
+        let fams: Vec<String> = m.specs().map(|s| s.family.to_string()).collect();
+        if let Some(spec) = m.specs().next() {
             s.push_str(&format!(
                 "  {name}: {} {} bytes, {:.1} s per family, {}\n",
                 spec.kind,
@@ -562,7 +562,7 @@ async fn probe_reply(
         }
     };
     let module = &state.config.modules[&ask.module];
-    let families = module.specs.len() as u32;
+    let families = module.runs.len() as u32;
     let needed = (module.test_time + state.config.setup_allowance) * families;
     if needed > ask.budget {
         state.own.refused("scrape_timeout");
@@ -613,7 +613,7 @@ async fn probe_reply(
     let key = ask.target.with_port(port);
     let key_text = key.clone();
     // One probe per address connected, however the target was spelt.
-    let endpoints = resolved.endpoints(module.specs.iter().map(|s| s.family), port);
+    let endpoints = resolved.endpoints(module.specs().map(|s| s.family), port);
     let wait = ask.budget.saturating_sub(needed + began.elapsed());
     let mut admission = match state.gate.admit(&endpoints, peer, wait).await {
         Ok(a) => a,

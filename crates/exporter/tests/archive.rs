@@ -77,6 +77,9 @@ fn probes_are_stored_as_runs_of_a_monitoring_campaign() {
             continue;
         }
         assert!(r.run.status.is_ok(), "{r:?}");
+        // Stored as a study's journal stores a run: with what each side applied.
+        assert!(r.applied.keys().any(|k| k.starts_with("client.")), "{r:?}");
+        assert!(r.applied.keys().any(|k| k.starts_with("server.")), "{r:?}");
         let rtt = r
             .run
             .metrics
@@ -163,6 +166,7 @@ fn the_archive_keeps_one_entry_per_module_whatever_the_targets() {
             family: Family::V4,
             addr: None,
             duration: None,
+            started_unix_ns: None,
             result: Err(exporter::probe::Failure {
                 reason: exporter::probe::Reason::Refused,
                 message: "refused".into(),

@@ -103,10 +103,10 @@ fn a_silent_connection_is_closed_after_the_header_read_timeout() {
     assert_eq!(r.status, 200, "{}", r.body);
 }
 
-/// A module that runs throughout a test (20 transactions a second for 20 s, IPv4) and a
+/// A module that runs throughout a test (20 64-byte datagrams a second for 20 s, IPv4) and a
 /// scrape timeout that leaves it 0.1 s to wait for its turn (20 s + 1 s setup + 0.5 s).
 const LONG: &str =
-    "[modules.long]\ntest = \"udp-rr\"\nrate = \"20pps\"\nduration = \"20s\"\nfamilies = [4]";
+    "[modules.long]\ntest = \"udp-stream\"\nsize = 64\nrate = \"20pps\"\nduration = \"20s\"\nfamilies = [4]";
 const RUNNING: &str = "dualperf_exporter_running_probes";
 const NO_WAIT: (&str, &str) = ("X-Prometheus-Scrape-Timeout-Seconds", "21.6");
 

@@ -347,3 +347,24 @@ fn an_iperf3_peer_is_probed_over_both_families() {
     shutdown.store(true, std::sync::atomic::Ordering::SeqCst);
     serving.join().unwrap().unwrap();
 }
+
+#[test]
+fn a_busy_iperf3_peer_is_retried_within_half_the_setup_allowance_then_named_busy() {
+    let (port, seen) = testkit::busy_iperf3_server(50);
+    // setup_allowance 1 s: a busy server is retried for 0.5 s (answers at 0, 0.2 and
+    // 0.5 s), by runner's iperf3 target.
+    let ex = start_exporter(
+        &config_text(
+            "[modules.iperf3_tcp]\ntest = \"tcp-stream\"\nduration = \"300ms\"\npeer = \"iperf3\"\nfamilies = [4]",
+        ),
+        exporter::ServerOptions::default(),
+    );
+    let r = get(
+        ex.local_addr(),
+        &format!("/probe?target=127.0.0.1:{port}&module=iperf3_tcp"),
+        &[],
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(failure_reason(&r.body, "ipv4"), "busy", "{}", r.body);
+    assert_eq!(*seen.lock().unwrap(), 3, "the answers the probe waited out");
+}

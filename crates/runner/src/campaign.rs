@@ -176,46 +176,52 @@ impl<V: ProgressView> StoreJournal<V> {
     }
 }
 
+/// A finished attempt as the store records it: its status, metrics, interval samples
+/// and what each side applied (a failed attempt keeps only its reason).
+pub fn run_record(campaign_id: i64, f: &Finished<'_>) -> NewRun {
+    let (status, metrics, samples) = match &f.run.result {
+        Ok(o) => (
+            RunStatus::Ok,
+            o.metrics.clone(),
+            o.samples
+                .iter()
+                .map(|s| store::IntervalSample {
+                    start_ns: s.start_ns,
+                    end_ns: s.end_ns,
+                    metrics: s.metrics.clone(),
+                })
+                .collect(),
+        ),
+        Err(failure) => (
+            RunStatus::Failed {
+                reason: failure.reason.clone(),
+            },
+            BTreeMap::new(),
+            Vec::new(),
+        ),
+    };
+    NewRun {
+        campaign_id,
+        cell_index: f.cell.index,
+        repetition: f.slot.repetition,
+        warmup: f.slot.warmup,
+        attempt: f.attempt,
+        status,
+        metrics,
+        samples,
+        applied: match &f.run.result {
+            Ok(o) => o.applied.clone(),
+            Err(_) => Default::default(),
+        },
+        started_unix_ns: f.run.started_unix_ns,
+        duration_ns: f.run.duration_ns,
+    }
+}
+
 impl<V: ProgressView> Journal for StoreJournal<V> {
     fn record(&mut self, f: &Finished<'_>) -> Result<(), JournalError> {
-        let (status, metrics, samples) = match &f.run.result {
-            Ok(o) => (
-                RunStatus::Ok,
-                o.metrics.clone(),
-                o.samples
-                    .iter()
-                    .map(|s| store::IntervalSample {
-                        start_ns: s.start_ns,
-                        end_ns: s.end_ns,
-                        metrics: s.metrics.clone(),
-                    })
-                    .collect(),
-            ),
-            Err(failure) => (
-                RunStatus::Failed {
-                    reason: failure.reason.clone(),
-                },
-                BTreeMap::new(),
-                Vec::new(),
-            ),
-        };
         self.store
-            .record_run(&NewRun {
-                campaign_id: self.campaign_id,
-                cell_index: f.cell.index,
-                repetition: f.slot.repetition,
-                warmup: f.slot.warmup,
-                attempt: f.attempt,
-                status,
-                metrics,
-                samples,
-                applied: match &f.run.result {
-                    Ok(o) => o.applied.clone(),
-                    Err(_) => Default::default(),
-                },
-                started_unix_ns: f.run.started_unix_ns,
-                duration_ns: f.run.duration_ns,
-            })
+            .record_run(&run_record(self.campaign_id, f))
             .map_err(|why| {
                 let which = if f.slot.warmup { "warm-up" } else { "run" };
                 JournalError::new(CampaignJournalError::Record {

@@ -8,13 +8,17 @@
 //! the profile axis, run to its end, each with a typed outcome) and its pieces
 //! ([`campaign`]: the store journal, the campaign lock); the export of stored runs
 //! ([`export`]: tidy CSV or JSON); the one writer of every output file
-//! ([`out_files`]: atomic, never through a symbolic link). Nothing prints and there is no
+//! ([`out_files`]: atomic, never through a symbolic link); monitoring campaigns, repeated
+//! runs of the same tests kept as one campaign each ([`monitor`]: the exporter's
+//! archive). Nothing prints and there is no
 //! argument parser: `cli` maps its flags onto these types and shows the outcomes.
 #![forbid(unsafe_code)]
 
 pub mod campaign;
 pub mod export;
+pub mod failure;
 pub mod lifecycle;
+pub mod monitor;
 pub mod options;
 pub mod out_files;
 pub mod resolve;
@@ -26,7 +30,7 @@ pub use resolve::{
     emulated_link_datapath, literal_family, read_spec_file, resolve_run, resolve_single,
     resolve_study, Layers, EMULATED_LINK_DATAPATH,
 };
-pub use single::{RunSpec, Single, SingleError, SingleRun};
+pub use single::{RunSpec, Single, SingleError, SingleRun, Tried};
 pub use target::{Peer, Target, TargetError, TargetOptions};
 
 /// Why options could not become a test, worded for the user.

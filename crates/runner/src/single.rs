@@ -23,6 +23,8 @@ pub struct Single {
     spec: StudySpec,
     cell: Cell,
     run: RunSpec,
+    /// Whether the attempt waits out a busy iperf3 server (within the target's limits).
+    waits: bool,
 }
 
 /// What the run produced: the output a study would store, and the whole result where
@@ -31,6 +33,14 @@ pub struct Single {
 pub struct SingleRun {
     pub output: RunOutput,
     pub full: Option<FullResult>,
+}
+
+/// The run's one attempt as a study's journal sees it, and the target's whole result
+/// (or its typed error) where it keeps one.
+#[derive(Debug)]
+pub struct Tried {
+    pub attempt: Attempt,
+    pub last: Option<Result<FullResult, TargetError>>,
 }
 
 /// Why a run produced no result.
@@ -67,7 +77,20 @@ impl Single {
         spec.repetition = study::Repetition::Fixed { runs: 1 };
         spec.warmup_runs = 0;
         spec.retries = 0;
-        Single { spec, cell, run }
+        Single {
+            spec,
+            cell,
+            run,
+            waits: false,
+        }
+    }
+
+    /// The attempt waits out a busy iperf3 server, and one reopening between two tests,
+    /// for as long as the target's options allow (a probe, which has a budget), instead
+    /// of failing at once.
+    pub fn waiting(mut self) -> Single {
+        self.waits = true;
+        self
     }
 
     /// The test as `run` resolved it (for checks and for an iperf3 peer).
@@ -92,16 +115,26 @@ impl Single {
         self
     }
 
-    /// Runs the test on `target` through `study::Runner`. A busy iperf3 server fails
-    /// the run at once: a run is not waited out as a study's runs are.
-    pub fn run(&self, target: &mut Target) -> Result<SingleRun, SingleError> {
+    /// Runs the test on `target` through `study::Runner`: its one attempt, and the
+    /// target's whole result. A busy iperf3 server fails the run at once unless the run
+    /// is [`Single::waiting`].
+    pub fn attempt(&self, target: &mut Target) -> Result<Tried, SingleError> {
         target.set_study(&self.spec);
-        target.set_waits(false);
+        target.set_waits(self.waits);
         let runner = study::Runner::of_cells(&self.spec, vec![self.cell.clone()]);
         let mut kept = Kept::default();
         runner.run(target, &mut kept)?;
         let attempt = kept.attempts.pop().ok_or(SingleError::NoAttempt)?;
-        let last = target.take_last();
+        Ok(Tried {
+            attempt,
+            last: target.take_last(),
+        })
+    }
+
+    /// Runs the test on `target` ([`Single::attempt`]): its output and whole result, or
+    /// why there is none (the target's typed error where it kept one).
+    pub fn run(&self, target: &mut Target) -> Result<SingleRun, SingleError> {
+        let Tried { attempt, last } = self.attempt(target)?;
         match (attempt.result, last) {
             (Ok(output), Some(Ok(full))) => Ok(SingleRun {
                 output,

@@ -90,6 +90,20 @@ pub struct TargetOptions {
     pub pin_threads: bool,
     /// Ctrl-C: a study stops after the current run and cuts retry waits short.
     pub stop: Arc<AtomicBool>,
+    /// The dualperf client session's waits (handshake, slack after a test, a count-bound
+    /// test's longest run); a probe holds them to its scrape's budget.
+    pub session_limits: wire::session::Limits,
+    /// An iperf3 client's longest silence on the control connection outside the data
+    /// phase.
+    pub iperf3_control_timeout: Duration,
+    /// Longest an attempt that waits waits out a busy iperf3 server.
+    pub iperf3_busy_limit: Duration,
+    /// Longest an attempt that waits retries an iperf3 server that refuses while it
+    /// reopens its listener between two tests.
+    pub iperf3_reopen_grace: Duration,
+    /// A dualperf test captures this host's metadata (once per family; a probe, which
+    /// stores none, skips it).
+    pub host_metadata: bool,
 }
 
 impl Default for TargetOptions {
@@ -107,6 +121,11 @@ impl Default for TargetOptions {
             protocol_version: None,
             pin_threads: false,
             stop: Arc::new(AtomicBool::new(false)),
+            session_limits: wire::session::Limits::default(),
+            iperf3_control_timeout: ::iperf3::ClientOptions::default().control_timeout,
+            iperf3_busy_limit: iperf3::BUSY_LIMIT,
+            iperf3_reopen_grace: iperf3::REOPEN_GRACE,
+            host_metadata: true,
         }
     }
 }

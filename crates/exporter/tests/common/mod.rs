@@ -200,6 +200,20 @@ pub fn value(samples: &[Sample], name: &str, fam: &str) -> Option<f64> {
         .map(|s| s.value)
 }
 
+/// The reason a probe's answer gives for family `fam`, which must have failed.
+pub fn failure_reason(body: &str, fam: &str) -> String {
+    let s = parse_exposition(body);
+    assert_eq!(value(&s, "probe_success", fam), Some(0.0), "{body}");
+    s.iter()
+        .find(|x| {
+            x.name == "dualperf_probe_failure_info"
+                && x.labels.get("family").map(String::as_str) == Some(fam)
+        })
+        .unwrap_or_else(|| panic!("no failure_info for {fam} in\n{body}"))
+        .labels["reason"]
+        .clone()
+}
+
 /// A loopback port nothing listens on (bound, then released).
 pub fn closed_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -38,6 +38,9 @@ pub struct DualperfTarget {
     connect_timeout: Duration,
     protocol_version: Option<u16>,
     psk: Option<wire::auth::Psk>,
+    session_limits: wire::session::Limits,
+    /// Capture this host's metadata with a family's first test.
+    host_metadata: bool,
     /// Client metadata per family, captured once by a study's first run there (the
     /// engine would otherwise capture it on every run).
     client_info: BTreeMap<Family, BTreeMap<String, String>>,
@@ -106,6 +109,8 @@ impl DualperfTarget {
             connect_timeout: opts.connect_timeout,
             protocol_version: opts.protocol_version,
             psk: opts.psk.clone(),
+            session_limits: opts.session_limits,
+            host_metadata: opts.host_metadata,
             client_info: BTreeMap::new(),
             stop: opts.stop.clone(),
             udp_method: study::UdpMethod::default(),
@@ -203,7 +208,12 @@ impl DualperfTarget {
         let family = spec.family;
         let mut cfg = engine::ClientConfig::new(&self.host_for(family), self.port, spec);
         cfg.connect_timeout = self.connect_timeout;
-        cfg.client_info = self.client_info.get(&family).cloned();
+        cfg.client_info = match self.host_metadata {
+            true => self.client_info.get(&family).cloned(),
+            // An empty map: the engine captures none.
+            false => Some(BTreeMap::new()),
+        };
+        cfg.limits = self.session_limits;
         cfg.psk = self.psk.clone();
         if let Some(v) = self.protocol_version {
             cfg.protocol_version = v;

@@ -44,9 +44,13 @@ pub struct Iperf3Target {
     opts: iperf3::ClientOptions,
     stop: Arc<AtomicBool>,
     pub busy: BusyCount,
-    /// Wait out a busy server and one reopening between tests (a study), or fail the
-    /// attempt at once (`dualperf run`).
+    /// Wait out a busy server and one reopening between tests (a study, a probe), or
+    /// fail the attempt at once (`dualperf run`).
     waits: bool,
+    /// How long an attempt that waits waits for a busy server, and retries one
+    /// reopening between tests.
+    busy_limit: Duration,
+    reopen_grace: Duration,
     /// The whole result (or error) of the last attempt, until taken.
     last: Option<Result<FullResult, TargetError>>,
 }
@@ -65,14 +69,18 @@ impl Iperf3Target {
                     .into(),
             ));
         }
-        Ok(Iperf3Target::new(
+        let mut t = Iperf3Target::new(
             opts.host.as_deref(),
             lab,
             opts.port,
             opts.connect_timeout,
             opts.stop.clone(),
         )
-        .with_auth(opts.iperf3_auth.clone()))
+        .with_auth(opts.iperf3_auth.clone());
+        t.opts.control_timeout = opts.iperf3_control_timeout;
+        t.busy_limit = opts.iperf3_busy_limit;
+        t.reopen_grace = opts.iperf3_reopen_grace;
+        Ok(t)
     }
 
     /// Against `iperf3 -s` at `host`, or in `lab` (then `host` is ignored).
@@ -94,6 +102,8 @@ impl Iperf3Target {
             stop,
             busy: BusyCount::default(),
             waits: true,
+            busy_limit: BUSY_LIMIT,
+            reopen_grace: REOPEN_GRACE,
             last: None,
         }
     }
@@ -172,7 +182,10 @@ impl Iperf3Target {
                     self.busy.answers += 1;
                     if !self.waits {
                         Err(self.failed(iperf3::Iperf3Error::Busy))
-                    } else if waited_here >= BUSY_LIMIT {
+                    } else if waited_here >= self.busy_limit {
+                        // The typed answer for whoever takes the last result (a probe
+                        // names it busy); the study's words say how long it waited.
+                        self.last = Some(Err(TargetError::Iperf3(iperf3::Iperf3Error::Busy)));
                         Err(format!(
                             "the iperf3 server at {} port {} stayed busy (another client's test) for {} s",
                             self.host_for(cell.family),
@@ -180,22 +193,27 @@ impl Iperf3Target {
                             waited_here.as_secs()
                         )
                         .into())
-                    } else if self.sleep_unless_stopped(step) {
-                        self.busy.waited += step;
-                        waited_here += step;
-                        step = (step * 2).min(BUSY_MAX_STEP);
-                        continue;
                     } else {
-                        Err("stopped while waiting for a busy iperf3 server".into())
+                        let nap = step.min(self.busy_limit - waited_here);
+                        if !self.sleep_unless_stopped(nap) {
+                            Err("stopped while waiting for a busy iperf3 server".into())
+                        } else {
+                            self.busy.waited += nap;
+                            waited_here += nap;
+                            step = (step * 2).min(BUSY_MAX_STEP);
+                            continue;
+                        }
                     }
                 }
                 Err(iperf3::Iperf3Error::Io { source, .. })
                     if self.waits
                         && between_tests(&source)
-                        && reopen_waited < REOPEN_GRACE
-                        && self.sleep_unless_stopped(reopen_step) =>
+                        && reopen_waited < self.reopen_grace
+                        && self.sleep_unless_stopped(
+                            reopen_step.min(self.reopen_grace - reopen_waited),
+                        ) =>
                 {
-                    reopen_waited += reopen_step;
+                    reopen_waited += reopen_step.min(self.reopen_grace - reopen_waited);
                     reopen_step = (reopen_step * 2).min(Duration::from_millis(200));
                     continue;
                 }

@@ -9,6 +9,7 @@ extern crate dualperf_runner as runner;
 
 mod export;
 mod lifecycle;
+mod monitor;
 mod resolve;
 mod single;
 mod support;

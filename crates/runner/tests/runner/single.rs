@@ -129,3 +129,46 @@ fn a_run_against_no_server_fails_with_the_targets_own_error() {
         other => panic!("expected the engine's error, got {other:?}"),
     }
 }
+
+#[test]
+fn a_waiting_run_waits_out_a_busy_iperf3_server_for_its_limit_and_names_it_busy() {
+    let (port, seen) = testkit::busy_iperf3_server(50);
+    let opts = TargetOptions {
+        host: Some("127.0.0.1".into()),
+        port,
+        peer: runner::Peer::Iperf3,
+        iperf3_busy_limit: std::time::Duration::from_millis(300),
+        ..TargetOptions::default()
+    };
+    let single = runner::resolve_single(&TestOptions::default(), &one(TestKind::TcpStream, None))
+        .unwrap()
+        .waiting();
+    let mut target = Target::open(&opts, &[Family::V4], &mut |_| {}).expect("an iperf3 target");
+    let tried = single.attempt(&mut target).expect("an attempt");
+    let why = tried
+        .attempt
+        .result
+        .expect_err("a busy server gives no result");
+    assert!(why.reason.contains("stayed busy"), "{}", why.reason);
+    assert!(
+        matches!(
+            tried.last,
+            Some(Err(runner::TargetError::Iperf3(iperf3::Iperf3Error::Busy)))
+        ),
+        "{:?}",
+        tried.last
+    );
+    // Waits of 200 ms, then the 100 ms left: the limit exactly, three answers.
+    let busy = target.busy_count().unwrap();
+    assert_eq!(busy.waited, std::time::Duration::from_millis(300));
+    assert_eq!(busy.answers, 3);
+    assert_eq!(*seen.lock().unwrap(), 3);
+    // A run that does not wait fails at the first answer.
+    let single =
+        runner::resolve_single(&TestOptions::default(), &one(TestKind::TcpStream, None)).unwrap();
+    match single.run(&mut target) {
+        Err(SingleError::Target(runner::TargetError::Iperf3(iperf3::Iperf3Error::Busy))) => {}
+        other => panic!("expected busy, got {other:?}"),
+    }
+    assert_eq!(target.busy_count().unwrap().answers, 4);
+}
