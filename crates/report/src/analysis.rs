@@ -5,8 +5,8 @@
 
 use crate::dataset::{Dataset, RunRow};
 use stats::{
-    hedges_g, holm, outliers, percent_difference, smallest_corrected_p, HodgesLehmann, MannWhitney,
-    PercentBase, PrimaryTest, Summary, Welch,
+    base_value, hedges_g, holm, outliers, percent_difference, percent_of, smallest_corrected_p,
+    HodgesLehmann, MannWhitney, PercentBase, PrimaryTest, Summary, Welch,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use wire::metrics;
@@ -366,6 +366,16 @@ impl Point {
             None => (self.welch.diff, self.welch.ci(level), "difference of means"),
         }
     }
+
+    /// The primary test's effect ([`Point::effect`]) as a percentage of the report's
+    /// base side's mean, and its CI the same way (`None` where the base is zero or a
+    /// bound is not finite): what the summary quotes.
+    pub fn effect_pct(&self, options: &AnalysisOptions) -> Option<(f64, Option<(f64, f64)>)> {
+        let (e, (lo, hi), _) = self.effect(options.confidence);
+        let over = base_value(self.a.mean, self.b.mean, options.percent_base);
+        let ci = percent_of(lo, over).zip(percent_of(hi, over));
+        Some((percent_of(e, over)?, ci))
+    }
 }
 
 /// Which side of a comparison a point favours.
@@ -470,6 +480,10 @@ pub struct Comparison {
     pub points: Vec<Point>,
     /// Sizes left without a point because a side's runs were all left out.
     pub emptied: Vec<Emptied>,
+    /// Why the two sides are not compared although both have runs (their metric means
+    /// something different on each side, or both sit at the quantity's ceiling): the
+    /// points are kept for the per-campaign tables, but no test is reported or counted.
+    pub not_compared: Option<String>,
 }
 
 impl Comparison {
@@ -1022,6 +1036,7 @@ fn compare(
         context: context.to_string(),
         points,
         emptied,
+        not_compared: None,
     })
 }
 

@@ -52,8 +52,7 @@ fn a_tie_is_no_difference_and_names_no_winner() {
         row,
         [
             "TCP throughput",
-            "no significant difference",
-            "no significant difference",
+            "equal at all 2 sizes",
             "no significant best"
         ]
     );
@@ -94,8 +93,7 @@ fn a_one_sided_difference_is_named_with_its_sizes_and_ties_are_not_credited() {
         summary_row(&r, "TCP throughput"),
         [
             "TCP throughput",
-            "best; better at 2 of 3 sizes",
-            "",
+            "IPv4 higher by 11.1 % [9.83, 12.4] at 2 of 3 sizes (Holm p ≤ 0.001)",
             "S IPv4"
         ]
     );
@@ -128,8 +126,7 @@ fn one_significant_size_of_three_is_reported_but_names_no_best() {
         summary_row(&r, "TCP throughput"),
         [
             "TCP throughput",
-            "better at 1 of 3 sizes",
-            "",
+            "IPv4 higher by 11.1 % [9.83, 12.4] at 1 of 3 sizes (Holm p ≤ 0.001)",
             "no significant best"
         ]
     );
@@ -159,8 +156,8 @@ fn opposite_directions_are_both_reported_and_no_winner_is_named() {
         summary_row(&r, "TCP throughput"),
         [
             "TCP throughput",
-            "better at 1 of 2 sizes",
-            "better at 1 of 2 sizes",
+            "IPv4 higher by 11.1 % [9.83, 12.4] at 1 of 2 sizes (Holm p ≤ 0.001); \
+             IPv6 higher by 25.0 % [24.0, 26.0] at 1 of 2 sizes (Holm p ≤ 0.001)",
             "no significant best"
         ]
     );
@@ -200,7 +197,11 @@ fn lower_is_better_metrics_use_lower_and_zero_variance_is_handled() {
     );
     assert_eq!(
         summary_row(&r, "UDP RTT"),
-        ["UDP RTT", "best; better at 1 of 1 sizes", "", "S IPv4"]
+        [
+            "UDP RTT",
+            "IPv4 lower by 16.7 % [16.7, 16.7] at 1 of 1 sizes (Holm p ≤ 0.008)",
+            "S IPv4"
+        ]
     );
 }
 
@@ -247,7 +248,7 @@ fn a_second_system_is_best_only_through_significant_comparisons() {
     // Columns: systems in campaign order, IPv4 then IPv6.
     let md = table_md(&r, "summary");
     assert!(
-        md.contains("| Metric | One IPv4 | One IPv6 | Two IPv4 | Two IPv6 | Best |"),
+        md.contains("| Metric | One: IPv4 vs IPv6 | Two: IPv4 vs IPv6 | Best |"),
         "{md}"
     );
 }
@@ -313,12 +314,7 @@ fn a_plan_too_small_for_the_rank_test_is_a_warning_and_in_the_method() {
     // claim "no difference": 3 runs a side could not have shown one.
     assert_eq!(
         summary_row(&r, "UDP RTT"),
-        [
-            "UDP RTT",
-            "too few runs to tell",
-            "too few runs to tell",
-            "no significant best"
-        ]
+        ["UDP RTT", "too few runs to tell", "no significant best"]
     );
 }
 
@@ -348,7 +344,7 @@ fn cpu_with_both_ends_on_one_host_is_labelled_so() {
             "TCP host CPU busy (one host: client and server together)"
         )
         .len(),
-        4
+        3
     );
 }
 
@@ -446,8 +442,7 @@ fn versions_without_a_common_size_are_not_compared() {
         ],
     );
     let row = summary_row(&report(&d), "TCP throughput");
-    assert_eq!(row[1], "not compared");
-    assert_eq!(row[2], "not compared");
+    assert_eq!(row[1], "not compared: one IP version only");
 }
 
 /// No size in common: the means table shows each IP version's mean over its own sizes,
@@ -577,7 +572,10 @@ fn a_side_with_every_run_receiver_limited_is_too_few_runs_with_n_0() {
          dropped datagrams itself, so their loss describes the receiving host, not the \
          network)."
     );
-    assert_eq!(summary_row(&r, "UDP loss")[1], "not compared");
+    assert_eq!(
+        summary_row(&r, "UDP loss")[1],
+        "not compared: no size with usable runs on both sides"
+    );
 }
 
 /// A size with one run on a side next to a significant size: the significant size is
@@ -634,11 +632,7 @@ fn a_plan_that_cannot_reach_alpha_cannot_show_a_difference() {
     let row = summary_row(&report(&d), "UDP RTT");
     assert_eq!(
         row[1..],
-        [
-            "too few runs to tell",
-            "too few runs to tell",
-            "no significant best"
-        ],
+        ["too few runs to tell", "no significant best"],
         "{row:?}"
     );
 }
@@ -730,13 +724,10 @@ fn the_summary_answers_which_system_was_better_per_ip_version() {
     );
     let r = report(&d);
     let md = table_md(&r, "summary-systems");
-    assert!(
-        md.contains("| Metric | Fedora vs Windows 7 (IPv4) | Fedora vs Windows 7 (IPv6) |"),
-        "{md}"
-    );
+    assert!(md.contains("| Metric | Systems | IPv4 | IPv6 |"), "{md}");
     assert!(
         md.contains(
-            "| TCP throughput | Fedora better at 2 of 2 sizes | Fedora better at 2 of 2 sizes |"
+            "| TCP throughput | Fedora vs Windows 7 | Fedora higher by 10.0 % [8.85, 11.2] at 2 of 2 sizes (Holm p ≤ 0.001) | Fedora higher by 10.0 to 22.2 % [8.85, 23.5] at 2 of 2 sizes (Holm p ≤ 0.001) |"
         ),
         "{md}"
     );
@@ -944,7 +935,7 @@ fn loss_bounded_by_an_rfc_2544_search_is_its_criterion_not_a_finding() {
     d.campaigns[0].loss_bound_pct = Some(0.1);
     let r = report(&d);
     let row = summary_row(&r, "UDP loss");
-    assert_eq!(row[1], "the method's criterion, not compared", "{row:?}");
+    assert_eq!(row[1], "not compared: the method's criterion", "{row:?}");
     let f = r
         .findings
         .iter()
@@ -1056,13 +1047,17 @@ fn a_rank_tested_difference_takes_its_side_from_the_rank_test_not_the_means() {
     // The summary credits IPv6 and names it best, in every output that carries it.
     assert_eq!(
         summary_row(&r, "UDP RTT"),
-        ["UDP RTT", "", "best; better at 1 of 1 sizes", "S IPv6"]
+        [
+            "UDP RTT",
+            "IPv6 lower by 4.57 % [2.74, 5.94] at 1 of 1 sizes (Holm p ≤ 0.011)",
+            "S IPv6"
+        ]
     );
     assert!(r.findings_markdown().contains(lead));
     assert!(r.html.contains(lead));
     let latex = r.latex();
     assert!(
-        latex.contains("UDP RTT &  & best; better at 1 of 1 sizes & S IPv6"),
+        latex.contains("UDP RTT & IPv6 lower by 4.57 \\% {[}2.74, 5.94{]} at 1 of 1 sizes"),
         "{latex}"
     );
     assert!(r
@@ -1100,4 +1095,107 @@ fn tied_latencies_of_three_runs_a_side_are_not_called_significant() {
         .evidence
         .contains("Mann-Whitney U p = 0.100 (exact)"));
     assert!(r.html.contains("with ties exact given the ties"));
+}
+
+/// The summary quotes the magnitude of the primary test's effect on the report's base:
+/// Welch → the difference of means as % of the base mean, with its Welch CI; a rank test
+/// → the Hodges-Lehmann shift and its interval, as % of the same base.
+#[test]
+fn the_summary_quotes_the_effect_of_the_test_used_on_the_stated_base() {
+    // Throughput: means 100 and 90 → IPv4 higher by 11.1 % of IPv6.
+    // RTT (rank test): IPv4 50, 51, …; IPv6 60, 61, … µs; the shift is −10 µs.
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &B5),
+            (
+                0,
+                V4,
+                UdpRr,
+                128,
+                RTT_MEAN_NS,
+                &[50e3, 51e3, 52e3, 53e3, 54e3],
+            ),
+            (
+                0,
+                V6,
+                UdpRr,
+                128,
+                RTT_MEAN_NS,
+                &[60e3, 61e3, 62e3, 63e3, 70e3],
+            ),
+        ],
+    );
+    let r = report(&d);
+    let tput = &summary_row(&r, "TCP throughput")[1];
+    let vd = &r.analysis.views[0];
+    let pt = &vd.family_cmp[0].points[0];
+    let (lo, hi) = pt.welch.ci(0.95);
+    let want = format!(
+        "IPv4 higher by {:.1} % [{:.2}, {:.1}] at 1 of 1 sizes",
+        pt.welch.diff / pt.b.mean * 100.0,
+        lo / pt.b.mean * 100.0,
+        hi / pt.b.mean * 100.0
+    );
+    assert!(tput.starts_with(&want), "{tput} / {want}");
+    let rtt = &summary_row(&r, "UDP RTT")[1];
+    let vd = r.analysis.views.iter().find(|v| v.view.id == "udp-rtt");
+    let pt = &vd.map(|v| &v.family_cmp[0].points[0]).expect("udp-rtt");
+    let hl = pt.hodges_lehmann.expect("a rank-tested view has its shift");
+    assert_eq!(hl.shift, -10.0);
+    // The mean difference (−10.4 µs, 16.9 %) is not what is quoted: the shift is.
+    let pct = |v: f64| -v / pt.b.mean * 100.0;
+    let want = format!(
+        "IPv4 lower by {:.1} % [{:.1}, {:.1}] at 1 of 1 sizes",
+        pct(hl.shift),
+        pct(hl.ci.1),
+        pct(hl.ci.0)
+    );
+    assert!(rtt.starts_with(&want), "{rtt} / {want}");
+    // With the first side as the base, the same shift over IPv4's mean.
+    let first = build(
+        &d,
+        &ReportOptions {
+            analysis: dualperf_report::AnalysisOptions {
+                percent_base: stats::PercentBase::First,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    );
+    let rtt = &summary_row(&first, "UDP RTT")[1];
+    assert!(
+        rtt.starts_with(&format!(
+            "IPv4 lower by {:.1} %",
+            -hl.shift / pt.a.mean * 100.0
+        )),
+        "{rtt}"
+    );
+}
+
+/// report.html opens with both summaries (IP versions, then systems) and the figure of
+/// the headline comparison, before the findings; Markdown shows no "&lt;" of its own and
+/// no escaped backtick, the page no literal backtick.
+#[test]
+fn the_page_opens_with_both_summaries_and_the_headline_figure() {
+    let r = build(
+        &dualperf_report::fixture::dataset(),
+        &ReportOptions::default(),
+    );
+    let at = |needle: &str| {
+        r.html
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle} missing from the page"))
+    };
+    let (summary, systems) = (at("id=\"t-summary\""), at("id=\"t-summary-systems\""));
+    let (headline, findings) = (
+        at("<figure class=\"headline\">"),
+        at("<section id=\"findings\">"),
+    );
+    assert!(summary < systems && systems < headline && headline < findings);
+    assert!(r.html[headline..findings].contains("The headline comparison: TCP throughput"));
+    assert!(!r.html.contains('`'), "a literal backtick on the page");
+    let md = r.markdown();
+    assert!(!md.contains("&lt;") && !md.contains("\\`"), "{md}");
 }
