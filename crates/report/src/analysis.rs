@@ -39,6 +39,8 @@ pub struct View {
     /// ("one host: client and server together", or naming the systems when only some
     /// were); part of the title so no reader takes it for one end's CPU.
     pub host_note: Option<String>,
+    /// The systems `host_note` is true of (every system when it names none).
+    pub host_note_on: Vec<String>,
 }
 
 impl View {
@@ -55,6 +57,23 @@ impl View {
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
         format!("{} {}{}{note}", self.transport, self.quantity, dir)
+    }
+
+    /// The title in a sentence about one system: its own qualifier only ("(one process:
+    /// client and built-in server together)" where that is true of it, none where not),
+    /// so no sentence about one system carries another's.
+    pub fn title_on(&self, system: &str) -> String {
+        let mut view = self.clone();
+        view.host_note = self
+            .host_note
+            .as_deref()
+            .filter(|_| self.host_note_on.iter().any(|s| s == system))
+            .map(|n| match (n.split_once(" for "), n.rsplit_once(':')) {
+                // "one process for A, B: client and …" → "one process: client and …"
+                (Some((head, _)), Some((_, tail))) => format!("{head}:{tail}"),
+                _ => n.to_string(),
+            });
+        view.title()
     }
 
     /// Name of the primary significance test.
@@ -487,7 +506,11 @@ pub struct Comparison {
 }
 
 impl Comparison {
+    /// Sizes significant after correction (none when the sides are not compared).
     pub fn significant(&self, alpha: f64) -> usize {
+        if self.not_compared.is_some() {
+            return 0;
+        }
         self.points.iter().filter(|p| p.significant(alpha)).count()
     }
 
@@ -510,6 +533,9 @@ impl Comparison {
     /// Direction and significance counts over the sizes compared.
     pub fn tally(&self, higher_is_better: bool, alpha: f64) -> Tally {
         let mut t = Tally::default();
+        if self.not_compared.is_some() {
+            return t;
+        }
         for p in self.points.iter().filter(|p| p.welch.diff.is_finite()) {
             t.n += 1;
             let side = p.better_side(higher_is_better);
@@ -563,6 +589,20 @@ impl ViewData {
             .filter(|&s| {
                 who.iter()
                     .all(|&(sys, f)| self.cell(sys, f, s).is_some_and(|c| c.summary.n > 0))
+            })
+            .collect()
+    }
+
+    /// "A vs B (context): why" for every comparison not made because its sides are not
+    /// like with like (the method's criterion aside: the view says that once).
+    pub fn not_compared_notes(&self) -> Vec<String> {
+        self.family_cmp
+            .iter()
+            .chain(&self.system_cmp)
+            .filter(|_| self.view.criterion.is_none())
+            .filter_map(|c| {
+                let why = c.not_compared.as_ref()?;
+                Some(format!("{} vs {} ({}): {why}", c.a, c.b, c.context))
             })
             .collect()
     }
@@ -727,6 +767,11 @@ pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
                         metrics::PROC_LOCAL_PCT => one_host_note(data, &systems, true),
                         _ => None,
                     },
+                    host_note_on: match def.metric {
+                        metrics::CPU_LOCAL_PCT => one_host_systems(data, &systems, false),
+                        metrics::PROC_LOCAL_PCT => one_host_systems(data, &systems, true),
+                        _ => Vec::new(),
+                    },
                 };
                 views.push(view_data(data, &systems, view, options.confidence));
             }
@@ -776,25 +821,12 @@ fn loss_criterion(data: &Dataset) -> Option<String> {
 /// process's CPU (`process`): "one process: client and built-in server together" for
 /// the campaigns whose server ran inside the client's process. `None` when none did.
 fn one_host_note(data: &Dataset, systems: &[String], process: bool) -> Option<String> {
-    let together = |c: &crate::dataset::CampaignData| {
-        if process {
-            c.embedded()
-        } else {
-            c.one_host()
-        }
-    };
     let what = if process {
         "one process: client and built-in server together"
     } else {
         "one host: client and server together"
     };
-    let one: Vec<&str> = data
-        .campaigns
-        .iter()
-        .zip(systems)
-        .filter(|(c, _)| together(c))
-        .map(|(_, s)| s.as_str())
-        .collect();
+    let one = one_host_systems(data, systems, process);
     if one.is_empty() {
         None
     } else if one.len() == data.campaigns.len() {
@@ -803,6 +835,17 @@ fn one_host_note(data: &Dataset, systems: &[String], process: bool) -> Option<St
         let (head, tail) = what.split_once(':').unwrap_or((what, ""));
         Some(format!("{head} for {}:{tail}", one.join(", ")))
     }
+}
+
+/// The systems whose campaigns ran both ends on one host (or, for `process`, the
+/// server inside the client's process).
+fn one_host_systems(data: &Dataset, systems: &[String], process: bool) -> Vec<String> {
+    data.campaigns
+        .iter()
+        .zip(systems)
+        .filter(|(c, _)| if process { c.embedded() } else { c.one_host() })
+        .map(|(_, s)| s.clone())
+        .collect()
 }
 
 fn direction_order(d: Direction) -> u8 {
@@ -940,6 +983,7 @@ fn view_data(data: &Dataset, labels: &[String], view: View, level: f64) -> ViewD
         value_cap,
     };
     let rank = vd.view.rank_test;
+    let embedded: Vec<bool> = data.campaigns.iter().map(|c| c.embedded()).collect();
     for &sys in &system_idx {
         let cmp = compare(
             &vd,
@@ -948,7 +992,11 @@ fn view_data(data: &Dataset, labels: &[String], view: View, level: f64) -> ViewD
             &labels[sys],
             rank,
             level,
-        );
+        )
+        .map(|mut c| {
+            c.not_compared = unlike(&vd, &c, &[(sys, Family::V4), (sys, Family::V6)], &[]);
+            c
+        });
         vd.family_cmp.extend(cmp);
     }
     // Every pair of systems, each in campaign order, per IP version.
@@ -957,12 +1005,74 @@ fn view_data(data: &Dataset, labels: &[String], view: View, level: f64) -> ViewD
             for &other in &system_idx[i + 1..] {
                 let a = (labels[first].as_str(), (first, family));
                 let b = (labels[other].as_str(), (other, family));
-                let cmp = compare(&vd, a, b, &family.to_string(), rank, level);
+                let cmp = compare(&vd, a, b, &family.to_string(), rank, level).map(|mut c| {
+                    let own = [(first, embedded[first]), (other, embedded[other])];
+                    c.not_compared = unlike(&vd, &c, &[(first, family), (other, family)], &own);
+                    c
+                });
                 vd.system_cmp.extend(cmp);
             }
         }
     }
     vd
+}
+
+/// Why the two sides of a comparison are not like with like, or `None` when they are: the
+/// method's criterion bounds the metric (loss under an RFC 2544 search); a client
+/// process's CPU where one system's process also ran the built-in server and the other's
+/// did not (`embedded` per side: (system, whether its server ran in the client process));
+/// a CPU figure where a side sat at its ceiling (every size's mean within 1 % of the
+/// most the quantity can take: a saturated host says nothing of the test's load).
+fn unlike(
+    vd: &ViewData,
+    cmp: &Comparison,
+    who: &[(usize, Family)],
+    embedded: &[(usize, bool)],
+) -> Option<String> {
+    if vd.view.criterion.is_some() {
+        return Some("the method's criterion".to_string());
+    }
+    let metric = vd.view.metric;
+    if metric == metrics::PROC_LOCAL_PCT {
+        if let [(x, true), (y, false)] | [(y, false), (x, true)] = embedded {
+            return Some(format!(
+                "{}'s process also ran the built-in server, {}'s did not",
+                vd.systems[*x], vd.systems[*y]
+            ));
+        }
+    }
+    let cpu = [metrics::CPU_LOCAL_PCT, metrics::PROC_LOCAL_PCT].contains(&metric);
+    let cap = vd.value_cap.filter(|_| cpu)?;
+    let sizes: Vec<u32> = cmp.points.iter().map(|p| p.payload_bytes).collect();
+    let pinned: Vec<(usize, Family)> = who
+        .iter()
+        .copied()
+        .filter(|&(sys, f)| {
+            !sizes.is_empty()
+                && sizes.iter().all(|&z| {
+                    vd.cell(sys, f, z)
+                        .is_some_and(|c| c.summary.mean >= 0.99 * cap)
+                })
+        })
+        .collect();
+    let same_system = who.iter().all(|w| w.0 == who[0].0);
+    let names: Vec<String> = if same_system {
+        // IPv4 vs IPv6 on one system: "sysB (IPv4 and IPv6)".
+        let fams: Vec<String> = pinned.iter().map(|w| w.1.to_string()).collect();
+        pinned
+            .first()
+            .map(|w| format!("{} ({})", vd.systems[w.0], fams.join(" and ")))
+            .into_iter()
+            .collect()
+    } else {
+        pinned.iter().map(|w| vd.systems[w.0].clone()).collect()
+    };
+    (!names.is_empty()).then(|| {
+        format!(
+            "{} at the {cap} % ceiling at every size, a saturated host, not a finding",
+            names.join(" and ")
+        )
+    })
 }
 
 /// a − b at every size both measured: a point where both kept runs, an [`Emptied`]

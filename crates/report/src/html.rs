@@ -86,6 +86,14 @@ fn figure_caption(vd: &crate::ViewData, level: f64) -> String {
         out.push_str(&crate::svg::capitalise_first(c));
         out.push('.');
     }
+    let unlike = vd.not_compared_notes();
+    if !unlike.is_empty() {
+        let _ = write!(
+            out,
+            " Not compared, each shown on its own: {}.",
+            unlike.join("; ")
+        );
+    }
     out
 }
 

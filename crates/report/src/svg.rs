@@ -450,13 +450,11 @@ fn dots_of(vals: Vec<f64>) -> (Vec<f64>, bool) {
 /// factor (two systems 30–100× apart, or one slow run beside sub-millisecond means).
 pub const LOG_AXIS_SPREAD: f64 = 10.0;
 
-/// `Some(lowest positive value)` when `series` want a logarithmic axis: no cap (loss and
-/// CPU stay linear within 0–100 %), every mean positive, and the drawn values spanning
-/// more than [`LOG_AXIS_SPREAD`].
-fn log_axis(series: &[Series], cap: Option<f64>) -> Option<f64> {
-    if cap.is_some() {
-        return None;
-    }
+/// `Some(lowest positive value)` when `series` want a logarithmic axis: every mean
+/// positive, and the drawn values spanning more than [`LOG_AXIS_SPREAD`] — capped or not
+/// (a process at 2 % beside one at 100 % of a core would lie on the floor of a linear
+/// 0–100 % axis); the axis then ends at the cap's decade.
+fn log_axis(series: &[Series], _cap: Option<f64>) -> Option<f64> {
     let means = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
     if means.clone().any(|m| m <= 0.0) || means.clone().next().is_none() {
         return None;
@@ -1029,7 +1027,7 @@ mod figure_tests {
     use super::*;
     use crate::analysis::{analyse, AnalysisOptions};
     use crate::fixture::crafted;
-    use wire::metrics::{LOSS_PCT, THROUGHPUT_BPS};
+    use wire::metrics::{CPU_LOCAL_PCT, LOSS_PCT, THROUGHPUT_BPS};
     use wire::spec::{Family::V4, Family::V6, TestKind::TcpStream, TestKind::UdpStream};
 
     fn ticks(svg: &str, class: &str) -> Vec<String> {
@@ -1240,6 +1238,32 @@ mod figure_tests {
         let svg = figure(&a.views[0], 0.95).svg;
         assert!(!svg.contains("logarithmic"));
         assert_eq!(ticks(&svg, "ytick").first().map(String::as_str), Some("0"));
+    }
+
+    #[test]
+    fn capped_series_an_order_of_magnitude_apart_get_a_log_axis_too() {
+        // Issue 41: process CPU at ~2 % on one system and ~100 % on the other kept a
+        // linear 0–100 % axis (capped axes were exempt), one system's lines on the floor.
+        let d = crafted(
+            &["a", "b"],
+            &[
+                (0, V4, TcpStream, 128, CPU_LOCAL_PCT, &[2.0, 2.1, 1.9]),
+                (0, V6, TcpStream, 128, CPU_LOCAL_PCT, &[2.0, 2.2, 1.8]),
+                (1, V4, TcpStream, 128, CPU_LOCAL_PCT, &[99.0, 98.0, 97.0]),
+                (1, V6, TcpStream, 128, CPU_LOCAL_PCT, &[99.0, 98.5, 97.5]),
+            ],
+        );
+        let a = analyse(&d, AnalysisOptions::default());
+        let vd = &a.views[0];
+        assert_eq!(vd.value_cap, Some(100.0));
+        let svg = figure(vd, 0.95).svg;
+        assert!(svg.contains("<desc>The y axis is logarithmic.</desc>"));
+        assert!(svg.replace("</tspan>", "").contains("logarithmic"));
+        let top: Vec<f64> = ticks(&svg, "ytick")
+            .iter()
+            .map(|t| t.parse().unwrap())
+            .collect();
+        assert_eq!(top.last(), Some(&100.0), "{top:?}");
     }
 
     #[test]

@@ -241,8 +241,17 @@ pub fn comparison_table(
                 )
                 .into(),
                 pct_cell(pt.diff_pct(options)),
-                p_cell(pt.welch.p),
             ];
+            if let Some(why) = &cmp.not_compared {
+                // Not like with like: the means stand on their own, no test is shown.
+                let tests = 3 + if rank { 2 } else { 0 };
+                row.extend((0..tests).map(|_| Cell::from("–")));
+                row.push(format!("not compared: {why}").into());
+                row.push("".into());
+                rows.push(row);
+                continue;
+            }
+            row.push(p_cell(pt.welch.p));
             if rank {
                 row.push(p_cell(pt.mann_whitney.map_or(f64::NAN, |m| m.p)));
                 row.push(match &pt.hodges_lehmann {

@@ -955,6 +955,30 @@ fn loss_bounded_by_an_rfc_2544_search_is_its_criterion_not_a_finding() {
         .findings
         .iter()
         .any(|f| f.text.contains("UDP throughput was significantly higher")));
+    // The per-size loss table shows the means, no p-value and no "Significant: no";
+    // the loss section and the figure's caption carry the criterion.
+    let t = table_md(&r, "udp-loss-ipv4-vs-ipv6");
+    let line = t
+        .lines()
+        .find(|l| l.starts_with("| 128 |"))
+        .unwrap_or_default();
+    assert!(
+        line.ends_with("| – | – | – | not compared: the method's criterion |  |"),
+        "{line}"
+    );
+    let section = r
+        .html
+        .split("<section id=\"v-udp-loss\">")
+        .nth(1)
+        .unwrap_or_default();
+    let section = section.split("</section>").next().unwrap_or_default();
+    assert_eq!(
+        section
+            .matches("UDP loss is the RFC 2544 search&#39;s criterion")
+            .count(),
+        2,
+        "{section}"
+    );
 }
 
 #[test]
@@ -1198,4 +1222,95 @@ fn the_page_opens_with_both_summaries_and_the_headline_figure() {
     assert!(!r.html.contains('`'), "a literal backtick on the page");
     let md = r.markdown();
     assert!(!md.contains("&lt;") && !md.contains("\\`"), "{md}");
+}
+
+/// Like with like: a client process's CPU with the built-in server inside it against
+/// one without, and a host CPU pinned at its 100 % ceiling, are shown per campaign and
+/// marked "not compared" with the reason everywhere — summaries, per-size tables (no
+/// p-values), findings, figure captions — and each qualifier names its own system only.
+#[test]
+fn unlike_metrics_are_not_compared_anywhere_and_qualifiers_name_their_system() {
+    const LOW: [f64; 5] = [2.0, 2.1, 1.9, 2.05, 1.95];
+    const HIGH: [f64; 5] = [99.0, 98.0, 100.0, 99.5, 98.5];
+    const PINNED: [f64; 5] = [100.0; 5];
+    let mut d = crafted(
+        &["sysA", "sysB"],
+        &[
+            (0, V4, TcpStream, 128, PROC_LOCAL_PCT, &HIGH),
+            (0, V6, TcpStream, 128, PROC_LOCAL_PCT, &HIGH),
+            (1, V4, TcpStream, 128, PROC_LOCAL_PCT, &LOW),
+            (1, V6, TcpStream, 128, PROC_LOCAL_PCT, &LOW),
+            (0, V4, TcpStream, 128, CPU_LOCAL_PCT, &A5.map(|v| v / 2e6)),
+            (0, V6, TcpStream, 128, CPU_LOCAL_PCT, &B5.map(|v| v / 2e6)),
+            (1, V4, TcpStream, 128, CPU_LOCAL_PCT, &PINNED),
+            (1, V6, TcpStream, 128, CPU_LOCAL_PCT, &PINNED),
+        ],
+    );
+    d.campaigns[0].hosts.insert(
+        "client".to_string(),
+        [("study.target".to_string(), "embedded".to_string())].into(),
+    );
+    let r = report(&d);
+    let proc_title =
+        "TCP client process CPU (one process for sysA: client and built-in server together)";
+    let sys = table_md(&r, "summary-systems");
+    let reason = "not compared: sysA's process also ran the built-in server, sysB's did not";
+    assert!(
+        sys.contains(&format!(
+            "| {proc_title} | sysA vs sysB | {reason} | {reason} |"
+        )),
+        "{sys}"
+    );
+    assert!(!sys.contains("sysB lower by"), "{sys}");
+    // Host CPU: sysB pinned at 100 % is no IPv4-vs-IPv6 "equal", nor a system verdict.
+    let row = summary_row(
+        &r,
+        "TCP host CPU busy (one host for sysA: client and server together)",
+    );
+    assert!(
+        row[2].starts_with("not compared: sysB (IPv4 and IPv6) at the 100 % ceiling"),
+        "{row:?}"
+    );
+    assert!(row[1].starts_with("IPv6 lower by"), "{row:?}");
+    assert!(
+        sys.contains("| sysA vs sysB | not compared: sysB at the 100 % ceiling"),
+        "{sys}"
+    );
+    // Per-size tables: no p-value, the reason instead.
+    let t = table_md(&r, "tcp-client-process-cpu-systems");
+    let line = t
+        .lines()
+        .find(|l| l.starts_with("| 128 | IPv4"))
+        .unwrap_or_default();
+    assert!(
+        line.contains(&format!("| – | – | – | {reason} |")),
+        "{line}"
+    );
+    // Findings: said, with the reason, and no test; sysB's own sentence carries no
+    // qualifier of sysA's.
+    let f: Vec<&str> = r.findings.iter().map(|f| f.text.as_str()).collect();
+    assert!(
+        f.iter().any(|t| t.starts_with(&format!(
+            "SysA and sysB {proc_title} over IPv4: not compared, sysA's process also ran"
+        ))),
+        "{f:#?}"
+    );
+    assert!(
+        !f.iter()
+            .any(|t| t.contains("client process CPU") && t.contains("significantly")),
+        "{f:#?}"
+    );
+    let on_b: Vec<&&str> = f.iter().filter(|t| t.starts_with("On sysB,")).collect();
+    assert!(
+        !on_b.is_empty() && on_b.iter().all(|t| !t.contains("for sysA")),
+        "{on_b:#?}"
+    );
+    assert!(
+        f.iter().any(|t| t.starts_with(
+            "On sysA, IPv4 and IPv6 TCP client process CPU (one process: client and built-in server together)"
+        )),
+        "{f:#?}"
+    );
+    // The figure's caption says so.
+    assert!(r.html.contains("Not compared, each shown on its own: sysA vs sysB (IPv4): sysA&#39;s process also ran the built-in server"));
 }
