@@ -20,22 +20,29 @@ pub struct ReachLine {
     /// Tests Holm corrects over (the sizes compared).
     pub sizes: usize,
     pub reach: Reach,
+    /// Every size had exactly `runs_a` and `runs_b` runs.
+    pub uniform: bool,
 }
 
 impl ReachLine {
     pub fn text(&self) -> String {
         let bound = match self.reach {
             Reach::AtLeast(p) => format!("smallest reachable corrected p = {}", p_short(p)),
-            Reach::Unbounded => "any corrected p reachable (runs vary)".to_string(),
+            Reach::Unbounded => {
+                "any corrected p reachable (Welch's t-test, given any spread among the runs)"
+                    .to_string()
+            }
             Reach::NoTest => "no test (fewer than 2 runs on a side)".to_string(),
         };
         format!(
-            "{}, {} ({}, at least {} and {} runs, Holm over {} size{}): {bound}",
+            "{}, {} ({}, {}{} and {} runs{}, Holm over {} size{}): {bound}",
             self.view,
             self.comparison,
             self.test.name(),
+            if self.uniform { "" } else { "at least " },
             self.runs_a,
             self.runs_b,
+            if self.uniform { " at every size" } else { "" },
             self.sizes,
             if self.sizes == 1 { "" } else { "s" }
         )
@@ -61,7 +68,12 @@ fn reach_of(vd: &ViewData, cmp: &Comparison) -> ReachLine {
     let runs_a = cmp.points.iter().map(|p| p.a.n).min().unwrap_or(0);
     let runs_b = cmp.points.iter().map(|p| p.b.n).min().unwrap_or(0);
     let sizes = cmp.points.len();
+    let uniform = cmp
+        .points
+        .iter()
+        .all(|p| p.a.n == runs_a && p.b.n == runs_b);
     ReachLine {
+        uniform,
         view: vd.view.title(),
         comparison: format!("{} vs {} on {}", cmp.a, cmp.b, cmp.context),
         test,
@@ -81,7 +93,7 @@ pub fn reach_lines(analysis: &Analysis) -> Vec<ReachLine> {
             vd.family_cmp
                 .iter()
                 .chain(&vd.system_cmp)
-                .filter(|c| !c.points.is_empty())
+                .filter(|c| !c.points.is_empty() && c.not_compared.is_none())
                 .map(move |c| reach_of(vd, c))
         })
         .collect()
@@ -108,9 +120,10 @@ pub fn warnings(data: &Dataset, analysis: &Analysis) -> Vec<String> {
                 _ => "has no p at all (fewer than 2 runs on a side)".to_string(),
             };
             format!(
-                "{}, {}: with at least {} and {} runs over {} size{}, {} {limit} (alpha = {alpha}), so no difference can be called significant; \"no difference\" there means too few runs to tell.{need}",
+                "{}, {}: with {}{} and {} runs over {} size{}, {} {limit} (alpha = {alpha}), so no difference can be called significant; \"no difference\" there means too few runs to tell.{need}",
                 r.view,
                 r.comparison,
+                if r.uniform { "" } else { "at least " },
                 r.runs_a,
                 r.runs_b,
                 r.sizes,

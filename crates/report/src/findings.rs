@@ -518,10 +518,11 @@ fn effect_phrase(
             .flatten()
             .collect();
         out.push_str(&format!(
-            "; {k} outlying run{} (beyond {} scaled MADs of {} cell: {})",
+            "; {k} outlying run{} (beyond {} scaled MADs of {} cell's median and more than {:.0} % from it: {})",
             if k == 1 { "" } else { "s" },
             stats::OUTLIER_SCALED_MADS,
             if k == 1 { "its" } else { "their" },
+            stats::OUTLIER_MIN_RELATIVE * 100.0,
             named.join("; ")
         ));
         if let (Some(ma), Some(mb)) = (without(&p.a, &p.outliers_a), without(&p.b, &p.outliers_b)) {

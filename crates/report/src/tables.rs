@@ -305,7 +305,8 @@ pub fn comparison_table(
              Hedges' g is the standardised difference A − B.{} Two groups of identical values have no spread: \
              Welch's test is then taken as exact (p = 1 when the values are equal, 0 when they differ; SciPy \
              gives NaN). Outlying runs: beyond {} scaled median absolute deviations (MAD × 1.4826) of their \
-             cell's median; they are kept in every statistic and listed here.",
+             cell's median and more than {:.0} % of the median away from it; they are kept in \
+             every statistic and listed here.",
             vd.view.test_name(),
             if rank {
                 " The effect that goes with Mann-Whitney is the Hodges-Lehmann shift (median of the \
@@ -314,7 +315,8 @@ pub fn comparison_table(
             } else {
                 ""
             },
-            stats::OUTLIER_SCALED_MADS
+            stats::OUTLIER_SCALED_MADS,
+            stats::OUTLIER_MIN_RELATIVE * 100.0
         )),
     }
 }

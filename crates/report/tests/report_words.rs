@@ -301,7 +301,7 @@ fn a_plan_too_small_for_the_rank_test_is_a_warning_and_in_the_method() {
     let r = report(&d);
     let w = r.warnings.join("\n");
     assert!(
-        w.contains("UDP RTT, IPv4 vs IPv6 on S: with at least 3 and 3 runs over 2 sizes, Mann-Whitney U cannot go below a corrected p of 0.2"),
+        w.contains("UDP RTT, IPv4 vs IPv6 on S: with 3 and 3 runs over 2 sizes, Mann-Whitney U cannot go below a corrected p of 0.2"),
         "{w}"
     );
     assert!(w.contains("About 5 runs per side would be needed"), "{w}");
@@ -824,7 +824,7 @@ fn a_rank_tested_finding_quotes_the_hodges_lehmann_shift_not_the_mean_difference
     assert!(!t.contains("a difference of means of"), "{t}");
     // The 20 ms run is named as an outlier with the difference without it.
     assert!(
-        t.contains("1 outlying run (beyond 3 scaled MADs of its cell: IPv6 20.000 ms)"),
+        t.contains("1 outlying run (beyond 3 scaled MADs of its cell's median and more than 20 % from it: IPv6 20.000 ms)"),
         "{t}"
     );
     assert!(
@@ -851,7 +851,7 @@ fn an_anomalous_run_is_marked_in_the_comparison_table() {
     assert!(md.contains("| –; 10.100 |"), "{md}");
     let t = &r.findings[0].text;
     assert!(
-        t.contains("1 outlying run (beyond 3 scaled MADs of its cell: IPv6 10.100 Mbit/s)"),
+        t.contains("1 outlying run (beyond 3 scaled MADs of its cell's median and more than 20 % from it: IPv6 10.100 Mbit/s)"),
         "{t}"
     );
 }
@@ -1313,4 +1313,38 @@ fn unlike_metrics_are_not_compared_anywhere_and_qualifiers_name_their_system() {
     );
     // The figure's caption says so.
     assert!(r.html.contains("Not compared, each shown on its own: sysA vs sysB (IPv4): sysA&#39;s process also ran the built-in server"));
+}
+
+/// The words state the rules as the code applies them: the outlier rule with both of its
+/// conditions, the runs per cell as they were (no "runs vary" when every size had the
+/// same count), and the search as the engine does it.
+#[test]
+fn the_outlier_rule_the_runs_and_the_search_are_stated_as_applied() {
+    let r = build(
+        &dualperf_report::fixture::dataset(),
+        &ReportOptions::default(),
+    );
+    let note = r
+        .tables
+        .iter()
+        .find(|t| t.id == "udp-loss-ipv4-vs-ipv6")
+        .and_then(|t| t.note.clone())
+        .unwrap_or_default();
+    assert!(
+        note.contains("beyond 3 scaled median absolute deviations (MAD × 1.4826) of their cell's median and more than 20 % of the median away from it"),
+        "{note}"
+    );
+    let f = r.findings_markdown();
+    assert!(
+        f.contains("scaled MADs of their cell's median and more than 20 % from it"),
+        "{f}"
+    );
+    assert!(!r.html.contains("runs vary"));
+    assert!(
+        r.html
+            .contains("(Welch&#39;s t-test, 5 and 5 runs at every size, Holm over 3 sizes)"),
+        "method section"
+    );
+    assert!(!r.html.contains("binary search over paced trials"));
+    assert!(r.html.contains("(not by plain bisection)"));
 }
