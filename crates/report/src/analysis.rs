@@ -265,6 +265,30 @@ pub struct AnalysisOptions {
     /// What every percentage difference A − B is taken over (A = IPv4 or the first
     /// system): one base for every table, sentence and figure, stated with it.
     pub percent_base: PercentBase,
+    /// Which p-values Holm's correction runs over.
+    pub holm_family: HolmFamily,
+}
+
+/// The family of tests Holm's correction runs over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HolmFamily {
+    /// The sizes of one comparison (one view, one pair of sides): the default.
+    #[default]
+    Comparison,
+    /// Every test the report makes (every view, comparison and size compared): wider,
+    /// so fewer calls survive.
+    Report,
+}
+
+impl HolmFamily {
+    /// "across the sizes of each comparison" / "across all N tests of the report", for
+    /// the notes; `tests` is the report's count.
+    pub fn words(self, tests: usize) -> String {
+        match self {
+            HolmFamily::Comparison => "across the sizes of each comparison".to_string(),
+            HolmFamily::Report => format!("across all {tests} tests of the report"),
+        }
+    }
 }
 
 impl Default for AnalysisOptions {
@@ -273,6 +297,7 @@ impl Default for AnalysisOptions {
             confidence: 0.95,
             alpha: 0.05,
             percent_base: PercentBase::Second,
+            holm_family: HolmFamily::Comparison,
         }
     }
 }
@@ -499,6 +524,9 @@ pub struct Comparison {
     pub points: Vec<Point>,
     /// Sizes left without a point because a side's runs were all left out.
     pub emptied: Vec<Emptied>,
+    /// How many tests the Holm correction of these points ran over: the sizes tested
+    /// here, or every test of the report ([`HolmFamily::Report`]).
+    pub holm_tests: usize,
     /// Why the two sides are not compared although both have runs (their metric means
     /// something different on each side, or both sit at the quantity's ceiling): the
     /// points are kept for the per-campaign tables, but no test is reported or counted.
@@ -524,7 +552,7 @@ impl Comparison {
         } else {
             PrimaryTest::Welch
         };
-        let tests = self.points.iter().filter(|p| !p.p.is_nan()).count();
+        let tests = self.holm_tests;
         self.points.iter().any(|p| {
             !p.too_few() && smallest_corrected_p(test, p.a.n, p.b.n, tests).can_reach(alpha)
         })
@@ -637,6 +665,17 @@ pub struct Analysis {
     /// Per system: the stream tests whose throughput is the offered load, with why
     /// ([`crate::CampaignData::offered_load`]).
     pub offered_load: Vec<BTreeMap<TestKind, String>>,
+    /// With [`HolmFamily::Report`], how many tests the correction ran over.
+    pub holm_report_tests: Option<usize>,
+}
+
+impl Analysis {
+    /// What Holm's correction ran over, in words for the notes.
+    pub fn holm_words(&self) -> String {
+        self.options
+            .holm_family
+            .words(self.holm_report_tests.unwrap_or(0))
+    }
 }
 
 /// System labels made unique (a repeated label gets " #id").
@@ -777,6 +816,10 @@ pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
             }
         }
     }
+    let holm_tests = match options.holm_family {
+        HolmFamily::Comparison => None,
+        HolmFamily::Report => Some(correct_over_report(&mut views)),
+    };
     let receiver_limited_runs = data
         .campaigns
         .iter()
@@ -788,12 +831,39 @@ pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
         systems,
         views,
         receiver_limited_runs,
+        holm_report_tests: holm_tests,
         offered_load: data
             .campaigns
             .iter()
             .map(|c| c.offered_load.clone())
             .collect(),
     }
+}
+
+/// Holm's correction over every test of the report (every compared comparison's sizes
+/// with a p), replacing each comparison's own; returns the number of tests.
+fn correct_over_report(views: &mut [ViewData]) -> usize {
+    let compared = |c: &Comparison| c.not_compared.is_none();
+    let raw: Vec<f64> = views
+        .iter()
+        .flat_map(|vd| vd.family_cmp.iter().chain(&vd.system_cmp))
+        .filter(|c| compared(c))
+        .flat_map(|c| c.points.iter().map(|p| p.p))
+        .collect();
+    let tests = raw.iter().filter(|p| !p.is_nan()).count();
+    let mut adjusted = holm(&raw).into_iter();
+    for vd in views.iter_mut() {
+        for c in vd.family_cmp.iter_mut().chain(vd.system_cmp.iter_mut()) {
+            if !compared(c) {
+                continue;
+            }
+            c.holm_tests = tests;
+            for p in &mut c.points {
+                p.p_holm = adjusted.next().unwrap_or(f64::NAN);
+            }
+        }
+    }
+    tests
 }
 
 /// When every campaign with udp-stream runs measured them as an RFC 2544 search, their
@@ -1144,6 +1214,7 @@ fn compare(
         a: a.to_string(),
         b: b.to_string(),
         context: context.to_string(),
+        holm_tests: points.iter().filter(|p| !p.p.is_nan()).count(),
         points,
         emptied,
         not_compared: None,

@@ -22,6 +22,8 @@ pub struct ReachLine {
     pub reach: Reach,
     /// Every size had exactly `runs_a` and `runs_b` runs.
     pub uniform: bool,
+    /// Holm ran over every test of the report, not this comparison's sizes.
+    pub family_wide: bool,
 }
 
 impl ReachLine {
@@ -35,7 +37,7 @@ impl ReachLine {
             Reach::NoTest => "no test (fewer than 2 runs on a side)".to_string(),
         };
         format!(
-            "{}, {} ({}, {}{} and {} runs{}, Holm over {} size{}): {bound}",
+            "{}, {} ({}, {}{} and {} runs{}, Holm over {} {}{}): {bound}",
             self.view,
             self.comparison,
             self.test.name(),
@@ -44,6 +46,7 @@ impl ReachLine {
             self.runs_b,
             if self.uniform { " at every size" } else { "" },
             self.sizes,
+            if self.family_wide { "test" } else { "size" },
             if self.sizes == 1 { "" } else { "s" }
         )
     }
@@ -67,13 +70,14 @@ fn reach_of(vd: &ViewData, cmp: &Comparison) -> ReachLine {
     };
     let runs_a = cmp.points.iter().map(|p| p.a.n).min().unwrap_or(0);
     let runs_b = cmp.points.iter().map(|p| p.b.n).min().unwrap_or(0);
-    let sizes = cmp.points.len();
+    let sizes = cmp.holm_tests;
     let uniform = cmp
         .points
         .iter()
         .all(|p| p.a.n == runs_a && p.b.n == runs_b);
     ReachLine {
         uniform,
+        family_wide: sizes != cmp.points.len(),
         view: vd.view.title(),
         comparison: format!("{} vs {} on {}", cmp.a, cmp.b, cmp.context),
         test,
@@ -120,14 +124,19 @@ pub fn warnings(data: &Dataset, analysis: &Analysis) -> Vec<String> {
                 _ => "has no p at all (fewer than 2 runs on a side)".to_string(),
             };
             format!(
-                "{}, {}: with {}{} and {} runs over {} size{}, {} {limit} (alpha = {alpha}), so no difference can be called significant; \"no difference\" there means too few runs to tell.{need}",
+                "{}, {}: with {}{} and {} runs over {}{}, {} {limit} (alpha = {alpha}), so no difference can be called significant; \"no difference\" there means too few runs to tell.{need}",
                 r.view,
                 r.comparison,
                 if r.uniform { "" } else { "at least " },
                 r.runs_a,
                 r.runs_b,
                 r.sizes,
-                if r.sizes == 1 { "" } else { "s" },
+                match (r.family_wide, r.sizes == 1) {
+                    (true, true) => " test",
+                    (true, false) => " tests",
+                    (false, true) => " size",
+                    (false, false) => " sizes",
+                },
                 r.test.name(),
             )
         })

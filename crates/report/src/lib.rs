@@ -36,7 +36,7 @@ pub mod timeseries;
 pub mod wifi;
 pub mod windows;
 
-pub use analysis::{analyse, Analysis, AnalysisOptions, View, ViewData};
+pub use analysis::{analyse, Analysis, AnalysisOptions, HolmFamily, View, ViewData};
 pub use dataset::{
     CampaignData, ConfidenceTarget, Dataset, IntervalCounts, LeftOutRun, LoadedSample, Metrics,
     MetricsInterner, MissedCell, RunOutcome, RunRow, RunSeries, WindowSample,
@@ -202,6 +202,7 @@ fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Re
     let analysis = analyse(data, options.analysis);
     let level = analysis.options.confidence;
     let opts = analysis.options;
+    let holm = analysis.holm_words();
     let mut tables = vec![tables::summary_table(&analysis)];
     tables.extend(tables::system_summary_table(&analysis));
     for vd in &analysis.views {
@@ -223,6 +224,7 @@ fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Re
                 "IPv4 (A) vs IPv6 (B) per size",
                 "System",
                 &opts,
+                &holm,
             ));
         }
         if !vd.system_cmp.is_empty() {
@@ -233,6 +235,7 @@ fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Re
                 "System vs system per size",
                 "IP version",
                 &opts,
+                &holm,
             ));
         }
     }

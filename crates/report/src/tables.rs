@@ -188,6 +188,7 @@ pub fn comparison_table(
     title: &str,
     context_column: &str,
     options: &AnalysisOptions,
+    holm_words: &str,
 ) -> Table {
     let (level, alpha) = (options.confidence, options.alpha);
     let unit = vd.view.unit;
@@ -301,7 +302,7 @@ pub fn comparison_table(
         columns,
         rows,
         note: Some(format!(
-            "Primary test: {}; Holm correction across the sizes of each comparison; significant = Holm p below {alpha}. \
+            "Primary test: {}; Holm correction {holm_words}; significant = Holm p below {alpha}. \
              Hedges' g is the standardised difference A − B.{} Two groups of identical values have no spread: \
              Welch's test is then taken as exact (p = 1 when the values are equal, 0 when they differ; SciPy \
              gives NaN). Outlying runs: beyond {} scaled median absolute deviations (MAD × 1.4826) of their \
@@ -574,13 +575,14 @@ pub fn summary_table(analysis: &Analysis) -> Table {
         rows,
         note: Some(format!(
             "X higher (lower) by m at k of n sizes = X significantly higher (lower) (Holm-corrected \
-             p below {alpha}, the view's primary test) at k of the n sizes compared. {} \
+             p below {alpha}, the view's primary test; Holm {}) at k of the n sizes compared. {} \
              No significant difference = at no size (not a proof that they are equal); equal = identical at every size; too few \
              runs to tell = no size had enough runs on both sides for a complete separation to \
              reach significance after correction; not compared = the reason follows. Best = \
              significantly better than every other system and IP version at more than half the \
              sizes and worse at none, directly or through a chain of such comparisons (never \
              from means alone); no significant best = no such candidate.{one_system}",
+            analysis.holm_words(),
             magnitude_note(options, "IPv4", "IPv6")
         )),
     }
@@ -640,11 +642,12 @@ pub fn system_summary_table(analysis: &Analysis) -> Option<Table> {
         rows,
         note: Some(format!(
             "X higher (lower) by m at k of n sizes = X significantly higher (lower) (Holm-corrected \
-             p below {alpha}, the view's primary test) at k of the n sizes both systems measured \
-             with this IP version. {} No significant difference = at no size (not a proof that \
+             p below {alpha}, the view's primary test; Holm {}) at k of the n sizes both systems \
+             measured with this IP version. {} No significant difference = at no size (not a proof that \
              they are equal); too few runs to tell = \
              no size had enough runs for a difference to reach significance after correction; \
              not compared = the reason follows.",
+            analysis.holm_words(),
             magnitude_note(options, a, b)
         )),
     })

@@ -1348,3 +1348,59 @@ fn the_outlier_rule_the_runs_and_the_search_are_stated_as_applied() {
     assert!(!r.html.contains("binary search over paced trials"));
     assert!(r.html.contains("(not by plain bisection)"));
 }
+
+/// `--holm-family report` corrects over every test of the report: a difference that
+/// survives Holm over its own comparison's sizes (p ≈ 0.017, one size) drops when the
+/// family is every test (here 5: four tied UDP sizes besides), and the notes say which
+/// family was used.
+#[test]
+fn widening_the_holm_family_drops_a_call_the_narrow_family_keeps() {
+    const NEAR: [f64; 5] = [98.5e6, 99.5e6, 97.5e6, 99e6, 98e6];
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &NEAR),
+            (0, V4, UdpStream, 128, THROUGHPUT_BPS, &TIE),
+            (0, V6, UdpStream, 128, THROUGHPUT_BPS, &TIE),
+            (0, V4, UdpStream, 256, THROUGHPUT_BPS, &TIE),
+            (0, V6, UdpStream, 256, THROUGHPUT_BPS, &TIE),
+            (0, V4, UdpStream, 640, THROUGHPUT_BPS, &TIE),
+            (0, V6, UdpStream, 640, THROUGHPUT_BPS, &TIE),
+            (0, V4, UdpStream, 1408, THROUGHPUT_BPS, &TIE),
+            (0, V6, UdpStream, 1408, THROUGHPUT_BPS, &TIE),
+        ],
+    );
+    let narrow = report(&d);
+    let p = narrow.analysis.views[0].family_cmp[0].points[0].p;
+    assert!(p > 0.01 && p < 0.05, "{p}");
+    let row = summary_row(&narrow, "TCP throughput");
+    assert!(row[1].starts_with("IPv4 higher by"), "{row:?}");
+    let wide = build(
+        &d,
+        &ReportOptions {
+            analysis: dualperf_report::AnalysisOptions {
+                holm_family: dualperf_report::HolmFamily::Report,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    );
+    let pt = &wide.analysis.views[0].family_cmp[0].points[0];
+    assert_eq!(pt.p_holm, (5.0 * p).min(1.0));
+    let row = summary_row(&wide, "TCP throughput");
+    assert!(row[1].starts_with("no significant difference"), "{row:?}");
+    let note = |r: &Report| {
+        r.tables
+            .iter()
+            .find(|t| t.id == "tcp-throughput-ipv4-vs-ipv6")
+            .and_then(|t| t.note.clone())
+            .unwrap_or_default()
+    };
+    assert!(note(&narrow).contains("Holm correction across the sizes of each comparison"));
+    assert!(note(&wide).contains("Holm correction across all 5 tests of the report"));
+    assert!(table_md(&wide, "summary").contains("Holm across all 5 tests of the report"));
+    assert!(wide
+        .html
+        .contains("Holm's method across all 5 tests of the report"));
+}
