@@ -257,6 +257,39 @@ fn metric_words(name: &str) -> &str {
     }
 }
 
+/// A warning per campaign whose udp-stream runs stored no RFC 3550 jitter at all (a
+/// preset can name jitter — seed 004's does — and the report must then say why there
+/// is none rather than leave the view out in silence).
+pub fn jitter_unavailable(data: &Dataset, analysis: &Analysis) -> Vec<String> {
+    use wire::metrics::JITTER_RFC3550_NS;
+    use wire::spec::TestKind;
+    data.campaigns
+        .iter()
+        .zip(&analysis.systems)
+        .filter_map(|(c, label)| {
+            let udp: Vec<_> = c
+                .runs
+                .iter()
+                .filter(|r| r.counts() && r.kind == TestKind::UdpStream)
+                .collect();
+            let with = udp
+                .iter()
+                .filter(|r| r.metrics.get(JITTER_RFC3550_NS).is_some_and(|v| v.is_finite()))
+                .count();
+            (!udp.is_empty() && with == 0).then(|| {
+                format!(
+                    "{label}: UDP jitter (RFC 3550) is unavailable: none of its {} udp-stream runs stored it. \
+                     A run measures jitter only from a send stamp and a kernel arrival time per datagram; \
+                     where the datapath shared one stamp among several datagrams (unpaced or fast paced \
+                     sending, e.g. an RFC 2544 search whose chosen trial was its unpaced one) the run \
+                     reports jitter as unavailable, never as a number, so no jitter is shown.",
+                    udp.len()
+                )
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

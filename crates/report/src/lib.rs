@@ -203,19 +203,26 @@ fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Re
     let level = analysis.options.confidence;
     let opts = analysis.options;
     let holm = analysis.holm_words();
+    let cv_target = data
+        .campaigns
+        .iter()
+        .filter_map(|c| c.cv_target_pct)
+        .fold(None, |m: Option<f64>, v| {
+            Some(m.map_or(v, |m: f64| m.min(v)))
+        });
+    // Whether a campaign with a CV criterion repeated its cells to a confidence target
+    // (else a fixed number of runs): dualperf never stops a cell on its CV.
+    let cv_by_target = data
+        .campaigns
+        .iter()
+        .any(|c| c.cv_target_pct.is_some() && c.target.is_some());
     let mut tables = vec![tables::summary_table(&analysis)];
     tables.extend(tables::system_summary_table(&analysis));
     for vd in &analysis.views {
         tables.push(tables::means_table(vd, &opts));
         tables.push(tables::sd_table(vd));
-        let cv_target = data
-            .campaigns
-            .iter()
-            .filter_map(|c| c.cv_target_pct)
-            .fold(None, |m: Option<f64>, v| {
-                Some(m.map_or(v, |m: f64| m.min(v)))
-            });
-        tables.extend(tables::cv_table(vd, cv_target));
+
+        tables.extend(tables::cv_table(vd, cv_target, cv_by_target));
         if !vd.family_cmp.is_empty() {
             tables.push(tables::comparison_table(
                 vd,
@@ -275,6 +282,13 @@ fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Re
     warnings.extend(timeseries::too_few_samples(data));
     warnings.extend(context::busy_host_warnings(data, &analysis.systems));
     warnings.extend(headers::efficiency_warnings(&analysis, &links));
+    warnings.extend(
+        analysis
+            .views
+            .iter()
+            .filter_map(|vd| tables::cv_warning(vd, cv_target, cv_by_target)),
+    );
+    warnings.extend(caveats::jitter_unavailable(data, &analysis));
     let setting = data
         .campaigns
         .iter()

@@ -653,25 +653,62 @@ pub fn system_summary_table(analysis: &Analysis) -> Option<Table> {
     })
 }
 
+/// Cells of a view whose coefficient of variation is under `target` %, and the cells
+/// with a CV at all: (met, total).
+pub fn cv_counts(vd: &ViewData, target: f64) -> (usize, usize) {
+    let cvs = vd
+        .cells
+        .values()
+        .map(|c| c.summary.cv() * 100.0)
+        .filter(|v| v.is_finite());
+    cvs.fold((0, 0), |(met, total), v| {
+        (met + usize::from(v < target), total + 1)
+    })
+}
+
+/// How the campaigns with a CV criterion decided their runs per cell, in words: dualperf
+/// never stops a cell on its CV, so the criterion is checked afterwards.
+pub fn cv_repetition_words(vd: &ViewData, confidence_target: bool) -> String {
+    let ns: Vec<usize> = vd.cells.values().map(|c| c.summary.n).collect();
+    let (lo, hi) = (
+        ns.iter().copied().min().unwrap_or(0),
+        ns.iter().copied().max().unwrap_or(0),
+    );
+    let runs = if lo == hi {
+        format!("{lo} runs per cell")
+    } else {
+        format!("{lo}–{hi} runs per cell")
+    };
+    if confidence_target {
+        format!("the study ran each cell to its confidence target ({runs}), not until its coefficient of variation met the criterion")
+    } else {
+        format!("the study ran a fixed {runs} and accepted every cell after them, not by its coefficient of variation")
+    }
+}
+
 /// Coefficient of variation (sd / mean, %) of every cell against the study's criterion
-/// (seed 004 accepted a cell when its standard deviation was under 10 % of its mean).
-/// `None` when no campaign recorded a criterion.
-pub fn cv_table(vd: &ViewData, target_pct: Option<f64>) -> Option<Table> {
+/// (seed 004 accepted a cell when its standard deviation was under 10 % of its mean),
+/// said as what happened: how the runs were decided and how many cells would have
+/// passed. `None` when no campaign recorded a criterion or no cell has a CV.
+pub fn cv_table(vd: &ViewData, target_pct: Option<f64>, confidence_target: bool) -> Option<Table> {
     let target = target_pct?;
+    let (within, total) = cv_counts(vd, target);
+    if total == 0 {
+        return None;
+    }
     let systems = systems_with_data(vd);
     let columns = per_cell_columns(vd, &systems);
-    let (mut within, mut total) = (0, 0);
     let rows = per_cell_rows(vd, &systems, |cell| {
         match cell
             .map(|c| c.summary.cv() * 100.0)
             .filter(|v| v.is_finite())
         {
-            Some(v) => {
-                total += 1;
-                let ok = v < target;
-                within += usize::from(ok);
-                format!("{} {}", num(v), if ok { "(met)" } else { "(not met)" }).into()
-            }
+            Some(v) => format!(
+                "{} {}",
+                num(v),
+                if v < target { "(met)" } else { "(not met)" }
+            )
+            .into(),
             None => "".into(),
         }
     });
@@ -684,9 +721,32 @@ pub fn cv_table(vd: &ViewData, target_pct: Option<f64>) -> Option<Table> {
         columns,
         rows,
         note: Some(format!(
-            "Sample standard deviation over runs as % of the cell's mean; the study accepted a \
-             cell whose coefficient of variation was under {target} %. {within} of {total} cells \
-             met it."
+            "Sample standard deviation over runs as % of the cell's mean. The study's criterion: \
+             a cell's coefficient of variation under {target} %. What happened: {}; by the \
+             criterion, {within} of {total} cells would have passed{}.",
+            cv_repetition_words(vd, confidence_target),
+            if within == 0 {
+                " (none: see the warnings)"
+            } else {
+                ""
+            }
         )),
+    })
+}
+
+/// A warning per view where a recorded CV criterion was met by no cell.
+pub fn cv_warning(
+    vd: &ViewData,
+    target_pct: Option<f64>,
+    confidence_target: bool,
+) -> Option<String> {
+    let target = target_pct?;
+    let (within, total) = cv_counts(vd, target);
+    (within == 0 && total > 0).then(|| {
+        format!(
+            "{}: no cell met the study's coefficient-of-variation criterion (under {target} %; 0 of {total} cells): {}, so its cells do not meet the criterion the study names.",
+            vd.view.title(),
+            cv_repetition_words(vd, confidence_target)
+        )
     })
 }

@@ -1004,7 +1004,45 @@ fn a_recorded_cv_criterion_is_shown_per_cell() {
         md.contains("| 128 | 0.7906 (met) | 21.213 (not met) |"),
         "{md}"
     );
-    assert!(md.contains("1 of 2 cells met it."), "{md}");
+    // Said as what happened: a fixed number of runs, and how many cells would have
+    // passed.
+    assert!(
+        md.contains("What happened: the study ran a fixed 5 runs per cell and accepted every cell after them, not by its coefficient of variation; by the criterion, 1 of 2 cells would have passed."),
+        "{md}"
+    );
+}
+
+/// Preset 004 (issue 41): a campaign that accepted every cell after a fixed number of
+/// runs, none of which met its 10 % CV criterion, is warned about; a view without a
+/// CV (loss all zero) shows no "0 of 0"; a campaign whose udp-stream runs stored no
+/// jitter is told why the preset's jitter is missing.
+#[test]
+fn a_cv_criterion_no_cell_met_is_a_warning_and_missing_jitter_says_why() {
+    let wide: [f64; 5] = [100e6, 140e6, 60e6, 120e6, 80e6];
+    let mut d = crafted(
+        &["S"],
+        &[
+            (0, V4, UdpStream, 128, THROUGHPUT_BPS, &wide),
+            (0, V6, UdpStream, 128, THROUGHPUT_BPS, &wide),
+            (0, V4, UdpStream, 128, LOSS_PCT, &[0.0; 5]),
+            (0, V6, UdpStream, 128, LOSS_PCT, &[0.0; 5]),
+        ],
+    );
+    d.campaigns[0].cv_target_pct = Some(10.0);
+    let r = report(&d);
+    let w = r.warnings.join("\n");
+    assert!(
+        w.contains("UDP throughput: no cell met the study's coefficient-of-variation criterion (under 10 %; 0 of 2 cells): the study ran a fixed 5 runs per cell"),
+        "{w}"
+    );
+    assert!(!r.markdown().contains("0 of 0"), "{}", r.markdown());
+    assert!(table_md(&r, "udp-loss-cv").is_empty());
+    assert!(
+        w.contains(
+            "S: UDP jitter (RFC 3550) is unavailable: none of its 20 udp-stream runs stored it."
+        ),
+        "{w}"
+    );
 }
 
 #[test]
