@@ -357,8 +357,19 @@ impl Report {
 
     /// Every table as a LaTeX `table` environment (booktabs, siunitx), captioned with
     /// the campaigns; the preamble lines they need come first, as a comment.
+    /// The caption context of a table in LaTeX: the systems compared ("sysA vs sysB"),
+    /// or for a table of IPv4 against IPv6 within each system, the systems it covers
+    /// ("on sysA, sysB"): it compares no system with another.
+    fn latex_context(&self, t: &Table) -> String {
+        let systems = &self.analysis.systems;
+        if t.id == "summary" || t.id.ends_with("-ipv4-vs-ipv6") {
+            format!("on {}", systems.join(", "))
+        } else {
+            systems.join(" vs ")
+        }
+    }
+
     pub fn latex(&self) -> String {
-        let context = self.analysis.systems.join(" vs ");
         let mut out = format!(
             "% Needs in the preamble:\n{}",
             latex::PREAMBLE
@@ -368,7 +379,7 @@ impl Report {
         );
         for t in &self.tables {
             out.push('\n');
-            out.push_str(&latex::table(t, &context));
+            out.push_str(&latex::table(t, &self.latex_context(t)));
         }
         out
     }
@@ -417,7 +428,7 @@ impl Report {
                 ("md", t.to_markdown()),
                 ("csv", t.to_csv()),
                 ("html", t.to_html()),
-                ("tex", latex::table(t, &context)),
+                ("tex", latex::table(t, &self.latex_context(t))),
             ] {
                 out.push(OutputFile {
                     name: format!("tables/{}.{ext}", t.id),

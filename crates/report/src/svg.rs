@@ -324,13 +324,18 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
         cap,
         None,
         &format!(
-            "Lines: means. Error bars: {:.0}% confidence interval of the mean (Student t). Small dots: each run's value{}.",
+            "Lines: means. Error bars: {:.0}% confidence interval of the mean (Student t). Small dots: each run's value{}.{}",
             level * 100.0,
             if many_runs {
                 format!(" (a cell of more than {MAX_DOTS_PER_CELL} runs: {MAX_DOTS_PER_CELL} evenly spaced quantiles of them, min and max included)")
             } else {
                 String::new()
-            }
+            },
+            // The loss of an RFC 2544 search is its criterion: the figure says so itself.
+            view.criterion
+                .as_ref()
+                .map(|c| format!(" {}.", capitalise_first(c)))
+                .unwrap_or_default()
         ),
     )
 }
@@ -475,7 +480,7 @@ fn log_axis(series: &[Series], _cap: Option<f64>) -> Option<f64> {
 
 /// Ticks of a logarithmic axis from `lo` to `hi`: every power of ten, with 2 and 5
 /// between them when the axis spans at most three decades.
-fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+pub(crate) fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let (d0, d1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
     let d1 = d1.max(d0 + 1).min(d0 + 30);
     let mids: &[f64] = if d1 - d0 <= 3 {
@@ -496,7 +501,7 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     out
 }
 
-fn log_tick_label(t: f64) -> String {
+pub(crate) fn log_tick_label(t: f64) -> String {
     if t >= 1.0 {
         format!("{t:.0}")
     } else {

@@ -1442,3 +1442,57 @@ fn widening_the_holm_family_drops_a_call_the_narrow_family_keeps() {
         .html
         .contains("Holm's method across all 5 tests of the report"));
 }
+
+/// Figures and captions say what is drawn: the percentile figure's p99.9 is dotted and
+/// its caption says so; the loss figure of an RFC 2544 search carries the criterion in
+/// the SVG itself; a LaTeX caption of an IPv4-vs-IPv6 table names the systems it covers,
+/// not "(sysA vs sysB)".
+#[test]
+fn captions_match_the_figures_and_latex_captions_their_comparison() {
+    let r = build(
+        &dualperf_report::fixture::dataset(),
+        &ReportOptions::default(),
+    );
+    let pct = r
+        .figures
+        .iter()
+        .find(|f| f.id.ends_with("-percentiles"))
+        .map(|f| f.svg.clone());
+    if let Some(svg) = pct {
+        assert!(svg.contains("stroke-dasharray=\"2 3\""), "p99.9 dotted");
+        assert!(r.html.contains("p99 (dashed) and p99.9 (dotted)"));
+        assert!(!r.html.contains("p99 / p99.9 (dashed)"));
+    }
+    let latex = r.latex();
+    let caption = |title: &str| {
+        latex
+            .lines()
+            .find(|l| l.starts_with("\\caption{") && l.contains(title))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let v4v6 = caption("IPv4 (A) vs IPv6 (B) per size: TCP throughput");
+    assert!(v4v6.ends_with("(on Linux, Windows)}"), "{v4v6}");
+    let sys = caption("System vs system per size: TCP throughput");
+    assert!(sys.ends_with("(Linux vs Windows)}"), "{sys}");
+    // Loss under an RFC 2544 search: the figure's own note.
+    let mut d = crafted(
+        &["S"],
+        &[
+            (0, V4, UdpStream, 128, LOSS_PCT, &[0.0, 0.01, 0.0]),
+            (0, V6, UdpStream, 128, LOSS_PCT, &[0.0, 0.0, 0.02]),
+        ],
+    );
+    d.campaigns[0].loss_bound_pct = Some(0.1);
+    let r = report(&d);
+    let fig = r
+        .figures
+        .iter()
+        .find(|f| f.id == "udp-loss")
+        .map(|f| f.svg.clone());
+    let words = fig
+        .unwrap_or_default()
+        .replace("</tspan><tspan", " ")
+        .replace("</tspan>", "");
+    assert!(words.contains("RFC 2544 search"), "{words}");
+}
