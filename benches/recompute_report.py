@@ -391,29 +391,28 @@ def check_summaries(out, effects, chk):
     def slug(title):
         return re.sub(r" \(.*\)$", "", title).lower().replace(" ", "-")
 
-    path = out / "tables" / "summary.csv"
-    if path.exists():
+    def rows(name):
+        path = out / "tables" / name
+        if not path.exists():
+            return []
         with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-        for r in rows:
-            view = slug(r["Metric"])
-            for col, text in r.items():
-                m = re.fullmatch(r"(.*): IPv4 vs IPv6", col)
-                if not m:
-                    continue
-                system = m.group(1)
-                pts = effects.get((view, (system, "4"), (system, "6")), [])
-                check_verdict(f"summary {view} {system}", text, pts, "IPv4", "IPv6", chk)
-    path = out / "tables" / "summary-systems.csv"
-    if path.exists():
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-        for r in rows:
-            view = slug(r["Metric"])
-            a, b = r["Systems"].split(" vs ", 1)
-            for fam in ("IPv4", "IPv6"):
-                pts = effects.get((view, (a, FAMILY[fam]), (b, FAMILY[fam])), [])
-                check_verdict(f"summary-systems {view} {a}–{b} {fam}", r[fam], pts, a, b, chk)
+            return list(csv.DictReader(f))
+
+    for r in rows("summary.csv"):
+        view = slug(r["Metric"])
+        for col, text in r.items():
+            m = re.fullmatch(r"(.*): IPv4 vs IPv6", col)
+            if not m:
+                continue
+            system = m.group(1)
+            pts = effects.get((view, (system, "4"), (system, "6")), [])
+            check_verdict(f"summary {view} {system}", text, pts, "IPv4", "IPv6", chk)
+    for r in rows("summary-systems.csv"):
+        view = slug(r["Metric"])
+        a, b = r["Systems"].split(" vs ", 1)
+        for fam in ("IPv4", "IPv6"):
+            pts = effects.get((view, (a, FAMILY[fam]), (b, FAMILY[fam])), [])
+            check_verdict(f"summary-systems {view} {a}–{b} {fam}", r[fam], pts, a, b, chk)
 
 
 def main():

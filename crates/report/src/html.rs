@@ -24,6 +24,7 @@ figure { margin: 8px 0 12px; }
 svg.figure { width: 100%; max-width: 860px; height: auto; display: block; }
 .figure-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 620px), 1fr)); gap: 8px 24px; }
 table.summary td, table.summary th { white-space: normal; min-width: 9em; max-width: 24em; }
+figure.headline svg.figure { max-width: 720px; }
 .figure-grid figure { margin: 4px 0; min-width: 0; }
 figcaption { color: var(--muted); font-size: 0.85rem; }
 .table-wrap { overflow-x: auto; margin: 8px 0 2px; -webkit-overflow-scrolling: touch; }

@@ -478,6 +478,37 @@ fn log_axis(series: &[Series], _cap: Option<f64>) -> Option<f64> {
     (lo.is_finite() && hi / lo > LOG_AXIS_SPREAD).then_some(lo)
 }
 
+/// The y axis from 0 (or, with `log` = `Some(floor)`, logarithmic from that floor) to
+/// `y_hi`, ticks at most `cap`: (ticks, bottom, top, tick texts).
+pub(crate) fn y_axis(
+    log: Option<f64>,
+    y_hi: f64,
+    cap: Option<f64>,
+) -> (Vec<f64>, f64, f64, Vec<String>) {
+    match log {
+        Some(lo) => {
+            let ticks = log_ticks(lo, y_hi);
+            let texts = ticks.iter().map(|&t| log_tick_label(t)).collect();
+            let (first, last) = (ticks[0], ticks[ticks.len() - 1]);
+            (ticks, first, last, texts)
+        }
+        None => {
+            let mut ticks = nice_ticks(0.0, y_hi, 5);
+            if let Some(c) = cap {
+                ticks.retain(|t| *t <= c);
+            }
+            let max = ticks.last().copied().filter(|m| *m > 0.0).unwrap_or(y_hi);
+            let step = if ticks.len() > 1 {
+                ticks[1] - ticks[0]
+            } else {
+                1.0
+            };
+            let texts = ticks.iter().map(|&t| tick_label(t, step)).collect();
+            (ticks, 0.0, max, texts)
+        }
+    }
+}
+
 /// Ticks of a logarithmic axis from `lo` to `hi`: every power of ten, with 2 and 5
 /// between them when the axis spans at most three decades.
 pub(crate) fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
@@ -544,28 +575,7 @@ fn render(
     } else {
         1.0
     };
-    let (y_ticks, y_min, y_max, tick_texts) = match log {
-        Some(lo) => {
-            let ticks = log_ticks(lo, y_hi);
-            let texts = ticks.iter().map(|&t| log_tick_label(t)).collect();
-            let (first, last) = (ticks[0], ticks[ticks.len() - 1]);
-            (ticks, first, last, texts)
-        }
-        None => {
-            let mut ticks = nice_ticks(0.0, y_hi, 5);
-            if let Some(c) = cap {
-                ticks.retain(|t| *t <= c);
-            }
-            let max = ticks.last().copied().filter(|m| *m > 0.0).unwrap_or(y_hi);
-            let step = if ticks.len() > 1 {
-                ticks[1] - ticks[0]
-            } else {
-                1.0
-            };
-            let texts = ticks.iter().map(|&t| tick_label(t, step)).collect();
-            (ticks, 0.0, max, texts)
-        }
-    };
+    let (y_ticks, y_min, y_max, tick_texts) = y_axis(log, y_hi, cap);
     let tick_texts: Vec<String> = tick_texts;
     let widest_tick = tick_texts
         .iter()

@@ -549,28 +549,7 @@ pub(crate) fn render(
     // 100x apart) get a logarithmic axis, as the figures against packet size do: on a
     // linear one the slower lines lie on the floor. A stall (0) is drawn at the floor.
     let log = log_floor(lines, y_hi);
-    let (y_ticks, y_min, y_max, y_texts) = match log {
-        Some(lo) => {
-            let ticks = crate::svg::log_ticks(lo, y_hi);
-            let texts: Vec<String> = ticks
-                .iter()
-                .map(|&t| crate::svg::log_tick_label(t))
-                .collect();
-            let (first, last) = (ticks[0], ticks[ticks.len() - 1]);
-            (ticks, first, last, texts)
-        }
-        None => {
-            let ticks = nice_ticks(0.0, y_hi, 5);
-            let max = ticks.last().copied().filter(|m| *m > 0.0).unwrap_or(y_hi);
-            let step = if ticks.len() > 1 {
-                ticks[1] - ticks[0]
-            } else {
-                1.0
-            };
-            let texts = ticks.iter().map(|&t| tick_label(t, step)).collect();
-            (ticks, 0.0, max, texts)
-        }
-    };
+    let (y_ticks, y_min, y_max, y_texts) = crate::svg::y_axis(log, y_hi, None);
     let note = if log.is_some() {
         format!(
             "{note} The y axis is logarithmic: the lines differ by more than a factor of {}, which a linear axis would flatten; a stall (0) is drawn at its floor.",
