@@ -1257,6 +1257,16 @@ fn the_page_opens_with_both_summaries_and_the_headline_figure() {
     );
     assert!(summary < systems && systems < headline && headline < findings);
     assert!(r.html[headline..findings].contains("The headline comparison: TCP throughput"));
+    // Both summaries wrap their cells (class "summary"): they fit a 1400 px page.
+    assert!(r
+        .html
+        .contains("<table class=\"summary\" id=\"t-summary\">"));
+    assert!(r
+        .html
+        .contains("<table class=\"summary\" id=\"t-summary-systems\">"));
+    assert!(r
+        .html
+        .contains("table.summary td, table.summary th { white-space: normal;"));
     assert!(!r.html.contains('`'), "a literal backtick on the page");
     let md = r.markdown();
     assert!(!md.contains("&lt;") && !md.contains("\\`"), "{md}");
