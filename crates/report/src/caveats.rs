@@ -280,9 +280,10 @@ pub fn jitter_unavailable(data: &Dataset, analysis: &Analysis) -> Vec<String> {
                 format!(
                     "{label}: UDP jitter (RFC 3550) is unavailable: none of its {} udp-stream runs stored it. \
                      A run measures jitter only from a send stamp and a kernel arrival time per datagram; \
-                     where the datapath shared one stamp among several datagrams (unpaced or fast paced \
-                     sending, e.g. an RFC 2544 search whose chosen trial was its unpaced one) the run \
-                     reports jitter as unavailable, never as a number, so no jitter is shown.",
+                     where datagrams left in batches sharing one send stamp (unpaced, or paced faster \
+                     than the datapath sends one by one, as an RFC 2544 search's trials usually are) \
+                     the run reports jitter as unavailable, never as a number, so no jitter is shown; \
+                     a fixed, low rate (study --udp-method fixed -b 10kpps) measures it.",
                     udp.len()
                 )
             })
