@@ -178,7 +178,8 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         let _ = write!(
             out,
             "<figure class=\"headline\">\n{}<figcaption>The headline comparison: {}. {}</figcaption>\n</figure>\n",
-            fig.svg,
+            // The same figure is drawn again in its section: one id per page.
+            fig.svg.replacen("id=\"fig-", "id=\"headline-fig-", 1),
             escape::html(&vd.view.title()),
             escape::html(&figure_caption(vd, report.analysis.options.confidence)),
         );

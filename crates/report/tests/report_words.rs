@@ -1257,6 +1257,17 @@ fn the_page_opens_with_both_summaries_and_the_headline_figure() {
     );
     assert!(summary < systems && systems < headline && headline < findings);
     assert!(r.html[headline..findings].contains("The headline comparison: TCP throughput"));
+    // Drawn again in its own section: no id twice on the page.
+    let mut ids: Vec<&str> = r
+        .html
+        .split(" id=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next())
+        .collect();
+    let n = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), n, "an id repeated on the page");
     // Both summaries wrap their cells (class "summary"): they fit a 1400 px page.
     assert!(r
         .html
