@@ -17,7 +17,14 @@ scipy.stats.permutation_test of the rank sum where C(N, m) is small enough to en
 doubled midrank sums here; beyond, the normal approximation with tie and continuity
 correction, as dualperf does), the
 Holm-adjusted p across the sizes of each comparison, Hedges' g, and the Hodges-Lehmann
-shift. Prints how many numbers it checked; exit 1 on a mismatch, 2 on a usage error.
+shift with its distribution-free interval (exact null distribution of U without ties,
+else the normal approximation, as R's wilcox.test(conf.int = TRUE)). A row marked "not
+compared" (its sides are not like with like) must show no test. Then the Summary tables
+(summary.csv, summary-systems.csv): every magnitude they quote — the primary test's
+effect (difference of means with its Welch CI, or the Hodges-Lehmann shift with its
+interval) as % of the stated base, the range over the significant sizes and the lowest
+and highest CI bound — recomputed from the runs. Prints how many numbers it checked;
+exit 1 on a mismatch, 2 on a usage error.
 """
 
 import csv
@@ -126,6 +133,58 @@ def holm(ps):
     return out
 
 
+def u_null_counts(m, n):
+    """Counts of each U = 0..m·n under H0 without ties: the coefficients of the Gaussian
+    binomial [m + n choose m](q) = prod_{i=1..m} (1 − q^(n+i)) / (1 − q^i)."""
+    poly = [1]
+    for i in range(1, m + 1):
+        up = poly + [0] * (n + i)
+        for k in range(len(up) - 1, n + i - 1, -1):
+            up[k] -= up[k - n - i]
+        # Exact division by (1 − q^i).
+        out = [0] * len(up)
+        for k in range(len(up)):
+            out[k] = up[k] + (out[k - i] if k >= i else 0)
+        poly = out[: m * n + 1] if len(out) > m * n + 1 else out
+    return poly[: m * n + 1]
+
+
+def hodges_lehmann(a, b, level):
+    """The shift (median of the pairwise differences) and its distribution-free CI."""
+    m, n = len(a), len(b)
+    mn = m * n
+    d = sorted(x - y for x in a for y in b)
+    shift = float(np.median(d))
+    alpha = 1 - level
+    ties = len(set(a) | set(b)) < m + n
+    if not ties and min(m, n) * m * n <= 20_000_000:
+        counts = u_null_counts(m, n)
+        total = math.comb(m + n, m)
+        cum, k = 0, mn // 2
+        for u, c in enumerate(counts):
+            cum += c
+            if cum / total >= alpha / 2:
+                k = u
+                break
+    else:
+        z = stats.norm.ppf(1 - alpha / 2)
+        k = max(0, math.floor(mn / 2 - z * math.sqrt(mn * (m + n + 1) / 12)))
+    k = min(max(k, 1), (mn + 1) // 2)
+    return shift, (d[k - 1], d[mn - k])
+
+
+def welch_ci(a, b, level):
+    """The Welch confidence interval of mean(a) − mean(b) (Student t quantile)."""
+    diff = np.mean(a) - np.mean(b)
+    va, vb = np.var(a, ddof=1) / len(a), np.var(b, ddof=1) / len(b)
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return diff, diff
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    h = stats.t.ppf(1 - (1 - level) / 2, df) * se
+    return diff - h, diff + h
+
+
 def number(text):
     """A numeric cell (full precision), or None for text and empty cells."""
     try:
@@ -146,6 +205,7 @@ class Checker:
     def __init__(self):
         self.checked = 0
         self.mismatches = []
+        self.hl_intervals = 0
 
     def close(self, what, got, want, rel=1e-6, abs_=1e-12):
         self.checked += 1
@@ -160,7 +220,15 @@ class Checker:
             self.mismatches.append(f"{what}: report {got!r}, SciPy {want!r}")
 
 
-def check_table(path, cells, chk, base):
+def bracket(text):
+    """The "[lo, hi]" of a printed cell, each with its decimals."""
+    m = re.search(r"\[(-?\d+(?:\.(\d+))?), (-?\d+(?:\.(\d+))?)\]", text)
+    if not m:
+        return None
+    return (float(m.group(1)), len(m.group(2) or "")), (float(m.group(3)), len(m.group(4) or ""))
+
+
+def check_table(path, cells, chk, base, effects):
     view = path.name.rsplit("-ipv4-vs-ipv6.csv", 1)[0].rsplit("-systems.csv", 1)[0]
     if view not in VIEWS:
         return
@@ -170,6 +238,7 @@ def check_table(path, cells, chk, base):
         header = next(rd)
         rows = [dict(zip(header, r)) for r in rd]
     unit = next(re.fullmatch(r"A − B \((.*)\)", h).group(1) for h in header if re.fullmatch(r"A − B \((.*)\)", h))
+    level = next(float(m.group(1)) / 100 for h in header if (m := re.fullmatch(r"(\d+)% CI of A − B", h)))
     scale = SCALE[unit]
     systems_table = path.name.endswith("-systems.csv")
     groups = defaultdict(list)
@@ -200,6 +269,26 @@ def check_table(path, cells, chk, base):
             over = np.mean(va) if base == "first" else np.mean(vb)
             pct_col = [h for h in r if h.startswith("A − B, as % of")][0]
             chk.close(f"{where} {pct_col}", number(r[pct_col]), diff / abs(over) * 100, rel=1e-9)
+            if r["Significant"].startswith("not compared"):
+                # Not like with like: no test may be shown.
+                chk.checked += 1
+                if any(number(r[h]) is not None for h in ("Welch p", "Holm p", "Hedges' g")):
+                    chk.mismatches.append(f"{where}: a test shown on a row not compared")
+                continue
+            rank = "Mann-Whitney p" in r
+            if rank:
+                effect, ci = hodges_lehmann(va, vb, level)
+            else:
+                effect, ci = diff, welch_ci(va, vb, level)
+            effects[(view, a, b)].append(
+                {
+                    "size": int(r["Packet size (bytes)"]),
+                    "pct": effect / abs(over) * 100,
+                    "ci": (ci[0] / abs(over) * 100, ci[1] / abs(over) * 100),
+                    "significant": r["Significant"] == "yes",
+                    "effect": effect,
+                }
+            )
             welch = stats.ttest_ind(va, vb, equal_var=False).pvalue
             if np.std(va) == 0 and np.std(vb) == 0:
                 welch = 1.0 if diff == 0 else 0.0  # dualperf's stated convention
@@ -210,13 +299,120 @@ def check_table(path, cells, chk, base):
                 chk.close(f"{where} Mann-Whitney p", number(r["Mann-Whitney p"]), mw, rel=1e-6)
                 primary = mw
                 shift = float(np.median([x - y for x in va for y in vb]))
-                got, decimals = printed(r[f"Hodges-Lehmann shift ({unit}) [CI]"])
+                cell = r[f"Hodges-Lehmann shift ({unit}) [CI]"]
+                got, decimals = printed(cell)
                 chk.close(f"{where} Hodges-Lehmann shift", got, shift, rel=0, abs_=0.51 * 10**-decimals)
+                _, (lo, hi) = hodges_lehmann(va, vb, level)
+                bounds = bracket(cell)
+                if bounds is None:
+                    chk.close(f"{where} Hodges-Lehmann interval", None, lo)
+                else:
+                    for (g, dec), want, side in zip(bounds, (lo, hi), ("low", "high")):
+                        chk.hl_intervals += 1
+                        chk.close(f"{where} Hodges-Lehmann interval {side}", g, want, rel=0, abs_=0.51 * 10**-dec)
             chk.close(f"{where} Hedges' g", number(r["Hedges' g"]), hedges_g(va, vb), rel=1e-6)
             ps.append((r, primary))
         for (r, _), adj in zip(ps, holm([p for _, p in ps])):
             where = f"{path.name} {a}–{b} {r['Packet size (bytes)']}"
             chk.close(f"{where} Holm p", number(r["Holm p"]), adj, rel=1e-6, abs_=1e-15)
+
+
+def pct_numbers(text):
+    """Every printed percentage number in a magnitude ("1.24 to 1.27 % [1.01, 1.50]"),
+    each with its decimals: (range values, CI bounds or None)."""
+    num = r"(-?\d+(?:\.(\d+))?)"
+    m = re.search(num + r"(?: to " + num + r")? %(?: \[" + num + r", " + num + r"\])?", text)
+    if not m:
+        return None
+    g = m.groups()
+    vals = [(float(g[0]), len(g[1] or ""))]
+    if g[2] is not None:
+        vals.append((float(g[2]), len(g[3] or "")))
+    ci = None
+    if g[4] is not None:
+        ci = ((float(g[4]), len(g[5] or "")), (float(g[6]), len(g[7] or "")))
+    return vals, ci
+
+
+def check_verdict(where, text, pts, a_name, b_name, chk):
+    """One summary cell against the recomputed effects of its comparison's sizes."""
+    if text.startswith(("not compared", "too few", "equal", "not measured")) or not pts:
+        return
+    if text.startswith("no significant difference"):
+        if any(p["significant"] for p in pts):
+            chk.mismatches.append(f"{where}: 'no significant difference' beside a significant size")
+        got = pct_numbers(text)
+        if got is None:
+            return
+        vals = [p["pct"] for p in pts]
+        for (g, dec), want in zip(got[0], (min(vals), max(vals)) if len(got[0]) == 2 else (vals[0],)):
+            chk.close(f"{where} range", g, want, rel=0, abs_=0.51 * 10**-dec)
+        return
+    for part in text.split("; "):
+        m = re.match(r"(.*) (higher|lower) by (.*) at (\d+) of (\d+) sizes", part)
+        if not m:
+            chk.mismatches.append(f"{where}: cannot read {part!r}")
+            continue
+        name, word, mag, k = m.group(1), m.group(2), m.group(3), int(m.group(4))
+        a_side = name == a_name
+        # The named side's lead: A − B, or B − A when B is named.
+        sign = 1 if a_side else -1
+        higher = word == "higher"
+        chosen = [
+            p for p in pts if p["significant"] and (sign * p["effect"] > 0) == higher
+        ]
+        chk.close(f"{where} {name} sizes", float(k), float(len(chosen)), rel=0, abs_=0)
+        if not chosen:
+            continue
+        lead = [(sign * p["pct"] if higher else -sign * p["pct"]) for p in chosen]
+        cis = []
+        for p in chosen:
+            lo, hi = p["ci"]
+            f = sign if higher else -sign
+            lo, hi = (f * lo, f * hi)
+            cis.append((min(lo, hi), max(lo, hi)))
+        got = pct_numbers(mag)
+        if got is None:
+            chk.mismatches.append(f"{where}: no magnitude in {part!r}")
+            continue
+        vals, ci = got
+        want = (min(lead), max(lead)) if len(vals) == 2 else (lead[0],)
+        if len(vals) == 1 and len(lead) > 1:
+            want = (min(lead),)
+        for (g, dec), w in zip(vals, want):
+            chk.close(f"{where} {name} magnitude", g, w, rel=0, abs_=0.51 * 10**-dec)
+        if ci is not None:
+            for (g, dec), w in zip(ci, (min(c[0] for c in cis), max(c[1] for c in cis))):
+                chk.close(f"{where} {name} CI bound", g, w, rel=0, abs_=0.51 * 10**-dec)
+
+
+def check_summaries(out, effects, chk):
+    """summary.csv and summary-systems.csv against the recomputed effects."""
+    def slug(title):
+        return re.sub(r" \(.*\)$", "", title).lower().replace(" ", "-")
+
+    def rows(name):
+        path = out / "tables" / name
+        if not path.exists():
+            return []
+        with open(path, newline="", encoding="utf-8") as f:
+            return list(csv.DictReader(f))
+
+    for r in rows("summary.csv"):
+        view = slug(r["Metric"])
+        for col, text in r.items():
+            m = re.fullmatch(r"(.*): IPv4 vs IPv6", col)
+            if not m:
+                continue
+            system = m.group(1)
+            pts = effects.get((view, (system, "4"), (system, "6")), [])
+            check_verdict(f"summary {view} {system}", text, pts, "IPv4", "IPv6", chk)
+    for r in rows("summary-systems.csv"):
+        view = slug(r["Metric"])
+        a, b = r["Systems"].split(" vs ", 1)
+        for fam in ("IPv4", "IPv6"):
+            pts = effects.get((view, (a, FAMILY[fam]), (b, FAMILY[fam])), [])
+            check_verdict(f"summary-systems {view} {a}–{b} {fam}", r[fam], pts, a, b, chk)
 
 
 def main():
@@ -238,14 +434,19 @@ def main():
     base = "first" if "A − B, as % of A" in header else "second"
     cells = runs_by_cell(db)
     chk = Checker()
+    effects = defaultdict(list)
     with np.errstate(divide="ignore", invalid="ignore"):
         for t in tables:
-            check_table(t, cells, chk, base)
+            check_table(t, cells, chk, base, effects)
+        before = chk.checked
+        check_summaries(out, effects, chk)
+        in_summaries = chk.checked - before
     for m in chk.mismatches:
         print("MISMATCH", m)
     import scipy
 
     print(f"{chk.checked} numbers checked against SciPy {scipy.__version__}, {len(chk.mismatches)} mismatches")
+    print(f"{in_summaries} of them in the Summary tables, {chk.hl_intervals} Hodges-Lehmann interval bounds")
     return 1 if chk.mismatches or chk.checked == 0 else 0
 
 

@@ -54,6 +54,12 @@ pub struct ReportArgs {
     /// Significance level applied to Holm-corrected p-values.
     #[arg(long, value_name = "P", default_value_t = 0.05)]
     pub alpha: f64,
+    /// Which tests Holm's correction runs over: `comparison` = the sizes of each
+    /// comparison (one metric, one pair of sides); `report` = every test of the report,
+    /// a wider family in which fewer differences stay significant. The table notes and
+    /// the Method section say which was used.
+    #[arg(long, value_name = "FAMILY", value_parser = ["comparison", "report"], default_value = "comparison")]
+    pub holm_family: String,
     /// Do not write PNG copies of the figures.
     #[arg(long)]
     pub no_png: bool,
@@ -493,6 +499,11 @@ fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOpt
             percent_base: match args.percent_of.as_deref() {
                 Some("first") => stats::PercentBase::First,
                 _ => stats::PercentBase::Second,
+            },
+            holm_family: if args.holm_family == "report" {
+                report::HolmFamily::Report
+            } else {
+                report::HolmFamily::Comparison
             },
         },
         link,
@@ -934,6 +945,22 @@ mod tests {
         // --link-rate still applies.
         let o = report_options(&args(&["--link-rate", "54mbit"]), &d).unwrap();
         assert_eq!(o.link_rate_bps, Some(54e6));
+    }
+
+    #[test]
+    fn holm_family_chooses_the_correction_family_and_refuses_others() {
+        let d = lab_dataset("50000000", "tbf rate 50Mbit burst 6250 latency 50ms");
+        let o = report_options(&args(&[]), &d).unwrap();
+        assert_eq!(o.analysis.holm_family, report::HolmFamily::Comparison);
+        let o = report_options(&args(&["--holm-family", "report"]), &d).unwrap();
+        assert_eq!(o.analysis.holm_family, report::HolmFamily::Report);
+        #[derive(clap::Parser)]
+        struct P {
+            #[command(flatten)]
+            a: ReportArgs,
+        }
+        let bad = ["report", "--holm-family", "all"];
+        assert!(<P as clap::Parser>::try_parse_from(bad).is_err());
     }
 
     #[test]

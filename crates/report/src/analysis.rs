@@ -5,8 +5,8 @@
 
 use crate::dataset::{Dataset, RunRow};
 use stats::{
-    hedges_g, holm, outliers, percent_difference, smallest_corrected_p, HodgesLehmann, MannWhitney,
-    PercentBase, PrimaryTest, Summary, Welch,
+    base_value, hedges_g, holm, outliers, percent_difference, percent_of, smallest_corrected_p,
+    HodgesLehmann, MannWhitney, PercentBase, PrimaryTest, Summary, Welch,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use wire::metrics;
@@ -39,6 +39,8 @@ pub struct View {
     /// ("one host: client and server together", or naming the systems when only some
     /// were); part of the title so no reader takes it for one end's CPU.
     pub host_note: Option<String>,
+    /// The systems `host_note` is true of (every system when it names none).
+    pub host_note_on: Vec<String>,
 }
 
 impl View {
@@ -55,6 +57,23 @@ impl View {
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
         format!("{} {}{}{note}", self.transport, self.quantity, dir)
+    }
+
+    /// The title in a sentence about one system: its own qualifier only ("(one process:
+    /// client and built-in server together)" where that is true of it, none where not),
+    /// so no sentence about one system carries another's.
+    pub fn title_on(&self, system: &str) -> String {
+        let mut view = self.clone();
+        view.host_note = self
+            .host_note
+            .as_deref()
+            .filter(|_| self.host_note_on.iter().any(|s| s == system))
+            .map(|n| match (n.split_once(" for "), n.rsplit_once(':')) {
+                // "one process for A, B: client and …" → "one process: client and …"
+                (Some((head, _)), Some((_, tail))) => format!("{head}:{tail}"),
+                _ => n.to_string(),
+            });
+        view.title()
     }
 
     /// Name of the primary significance test.
@@ -246,6 +265,30 @@ pub struct AnalysisOptions {
     /// What every percentage difference A − B is taken over (A = IPv4 or the first
     /// system): one base for every table, sentence and figure, stated with it.
     pub percent_base: PercentBase,
+    /// Which p-values Holm's correction runs over.
+    pub holm_family: HolmFamily,
+}
+
+/// The family of tests Holm's correction runs over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HolmFamily {
+    /// The sizes of one comparison (one view, one pair of sides): the default.
+    #[default]
+    Comparison,
+    /// Every test the report makes (every view, comparison and size compared): wider,
+    /// so fewer calls survive.
+    Report,
+}
+
+impl HolmFamily {
+    /// "across the sizes of each comparison" / "across all N tests of the report", for
+    /// the notes; `tests` is the report's count.
+    pub fn words(self, tests: usize) -> String {
+        match self {
+            HolmFamily::Comparison => "across the sizes of each comparison".to_string(),
+            HolmFamily::Report => format!("across all {tests} tests of the report"),
+        }
+    }
 }
 
 impl Default for AnalysisOptions {
@@ -254,6 +297,7 @@ impl Default for AnalysisOptions {
             confidence: 0.95,
             alpha: 0.05,
             percent_base: PercentBase::Second,
+            holm_family: HolmFamily::Comparison,
         }
     }
 }
@@ -366,6 +410,16 @@ impl Point {
             None => (self.welch.diff, self.welch.ci(level), "difference of means"),
         }
     }
+
+    /// The primary test's effect ([`Point::effect`]) as a percentage of the report's
+    /// base side's mean, and its CI the same way (`None` where the base is zero or a
+    /// bound is not finite): what the summary quotes.
+    pub fn effect_pct(&self, options: &AnalysisOptions) -> Option<(f64, Option<(f64, f64)>)> {
+        let (e, (lo, hi), _) = self.effect(options.confidence);
+        let over = base_value(self.a.mean, self.b.mean, options.percent_base);
+        let ci = percent_of(lo, over).zip(percent_of(hi, over));
+        Some((percent_of(e, over)?, ci))
+    }
 }
 
 /// Which side of a comparison a point favours.
@@ -470,10 +524,21 @@ pub struct Comparison {
     pub points: Vec<Point>,
     /// Sizes left without a point because a side's runs were all left out.
     pub emptied: Vec<Emptied>,
+    /// How many tests the Holm correction of these points ran over: the sizes tested
+    /// here, or every test of the report ([`HolmFamily::Report`]).
+    pub holm_tests: usize,
+    /// Why the two sides are not compared although both have runs (their metric means
+    /// something different on each side, or both sit at the quantity's ceiling): the
+    /// points are kept for the per-campaign tables, but no test is reported or counted.
+    pub not_compared: Option<String>,
 }
 
 impl Comparison {
+    /// Sizes significant after correction (none when the sides are not compared).
     pub fn significant(&self, alpha: f64) -> usize {
+        if self.not_compared.is_some() {
+            return 0;
+        }
         self.points.iter().filter(|p| p.significant(alpha)).count()
     }
 
@@ -487,7 +552,7 @@ impl Comparison {
         } else {
             PrimaryTest::Welch
         };
-        let tests = self.points.iter().filter(|p| !p.p.is_nan()).count();
+        let tests = self.holm_tests;
         self.points.iter().any(|p| {
             !p.too_few() && smallest_corrected_p(test, p.a.n, p.b.n, tests).can_reach(alpha)
         })
@@ -496,6 +561,9 @@ impl Comparison {
     /// Direction and significance counts over the sizes compared.
     pub fn tally(&self, higher_is_better: bool, alpha: f64) -> Tally {
         let mut t = Tally::default();
+        if self.not_compared.is_some() {
+            return t;
+        }
         for p in self.points.iter().filter(|p| p.welch.diff.is_finite()) {
             t.n += 1;
             let side = p.better_side(higher_is_better);
@@ -553,6 +621,20 @@ impl ViewData {
             .collect()
     }
 
+    /// "A vs B (context): why" for every comparison not made because its sides are not
+    /// like with like (the method's criterion aside: the view says that once).
+    pub fn not_compared_notes(&self) -> Vec<String> {
+        self.family_cmp
+            .iter()
+            .chain(&self.system_cmp)
+            .filter(|_| self.view.criterion.is_none())
+            .filter_map(|c| {
+                let why = c.not_compared.as_ref()?;
+                Some(format!("{} vs {} ({}): {why}", c.a, c.b, c.context))
+            })
+            .collect()
+    }
+
     /// Mean over `sizes` of the per-size means (as the studies' mean tables); `None`
     /// when a size has no cell (use [`ViewData::common_sizes`]) or `sizes` is empty.
     pub fn mean_over(&self, system: usize, family: Family, sizes: &[u32]) -> Option<f64> {
@@ -583,6 +665,17 @@ pub struct Analysis {
     /// Per system: the stream tests whose throughput is the offered load, with why
     /// ([`crate::CampaignData::offered_load`]).
     pub offered_load: Vec<BTreeMap<TestKind, String>>,
+    /// With [`HolmFamily::Report`], how many tests the correction ran over.
+    pub holm_report_tests: Option<usize>,
+}
+
+impl Analysis {
+    /// What Holm's correction ran over, in words for the notes.
+    pub fn holm_words(&self) -> String {
+        self.options
+            .holm_family
+            .words(self.holm_report_tests.unwrap_or(0))
+    }
 }
 
 /// System labels made unique (a repeated label gets " #id").
@@ -713,11 +806,20 @@ pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
                         metrics::PROC_LOCAL_PCT => one_host_note(data, &systems, true),
                         _ => None,
                     },
+                    host_note_on: match def.metric {
+                        metrics::CPU_LOCAL_PCT => one_host_systems(data, &systems, false),
+                        metrics::PROC_LOCAL_PCT => one_host_systems(data, &systems, true),
+                        _ => Vec::new(),
+                    },
                 };
                 views.push(view_data(data, &systems, view, options.confidence));
             }
         }
     }
+    let holm_tests = match options.holm_family {
+        HolmFamily::Comparison => None,
+        HolmFamily::Report => Some(correct_over_report(&mut views)),
+    };
     let receiver_limited_runs = data
         .campaigns
         .iter()
@@ -729,12 +831,39 @@ pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
         systems,
         views,
         receiver_limited_runs,
+        holm_report_tests: holm_tests,
         offered_load: data
             .campaigns
             .iter()
             .map(|c| c.offered_load.clone())
             .collect(),
     }
+}
+
+/// Holm's correction over every test of the report (every compared comparison's sizes
+/// with a p), replacing each comparison's own; returns the number of tests.
+fn correct_over_report(views: &mut [ViewData]) -> usize {
+    let compared = |c: &Comparison| c.not_compared.is_none();
+    let raw: Vec<f64> = views
+        .iter()
+        .flat_map(|vd| vd.family_cmp.iter().chain(&vd.system_cmp))
+        .filter(|c| compared(c))
+        .flat_map(|c| c.points.iter().map(|p| p.p))
+        .collect();
+    let tests = raw.iter().filter(|p| !p.is_nan()).count();
+    let mut adjusted = holm(&raw).into_iter();
+    for vd in views.iter_mut() {
+        for c in vd.family_cmp.iter_mut().chain(vd.system_cmp.iter_mut()) {
+            if !compared(c) {
+                continue;
+            }
+            c.holm_tests = tests;
+            for p in &mut c.points {
+                p.p_holm = adjusted.next().unwrap_or(f64::NAN);
+            }
+        }
+    }
+    tests
 }
 
 /// When every campaign with udp-stream runs measured them as an RFC 2544 search, their
@@ -762,25 +891,12 @@ fn loss_criterion(data: &Dataset) -> Option<String> {
 /// process's CPU (`process`): "one process: client and built-in server together" for
 /// the campaigns whose server ran inside the client's process. `None` when none did.
 fn one_host_note(data: &Dataset, systems: &[String], process: bool) -> Option<String> {
-    let together = |c: &crate::dataset::CampaignData| {
-        if process {
-            c.embedded()
-        } else {
-            c.one_host()
-        }
-    };
     let what = if process {
         "one process: client and built-in server together"
     } else {
         "one host: client and server together"
     };
-    let one: Vec<&str> = data
-        .campaigns
-        .iter()
-        .zip(systems)
-        .filter(|(c, _)| together(c))
-        .map(|(_, s)| s.as_str())
-        .collect();
+    let one = one_host_systems(data, systems, process);
     if one.is_empty() {
         None
     } else if one.len() == data.campaigns.len() {
@@ -789,6 +905,17 @@ fn one_host_note(data: &Dataset, systems: &[String], process: bool) -> Option<St
         let (head, tail) = what.split_once(':').unwrap_or((what, ""));
         Some(format!("{head} for {}:{tail}", one.join(", ")))
     }
+}
+
+/// The systems whose campaigns ran both ends on one host (or, for `process`, the
+/// server inside the client's process).
+fn one_host_systems(data: &Dataset, systems: &[String], process: bool) -> Vec<String> {
+    data.campaigns
+        .iter()
+        .zip(systems)
+        .filter(|(c, _)| if process { c.embedded() } else { c.one_host() })
+        .map(|(_, s)| s.clone())
+        .collect()
 }
 
 fn direction_order(d: Direction) -> u8 {
@@ -926,6 +1053,7 @@ fn view_data(data: &Dataset, labels: &[String], view: View, level: f64) -> ViewD
         value_cap,
     };
     let rank = vd.view.rank_test;
+    let embedded: Vec<bool> = data.campaigns.iter().map(|c| c.embedded()).collect();
     for &sys in &system_idx {
         let cmp = compare(
             &vd,
@@ -934,7 +1062,11 @@ fn view_data(data: &Dataset, labels: &[String], view: View, level: f64) -> ViewD
             &labels[sys],
             rank,
             level,
-        );
+        )
+        .map(|mut c| {
+            c.not_compared = unlike(&vd, &c, &[(sys, Family::V4), (sys, Family::V6)], &[]);
+            c
+        });
         vd.family_cmp.extend(cmp);
     }
     // Every pair of systems, each in campaign order, per IP version.
@@ -943,12 +1075,74 @@ fn view_data(data: &Dataset, labels: &[String], view: View, level: f64) -> ViewD
             for &other in &system_idx[i + 1..] {
                 let a = (labels[first].as_str(), (first, family));
                 let b = (labels[other].as_str(), (other, family));
-                let cmp = compare(&vd, a, b, &family.to_string(), rank, level);
+                let cmp = compare(&vd, a, b, &family.to_string(), rank, level).map(|mut c| {
+                    let own = [(first, embedded[first]), (other, embedded[other])];
+                    c.not_compared = unlike(&vd, &c, &[(first, family), (other, family)], &own);
+                    c
+                });
                 vd.system_cmp.extend(cmp);
             }
         }
     }
     vd
+}
+
+/// Why the two sides of a comparison are not like with like, or `None` when they are: the
+/// method's criterion bounds the metric (loss under an RFC 2544 search); a client
+/// process's CPU where one system's process also ran the built-in server and the other's
+/// did not (`embedded` per side: (system, whether its server ran in the client process));
+/// a CPU figure where a side sat at its ceiling (every size's mean within 1 % of the
+/// most the quantity can take: a saturated host says nothing of the test's load).
+fn unlike(
+    vd: &ViewData,
+    cmp: &Comparison,
+    who: &[(usize, Family)],
+    embedded: &[(usize, bool)],
+) -> Option<String> {
+    if vd.view.criterion.is_some() {
+        return Some("the method's criterion".to_string());
+    }
+    let metric = vd.view.metric;
+    if metric == metrics::PROC_LOCAL_PCT {
+        if let [(x, true), (y, false)] | [(y, false), (x, true)] = embedded {
+            return Some(format!(
+                "{}'s process also ran the built-in server, {}'s did not",
+                vd.systems[*x], vd.systems[*y]
+            ));
+        }
+    }
+    let cpu = [metrics::CPU_LOCAL_PCT, metrics::PROC_LOCAL_PCT].contains(&metric);
+    let cap = vd.value_cap.filter(|_| cpu)?;
+    let sizes: Vec<u32> = cmp.points.iter().map(|p| p.payload_bytes).collect();
+    let pinned: Vec<(usize, Family)> = who
+        .iter()
+        .copied()
+        .filter(|&(sys, f)| {
+            !sizes.is_empty()
+                && sizes.iter().all(|&z| {
+                    vd.cell(sys, f, z)
+                        .is_some_and(|c| c.summary.mean >= 0.99 * cap)
+                })
+        })
+        .collect();
+    let same_system = who.iter().all(|w| w.0 == who[0].0);
+    let names: Vec<String> = if same_system {
+        // IPv4 vs IPv6 on one system: "sysB (IPv4 and IPv6)".
+        let fams: Vec<String> = pinned.iter().map(|w| w.1.to_string()).collect();
+        pinned
+            .first()
+            .map(|w| format!("{} ({})", vd.systems[w.0], fams.join(" and ")))
+            .into_iter()
+            .collect()
+    } else {
+        pinned.iter().map(|w| vd.systems[w.0].clone()).collect()
+    };
+    (!names.is_empty()).then(|| {
+        format!(
+            "{} at the {cap} % ceiling at every size, a saturated host, not a finding",
+            names.join(" and ")
+        )
+    })
 }
 
 /// a − b at every size both measured: a point where both kept runs, an [`Emptied`]
@@ -1020,8 +1214,10 @@ fn compare(
         a: a.to_string(),
         b: b.to_string(),
         context: context.to_string(),
+        holm_tests: points.iter().filter(|p| !p.p.is_nan()).count(),
         points,
         emptied,
+        not_compared: None,
     })
 }
 

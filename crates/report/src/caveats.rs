@@ -20,23 +20,33 @@ pub struct ReachLine {
     /// Tests Holm corrects over (the sizes compared).
     pub sizes: usize,
     pub reach: Reach,
+    /// Every size had exactly `runs_a` and `runs_b` runs.
+    pub uniform: bool,
+    /// Holm ran over every test of the report, not this comparison's sizes.
+    pub family_wide: bool,
 }
 
 impl ReachLine {
     pub fn text(&self) -> String {
         let bound = match self.reach {
             Reach::AtLeast(p) => format!("smallest reachable corrected p = {}", p_short(p)),
-            Reach::Unbounded => "any corrected p reachable (runs vary)".to_string(),
+            Reach::Unbounded => {
+                "any corrected p reachable (Welch's t-test, given any spread among the runs)"
+                    .to_string()
+            }
             Reach::NoTest => "no test (fewer than 2 runs on a side)".to_string(),
         };
         format!(
-            "{}, {} ({}, at least {} and {} runs, Holm over {} size{}): {bound}",
+            "{}, {} ({}, {}{} and {} runs{}, Holm over {} {}{}): {bound}",
             self.view,
             self.comparison,
             self.test.name(),
+            if self.uniform { "" } else { "at least " },
             self.runs_a,
             self.runs_b,
+            if self.uniform { " at every size" } else { "" },
             self.sizes,
+            if self.family_wide { "test" } else { "size" },
             if self.sizes == 1 { "" } else { "s" }
         )
     }
@@ -60,8 +70,14 @@ fn reach_of(vd: &ViewData, cmp: &Comparison) -> ReachLine {
     };
     let runs_a = cmp.points.iter().map(|p| p.a.n).min().unwrap_or(0);
     let runs_b = cmp.points.iter().map(|p| p.b.n).min().unwrap_or(0);
-    let sizes = cmp.points.len();
+    let sizes = cmp.holm_tests;
+    let uniform = cmp
+        .points
+        .iter()
+        .all(|p| p.a.n == runs_a && p.b.n == runs_b);
     ReachLine {
+        uniform,
+        family_wide: sizes != cmp.points.len(),
         view: vd.view.title(),
         comparison: format!("{} vs {} on {}", cmp.a, cmp.b, cmp.context),
         test,
@@ -81,7 +97,7 @@ pub fn reach_lines(analysis: &Analysis) -> Vec<ReachLine> {
             vd.family_cmp
                 .iter()
                 .chain(&vd.system_cmp)
-                .filter(|c| !c.points.is_empty())
+                .filter(|c| !c.points.is_empty() && c.not_compared.is_none())
                 .map(move |c| reach_of(vd, c))
         })
         .collect()
@@ -108,13 +124,19 @@ pub fn warnings(data: &Dataset, analysis: &Analysis) -> Vec<String> {
                 _ => "has no p at all (fewer than 2 runs on a side)".to_string(),
             };
             format!(
-                "{}, {}: with at least {} and {} runs over {} size{}, {} {limit} (alpha = {alpha}), so no difference can be called significant; \"no difference\" there means too few runs to tell.{need}",
+                "{}, {}: with {}{} and {} runs over {}{}, {} {limit} (alpha = {alpha}), so no difference can be called significant; \"no difference\" there means too few runs to tell.{need}",
                 r.view,
                 r.comparison,
+                if r.uniform { "" } else { "at least " },
                 r.runs_a,
                 r.runs_b,
                 r.sizes,
-                if r.sizes == 1 { "" } else { "s" },
+                match (r.family_wide, r.sizes == 1) {
+                    (true, true) => " test",
+                    (true, false) => " tests",
+                    (false, true) => " size",
+                    (false, false) => " sizes",
+                },
                 r.test.name(),
             )
         })
@@ -233,6 +255,40 @@ fn metric_words(name: &str) -> &str {
         n if n == m::CPU_REMOTE_PCT => "remote CPU",
         other => other,
     }
+}
+
+/// A warning per campaign whose udp-stream runs stored no RFC 3550 jitter at all (a
+/// preset can name jitter — seed 004's does — and the report must then say why there
+/// is none rather than leave the view out in silence).
+pub fn jitter_unavailable(data: &Dataset, analysis: &Analysis) -> Vec<String> {
+    use wire::metrics::JITTER_RFC3550_NS;
+    use wire::spec::TestKind;
+    data.campaigns
+        .iter()
+        .zip(&analysis.systems)
+        .filter_map(|(c, label)| {
+            let udp: Vec<_> = c
+                .runs
+                .iter()
+                .filter(|r| r.counts() && r.kind == TestKind::UdpStream)
+                .collect();
+            let with = udp
+                .iter()
+                .filter(|r| r.metrics.get(JITTER_RFC3550_NS).is_some_and(|v| v.is_finite()))
+                .count();
+            (!udp.is_empty() && with == 0).then(|| {
+                format!(
+                    "{label}: UDP jitter (RFC 3550) is unavailable: none of its {} udp-stream runs stored it. \
+                     A run measures jitter only from a send stamp and a kernel arrival time per datagram; \
+                     where datagrams left in batches sharing one send stamp (unpaced, or paced faster \
+                     than the datapath sends one by one, as an RFC 2544 search's trials usually are) \
+                     the run reports jitter as unavailable, never as a number, so no jitter is shown; \
+                     a fixed, low rate (study --udp-method fixed -b 10kpps) measures it.",
+                    udp.len()
+                )
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

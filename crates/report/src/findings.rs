@@ -47,15 +47,26 @@ pub fn findings(analysis: &Analysis, links: &[crate::headers::CampaignLink]) -> 
             } else {
                 String::new()
             };
-            if let Some(f) = sentence(analysis, vd, cmp, &prefix, "") {
+            let what = vd.view.title_on(&cmp.context);
+            if let Some(why) = &cmp.not_compared {
+                out.push(not_compared(
+                    vd,
+                    cmp,
+                    &format!("{prefix}IPv4 and IPv6 {what}"),
+                    why,
+                ));
+            } else if let Some(f) = sentence(analysis, vd, cmp, &prefix, &what) {
                 out.push(f);
             }
         }
     }
     for vd in compared() {
         for cmp in &vd.system_cmp {
-            let suffix = format!(" over {}", cmp.context);
-            if let Some(f) = sentence(analysis, vd, cmp, "", &suffix) {
+            let what = format!("{} over {}", vd.view.title(), cmp.context);
+            if let Some(why) = &cmp.not_compared {
+                let subject = format!("{} and {} {what}", cmp.a, cmp.b);
+                out.push(not_compared(vd, cmp, &subject, why));
+            } else if let Some(f) = sentence(analysis, vd, cmp, "", &what) {
                 out.push(f);
             }
         }
@@ -81,6 +92,33 @@ pub fn findings(analysis: &Analysis, links: &[crate::headers::CampaignLink]) -> 
         });
     }
     out
+}
+
+/// The sentence of a comparison whose sides are not like with like: said with the
+/// reason, each side's means shown, no test.
+fn not_compared(vd: &ViewData, cmp: &Comparison, subject: &str, why: &str) -> Finding {
+    let unit = vd.view.unit;
+    let sides: Vec<String> = cmp
+        .points
+        .iter()
+        .map(|p| {
+            format!(
+                "at {} bytes {} {} {unit}, {} {} {unit}",
+                p.payload_bytes,
+                cmp.a,
+                num(p.a.mean),
+                cmp.b,
+                num(p.b.mean)
+            )
+        })
+        .collect();
+    Finding {
+        text: format!(
+            "{}: not compared, {why}; each is shown on its own in the tables and the figure.",
+            capitalise(subject)
+        ),
+        evidence: format!("Means: {}.", sides.join("; ")),
+    }
 }
 
 fn capitalise(s: &str) -> String {
@@ -306,7 +344,7 @@ fn sentence(
     vd: &ViewData,
     cmp: &Comparison,
     prefix: &str,
-    suffix: &str,
+    what: &str,
 ) -> Option<Finding> {
     let alpha = analysis.options.alpha;
     let view = &vd.view;
@@ -323,7 +361,7 @@ fn sentence(
     let n = t.n;
     let total = n + cmp.emptied.len();
     let better = if hib { "higher" } else { "lower" };
-    let what = format!("{}{suffix}", view.title());
+    let what = what.to_string();
     let (a, b) = (&cmp.a, &cmp.b);
     let at_sizes = if n == 1 {
         "the one size compared".to_string()
@@ -480,10 +518,11 @@ fn effect_phrase(
             .flatten()
             .collect();
         out.push_str(&format!(
-            "; {k} outlying run{} (beyond {} scaled MADs of {} cell: {})",
+            "; {k} outlying run{} (beyond {} scaled MADs of {} cell's median and more than {:.0} % from it: {})",
             if k == 1 { "" } else { "s" },
             stats::OUTLIER_SCALED_MADS,
             if k == 1 { "its" } else { "their" },
+            stats::OUTLIER_MIN_RELATIVE * 100.0,
             named.join("; ")
         ));
         if let (Some(ma), Some(mb)) = (without(&p.a, &p.outliers_a), without(&p.b, &p.outliers_b)) {

@@ -60,12 +60,13 @@ pub fn p_value(p: f64) -> String {
     }
 }
 
-/// "p < 0.001" / "p = 0.042" for sentences.
+/// "p below 0.001" / "p = 0.042" for sentences (in words: a sentence is escaped for
+/// Markdown as a whole, and "&lt;" is what a terminal would then show).
 pub fn p_phrase(p: f64) -> String {
     if !p.is_finite() {
         "p not available".to_string()
     } else if p < 0.001 {
-        "p < 0.001".to_string()
+        "p below 0.001".to_string()
     } else {
         format!("p = {p:.3}")
     }

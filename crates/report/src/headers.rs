@@ -171,8 +171,12 @@ pub enum HeaderVerdict {
     /// A measured mean is above the highest goodput the link allows (bucket included):
     /// the link is not the bottleneck there.
     NotBottleneck,
-    /// The prediction lies inside the measured ratio's CI: the headers explain it.
+    /// The prediction lies inside the measured ratio's CI and the IPv4/IPv6 gap is
+    /// significant: the headers explain it.
     Explained,
+    /// The prediction lies inside the CI but the IPv4/IPv6 difference is not significant
+    /// after correction: there is no gap to explain ("n.s.").
+    NoGap,
     /// The CI lies below the prediction: IPv6 fell short of what headers explain, by at
     /// least `by` (ratio points, from the CI's nearer end) and `point` at the estimate.
     Below { by: f64, point: f64 },
@@ -186,6 +190,7 @@ impl HeaderVerdict {
             HeaderVerdict::NoLinkRate => "no link rate".into(),
             HeaderVerdict::NotBottleneck => "not the bottleneck".into(),
             HeaderVerdict::Explained => "explained (prediction inside the CI)".into(),
+            HeaderVerdict::NoGap => "n.s. (no significant gap to explain)".into(),
             HeaderVerdict::Below { point, .. } => format!("{point:.4} below the prediction").into(),
             HeaderVerdict::Above { point, .. } => format!("{point:.4} above the prediction").into(),
         }
@@ -218,9 +223,23 @@ pub fn header_verdict(
     } else if above_link(vd, link, system, size) {
         HeaderVerdict::NotBottleneck
     } else {
-        judge(&ci, link.model.expected_v6_v4_ratio(vd.view.kind, size))
+        match judge(&ci, link.model.expected_v6_v4_ratio(vd.view.kind, size)) {
+            HeaderVerdict::Explained if !gap_is_significant(analysis, vd, system, size) => {
+                HeaderVerdict::NoGap
+            }
+            v => v,
+        }
     };
     Some((ci, verdict))
+}
+
+/// Whether IPv4 and IPv6 differ significantly (after correction) at this system and size.
+fn gap_is_significant(analysis: &Analysis, vd: &ViewData, system: usize, size: u32) -> bool {
+    vd.family_cmp
+        .iter()
+        .find(|c| c.context == analysis.systems[system] && c.not_compared.is_none())
+        .and_then(|c| c.points.iter().find(|p| p.payload_bytes == size))
+        .is_some_and(|p| p.significant(analysis.options.alpha))
 }
 
 /// The measured IPv6/IPv4 ratio of one system and size with its CI; `None` without
@@ -369,9 +388,10 @@ pub fn overhead_table(analysis: &Analysis, links: &[CampaignLink]) -> Option<Tab
              framing, preamble and gap (bulk TCP in full-MSS segments with 12 bytes of timestamps). \
              Expected = IPv6 / IPv4 goodput when the link is the bottleneck. The measured ratio's \
              interval comes from both means' standard errors (delta method). Against the \
-             prediction: 'explained' only when the prediction lies inside that interval; else how \
-             far the measured ratio lies below (IPv6 lost more than its headers cost) or above \
-             it; 'no link rate' = the link is not known to be the bottleneck (a shaped lab, or \
+             prediction: 'explained' only when the IPv4/IPv6 difference is significant (Holm) \
+             and the prediction lies inside that interval, 'n.s.' when it lies inside but the \
+             difference is not significant (no gap to explain); else how far the measured ratio \
+             lies below (IPv6 lost more than its headers cost) or above it; 'no link rate' = the link is not known to be the bottleneck (a shaped lab, or \
              --link-rate), so no verdict; 'not the bottleneck' = measured above what the link \
              allows over the runs' length (a tbf bucket included).{}",
             links_note(analysis, links)
@@ -517,10 +537,17 @@ pub fn header_sentences(analysis: &Analysis, links: &[CampaignLink]) -> Vec<(Str
                 };
                 let (below, above) = (off(true), off(false));
                 let over = sizes_where(&|v| *v == HeaderVerdict::NotBottleneck);
+                let no_gap = sizes_where(&|v| *v == HeaderVerdict::NoGap);
                 if !explained.is_empty() {
                     text.push_str(&format!(
-                        " The headers explain the measured ratio at {} (the prediction lies inside its {level:.0}% CI).",
+                        " The headers explain the measured ratio at {} (a significant gap, and the prediction lies inside its {level:.0}% CI).",
                         crate::format::sizes_list(&explained)
+                    ));
+                }
+                if !no_gap.is_empty() {
+                    text.push_str(&format!(
+                        " At {} the IPv4/IPv6 difference is not significant (n.s.): there is no gap to explain.",
+                        crate::format::sizes_list(&no_gap)
                     ));
                 }
                 if !below.is_empty() {
@@ -637,6 +664,28 @@ mod tests {
         assert!(ci.lo < 0.98660 && 0.98660 < ci.hi, "{ci:?}");
         let t = overhead_table(&a, &eth(Some(1e9))).unwrap().to_markdown();
         assert!(t.contains("explained (prediction inside the CI)"), "{t}");
+    }
+
+    /// Issue 41: at 128 B the gap was not significant (Holm p = 0.061) and the CI
+    /// contained 1, yet the sentence said the headers explain it. No significant gap:
+    /// "n.s.", never "explained".
+    #[test]
+    fn a_ratio_without_a_significant_gap_is_not_explained_but_ns() {
+        // IPv6 at 98.66 % of IPv4 on average, but the runs overlap widely.
+        let v4 = [500.0, 530.0, 470.0, 515.0, 485.0];
+        let v6 = [493.3, 523.3, 463.3, 508.3, 478.3];
+        let d = data(v4, v6);
+        let a = analyse(&d, AnalysisOptions::default());
+        let p = &a.views[0].family_cmp[0].points[0];
+        assert!(!p.significant(0.05), "{p:?}");
+        let (ci, v) = header_verdict(&a, &a.views[0], &eth(Some(1e9))[0], 0, 1408).unwrap();
+        assert!(ci.lo < 0.98660 && 0.98660 < ci.hi, "{ci:?}");
+        assert_eq!(v, HeaderVerdict::NoGap);
+        let t = overhead_table(&a, &eth(Some(1e9))).unwrap().to_markdown();
+        assert!(t.contains("n.s. (no significant gap to explain)"), "{t}");
+        let s = header_sentences(&a, &eth(Some(1e9)));
+        assert!(!s[0].0.contains("explain the measured ratio"), "{}", s[0].0);
+        assert!(s[0].0.contains("not significant (n.s.)"), "{}", s[0].0);
     }
 
     /// A stream that followed its own schedule measured the load it offered: even a

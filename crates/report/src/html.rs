@@ -13,7 +13,7 @@ const CSS: &str = r#"
 * { box-sizing: border-box; }
 body { margin: 0; background: var(--bg); color: var(--fg); line-height: 1.5;
   font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
-header, nav, main, footer { max-width: 1120px; margin: 0 auto; padding: 0 16px; }
+header, nav, main, footer { max-width: 1400px; margin: 0 auto; padding: 0 16px; }
 header h1 { font-size: 1.6rem; margin: 20px 0 4px; }
 header p { margin: 4px 0; color: var(--muted); }
 nav ul { display: flex; flex-wrap: wrap; gap: 4px 14px; list-style: none; padding: 0; margin: 12px 0; }
@@ -21,8 +21,10 @@ nav a, a { color: var(--accent); }
 section { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 18px; margin: 16px 0; }
 section h2 { font-size: 1.25rem; margin: 6px 0 10px; }
 figure { margin: 8px 0 12px; }
-svg.figure { width: 100%; max-width: 560px; height: auto; display: block; }
-.figure-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 440px), 1fr)); gap: 8px 24px; }
+svg.figure { width: 100%; max-width: 860px; height: auto; display: block; }
+.figure-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 620px), 1fr)); gap: 8px 24px; }
+table.summary td, table.summary th { white-space: normal; min-width: 9em; max-width: 24em; }
+figure.headline svg.figure { max-width: 720px; }
 .figure-grid figure { margin: 4px 0; min-width: 0; }
 figcaption { color: var(--muted); font-size: 0.85rem; }
 .table-wrap { overflow-x: auto; margin: 8px 0 2px; -webkit-overflow-scrolling: touch; }
@@ -50,6 +52,51 @@ footer { color: var(--muted); font-size: 0.8rem; padding-bottom: 24px; }
   ol.findings { padding-left: 1.4em; }
 }
 "#;
+
+/// The view whose figure heads the page, with it: the first (in the report's order) with
+/// a significant comparison, else the first with a figure.
+fn headline(report: &Report) -> Option<(&crate::ViewData, &crate::Figure)> {
+    let alpha = report.analysis.options.alpha;
+    let with_figure = report.analysis.views.iter().filter_map(|vd| {
+        let fig = report.figures.iter().find(|f| f.id == vd.view.id)?;
+        Some((vd, fig))
+    });
+    let significant = |vd: &crate::ViewData| {
+        vd.view.criterion.is_none()
+            && vd
+                .family_cmp
+                .iter()
+                .chain(&vd.system_cmp)
+                .any(|c| c.not_compared.is_none() && c.significant(alpha) > 0)
+    };
+    with_figure
+        .clone()
+        .find(|(vd, _)| significant(vd))
+        .or_else(|| with_figure.clone().next())
+}
+
+/// The caption of a view's figure against packet size.
+fn figure_caption(vd: &crate::ViewData, level: f64) -> String {
+    let mut out = format!(
+        "{} against packet size; one line per system and IP version: one colour and marker shape per system, IPv4 solid with filled markers, IPv6 dashed with hollow ones; error bars are {:.0}% confidence intervals of the mean.",
+        vd.view.title(),
+        level * 100.0
+    );
+    if let Some(c) = &vd.view.criterion {
+        out.push(' ');
+        out.push_str(&crate::svg::capitalise_first(c));
+        out.push('.');
+    }
+    let unlike = vd.not_compared_notes();
+    if !unlike.is_empty() {
+        let _ = write!(
+            out,
+            " Not compared, each shown on its own: {}.",
+            unlike.join("; ")
+        );
+    }
+    out
+}
 
 fn tables_html(out: &mut String, tables: &[&Table]) {
     for t in tables {
@@ -116,9 +163,26 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
     }
     out.push_str("<li><a href=\"#method\">Method</a></li>\n<li><a href=\"#systems\">Systems and runs</a></li>\n</ul></nav>\n<main>\n");
 
+    // The first screen answers the question: the summaries (IP versions, then systems),
+    // then the figure of the headline comparison.
     out.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
-    if let Some(t) = find("summary") {
-        tables_html(&mut out, &[t]);
+    for id in ["summary", "summary-systems"] {
+        if let Some(t) = find(id) {
+            out.push_str(
+                &t.to_html()
+                    .replacen("<table ", "<table class=\"summary\" ", 1),
+            );
+        }
+    }
+    if let Some((vd, fig)) = headline(report) {
+        let _ = write!(
+            out,
+            "<figure class=\"headline\">\n{}<figcaption>The headline comparison: {}. {}</figcaption>\n</figure>\n",
+            // The same figure is drawn again in its section: one id per page.
+            fig.svg.replacen("id=\"fig-", "id=\"headline-fig-", 1),
+            escape::html(&vd.view.title()),
+            escape::html(&figure_caption(vd, report.analysis.options.confidence)),
+        );
     }
     out.push_str("</section>\n");
     if !report.warnings.is_empty() {
@@ -152,12 +216,19 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         };
         let _ = write!(
             out,
-            "<section id=\"v-{}\">\n<h2>{}</h2>\n<figure>\n{}<figcaption>{} against packet size; one line per system and IP version: one colour and marker shape per system, IPv4 solid with filled markers, IPv6 dashed with hollow ones; error bars are {:.0}% confidence intervals of the mean.</figcaption>\n</figure>\n",
+            "<section id=\"v-{}\">\n<h2>{}</h2>\n{}<figure>\n{}<figcaption>{}</figcaption>\n</figure>\n",
             escape::html(id),
             escape::html(&vd.view.title()),
+            vd.view
+                .criterion
+                .as_ref()
+                .map(|c| format!(
+                    "<p class=\"note\">{}.</p>\n",
+                    escape::html(&crate::svg::capitalise_first(c))
+                ))
+                .unwrap_or_default(),
             fig.svg,
-            escape::html(&vd.view.title()),
-            report.analysis.options.confidence * 100.0
+            escape::html(&figure_caption(vd, report.analysis.options.confidence)),
         );
         if let Some(pf) = report
             .figures
@@ -166,7 +237,7 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         {
             let _ = write!(
                 out,
-                "<figure>\n{}<figcaption>{}: the median over runs of each run's p50 (solid) and p99 / p99.9 (dashed) RTT against packet size, per system and IP version; dots are the runs. Descriptive only: the tests compare the mean.</figcaption>\n</figure>\n",
+                "<figure>\n{}<figcaption>{}: the median over runs of each run's p50 (solid), p99 (dashed) and p99.9 (dotted) RTT against packet size, per system and IP version; dots are the runs. Descriptive only: the tests compare the mean.</figcaption>\n</figure>\n",
                 pf.svg,
                 escape::html(&vd.view.title())
             );
@@ -239,11 +310,12 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
 
     let _ = write!(
         out,
-        "<section id=\"method\">\n<h2>Method</h2>\n<p>Each cell (system × IP version × test × packet size) summarises the runs that finished, without warm-up runs: n, mean, sample standard deviation, median, minimum and maximum, and the {lvl:.0}% confidence interval of the mean from Student's t distribution. IPv4 and IPv6 (and each pair of systems) are compared at each size by the difference of means with its Welch confidence interval, Welch's t-test, and for RTT and jitter the Mann-Whitney U test (exact when there are no ties and min(n₁, n₂)·n₁·n₂ ≤ 2·10⁷, i.e. up to 271 runs per side; with ties exact given the ties, the permutation distribution of the midrank sum, up to 39 runs per side; beyond these, the normal approximation with tie and continuity correction), which is then the primary test: its direction (which side's runs were higher in most pairs) names the side, and its effect is the Hodges-Lehmann shift, never the difference of means. Effect size is Hedges' g. p-values are corrected with Holm's method across the sizes of one comparison; a difference is called significant when the corrected p is below {alpha}. Expected IPv6/IPv4 ratios come from header and framing sizes (IPv4 20 bytes, IPv6 40, UDP 8, TCP 20 + 12 bytes of timestamps).</p>\n",
+        "<section id=\"method\">\n<h2>Method</h2>\n<p>Each cell (system × IP version × test × packet size) summarises the runs that finished, without warm-up runs: n, mean, sample standard deviation, median, minimum and maximum, and the {lvl:.0}% confidence interval of the mean from Student's t distribution. IPv4 and IPv6 (and each pair of systems) are compared at each size by the difference of means with its Welch confidence interval, Welch's t-test, and for RTT and jitter the Mann-Whitney U test (exact when there are no ties and min(n₁, n₂)·n₁·n₂ ≤ 2·10⁷, i.e. up to 271 runs per side; with ties exact given the ties, the permutation distribution of the midrank sum, up to 39 runs per side; beyond these, the normal approximation with tie and continuity correction), which is then the primary test: its direction (which side's runs were higher in most pairs) names the side, and its effect is the Hodges-Lehmann shift, never the difference of means. Effect size is Hedges' g. p-values are corrected with Holm's method {holm} (dualperf report --holm-family comparison|report chooses); a difference is called significant when the corrected p is below {alpha}. Expected IPv6/IPv4 ratios come from header and framing sizes (IPv4 20 bytes, IPv6 40, UDP 8, TCP 20 + 12 bytes of timestamps).</p>\n",
         lvl = report.analysis.options.confidence * 100.0,
         alpha = report.analysis.options.alpha,
+        holm = escape::html(&report.analysis.holm_words()),
     );
-    out.push_str("<p>UDP: each campaign's UDP method and datapath are in its metadata table (\"udp-stream method\", \"UDP datapath\"; each run also records the system calls that ran as applied.udp_datapath_calls). Under RFC 2544 (the default study) a run's UDP throughput is the highest offered rate whose loss stayed within the loss threshold, found by binary search over paced trials within the run, so the sender does not make its own loss; with a fixed rate it is what was received at that rate. Jitter (RFC 3550) and IPDV (RFC 5481) come only from a send stamp per datagram and a kernel arrival time per datagram; where the datapath shared one stamp among several datagrams (unpaced or fast paced sending) the run reports them as unavailable and they are left out. Runs whose receiving socket dropped datagrams are receiver-limited: their loss describes the receiving host, and they are left out of every loss comparison.</p>\n");
+    out.push_str("<p>UDP: each campaign's UDP method and datapath are in its metadata table (\"udp-stream method\", \"UDP datapath\"; each run also records the system calls that ran as applied.udp_datapath_calls). Under RFC 2544 (the default study) a run's UDP throughput is the highest offered rate whose loss stayed within the loss threshold, found within the run (not by plain bisection): an unpaced trial gives the sender's top rate and what arrived; paced trials then probe first at the rate that arrived, then halfway between the highest passing and the lowest failing rate but never more than 30 % above a pass, or at what a failing trial delivered when that lies between, until the two are within 2 % or the trials are spent; the result is the passing trial with the highest offered rate, so the sender does not make its own loss; with a fixed rate it is what was received at that rate. Jitter (RFC 3550) and IPDV (RFC 5481) come only from a send stamp per datagram and a kernel arrival time per datagram; where the datapath shared one stamp among several datagrams (unpaced or fast paced sending) the run reports them as unavailable and they are left out. Runs whose receiving socket dropped datagrams are receiver-limited: their loss describes the receiving host, and they are left out of every loss comparison.</p>\n");
     let reach = crate::caveats::reach_lines(&report.analysis);
     if !reach.is_empty() {
         out.push_str("<p>With the runs each comparison had, the smallest p it could reach after Holm's correction (exact Mann-Whitney: 2 / C(n₁ + n₂, n₁) at complete separation, times the sizes corrected over; Welch's t-test: any p with at least 2 runs per side and some spread):</p>\n<ul>\n");

@@ -28,7 +28,7 @@ pub fn table(data: &Dataset, labels: &[String]) -> Option<Table> {
     let mut note = "Each run holds a stored value that cannot be a measurement (checked as a \
                     peer's values are: not finite, a negative rate or RTT, loss outside 0–100 %, \
                     CPU outside 0–100 %, a process above 100 % × cores): it is counted in no \
-                    table, figure or test. Find it with `dualperf export`."
+                    table, figure or test. Find it with dualperf export."
         .to_string();
     if unlisted > 0 {
         note.push_str(&format!(

@@ -36,7 +36,7 @@ pub mod timeseries;
 pub mod wifi;
 pub mod windows;
 
-pub use analysis::{analyse, Analysis, AnalysisOptions, View, ViewData};
+pub use analysis::{analyse, Analysis, AnalysisOptions, HolmFamily, View, ViewData};
 pub use dataset::{
     CampaignData, ConfidenceTarget, Dataset, IntervalCounts, LeftOutRun, LoadedSample, Metrics,
     MetricsInterner, MissedCell, RunOutcome, RunRow, RunSeries, WindowSample,
@@ -202,19 +202,27 @@ fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Re
     let analysis = analyse(data, options.analysis);
     let level = analysis.options.confidence;
     let opts = analysis.options;
+    let holm = analysis.holm_words();
+    let cv_target = data
+        .campaigns
+        .iter()
+        .filter_map(|c| c.cv_target_pct)
+        .fold(None, |m: Option<f64>, v| {
+            Some(m.map_or(v, |m: f64| m.min(v)))
+        });
+    // Whether a campaign with a CV criterion repeated its cells to a confidence target
+    // (else a fixed number of runs): dualperf never stops a cell on its CV.
+    let cv_by_target = data
+        .campaigns
+        .iter()
+        .any(|c| c.cv_target_pct.is_some() && c.target.is_some());
     let mut tables = vec![tables::summary_table(&analysis)];
     tables.extend(tables::system_summary_table(&analysis));
     for vd in &analysis.views {
         tables.push(tables::means_table(vd, &opts));
         tables.push(tables::sd_table(vd));
-        let cv_target = data
-            .campaigns
-            .iter()
-            .filter_map(|c| c.cv_target_pct)
-            .fold(None, |m: Option<f64>, v| {
-                Some(m.map_or(v, |m: f64| m.min(v)))
-            });
-        tables.extend(tables::cv_table(vd, cv_target));
+
+        tables.extend(tables::cv_table(vd, cv_target, cv_by_target));
         if !vd.family_cmp.is_empty() {
             tables.push(tables::comparison_table(
                 vd,
@@ -223,6 +231,7 @@ fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Re
                 "IPv4 (A) vs IPv6 (B) per size",
                 "System",
                 &opts,
+                &holm,
             ));
         }
         if !vd.system_cmp.is_empty() {
@@ -233,6 +242,7 @@ fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Re
                 "System vs system per size",
                 "IP version",
                 &opts,
+                &holm,
             ));
         }
     }
@@ -272,6 +282,13 @@ fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Re
     warnings.extend(timeseries::too_few_samples(data));
     warnings.extend(context::busy_host_warnings(data, &analysis.systems));
     warnings.extend(headers::efficiency_warnings(&analysis, &links));
+    warnings.extend(
+        analysis
+            .views
+            .iter()
+            .filter_map(|vd| tables::cv_warning(vd, cv_target, cv_by_target)),
+    );
+    warnings.extend(caveats::jitter_unavailable(data, &analysis));
     let setting = data
         .campaigns
         .iter()
@@ -340,8 +357,19 @@ impl Report {
 
     /// Every table as a LaTeX `table` environment (booktabs, siunitx), captioned with
     /// the campaigns; the preamble lines they need come first, as a comment.
+    /// The caption context of a table in LaTeX: the systems compared ("sysA vs sysB"),
+    /// or for a table of IPv4 against IPv6 within each system, the systems it covers
+    /// ("on sysA, sysB"): it compares no system with another.
+    fn latex_context(&self, t: &Table) -> String {
+        let systems = &self.analysis.systems;
+        if t.id == "summary" || t.id.ends_with("-ipv4-vs-ipv6") {
+            format!("on {}", systems.join(", "))
+        } else {
+            systems.join(" vs ")
+        }
+    }
+
     pub fn latex(&self) -> String {
-        let context = self.analysis.systems.join(" vs ");
         let mut out = format!(
             "% Needs in the preamble:\n{}",
             latex::PREAMBLE
@@ -351,7 +379,7 @@ impl Report {
         );
         for t in &self.tables {
             out.push('\n');
-            out.push_str(&latex::table(t, &context));
+            out.push_str(&latex::table(t, &self.latex_context(t)));
         }
         out
     }
@@ -400,7 +428,7 @@ impl Report {
                 ("md", t.to_markdown()),
                 ("csv", t.to_csv()),
                 ("html", t.to_html()),
-                ("tex", latex::table(t, &context)),
+                ("tex", latex::table(t, &self.latex_context(t))),
             ] {
                 out.push(OutputFile {
                     name: format!("tables/{}.{ext}", t.id),

@@ -324,13 +324,18 @@ pub fn figure(vd: &ViewData, level: f64) -> Figure {
         cap,
         None,
         &format!(
-            "Lines: means. Error bars: {:.0}% confidence interval of the mean (Student t). Small dots: each run's value{}.",
+            "Lines: means. Error bars: {:.0}% confidence interval of the mean (Student t). Small dots: each run's value{}.{}",
             level * 100.0,
             if many_runs {
                 format!(" (a cell of more than {MAX_DOTS_PER_CELL} runs: {MAX_DOTS_PER_CELL} evenly spaced quantiles of them, min and max included)")
             } else {
                 String::new()
-            }
+            },
+            // The loss of an RFC 2544 search is its criterion: the figure says so itself.
+            view.criterion
+                .as_ref()
+                .map(|c| format!(" {}.", capitalise_first(c)))
+                .unwrap_or_default()
         ),
     )
 }
@@ -450,13 +455,11 @@ fn dots_of(vals: Vec<f64>) -> (Vec<f64>, bool) {
 /// factor (two systems 30–100× apart, or one slow run beside sub-millisecond means).
 pub const LOG_AXIS_SPREAD: f64 = 10.0;
 
-/// `Some(lowest positive value)` when `series` want a logarithmic axis: no cap (loss and
-/// CPU stay linear within 0–100 %), every mean positive, and the drawn values spanning
-/// more than [`LOG_AXIS_SPREAD`].
-fn log_axis(series: &[Series], cap: Option<f64>) -> Option<f64> {
-    if cap.is_some() {
-        return None;
-    }
+/// `Some(lowest positive value)` when `series` want a logarithmic axis: every mean
+/// positive, and the drawn values spanning more than [`LOG_AXIS_SPREAD`] — capped or not
+/// (a process at 2 % beside one at 100 % of a core would lie on the floor of a linear
+/// 0–100 % axis); the axis then ends at the cap's decade.
+fn log_axis(series: &[Series], _cap: Option<f64>) -> Option<f64> {
     let means = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
     if means.clone().any(|m| m <= 0.0) || means.clone().next().is_none() {
         return None;
@@ -475,9 +478,40 @@ fn log_axis(series: &[Series], cap: Option<f64>) -> Option<f64> {
     (lo.is_finite() && hi / lo > LOG_AXIS_SPREAD).then_some(lo)
 }
 
+/// The y axis from 0 (or, with `log` = `Some(floor)`, logarithmic from that floor) to
+/// `y_hi`, ticks at most `cap`: (ticks, bottom, top, tick texts).
+pub(crate) fn y_axis(
+    log: Option<f64>,
+    y_hi: f64,
+    cap: Option<f64>,
+) -> (Vec<f64>, f64, f64, Vec<String>) {
+    match log {
+        Some(lo) => {
+            let ticks = log_ticks(lo, y_hi);
+            let texts = ticks.iter().map(|&t| log_tick_label(t)).collect();
+            let (first, last) = (ticks[0], ticks[ticks.len() - 1]);
+            (ticks, first, last, texts)
+        }
+        None => {
+            let mut ticks = nice_ticks(0.0, y_hi, 5);
+            if let Some(c) = cap {
+                ticks.retain(|t| *t <= c);
+            }
+            let max = ticks.last().copied().filter(|m| *m > 0.0).unwrap_or(y_hi);
+            let step = if ticks.len() > 1 {
+                ticks[1] - ticks[0]
+            } else {
+                1.0
+            };
+            let texts = ticks.iter().map(|&t| tick_label(t, step)).collect();
+            (ticks, 0.0, max, texts)
+        }
+    }
+}
+
 /// Ticks of a logarithmic axis from `lo` to `hi`: every power of ten, with 2 and 5
 /// between them when the axis spans at most three decades.
-fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+pub(crate) fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let (d0, d1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
     let d1 = d1.max(d0 + 1).min(d0 + 30);
     let mids: &[f64] = if d1 - d0 <= 3 {
@@ -498,7 +532,7 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     out
 }
 
-fn log_tick_label(t: f64) -> String {
+pub(crate) fn log_tick_label(t: f64) -> String {
     if t >= 1.0 {
         format!("{t:.0}")
     } else {
@@ -541,28 +575,7 @@ fn render(
     } else {
         1.0
     };
-    let (y_ticks, y_min, y_max, tick_texts) = match log {
-        Some(lo) => {
-            let ticks = log_ticks(lo, y_hi);
-            let texts = ticks.iter().map(|&t| log_tick_label(t)).collect();
-            let (first, last) = (ticks[0], ticks[ticks.len() - 1]);
-            (ticks, first, last, texts)
-        }
-        None => {
-            let mut ticks = nice_ticks(0.0, y_hi, 5);
-            if let Some(c) = cap {
-                ticks.retain(|t| *t <= c);
-            }
-            let max = ticks.last().copied().filter(|m| *m > 0.0).unwrap_or(y_hi);
-            let step = if ticks.len() > 1 {
-                ticks[1] - ticks[0]
-            } else {
-                1.0
-            };
-            let texts = ticks.iter().map(|&t| tick_label(t, step)).collect();
-            (ticks, 0.0, max, texts)
-        }
-    };
+    let (y_ticks, y_min, y_max, tick_texts) = y_axis(log, y_hi, cap);
     let tick_texts: Vec<String> = tick_texts;
     let widest_tick = tick_texts
         .iter()
@@ -1029,7 +1042,7 @@ mod figure_tests {
     use super::*;
     use crate::analysis::{analyse, AnalysisOptions};
     use crate::fixture::crafted;
-    use wire::metrics::{LOSS_PCT, THROUGHPUT_BPS};
+    use wire::metrics::{CPU_LOCAL_PCT, LOSS_PCT, THROUGHPUT_BPS};
     use wire::spec::{Family::V4, Family::V6, TestKind::TcpStream, TestKind::UdpStream};
 
     fn ticks(svg: &str, class: &str) -> Vec<String> {
@@ -1240,6 +1253,32 @@ mod figure_tests {
         let svg = figure(&a.views[0], 0.95).svg;
         assert!(!svg.contains("logarithmic"));
         assert_eq!(ticks(&svg, "ytick").first().map(String::as_str), Some("0"));
+    }
+
+    #[test]
+    fn capped_series_an_order_of_magnitude_apart_get_a_log_axis_too() {
+        // Issue 41: process CPU at ~2 % on one system and ~100 % on the other kept a
+        // linear 0–100 % axis (capped axes were exempt), one system's lines on the floor.
+        let d = crafted(
+            &["a", "b"],
+            &[
+                (0, V4, TcpStream, 128, CPU_LOCAL_PCT, &[2.0, 2.1, 1.9]),
+                (0, V6, TcpStream, 128, CPU_LOCAL_PCT, &[2.0, 2.2, 1.8]),
+                (1, V4, TcpStream, 128, CPU_LOCAL_PCT, &[99.0, 98.0, 97.0]),
+                (1, V6, TcpStream, 128, CPU_LOCAL_PCT, &[99.0, 98.5, 97.5]),
+            ],
+        );
+        let a = analyse(&d, AnalysisOptions::default());
+        let vd = &a.views[0];
+        assert_eq!(vd.value_cap, Some(100.0));
+        let svg = figure(vd, 0.95).svg;
+        assert!(svg.contains("<desc>The y axis is logarithmic.</desc>"));
+        assert!(svg.replace("</tspan>", "").contains("logarithmic"));
+        let top: Vec<f64> = ticks(&svg, "ytick")
+            .iter()
+            .map(|t| t.parse().unwrap())
+            .collect();
+        assert_eq!(top.last(), Some(&100.0), "{top:?}");
     }
 
     #[test]

@@ -49,6 +49,19 @@ impl From<String> for Cell {
     }
 }
 
+/// A cell in Markdown: text through [`escape::markdown`]; a number's text is the
+/// report's own ("941.23", "< 0.001", "–"), never stored text, and goes as it is, so a
+/// terminal shows "< 0.001" and not "&lt; 0.001" (a `<` before a space or digit opens no
+/// HTML in Markdown).
+fn markdown_cell(c: &Cell) -> String {
+    match c {
+        Cell::Num { text, .. } if !text.contains(['|', '\\', '`', '*', '_', '&', '>', '\n']) => {
+            text.clone()
+        }
+        c => escape::markdown(c.text()),
+    }
+}
+
 /// A table of the report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
@@ -85,7 +98,7 @@ impl Table {
             .collect();
         let _ = writeln!(out, "|{}|", align.join("|"));
         for row in &self.rows {
-            let cells: Vec<String> = row.iter().map(|c| escape::markdown(c.text())).collect();
+            let cells: Vec<String> = row.iter().map(markdown_cell).collect();
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
         if let Some(note) = &self.note {

@@ -2,8 +2,8 @@
 //! IP version, means over sizes with percentage differences, per-size comparisons with
 //! their tests, and the best/better summary.
 
-use crate::analysis::{Analysis, AnalysisOptions, Comparison, Side, Tally, ViewData};
-use crate::format::{int_cell, num, num_cell, num_like, p_cell, pct_cell};
+use crate::analysis::{Analysis, AnalysisOptions, Comparison, Point, Side, ViewData};
+use crate::format::{int_cell, num, num_cell, num_like, p_cell, pct, pct_cell};
 use crate::table::{Cell, Table};
 use wire::spec::Family;
 
@@ -188,6 +188,7 @@ pub fn comparison_table(
     title: &str,
     context_column: &str,
     options: &AnalysisOptions,
+    holm_words: &str,
 ) -> Table {
     let (level, alpha) = (options.confidence, options.alpha);
     let unit = vd.view.unit;
@@ -241,8 +242,17 @@ pub fn comparison_table(
                 )
                 .into(),
                 pct_cell(pt.diff_pct(options)),
-                p_cell(pt.welch.p),
             ];
+            if let Some(why) = &cmp.not_compared {
+                // Not like with like: the means stand on their own, no test is shown.
+                let tests = 3 + if rank { 2 } else { 0 };
+                row.extend((0..tests).map(|_| Cell::from("–")));
+                row.push(format!("not compared: {why}").into());
+                row.push("".into());
+                rows.push(row);
+                continue;
+            }
+            row.push(p_cell(pt.welch.p));
             if rank {
                 row.push(p_cell(pt.mann_whitney.map_or(f64::NAN, |m| m.p)));
                 row.push(match &pt.hodges_lehmann {
@@ -292,11 +302,12 @@ pub fn comparison_table(
         columns,
         rows,
         note: Some(format!(
-            "Primary test: {}; Holm correction across the sizes of each comparison; significant = Holm p < {alpha}. \
+            "Primary test: {}; Holm correction {holm_words}; significant = Holm p below {alpha}. \
              Hedges' g is the standardised difference A − B.{} Two groups of identical values have no spread: \
              Welch's test is then taken as exact (p = 1 when the values are equal, 0 when they differ; SciPy \
              gives NaN). Outlying runs: beyond {} scaled median absolute deviations (MAD × 1.4826) of their \
-             cell's median; they are kept in every statistic and listed here.",
+             cell's median and more than {:.0} % of the median away from it; they are kept in \
+             every statistic and listed here.",
             vd.view.test_name(),
             if rank {
                 " The effect that goes with Mann-Whitney is the Hodges-Lehmann shift (median of the \
@@ -305,7 +316,8 @@ pub fn comparison_table(
             } else {
                 ""
             },
-            stats::OUTLIER_SCALED_MADS
+            stats::OUTLIER_SCALED_MADS,
+            stats::OUTLIER_MIN_RELATIVE * 100.0
         )),
     }
 }
@@ -363,27 +375,159 @@ fn best_of(candidates: &[Who], edges: &[(Who, Who)]) -> Option<Who> {
     })
 }
 
-/// Per metric: within each system, which IP version was significantly better at how
-/// many sizes ("no difference" when none survived the correction), and the best
-/// system and IP version — named only when it is significantly better than every other,
-/// directly or through a chain of significant comparisons. Columns as every other
-/// table: systems in campaign order, IPv4 then IPv6.
+/// The magnitude of a set of sizes of one comparison, each the primary test's effect as
+/// a percentage of the report's base ([`crate::analysis::Point::effect_pct`]): "1.27 %
+/// [1.11, 1.40]" at one size; over several, the range of the per-size values and, in
+/// brackets, the lowest and the highest bound of their CIs ("1.27 to 1.35 % [1.11, 1.52]").
+/// `flip` states B − A instead of A − B (the side that was higher). Empty when no size
+/// has a percentage (a base of zero).
+fn magnitude(points: &[&Point], options: &AnalysisOptions, flip: bool) -> String {
+    let sign = if flip { -1.0 } else { 1.0 };
+    let mut values = Vec::new();
+    let mut bounds: Option<(f64, f64)> = None;
+    let mut every_ci = true;
+    for p in points {
+        let Some((e, ci)) = p.effect_pct(options) else {
+            continue;
+        };
+        values.push(sign * e);
+        match ci {
+            Some((lo, hi)) => {
+                let (lo, hi) = if flip { (-hi, -lo) } else { (lo, hi) };
+                bounds = Some(bounds.map_or((lo, hi), |(l, h)| (l.min(lo), h.max(hi))));
+            }
+            None => every_ci = false,
+        }
+    }
+    let (Some(lo), Some(hi)) = (
+        values.iter().copied().reduce(f64::min),
+        values.iter().copied().reduce(f64::max),
+    ) else {
+        return String::new();
+    };
+    let range = if values.len() == 1 || pct(lo) == pct(hi) {
+        format!("{} %", pct(lo))
+    } else {
+        format!("{} to {} %", pct(lo), pct(hi))
+    };
+    match bounds.filter(|_| every_ci) {
+        Some((l, h)) => format!("{range} [{}, {}]", pct(l), pct(h)),
+        None => range,
+    }
+}
+
+/// "Holm p ≤ 0.002": the largest corrected p of these sizes, rounded up to three
+/// decimals (at least 0.001), so the bound holds as printed.
+fn holm_bound(points: &[&Point]) -> String {
+    let most = points.iter().map(|p| p.p_holm).fold(0.0_f64, f64::max);
+    let up = ((most * 1000.0).ceil() / 1000.0).max(0.001);
+    format!("Holm p ≤ {up:.3}")
+}
+
+/// The verdict of one comparison for the summaries: the side that was significantly
+/// higher (or lower) with the magnitude of the primary test's effect on the report's
+/// percentage base, at how many sizes and with which corrected p — "IPv4 higher by
+/// 1.27 % [1.11, 1.40] at 3 of 3 sizes (Holm p < 0.001)" — or why there is none, in a
+/// word: equal, no significant difference (with the range of the differences), too few
+/// runs to tell, not compared.
+pub fn verdict(cmp: &Comparison, vd: &ViewData, options: &AnalysisOptions) -> String {
+    let alpha = options.alpha;
+    let hib = vd.view.higher_is_better;
+    if let Some(why) = &cmp.not_compared {
+        return format!("not compared: {why}");
+    }
+    let t = cmp.tally(hib, alpha);
+    if t.n == 0 {
+        return "not compared: no size with usable runs on both sides".to_string();
+    }
+    let tested: Vec<&Point> = cmp
+        .points
+        .iter()
+        .filter(|p| p.welch.diff.is_finite())
+        .collect();
+    if t.sig_a.is_empty() && t.sig_b.is_empty() {
+        if !cmp.could_show(vd.view.rank_test, alpha) {
+            return "too few runs to tell".to_string();
+        }
+        if t.ties == t.n {
+            return format!("equal at all {} sizes", t.n);
+        }
+        let diff = magnitude(&tested, options, false);
+        return if diff.is_empty() {
+            "no significant difference".to_string()
+        } else {
+            let diff = diff.split(" [").next().unwrap_or(&diff);
+            format!("no significant difference ({} − {}: {diff})", cmp.a, cmp.b)
+        };
+    }
+    let word = if hib { "higher" } else { "lower" };
+    let side = |sizes: &[u32], name: &str, a_side: bool| {
+        let pts: Vec<&Point> = tested
+            .iter()
+            .copied()
+            .filter(|p| sizes.contains(&p.payload_bytes))
+            .collect();
+        // The side named was higher: A − B is negative when B was, or when A was
+        // better at a lower-is-better metric.
+        let flip = a_side != hib;
+        let by = magnitude(&pts, options, flip);
+        let by = if by.is_empty() {
+            String::new()
+        } else {
+            format!(" by {by}")
+        };
+        format!(
+            "{name} {word}{by} at {} of {} sizes ({})",
+            pts.len(),
+            t.n,
+            holm_bound(&pts)
+        )
+    };
+    match (t.sig_a.is_empty(), t.sig_b.is_empty()) {
+        (false, true) => side(&t.sig_a, &cmp.a, true),
+        (true, false) => side(&t.sig_b, &cmp.b, false),
+        _ => format!(
+            "{}; {}",
+            side(&t.sig_a, &cmp.a, true),
+            side(&t.sig_b, &cmp.b, false)
+        ),
+    }
+}
+
+/// What the magnitudes of a summary are, for its note.
+fn magnitude_note(options: &AnalysisOptions, a: &str, b: &str) -> String {
+    format!(
+        "The magnitude is the effect of the view's primary test as a percentage of the {base} \
+         side's mean ({words}, stated as the named side's lead): the difference of means with \
+         its Welch {ci:.0}% CI for Welch's t-test, the Hodges-Lehmann shift with its \
+         distribution-free CI for Mann-Whitney U; at several sizes, the range of the per-size \
+         values and, in brackets, the lowest and the highest bound of their CIs; Holm p ≤ x = the \
+         largest corrected p of those sizes, rounded up. No significant difference (A − B: \
+         range) gives the range of the per-size magnitudes, signed as A − B.",
+        base = options.base_name(a, b),
+        words = options.percent_words(a, b),
+        ci = options.confidence * 100.0,
+    )
+}
+
+/// Per metric: within each system, the IPv4-vs-IPv6 verdict with its magnitude
+/// ([`verdict`]), and the best system and IP version — named only when it is
+/// significantly better than every other, directly or through a chain of significant
+/// comparisons. One column per system, in campaign order.
 pub fn summary_table(analysis: &Analysis) -> Table {
-    let alpha = analysis.options.alpha;
+    let options = &analysis.options;
+    let alpha = options.alpha;
     let mut columns = vec!["Metric".to_string()];
     for s in &analysis.systems {
-        for f in FAMILIES {
-            columns.push(format!("{s} {f}"));
-        }
+        columns.push(format!("{s}: IPv4 vs IPv6"));
     }
     columns.push("Best".to_string());
     let mut rows = Vec::new();
     for vd in &analysis.views {
-        let hib = vd.view.higher_is_better;
         let mut row: Vec<Cell> = vec![vd.view.title().into()];
         if vd.view.criterion.is_some() {
-            for _ in 0..analysis.systems.len() * FAMILIES.len() {
-                row.push("the method's criterion, not compared".into());
+            for _ in &analysis.systems {
+                row.push("not compared: the method's criterion".into());
             }
             row.push("".into());
             rows.push(row);
@@ -398,40 +542,17 @@ pub fn summary_table(analysis: &Analysis) -> Table {
         } else {
             None
         };
-        for (s, label) in analysis.systems.iter().enumerate() {
-            let tally = vd
-                .family_cmp
-                .iter()
-                .find(|c| &c.context == label)
-                .map(|c| (c.tally(hib, alpha), c.could_show(vd.view.rank_test, alpha)));
-            for f in FAMILIES {
-                let mut mark = match &tally {
-                    // No size where both IP versions have runs (e.g. every loss run of
-                    // one version was receiver-limited and left out).
-                    None => "not compared".to_string(),
-                    Some((t, _)) if t.n == 0 => "not compared".to_string(),
-                    Some((t, could_show)) => {
-                        let own = if f == Family::V4 { &t.sig_a } else { &t.sig_b };
-                        if t.sig_a.is_empty() && t.sig_b.is_empty() && !could_show {
-                            "too few runs to tell".to_string()
-                        } else if t.sig_a.is_empty() && t.sig_b.is_empty() {
-                            "no significant difference".to_string()
-                        } else if own.is_empty() {
-                            String::new()
-                        } else {
-                            format!("better at {} of {} sizes", own.len(), t.n)
-                        }
-                    }
-                };
-                if best == Some((s, f)) {
-                    mark = if mark.is_empty() {
-                        "best".to_string()
-                    } else {
-                        format!("best; {mark}")
-                    };
+        for label in &analysis.systems {
+            let cmp = vd.family_cmp.iter().find(|c| &c.context == label);
+            row.push(match cmp {
+                Some(c) => verdict(c, vd, options).into(),
+                // No size where both IP versions have runs (e.g. every loss run of one
+                // version was receiver-limited and left out), or no runs at all.
+                None if vd.cells.keys().any(|k| analysis.systems[k.0] == *label) => {
+                    "not compared: one IP version only".into()
                 }
-                row.push(mark.into());
-            }
+                None => "not measured".into(),
+            });
         }
         row.push(match best {
             Some((s, f)) => format!("{} {f}", analysis.systems[s]).into(),
@@ -442,133 +563,152 @@ pub fn summary_table(analysis: &Analysis) -> Table {
     }
     let one_system = if analysis.systems.len() == 1 {
         " No system comparison: this report holds one campaign (one system); report two or more \
-         campaigns (`--campaign 1 2`) to compare systems."
+         campaigns (dualperf report --campaign 1 2) to compare systems."
     } else {
         " Which system was better, per IP version: the next table."
     };
     Table {
         id: "summary".to_string(),
-        title: "Summary: which IP version and system was better, where significant".to_string(),
+        title: "Summary: IPv4 against IPv6 on each system, where significant, and by how much"
+            .to_string(),
         columns,
         rows,
         note: Some(format!(
-            "better at k of n sizes = significantly better (Holm-corrected p < {alpha}) at k of the n \
-             sizes compared; no significant difference = IPv4 and IPv6 did not differ significantly at \
-             any size (equal means included; not a proof that they are equal); too few runs to tell = no size had enough runs on both sides \
-             for a complete separation to reach significance after correction, so a \
-             difference could not have been shown; not compared = no size where both IP versions have usable \
-             runs (e.g. receiver-limited loss runs left out); best = significantly better than every other system and IP \
-             version at more than half the sizes and worse at none, directly or through a chain \
-             of such comparisons (never from means alone); no significant best = no such \
-             candidate.{one_system}"
+            "X higher (lower) by m at k of n sizes = X significantly higher (lower) (Holm-corrected \
+             p below {alpha}, the view's primary test; Holm {}) at k of the n sizes compared. {} \
+             No significant difference = at no size (not a proof that they are equal); equal = identical at every size; too few \
+             runs to tell = no size had enough runs on both sides for a complete separation to \
+             reach significance after correction; not compared = the reason follows. Best = \
+             significantly better than every other system and IP version at more than half the \
+             sizes and worse at none, directly or through a chain of such comparisons (never \
+             from means alone); no significant best = no such candidate.{one_system}",
+            analysis.holm_words(),
+            magnitude_note(options, "IPv4", "IPv6")
         )),
     }
 }
 
-/// The words of one system-vs-system cell of the summary: who was significantly better at
-/// how many sizes, or why nobody was.
-fn system_mark(cmp: &Comparison, t: &Tally, rank: bool, alpha: f64) -> String {
-    match (t.sig_a.len(), t.sig_b.len()) {
-        _ if t.n == 0 => "not compared".to_string(),
-        (0, 0) if !cmp.could_show(rank, alpha) => "too few runs to tell".to_string(),
-        (0, 0) => "no significant difference".to_string(),
-        (a, 0) => format!("{} better at {a} of {} sizes", cmp.a, t.n),
-        (0, b) => format!("{} better at {b} of {} sizes", cmp.b, t.n),
-        (a, b) => format!(
-            "{} better at {a}, {} better at {b} of {} sizes",
-            cmp.a, cmp.b, t.n
-        ),
-    }
-}
-
-/// Per metric, per pair of systems and per IP version: which system was significantly
-/// better at how many sizes (seed 004's Table V asks this as much as IPv4 against
-/// IPv6). `None` for a report of one system: there is nothing to compare.
+/// Per metric and per pair of systems: the system-vs-system verdict over IPv4 and over
+/// IPv6 with its magnitude ([`verdict`]) (seed 004's Table V asks this as much as IPv4
+/// against IPv6). One row per metric and pair, so the table keeps its width with any
+/// number of systems. `None` for a report of one system: there is nothing to compare.
 pub fn system_summary_table(analysis: &Analysis) -> Option<Table> {
-    let alpha = analysis.options.alpha;
+    let options = &analysis.options;
+    let alpha = options.alpha;
     let n = analysis.systems.len();
     if n < 2 {
         return None;
     }
     let mut pairs = Vec::new();
-    for f in FAMILIES {
-        for i in 0..n {
-            for j in i + 1..n {
-                pairs.push((i, j, f));
-            }
+    for i in 0..n {
+        for j in i + 1..n {
+            pairs.push((i, j));
         }
     }
-    let mut columns = vec!["Metric".to_string()];
-    for &(i, j, f) in &pairs {
-        columns.push(format!(
-            "{} vs {} ({f})",
-            analysis.systems[i], analysis.systems[j]
-        ));
-    }
-    let rows = analysis
-        .views
-        .iter()
-        .map(|vd| {
-            let hib = vd.view.higher_is_better;
-            let mut row: Vec<Cell> = vec![vd.view.title().into()];
-            if vd.view.criterion.is_some() {
-                row.extend(
-                    pairs
-                        .iter()
-                        .map(|_| Cell::from("the method's criterion, not compared")),
-                );
-                return row;
-            }
-            for &(i, j, f) in &pairs {
-                let cmp = vd.system_cmp.iter().find(|c| {
-                    c.a == analysis.systems[i]
-                        && c.b == analysis.systems[j]
-                        && c.context == f.to_string()
-                });
+    let columns = vec![
+        "Metric".to_string(),
+        "Systems".to_string(),
+        "IPv4".to_string(),
+        "IPv6".to_string(),
+    ];
+    let mut rows = Vec::new();
+    for vd in &analysis.views {
+        for &(i, j) in &pairs {
+            let (a, b) = (&analysis.systems[i], &analysis.systems[j]);
+            let mut row: Vec<Cell> = vec![vd.view.title().into(), format!("{a} vs {b}").into()];
+            for f in FAMILIES {
+                if vd.view.criterion.is_some() {
+                    row.push("not compared: the method's criterion".into());
+                    continue;
+                }
+                let cmp = vd
+                    .system_cmp
+                    .iter()
+                    .find(|c| &c.a == a && &c.b == b && c.context == f.to_string());
                 row.push(match cmp {
-                    Some(c) => {
-                        system_mark(c, &c.tally(hib, alpha), vd.view.rank_test, alpha).into()
-                    }
-                    None => "not compared".into(),
+                    Some(c) => verdict(c, vd, options).into(),
+                    None => "not compared: no size in common".into(),
                 });
             }
-            row
-        })
-        .collect();
+            rows.push(row);
+        }
+    }
+    let (a, b) = (&analysis.systems[0], &analysis.systems[1]);
     Some(Table {
         id: "summary-systems".to_string(),
-        title: "Summary: which system was better, per IP version, where significant".to_string(),
+        title: "Summary: system against system per IP version, where significant, and by how much"
+            .to_string(),
         columns,
         rows,
         note: Some(format!(
-            "X better at k of n sizes = X significantly better (Holm-corrected p < {alpha}, the \
-             view's primary test) at k of the n sizes both systems measured with this IP \
-             version; no significant difference = at no size (not a proof that they are equal); \
-             too few runs to tell = no size had enough runs for a difference to reach \
-             significance after correction; not compared = no size in common."
+            "X higher (lower) by m at k of n sizes = X significantly higher (lower) (Holm-corrected \
+             p below {alpha}, the view's primary test; Holm {}) at k of the n sizes both systems \
+             measured with this IP version. {} No significant difference = at no size (not a proof that \
+             they are equal); too few runs to tell = \
+             no size had enough runs for a difference to reach significance after correction; \
+             not compared = the reason follows.",
+            analysis.holm_words(),
+            magnitude_note(options, a, b)
         )),
     })
 }
 
+/// Cells of a view whose coefficient of variation is under `target` %, and the cells
+/// with a CV at all: (met, total).
+pub fn cv_counts(vd: &ViewData, target: f64) -> (usize, usize) {
+    let cvs = vd
+        .cells
+        .values()
+        .map(|c| c.summary.cv() * 100.0)
+        .filter(|v| v.is_finite());
+    cvs.fold((0, 0), |(met, total), v| {
+        (met + usize::from(v < target), total + 1)
+    })
+}
+
+/// How the campaigns with a CV criterion decided their runs per cell, in words: dualperf
+/// never stops a cell on its CV, so the criterion is checked afterwards.
+pub fn cv_repetition_words(vd: &ViewData, confidence_target: bool) -> String {
+    let ns: Vec<usize> = vd.cells.values().map(|c| c.summary.n).collect();
+    let (lo, hi) = (
+        ns.iter().copied().min().unwrap_or(0),
+        ns.iter().copied().max().unwrap_or(0),
+    );
+    let runs = if lo == hi {
+        format!("{lo} runs per cell")
+    } else {
+        format!("{lo}–{hi} runs per cell")
+    };
+    if confidence_target {
+        format!("the study ran each cell to its confidence target ({runs}), not until its coefficient of variation met the criterion")
+    } else {
+        format!("the study ran a fixed {runs} and accepted every cell after them, not by its coefficient of variation")
+    }
+}
+
 /// Coefficient of variation (sd / mean, %) of every cell against the study's criterion
-/// (seed 004 accepted a cell when its standard deviation was under 10 % of its mean).
-/// `None` when no campaign recorded a criterion.
-pub fn cv_table(vd: &ViewData, target_pct: Option<f64>) -> Option<Table> {
+/// (seed 004 accepted a cell when its standard deviation was under 10 % of its mean),
+/// said as what happened: how the runs were decided and how many cells would have
+/// passed. `None` when no campaign recorded a criterion or no cell has a CV.
+pub fn cv_table(vd: &ViewData, target_pct: Option<f64>, confidence_target: bool) -> Option<Table> {
     let target = target_pct?;
+    let (within, total) = cv_counts(vd, target);
+    if total == 0 {
+        return None;
+    }
     let systems = systems_with_data(vd);
     let columns = per_cell_columns(vd, &systems);
-    let (mut within, mut total) = (0, 0);
     let rows = per_cell_rows(vd, &systems, |cell| {
         match cell
             .map(|c| c.summary.cv() * 100.0)
             .filter(|v| v.is_finite())
         {
-            Some(v) => {
-                total += 1;
-                let ok = v < target;
-                within += usize::from(ok);
-                format!("{} {}", num(v), if ok { "(met)" } else { "(not met)" }).into()
-            }
+            Some(v) => format!(
+                "{} {}",
+                num(v),
+                if v < target { "(met)" } else { "(not met)" }
+            )
+            .into(),
             None => "".into(),
         }
     });
@@ -581,9 +721,32 @@ pub fn cv_table(vd: &ViewData, target_pct: Option<f64>) -> Option<Table> {
         columns,
         rows,
         note: Some(format!(
-            "Sample standard deviation over runs as % of the cell's mean; the study accepted a \
-             cell whose coefficient of variation was under {target} %. {within} of {total} cells \
-             met it."
+            "Sample standard deviation over runs as % of the cell's mean. The study's criterion: \
+             a cell's coefficient of variation under {target} %. What happened: {}; by the \
+             criterion, {within} of {total} cells would have passed{}.",
+            cv_repetition_words(vd, confidence_target),
+            if within == 0 {
+                " (none: see the warnings)"
+            } else {
+                ""
+            }
         )),
+    })
+}
+
+/// A warning per view where a recorded CV criterion was met by no cell.
+pub fn cv_warning(
+    vd: &ViewData,
+    target_pct: Option<f64>,
+    confidence_target: bool,
+) -> Option<String> {
+    let target = target_pct?;
+    let (within, total) = cv_counts(vd, target);
+    (within == 0 && total > 0).then(|| {
+        format!(
+            "{}: no cell met the study's coefficient-of-variation criterion (under {target} %; 0 of {total} cells): {}, so its cells do not meet the criterion the study names.",
+            vd.view.title(),
+            cv_repetition_words(vd, confidence_target)
+        )
     })
 }

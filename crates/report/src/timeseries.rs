@@ -545,14 +545,20 @@ pub(crate) fn render(
     } else {
         1.0
     };
-    let y_ticks = nice_ticks(0.0, y_hi, 5);
-    let y_max = y_ticks.last().copied().filter(|m| *m > 0.0).unwrap_or(y_hi);
-    let y_step = if y_ticks.len() > 1 {
-        y_ticks[1] - y_ticks[0]
+    // Lines whose typical levels differ by more than LOG_AXIS_SPREAD (two systems 30 to
+    // 100x apart) get a logarithmic axis, as the figures against packet size do: on a
+    // linear one the slower lines lie on the floor. A stall (0) is drawn at the floor.
+    let log = log_floor(lines, y_hi);
+    let (y_ticks, y_min, y_max, y_texts) = crate::svg::y_axis(log, y_hi, None);
+    let note = if log.is_some() {
+        format!(
+            "{note} The y axis is logarithmic: the lines differ by more than a factor of {}, which a linear axis would flatten; a stall (0) is drawn at its floor.",
+            crate::svg::LOG_AXIS_SPREAD
+        )
     } else {
-        1.0
+        note.to_string()
     };
-    let y_texts: Vec<String> = y_ticks.iter().map(|&t| tick_label(t, y_step)).collect();
+    let note = note.as_str();
     let widest = y_texts
         .iter()
         .map(|t| text_width(t, AXIS_FONT))
@@ -581,7 +587,14 @@ pub(crate) fn render(
     let top = 14.0 + title_lines.len() as f64 * (TITLE_FONT + 4.0) + 14.0;
     let bottom = top + PLOT_HEIGHT;
     let px = |t: f64| left + t / x_max * (WIDTH - left - RIGHT);
-    let py = |v: f64| bottom - v / y_max * (bottom - top);
+    let py = |v: f64| {
+        let frac = if log.is_some() {
+            (v.max(y_min).log10() - y_min.log10()) / (y_max.log10() - y_min.log10())
+        } else {
+            v / y_max
+        };
+        bottom - frac * (bottom - top)
+    };
     let (legend, legend_bottom) =
         legend_layout(lines.iter().map(|l| l.label.as_str()), bottom + 76.0);
     let note_lines = wrap(note, NOTE_FONT, WIDTH - 20.0, NOTE_MAX_LINES);
@@ -589,6 +602,9 @@ pub(crate) fn render(
     let height = (note_top + note_lines.len() as f64 * (NOTE_FONT + 3.0) + 8.0).ceil();
 
     let mut svg = figure_open(id, &title, &title_lines, height);
+    if log.is_some() {
+        svg.push_str("<desc>The y axis is logarithmic.</desc>\n");
+    }
     y_grid(&mut svg, &y_ticks, &y_texts, left, &py);
     // Time labels that would touch are thinned to every second (third, …) one.
     let x_texts: Vec<String> = x_ticks.iter().map(|&t| tick_label(t, x_step)).collect();
@@ -638,6 +654,31 @@ pub(crate) fn render(
         title,
         svg,
     }
+}
+
+/// `Some(floor)` when the medians of the lines' positive steps differ by more than
+/// [`crate::svg::LOG_AXIS_SPREAD`]: the lowest positive step, at most four decades below
+/// the top, where a logarithmic axis starts.
+fn log_floor(lines: &[Line], y_hi: f64) -> Option<f64> {
+    let medians: Vec<f64> = lines
+        .iter()
+        .filter_map(|l| {
+            let mut v: Vec<f64> = l.steps.iter().map(|s| s.2).filter(|v| *v > 0.0).collect();
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied()
+        })
+        .collect();
+    let lo_med = medians.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi_med = medians.iter().copied().fold(0.0_f64, f64::max);
+    if !(medians.len() > 1 && lo_med > 0.0 && hi_med / lo_med > crate::svg::LOG_AXIS_SPREAD) {
+        return None;
+    }
+    let lowest = lines
+        .iter()
+        .flat_map(|l| l.steps.iter().map(|s| s.2))
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    Some(lowest.max(y_hi / 1e4))
 }
 
 /// One line as steps (a horizontal segment per window, joined where windows meet), with
@@ -1050,6 +1091,50 @@ mod tests {
         let three = with_series(campaign(TcpStream), &[1e6, 2e6, 3e6]);
         assert!(!figures(&three, &["S".into()]).is_empty());
         assert_eq!(too_few_samples(&three), None);
+    }
+
+    /// Issue 41: time series of two systems 30-100x apart were drawn on a linear axis,
+    /// the slower system's lines on the floor. They get a logarithmic axis, said in the
+    /// note; lines within a factor of 10 stay linear from 0.
+    #[test]
+    fn time_series_an_order_of_magnitude_apart_get_a_log_axis() {
+        let line = |label: &str, level: f64| Line {
+            label: label.to_string(),
+            colour: "#000000",
+            dash: "",
+            mark: crate::svg::Mark::of(0, false),
+            steps: (0..10)
+                .map(|i| {
+                    (
+                        f64::from(i) * 0.1,
+                        f64::from(i + 1) * 0.1,
+                        level * (1.0 + 0.01 * f64::from(i)),
+                    )
+                })
+                .collect(),
+        };
+        let axes = ("Time (s)", "throughput", "Mbit/s");
+        let fig = render(
+            "t",
+            "T".into(),
+            axes,
+            &[line("fast", 9000.0), line("slow", 180.0)],
+            "n.",
+        );
+        assert!(fig.svg.contains("<desc>The y axis is logarithmic.</desc>"));
+        assert!(
+            words(&fig.svg).contains("logarithmic"),
+            "{}",
+            words(&fig.svg)
+        );
+        let fig = render(
+            "t",
+            "T".into(),
+            axes,
+            &[line("a", 900.0), line("b", 180.0)],
+            "n.",
+        );
+        assert!(!fig.svg.contains("logarithmic"));
     }
 
     #[test]

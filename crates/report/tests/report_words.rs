@@ -52,8 +52,7 @@ fn a_tie_is_no_difference_and_names_no_winner() {
         row,
         [
             "TCP throughput",
-            "no significant difference",
-            "no significant difference",
+            "equal at all 2 sizes",
             "no significant best"
         ]
     );
@@ -94,8 +93,7 @@ fn a_one_sided_difference_is_named_with_its_sizes_and_ties_are_not_credited() {
         summary_row(&r, "TCP throughput"),
         [
             "TCP throughput",
-            "best; better at 2 of 3 sizes",
-            "",
+            "IPv4 higher by 11.1 % [9.83, 12.4] at 2 of 3 sizes (Holm p ≤ 0.001)",
             "S IPv4"
         ]
     );
@@ -128,8 +126,7 @@ fn one_significant_size_of_three_is_reported_but_names_no_best() {
         summary_row(&r, "TCP throughput"),
         [
             "TCP throughput",
-            "better at 1 of 3 sizes",
-            "",
+            "IPv4 higher by 11.1 % [9.83, 12.4] at 1 of 3 sizes (Holm p ≤ 0.001)",
             "no significant best"
         ]
     );
@@ -159,8 +156,8 @@ fn opposite_directions_are_both_reported_and_no_winner_is_named() {
         summary_row(&r, "TCP throughput"),
         [
             "TCP throughput",
-            "better at 1 of 2 sizes",
-            "better at 1 of 2 sizes",
+            "IPv4 higher by 11.1 % [9.83, 12.4] at 1 of 2 sizes (Holm p ≤ 0.001); \
+             IPv6 higher by 25.0 % [24.0, 26.0] at 1 of 2 sizes (Holm p ≤ 0.001)",
             "no significant best"
         ]
     );
@@ -200,7 +197,11 @@ fn lower_is_better_metrics_use_lower_and_zero_variance_is_handled() {
     );
     assert_eq!(
         summary_row(&r, "UDP RTT"),
-        ["UDP RTT", "best; better at 1 of 1 sizes", "", "S IPv4"]
+        [
+            "UDP RTT",
+            "IPv4 lower by 16.7 % [16.7, 16.7] at 1 of 1 sizes (Holm p ≤ 0.008)",
+            "S IPv4"
+        ]
     );
 }
 
@@ -247,7 +248,7 @@ fn a_second_system_is_best_only_through_significant_comparisons() {
     // Columns: systems in campaign order, IPv4 then IPv6.
     let md = table_md(&r, "summary");
     assert!(
-        md.contains("| Metric | One IPv4 | One IPv6 | Two IPv4 | Two IPv6 | Best |"),
+        md.contains("| Metric | One: IPv4 vs IPv6 | Two: IPv4 vs IPv6 | Best |"),
         "{md}"
     );
 }
@@ -300,7 +301,7 @@ fn a_plan_too_small_for_the_rank_test_is_a_warning_and_in_the_method() {
     let r = report(&d);
     let w = r.warnings.join("\n");
     assert!(
-        w.contains("UDP RTT, IPv4 vs IPv6 on S: with at least 3 and 3 runs over 2 sizes, Mann-Whitney U cannot go below a corrected p of 0.2"),
+        w.contains("UDP RTT, IPv4 vs IPv6 on S: with 3 and 3 runs over 2 sizes, Mann-Whitney U cannot go below a corrected p of 0.2"),
         "{w}"
     );
     assert!(w.contains("About 5 runs per side would be needed"), "{w}");
@@ -313,12 +314,7 @@ fn a_plan_too_small_for_the_rank_test_is_a_warning_and_in_the_method() {
     // claim "no difference": 3 runs a side could not have shown one.
     assert_eq!(
         summary_row(&r, "UDP RTT"),
-        [
-            "UDP RTT",
-            "too few runs to tell",
-            "too few runs to tell",
-            "no significant best"
-        ]
+        ["UDP RTT", "too few runs to tell", "no significant best"]
     );
 }
 
@@ -348,7 +344,7 @@ fn cpu_with_both_ends_on_one_host_is_labelled_so() {
             "TCP host CPU busy (one host: client and server together)"
         )
         .len(),
-        4
+        3
     );
 }
 
@@ -446,8 +442,7 @@ fn versions_without_a_common_size_are_not_compared() {
         ],
     );
     let row = summary_row(&report(&d), "TCP throughput");
-    assert_eq!(row[1], "not compared");
-    assert_eq!(row[2], "not compared");
+    assert_eq!(row[1], "not compared: one IP version only");
 }
 
 /// No size in common: the means table shows each IP version's mean over its own sizes,
@@ -577,7 +572,10 @@ fn a_side_with_every_run_receiver_limited_is_too_few_runs_with_n_0() {
          dropped datagrams itself, so their loss describes the receiving host, not the \
          network)."
     );
-    assert_eq!(summary_row(&r, "UDP loss")[1], "not compared");
+    assert_eq!(
+        summary_row(&r, "UDP loss")[1],
+        "not compared: no size with usable runs on both sides"
+    );
 }
 
 /// A size with one run on a side next to a significant size: the significant size is
@@ -634,11 +632,7 @@ fn a_plan_that_cannot_reach_alpha_cannot_show_a_difference() {
     let row = summary_row(&report(&d), "UDP RTT");
     assert_eq!(
         row[1..],
-        [
-            "too few runs to tell",
-            "too few runs to tell",
-            "no significant best"
-        ],
+        ["too few runs to tell", "no significant best"],
         "{row:?}"
     );
 }
@@ -730,13 +724,10 @@ fn the_summary_answers_which_system_was_better_per_ip_version() {
     );
     let r = report(&d);
     let md = table_md(&r, "summary-systems");
-    assert!(
-        md.contains("| Metric | Fedora vs Windows 7 (IPv4) | Fedora vs Windows 7 (IPv6) |"),
-        "{md}"
-    );
+    assert!(md.contains("| Metric | Systems | IPv4 | IPv6 |"), "{md}");
     assert!(
         md.contains(
-            "| TCP throughput | Fedora better at 2 of 2 sizes | Fedora better at 2 of 2 sizes |"
+            "| TCP throughput | Fedora vs Windows 7 | Fedora higher by 10.0 % [8.85, 11.2] at 2 of 2 sizes (Holm p ≤ 0.001) | Fedora higher by 10.0 to 22.2 % [8.85, 23.5] at 2 of 2 sizes (Holm p ≤ 0.001) |"
         ),
         "{md}"
     );
@@ -833,7 +824,7 @@ fn a_rank_tested_finding_quotes_the_hodges_lehmann_shift_not_the_mean_difference
     assert!(!t.contains("a difference of means of"), "{t}");
     // The 20 ms run is named as an outlier with the difference without it.
     assert!(
-        t.contains("1 outlying run (beyond 3 scaled MADs of its cell: IPv6 20.000 ms)"),
+        t.contains("1 outlying run (beyond 3 scaled MADs of its cell's median and more than 20 % from it: IPv6 20.000 ms)"),
         "{t}"
     );
     assert!(
@@ -860,7 +851,7 @@ fn an_anomalous_run_is_marked_in_the_comparison_table() {
     assert!(md.contains("| –; 10.100 |"), "{md}");
     let t = &r.findings[0].text;
     assert!(
-        t.contains("1 outlying run (beyond 3 scaled MADs of its cell: IPv6 10.100 Mbit/s)"),
+        t.contains("1 outlying run (beyond 3 scaled MADs of its cell's median and more than 20 % from it: IPv6 10.100 Mbit/s)"),
         "{t}"
     );
 }
@@ -944,7 +935,7 @@ fn loss_bounded_by_an_rfc_2544_search_is_its_criterion_not_a_finding() {
     d.campaigns[0].loss_bound_pct = Some(0.1);
     let r = report(&d);
     let row = summary_row(&r, "UDP loss");
-    assert_eq!(row[1], "the method's criterion, not compared", "{row:?}");
+    assert_eq!(row[1], "not compared: the method's criterion", "{row:?}");
     let f = r
         .findings
         .iter()
@@ -964,6 +955,30 @@ fn loss_bounded_by_an_rfc_2544_search_is_its_criterion_not_a_finding() {
         .findings
         .iter()
         .any(|f| f.text.contains("UDP throughput was significantly higher")));
+    // The per-size loss table shows the means, no p-value and no "Significant: no";
+    // the loss section and the figure's caption carry the criterion.
+    let t = table_md(&r, "udp-loss-ipv4-vs-ipv6");
+    let line = t
+        .lines()
+        .find(|l| l.starts_with("| 128 |"))
+        .unwrap_or_default();
+    assert!(
+        line.ends_with("| – | – | – | not compared: the method's criterion |  |"),
+        "{line}"
+    );
+    let section = r
+        .html
+        .split("<section id=\"v-udp-loss\">")
+        .nth(1)
+        .unwrap_or_default();
+    let section = section.split("</section>").next().unwrap_or_default();
+    assert_eq!(
+        section
+            .matches("UDP loss is the RFC 2544 search&#39;s criterion")
+            .count(),
+        2,
+        "{section}"
+    );
 }
 
 #[test]
@@ -989,7 +1004,45 @@ fn a_recorded_cv_criterion_is_shown_per_cell() {
         md.contains("| 128 | 0.7906 (met) | 21.213 (not met) |"),
         "{md}"
     );
-    assert!(md.contains("1 of 2 cells met it."), "{md}");
+    // Said as what happened: a fixed number of runs, and how many cells would have
+    // passed.
+    assert!(
+        md.contains("What happened: the study ran a fixed 5 runs per cell and accepted every cell after them, not by its coefficient of variation; by the criterion, 1 of 2 cells would have passed."),
+        "{md}"
+    );
+}
+
+/// Preset 004 (issue 41): a campaign that accepted every cell after a fixed number of
+/// runs, none of which met its 10 % CV criterion, is warned about; a view without a
+/// CV (loss all zero) shows no "0 of 0"; a campaign whose udp-stream runs stored no
+/// jitter is told why the preset's jitter is missing.
+#[test]
+fn a_cv_criterion_no_cell_met_is_a_warning_and_missing_jitter_says_why() {
+    let wide: [f64; 5] = [100e6, 140e6, 60e6, 120e6, 80e6];
+    let mut d = crafted(
+        &["S"],
+        &[
+            (0, V4, UdpStream, 128, THROUGHPUT_BPS, &wide),
+            (0, V6, UdpStream, 128, THROUGHPUT_BPS, &wide),
+            (0, V4, UdpStream, 128, LOSS_PCT, &[0.0; 5]),
+            (0, V6, UdpStream, 128, LOSS_PCT, &[0.0; 5]),
+        ],
+    );
+    d.campaigns[0].cv_target_pct = Some(10.0);
+    let r = report(&d);
+    let w = r.warnings.join("\n");
+    assert!(
+        w.contains("UDP throughput: no cell met the study's coefficient-of-variation criterion (under 10 %; 0 of 2 cells): the study ran a fixed 5 runs per cell"),
+        "{w}"
+    );
+    assert!(!r.markdown().contains("0 of 0"), "{}", r.markdown());
+    assert!(table_md(&r, "udp-loss-cv").is_empty());
+    assert!(
+        w.contains(
+            "S: UDP jitter (RFC 3550) is unavailable: none of its 20 udp-stream runs stored it."
+        ),
+        "{w}"
+    );
 }
 
 #[test]
@@ -1056,13 +1109,17 @@ fn a_rank_tested_difference_takes_its_side_from_the_rank_test_not_the_means() {
     // The summary credits IPv6 and names it best, in every output that carries it.
     assert_eq!(
         summary_row(&r, "UDP RTT"),
-        ["UDP RTT", "", "best; better at 1 of 1 sizes", "S IPv6"]
+        [
+            "UDP RTT",
+            "IPv6 lower by 4.57 % [2.74, 5.94] at 1 of 1 sizes (Holm p ≤ 0.011)",
+            "S IPv6"
+        ]
     );
     assert!(r.findings_markdown().contains(lead));
     assert!(r.html.contains(lead));
     let latex = r.latex();
     assert!(
-        latex.contains("UDP RTT &  & best; better at 1 of 1 sizes & S IPv6"),
+        latex.contains("UDP RTT & IPv6 lower by 4.57 \\% {[}2.74, 5.94{]} at 1 of 1 sizes"),
         "{latex}"
     );
     assert!(r
@@ -1100,4 +1157,363 @@ fn tied_latencies_of_three_runs_a_side_are_not_called_significant() {
         .evidence
         .contains("Mann-Whitney U p = 0.100 (exact)"));
     assert!(r.html.contains("with ties exact given the ties"));
+}
+
+/// The summary quotes the magnitude of the primary test's effect on the report's base:
+/// Welch → the difference of means as % of the base mean, with its Welch CI; a rank test
+/// → the Hodges-Lehmann shift and its interval, as % of the same base.
+#[test]
+fn the_summary_quotes_the_effect_of_the_test_used_on_the_stated_base() {
+    // Throughput: means 100 and 90 → IPv4 higher by 11.1 % of IPv6.
+    // RTT (rank test): IPv4 50, 51, …; IPv6 60, 61, … µs; the shift is −10 µs.
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &B5),
+            (
+                0,
+                V4,
+                UdpRr,
+                128,
+                RTT_MEAN_NS,
+                &[50e3, 51e3, 52e3, 53e3, 54e3],
+            ),
+            (
+                0,
+                V6,
+                UdpRr,
+                128,
+                RTT_MEAN_NS,
+                &[60e3, 61e3, 62e3, 63e3, 70e3],
+            ),
+        ],
+    );
+    let r = report(&d);
+    let tput = &summary_row(&r, "TCP throughput")[1];
+    let vd = &r.analysis.views[0];
+    let pt = &vd.family_cmp[0].points[0];
+    let (lo, hi) = pt.welch.ci(0.95);
+    let want = format!(
+        "IPv4 higher by {:.1} % [{:.2}, {:.1}] at 1 of 1 sizes",
+        pt.welch.diff / pt.b.mean * 100.0,
+        lo / pt.b.mean * 100.0,
+        hi / pt.b.mean * 100.0
+    );
+    assert!(tput.starts_with(&want), "{tput} / {want}");
+    let rtt = &summary_row(&r, "UDP RTT")[1];
+    let vd = r.analysis.views.iter().find(|v| v.view.id == "udp-rtt");
+    let pt = &vd.map(|v| &v.family_cmp[0].points[0]).expect("udp-rtt");
+    let hl = pt.hodges_lehmann.expect("a rank-tested view has its shift");
+    assert_eq!(hl.shift, -10.0);
+    // The mean difference (−10.4 µs, 16.9 %) is not what is quoted: the shift is.
+    let pct = |v: f64| -v / pt.b.mean * 100.0;
+    let want = format!(
+        "IPv4 lower by {:.1} % [{:.1}, {:.1}] at 1 of 1 sizes",
+        pct(hl.shift),
+        pct(hl.ci.1),
+        pct(hl.ci.0)
+    );
+    assert!(rtt.starts_with(&want), "{rtt} / {want}");
+    // With the first side as the base, the same shift over IPv4's mean.
+    let first = build(
+        &d,
+        &ReportOptions {
+            analysis: dualperf_report::AnalysisOptions {
+                percent_base: stats::PercentBase::First,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    );
+    let rtt = &summary_row(&first, "UDP RTT")[1];
+    assert!(
+        rtt.starts_with(&format!(
+            "IPv4 lower by {:.1} %",
+            -hl.shift / pt.a.mean * 100.0
+        )),
+        "{rtt}"
+    );
+}
+
+/// report.html opens with both summaries (IP versions, then systems) and the figure of
+/// the headline comparison, before the findings; Markdown shows no "&lt;" of its own and
+/// no escaped backtick, the page no literal backtick.
+#[test]
+fn the_page_opens_with_both_summaries_and_the_headline_figure() {
+    let r = build(
+        &dualperf_report::fixture::dataset(),
+        &ReportOptions::default(),
+    );
+    let at = |needle: &str| {
+        r.html
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle} missing from the page"))
+    };
+    let (summary, systems) = (at("id=\"t-summary\""), at("id=\"t-summary-systems\""));
+    let (headline, findings) = (
+        at("<figure class=\"headline\">"),
+        at("<section id=\"findings\">"),
+    );
+    assert!(summary < systems && systems < headline && headline < findings);
+    assert!(r.html[headline..findings].contains("The headline comparison: TCP throughput"));
+    // Drawn again in its own section: no id twice on the page.
+    let mut ids: Vec<&str> = r
+        .html
+        .split(" id=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next())
+        .collect();
+    let n = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), n, "an id repeated on the page");
+    // Both summaries wrap their cells (class "summary"): they fit a 1400 px page.
+    assert!(r
+        .html
+        .contains("<table class=\"summary\" id=\"t-summary\">"));
+    assert!(r
+        .html
+        .contains("<table class=\"summary\" id=\"t-summary-systems\">"));
+    assert!(r
+        .html
+        .contains("table.summary td, table.summary th { white-space: normal;"));
+    assert!(!r.html.contains('`'), "a literal backtick on the page");
+    let md = r.markdown();
+    assert!(!md.contains("&lt;") && !md.contains("\\`"), "{md}");
+}
+
+/// Like with like: a client process's CPU with the built-in server inside it against
+/// one without, and a host CPU pinned at its 100 % ceiling, are shown per campaign and
+/// marked "not compared" with the reason everywhere — summaries, per-size tables (no
+/// p-values), findings, figure captions — and each qualifier names its own system only.
+#[test]
+fn unlike_metrics_are_not_compared_anywhere_and_qualifiers_name_their_system() {
+    const LOW: [f64; 5] = [2.0, 2.1, 1.9, 2.05, 1.95];
+    const HIGH: [f64; 5] = [99.0, 98.0, 100.0, 99.5, 98.5];
+    const PINNED: [f64; 5] = [100.0; 5];
+    let mut d = crafted(
+        &["sysA", "sysB"],
+        &[
+            (0, V4, TcpStream, 128, PROC_LOCAL_PCT, &HIGH),
+            (0, V6, TcpStream, 128, PROC_LOCAL_PCT, &HIGH),
+            (1, V4, TcpStream, 128, PROC_LOCAL_PCT, &LOW),
+            (1, V6, TcpStream, 128, PROC_LOCAL_PCT, &LOW),
+            (0, V4, TcpStream, 128, CPU_LOCAL_PCT, &A5.map(|v| v / 2e6)),
+            (0, V6, TcpStream, 128, CPU_LOCAL_PCT, &B5.map(|v| v / 2e6)),
+            (1, V4, TcpStream, 128, CPU_LOCAL_PCT, &PINNED),
+            (1, V6, TcpStream, 128, CPU_LOCAL_PCT, &PINNED),
+        ],
+    );
+    d.campaigns[0].hosts.insert(
+        "client".to_string(),
+        [("study.target".to_string(), "embedded".to_string())].into(),
+    );
+    let r = report(&d);
+    let proc_title =
+        "TCP client process CPU (one process for sysA: client and built-in server together)";
+    let sys = table_md(&r, "summary-systems");
+    let reason = "not compared: sysA's process also ran the built-in server, sysB's did not";
+    assert!(
+        sys.contains(&format!(
+            "| {proc_title} | sysA vs sysB | {reason} | {reason} |"
+        )),
+        "{sys}"
+    );
+    assert!(!sys.contains("sysB lower by"), "{sys}");
+    // Host CPU: sysB pinned at 100 % is no IPv4-vs-IPv6 "equal", nor a system verdict.
+    let row = summary_row(
+        &r,
+        "TCP host CPU busy (one host for sysA: client and server together)",
+    );
+    assert!(
+        row[2].starts_with("not compared: sysB (IPv4 and IPv6) at the 100 % ceiling"),
+        "{row:?}"
+    );
+    assert!(row[1].starts_with("IPv6 lower by"), "{row:?}");
+    assert!(
+        sys.contains("| sysA vs sysB | not compared: sysB at the 100 % ceiling"),
+        "{sys}"
+    );
+    // Per-size tables: no p-value, the reason instead.
+    let t = table_md(&r, "tcp-client-process-cpu-systems");
+    let line = t
+        .lines()
+        .find(|l| l.starts_with("| 128 | IPv4"))
+        .unwrap_or_default();
+    assert!(
+        line.contains(&format!("| – | – | – | {reason} |")),
+        "{line}"
+    );
+    // Findings: said, with the reason, and no test; sysB's own sentence carries no
+    // qualifier of sysA's.
+    let f: Vec<&str> = r.findings.iter().map(|f| f.text.as_str()).collect();
+    assert!(
+        f.iter().any(|t| t.starts_with(&format!(
+            "SysA and sysB {proc_title} over IPv4: not compared, sysA's process also ran"
+        ))),
+        "{f:#?}"
+    );
+    assert!(
+        !f.iter()
+            .any(|t| t.contains("client process CPU") && t.contains("significantly")),
+        "{f:#?}"
+    );
+    let on_b: Vec<&&str> = f.iter().filter(|t| t.starts_with("On sysB,")).collect();
+    assert!(
+        !on_b.is_empty() && on_b.iter().all(|t| !t.contains("for sysA")),
+        "{on_b:#?}"
+    );
+    assert!(
+        f.iter().any(|t| t.starts_with(
+            "On sysA, IPv4 and IPv6 TCP client process CPU (one process: client and built-in server together)"
+        )),
+        "{f:#?}"
+    );
+    // The figure's caption says so.
+    assert!(r.html.contains("Not compared, each shown on its own: sysA vs sysB (IPv4): sysA&#39;s process also ran the built-in server"));
+}
+
+/// The words state the rules as the code applies them: the outlier rule with both of its
+/// conditions, the runs per cell as they were (no "runs vary" when every size had the
+/// same count), and the search as the engine does it.
+#[test]
+fn the_outlier_rule_the_runs_and_the_search_are_stated_as_applied() {
+    let r = build(
+        &dualperf_report::fixture::dataset(),
+        &ReportOptions::default(),
+    );
+    let note = r
+        .tables
+        .iter()
+        .find(|t| t.id == "udp-loss-ipv4-vs-ipv6")
+        .and_then(|t| t.note.clone())
+        .unwrap_or_default();
+    assert!(
+        note.contains("beyond 3 scaled median absolute deviations (MAD × 1.4826) of their cell's median and more than 20 % of the median away from it"),
+        "{note}"
+    );
+    let f = r.findings_markdown();
+    assert!(
+        f.contains("scaled MADs of their cell's median and more than 20 % from it"),
+        "{f}"
+    );
+    assert!(!r.html.contains("runs vary"));
+    assert!(
+        r.html
+            .contains("(Welch&#39;s t-test, 5 and 5 runs at every size, Holm over 3 sizes)"),
+        "method section"
+    );
+    assert!(!r.html.contains("binary search over paced trials"));
+    assert!(r.html.contains("(not by plain bisection)"));
+}
+
+/// `--holm-family report` corrects over every test of the report: a difference that
+/// survives Holm over its own comparison's sizes (p ≈ 0.017, one size) drops when the
+/// family is every test (here 5: four tied UDP sizes besides), and the notes say which
+/// family was used.
+#[test]
+fn widening_the_holm_family_drops_a_call_the_narrow_family_keeps() {
+    const NEAR: [f64; 5] = [98.5e6, 99.5e6, 97.5e6, 99e6, 98e6];
+    let d = crafted(
+        &["S"],
+        &[
+            (0, V4, TcpStream, 128, THROUGHPUT_BPS, &A5),
+            (0, V6, TcpStream, 128, THROUGHPUT_BPS, &NEAR),
+            (0, V4, UdpStream, 128, THROUGHPUT_BPS, &TIE),
+            (0, V6, UdpStream, 128, THROUGHPUT_BPS, &TIE),
+            (0, V4, UdpStream, 256, THROUGHPUT_BPS, &TIE),
+            (0, V6, UdpStream, 256, THROUGHPUT_BPS, &TIE),
+            (0, V4, UdpStream, 640, THROUGHPUT_BPS, &TIE),
+            (0, V6, UdpStream, 640, THROUGHPUT_BPS, &TIE),
+            (0, V4, UdpStream, 1408, THROUGHPUT_BPS, &TIE),
+            (0, V6, UdpStream, 1408, THROUGHPUT_BPS, &TIE),
+        ],
+    );
+    let narrow = report(&d);
+    let p = narrow.analysis.views[0].family_cmp[0].points[0].p;
+    assert!(p > 0.01 && p < 0.05, "{p}");
+    let row = summary_row(&narrow, "TCP throughput");
+    assert!(row[1].starts_with("IPv4 higher by"), "{row:?}");
+    let wide = build(
+        &d,
+        &ReportOptions {
+            analysis: dualperf_report::AnalysisOptions {
+                holm_family: dualperf_report::HolmFamily::Report,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    );
+    let pt = &wide.analysis.views[0].family_cmp[0].points[0];
+    assert_eq!(pt.p_holm, (5.0 * p).min(1.0));
+    let row = summary_row(&wide, "TCP throughput");
+    assert!(row[1].starts_with("no significant difference"), "{row:?}");
+    let note = |r: &Report| {
+        r.tables
+            .iter()
+            .find(|t| t.id == "tcp-throughput-ipv4-vs-ipv6")
+            .and_then(|t| t.note.clone())
+            .unwrap_or_default()
+    };
+    assert!(note(&narrow).contains("Holm correction across the sizes of each comparison"));
+    assert!(note(&wide).contains("Holm correction across all 5 tests of the report"));
+    assert!(table_md(&wide, "summary").contains("Holm across all 5 tests of the report"));
+    assert!(wide
+        .html
+        .contains("Holm's method across all 5 tests of the report"));
+}
+
+/// Figures and captions say what is drawn: the percentile figure's p99.9 is dotted and
+/// its caption says so; the loss figure of an RFC 2544 search carries the criterion in
+/// the SVG itself; a LaTeX caption of an IPv4-vs-IPv6 table names the systems it covers,
+/// not "(sysA vs sysB)".
+#[test]
+fn captions_match_the_figures_and_latex_captions_their_comparison() {
+    let r = build(
+        &dualperf_report::fixture::dataset(),
+        &ReportOptions::default(),
+    );
+    let pct = r
+        .figures
+        .iter()
+        .find(|f| f.id.ends_with("-percentiles"))
+        .map(|f| f.svg.clone());
+    if let Some(svg) = pct {
+        assert!(svg.contains("stroke-dasharray=\"2 3\""), "p99.9 dotted");
+        assert!(r.html.contains("p99 (dashed) and p99.9 (dotted)"));
+        assert!(!r.html.contains("p99 / p99.9 (dashed)"));
+    }
+    let latex = r.latex();
+    let caption = |title: &str| {
+        latex
+            .lines()
+            .find(|l| l.starts_with("\\caption{") && l.contains(title))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let v4v6 = caption("IPv4 (A) vs IPv6 (B) per size: TCP throughput");
+    assert!(v4v6.ends_with("(on Linux, Windows)}"), "{v4v6}");
+    let sys = caption("System vs system per size: TCP throughput");
+    assert!(sys.ends_with("(Linux vs Windows)}"), "{sys}");
+    // Loss under an RFC 2544 search: the figure's own note.
+    let mut d = crafted(
+        &["S"],
+        &[
+            (0, V4, UdpStream, 128, LOSS_PCT, &[0.0, 0.01, 0.0]),
+            (0, V6, UdpStream, 128, LOSS_PCT, &[0.0, 0.0, 0.02]),
+        ],
+    );
+    d.campaigns[0].loss_bound_pct = Some(0.1);
+    let r = report(&d);
+    let fig = r
+        .figures
+        .iter()
+        .find(|f| f.id == "udp-loss")
+        .map(|f| f.svg.clone());
+    let words = fig
+        .unwrap_or_default()
+        .replace("</tspan><tspan", " ")
+        .replace("</tspan>", "");
+    assert!(words.contains("RFC 2544 search"), "{words}");
 }

@@ -16,7 +16,7 @@ pub use compare::{
     MannWhitney, Welch,
 };
 pub use outliers::{outliers, OUTLIER_MIN_RELATIVE, OUTLIER_SCALED_MADS};
-pub use percent::{base_words, percent_difference, PercentBase};
+pub use percent::{base_value, base_words, percent_difference, percent_of, PercentBase};
 pub use reach::{smallest_corrected_p, smallest_p, PrimaryTest, Reach};
 pub use special::{normal_cdf, normal_quantile, student_t_cdf, student_t_quantile};
 pub use summary::Summary;

@@ -23,12 +23,26 @@ pub enum PercentBase {
 /// (a − b) as a percentage of the base, or `None` where it has no meaning (a base of
 /// zero, or a value that is not finite).
 pub fn percent_difference(a: f64, b: f64, base: PercentBase) -> Option<f64> {
-    let over = match base {
+    if !(a.is_finite() && b.is_finite()) {
+        return None;
+    }
+    percent_of(a - b, base_value(a, b, base))
+}
+
+/// Which of `a` and `b` is the base.
+pub fn base_value(a: f64, b: f64, base: PercentBase) -> f64 {
+    match base {
         PercentBase::First => a,
         PercentBase::Second => b,
-    };
-    let pct = (a - b) / over.abs() * 100.0;
-    (a.is_finite() && b.is_finite() && over != 0.0 && pct.is_finite()).then_some(pct)
+    }
+}
+
+/// `value` (a difference, an effect or a bound of its interval) as a percentage of the
+/// base value `over`, or `None` where that has no meaning (a base of zero, or a value
+/// that is not finite). The sign is `value`'s: a negative base does not flip it.
+pub fn percent_of(value: f64, over: f64) -> Option<f64> {
+    let pct = value / over.abs() * 100.0;
+    (value.is_finite() && over.is_finite() && over != 0.0 && pct.is_finite()).then_some(pct)
 }
 
 /// The words that state what a percentage difference is: "IPv4 − IPv6, as % of IPv6".

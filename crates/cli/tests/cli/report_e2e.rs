@@ -323,5 +323,21 @@ fn scipy_recomputes_the_reports_comparisons_from_the_database() {
             .and_then(|n| n.parse().ok())
             .unwrap_or(0);
         assert!(checked > 200, "{base}: {text}");
+        // The Summary's magnitudes and the Hodges-Lehmann intervals are checked too.
+        let count = |after: &str| -> usize {
+            text.split(after)
+                .next()
+                .and_then(|n| n.trim().rsplit(char::is_whitespace).next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        };
+        assert!(
+            count(" of them in the Summary tables") >= 10,
+            "{base}: {text}"
+        );
+        assert!(
+            count(" Hodges-Lehmann interval bounds") >= 8,
+            "{base}: {text}"
+        );
     }
 }
