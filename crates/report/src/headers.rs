@@ -223,14 +223,35 @@ pub fn header_verdict(
     } else if above_link(vd, link, system, size) {
         HeaderVerdict::NotBottleneck
     } else {
-        match judge(&ci, link.model.expected_v6_v4_ratio(vd.view.kind, size)) {
-            HeaderVerdict::Explained if !gap_is_significant(analysis, vd, system, size) => {
-                HeaderVerdict::NoGap
-            }
-            v => v,
-        }
+        judge_gap(
+            analysis,
+            vd,
+            system,
+            size,
+            &ci,
+            link.model.expected_v6_v4_ratio(vd.view.kind, size),
+        )
     };
     Some((ci, verdict))
+}
+
+/// [`judge`] for one system and size: a prediction inside the CI "explains" the ratio
+/// only where IPv4 and IPv6 differ significantly (after correction); else there is no
+/// gap to explain ([`HeaderVerdict::NoGap`]). Every header verdict goes through here.
+pub(crate) fn judge_gap(
+    analysis: &Analysis,
+    vd: &ViewData,
+    system: usize,
+    size: u32,
+    ci: &RatioCi,
+    expected: f64,
+) -> HeaderVerdict {
+    match judge(ci, expected) {
+        HeaderVerdict::Explained if !gap_is_significant(analysis, vd, system, size) => {
+            HeaderVerdict::NoGap
+        }
+        v => v,
+    }
 }
 
 /// Whether IPv4 and IPv6 differ significantly (after correction) at this system and size.
@@ -260,7 +281,7 @@ pub(crate) fn measured_ratio_ci(
 
 /// A measured ratio's CI against a predicted ratio: "explained" only when the
 /// prediction lies inside the interval, else how far below or above it.
-pub(crate) fn judge(ci: &RatioCi, expected: f64) -> HeaderVerdict {
+fn judge(ci: &RatioCi, expected: f64) -> HeaderVerdict {
     if ci.hi < expected {
         HeaderVerdict::Below {
             by: expected - ci.hi,

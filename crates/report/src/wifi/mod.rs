@@ -20,7 +20,7 @@ pub use link::{
 use crate::analysis::{Analysis, ViewData};
 use crate::dataset::CampaignData;
 use crate::format::{int_cell, pct, sizes_list};
-use crate::headers::{judge, measured_ratio_ci, throughput_views, HeaderVerdict, RatioCi};
+use crate::headers::{judge_gap, measured_ratio_ci, throughput_views, HeaderVerdict, RatioCi};
 use crate::table::{Cell, Table};
 use model::wifi::emulation::LEAVES_OUT;
 use wire::spec::{Family, TestKind};
@@ -73,7 +73,7 @@ pub fn against_model(
             let measured = measured_ratio_ci(analysis, vd, system, size).map(|ci| {
                 let v = match expected_ratio {
                     _ if above => HeaderVerdict::NotBottleneck,
-                    Some(e) => judge(&ci, e),
+                    Some(e) => judge_gap(analysis, vd, system, size, &ci, e),
                     None => HeaderVerdict::NoLinkRate,
                 };
                 (ci, v)

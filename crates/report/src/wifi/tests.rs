@@ -51,10 +51,27 @@ fn campaign(
     share_v4: f64,
     share_v6: f64,
 ) -> CampaignData {
+    campaign_spread(
+        kind,
+        max,
+        share_v4,
+        share_v6,
+        &[1.0, 1.001, 0.999, 1.0005, 0.9995],
+    )
+}
+
+/// [`campaign`] with the runs' factors around the share given.
+fn campaign_spread(
+    kind: TestKind,
+    max: impl Fn(Family, u32) -> f64,
+    share_v4: f64,
+    share_v6: f64,
+    wobbles: &[f64],
+) -> CampaignData {
     let mut runs = Vec::new();
     for size in SIZES {
         for (family, share) in [(Family::V4, share_v4), (Family::V6, share_v6)] {
-            for (i, wobble) in [1.0, 1.001, 0.999, 1.0005, 0.9995].iter().enumerate() {
+            for (i, wobble) in wobbles.iter().enumerate() {
                 runs.push(RunRow {
                     family,
                     kind,
@@ -552,4 +569,38 @@ fn a_huge_recorded_value_is_quoted_cut() {
         panic!()
     };
     assert!(why.len() < 600, "{} bytes", why.len());
+}
+
+#[test]
+fn a_ratio_whose_gap_is_not_significant_is_not_explained_but_ns() {
+    let (phy, a) = (ht_phy(), recorded_assumptions());
+    let max = |f, z| model_bps(&phy, &a, f, Transport::Udp, z);
+    // Runs spread ±30 %: the model's ratio lies inside the measured ratio's CI, but so
+    // does 1, and IPv4 and IPv6 do not differ significantly: nothing to explain.
+    let c = with_recorded_ht(campaign_spread(
+        TestKind::UdpStream,
+        max,
+        0.6,
+        0.6,
+        &[1.0, 1.3, 0.7, 1.15, 0.85],
+    ));
+    let d = Dataset {
+        campaigns: vec![c.clone()],
+    };
+    let WifiModel::Known(link) = campaign_wifi(&c, Direction::Forward) else {
+        panic!("{:?}", campaign_wifi(&c, Direction::Forward));
+    };
+    let analysis = analyse(&d, AnalysisOptions::default());
+    let points = against_model(&analysis, &analysis.views[0], 0, &link);
+    assert_eq!(points.len(), 2);
+    for p in &points {
+        let (ci, v) = p.measured.unwrap();
+        let expected = p.expected_ratio.unwrap();
+        assert!(ci.lo <= expected && expected <= ci.hi, "{ci:?} {expected}");
+        assert!(ci.lo <= 1.0 && 1.0 <= ci.hi, "{ci:?}");
+        assert_eq!(v, HeaderVerdict::NoGap, "{}", p.size);
+    }
+    let md = table_md(&d);
+    assert!(md.contains("n.s. (no significant gap to explain)"), "{md}");
+    assert!(!md.contains("explained (prediction inside the CI)"), "{md}");
 }
