@@ -59,7 +59,7 @@ pub(crate) fn send(sock: &TcpStream, buf: &[u8]) -> io::Result<usize> {
 }
 
 /// Wait up to `wait` for the error queue to hold something (poll reports POLLERR).
-pub(crate) fn wait_error_queue(sock: &TcpStream, wait: Duration) -> io::Result<bool> {
+pub(crate) fn wait_error_queue(sock: &impl AsRawFd, wait: Duration) -> io::Result<bool> {
     let mut p = libc::pollfd {
         fd: sock.as_raw_fd(),
         events: 0,
