@@ -227,6 +227,12 @@ impl Lab {
         self.addr_of(Role::Server, fam)
     }
 
+    /// The router's address on the client's link (the client's gateway, and the source
+    /// of the ICMP errors the router sends the client); unspecified without a router.
+    pub fn router_addr(&self, fam: Family) -> IpAddr {
+        self.addr_of(Role::Router, fam)
+    }
+
     /// The client's own address (what the server sees).
     pub fn client_addr(&self, fam: Family) -> IpAddr {
         self.addr_of(Role::Client, fam)

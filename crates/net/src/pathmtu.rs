@@ -39,6 +39,7 @@ pub enum PathError {
 }
 
 impl PathError {
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(crate) fn os(op: impl Into<String>, source: io::Error) -> PathError {
         PathError::Os {
             op: op.into(),

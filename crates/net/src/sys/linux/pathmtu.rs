@@ -175,6 +175,7 @@ fn parse(hdr: &libc::msghdr) -> Vec<QueuedError> {
         // SAFETY: CMSG_LEN only computes a length.
         let header = unsafe { libc::CMSG_LEN(0) } as usize;
         // cmsg_len is a size_t with glibc, a socklen_t with musl.
+        #[allow(clippy::unnecessary_cast)]
         let len = len as usize;
         if recverr && len > header {
             // SAFETY: the cmsg's payload runs from CMSG_DATA for `len - header` bytes,
