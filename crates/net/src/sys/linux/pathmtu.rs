@@ -5,6 +5,7 @@
 //! tcp_mtu_probing / tcp_base_mss sysctls, and the sticky IPV6_HOPOPTS / IPV6_DSTOPTS
 //! headers (which need CAP_NET_RAW).
 
+use super::errqueue::{read_error_queue, wait_error_queue, ExtendedErr};
 use crate::pathmtu::{
     DfMode, ErrorOrigin, ExtHeader, PathError, QueuedError, QueuedErrorKind, TcpMtuSysctls,
     MAX_QUEUED_ERRORS_PER_READ, PADN_HEADER,
@@ -33,53 +34,35 @@ fn set(fd: RawFd, level: i32, name: i32, value: i32, what: &str) -> Result<(), P
 
 pub(crate) fn set_df_mode<S: AsFd>(sock: &S, mode: DfMode) -> Result<(), PathError> {
     let (fd, v6) = fd_and_family(sock)?;
-    match (v6, mode) {
-        (true, DfMode::Probe) => {
-            set(
-                fd,
-                libc::IPPROTO_IPV6,
-                libc::IPV6_MTU_DISCOVER,
-                libc::IPV6_PMTUDISC_PROBE,
-                "IPV6_MTU_DISCOVER",
-            )?;
-            set(
-                fd,
-                libc::IPPROTO_IPV6,
-                libc::IPV6_DONTFRAG,
-                1,
-                "IPV6_DONTFRAG",
-            )
-        }
-        (true, DfMode::Fragment) => {
-            set(
-                fd,
-                libc::IPPROTO_IPV6,
-                libc::IPV6_MTU_DISCOVER,
-                libc::IPV6_PMTUDISC_DONT,
-                "IPV6_MTU_DISCOVER",
-            )?;
-            set(
-                fd,
-                libc::IPPROTO_IPV6,
-                libc::IPV6_DONTFRAG,
-                0,
-                "IPV6_DONTFRAG",
-            )
-        }
-        (false, DfMode::Probe) => set(
+    let probe = mode == DfMode::Probe;
+    if v6 {
+        let (discover, dontfrag) = if probe {
+            (libc::IPV6_PMTUDISC_PROBE, 1)
+        } else {
+            (libc::IPV6_PMTUDISC_DONT, 0)
+        };
+        let ipv6 = libc::IPPROTO_IPV6;
+        set(
+            fd,
+            ipv6,
+            libc::IPV6_MTU_DISCOVER,
+            discover,
+            "IPV6_MTU_DISCOVER",
+        )?;
+        set(fd, ipv6, libc::IPV6_DONTFRAG, dontfrag, "IPV6_DONTFRAG")
+    } else {
+        let discover = if probe {
+            libc::IP_PMTUDISC_PROBE
+        } else {
+            libc::IP_PMTUDISC_DONT
+        };
+        set(
             fd,
             libc::IPPROTO_IP,
             libc::IP_MTU_DISCOVER,
-            libc::IP_PMTUDISC_PROBE,
+            discover,
             "IP_MTU_DISCOVER",
-        ),
-        (false, DfMode::Fragment) => set(
-            fd,
-            libc::IPPROTO_IP,
-            libc::IP_MTU_DISCOVER,
-            libc::IP_PMTUDISC_DONT,
-            "IP_MTU_DISCOVER",
-        ),
+        )
     }
 }
 
@@ -122,100 +105,37 @@ pub(crate) fn enable_error_queue<S: AsFd>(sock: &S) -> Result<(), PathError> {
 }
 
 pub(crate) fn wait_queued_errors<S: AsFd>(sock: &S, wait: Duration) -> Result<bool, PathError> {
-    crate::sys::zerocopy::wait_error_queue(&sock.as_fd(), wait)
-        .map_err(|e| PathError::os("poll(POLLERR)", e))
+    wait_error_queue(&sock.as_fd(), wait).map_err(|e| PathError::os("poll(POLLERR)", e))
 }
 
 pub(crate) fn drain_queued_errors<S: AsFd>(sock: &S) -> Result<Vec<QueuedError>, PathError> {
-    let fd = sock.as_fd().as_raw_fd();
     let mut got = Vec::new();
-    for _ in 0..MAX_QUEUED_ERRORS_PER_READ {
-        // Aligned for cmsghdr; holds the header, one sock_extended_err and the
-        // offender's address (at most a sockaddr_in6) with room to spare.
-        let mut control = [0u64; 16];
-        // The offending datagram's payload is not needed: a small buffer, truncated.
-        let mut data = [0u8; 64];
-        let mut iov = libc::iovec {
-            iov_base: data.as_mut_ptr().cast(),
-            iov_len: data.len(),
-        };
-        // SAFETY: an all-zero msghdr is valid (no name, no data, no control).
-        let mut hdr: libc::msghdr = unsafe { std::mem::zeroed() };
-        hdr.msg_iov = &mut iov;
-        hdr.msg_iovlen = 1;
-        hdr.msg_control = control.as_mut_ptr().cast();
-        hdr.msg_controllen = std::mem::size_of_val(&control) as _;
-        // SAFETY: `hdr` points only at `iov` (which points at `data`) and `control`,
-        // all of which live for the call and whose sizes are given; MSG_ERRQUEUE with
-        // MSG_DONTWAIT never blocks.
-        let rc = unsafe { libc::recvmsg(fd, &mut hdr, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT) };
-        if rc < 0 {
-            let e = io::Error::last_os_error();
-            return match e.kind() {
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(got),
-                _ => Err(PathError::os("recvmsg(MSG_ERRQUEUE)", e)),
-            };
-        }
-        got.extend(parse(&hdr));
-    }
+    read_error_queue(
+        sock.as_fd().as_raw_fd(),
+        MAX_QUEUED_ERRORS_PER_READ,
+        |payload| got.extend(decode(payload)),
+    )
+    .map_err(|e| PathError::os("recvmsg(MSG_ERRQUEUE)", e))?;
     Ok(got)
 }
 
-/// The IP_RECVERR / IPV6_RECVERR control messages among `hdr`'s, decoded.
-fn parse(hdr: &libc::msghdr) -> Vec<QueuedError> {
-    let mut out = Vec::new();
-    // SAFETY: `hdr.msg_control`/`msg_controllen` describe the buffer the kernel filled;
-    // CMSG_FIRSTHDR/NXTHDR stay inside it and return null at its end.
-    let mut c = unsafe { libc::CMSG_FIRSTHDR(hdr) };
-    while !c.is_null() {
-        // SAFETY: `c` is non-null and points to a complete cmsghdr inside the buffer.
-        let (level, ty, len) = unsafe { ((*c).cmsg_level, (*c).cmsg_type, (*c).cmsg_len) };
-        let recverr = (level == libc::SOL_IP && ty == libc::IP_RECVERR)
-            || (level == libc::SOL_IPV6 && ty == libc::IPV6_RECVERR);
-        // SAFETY: CMSG_LEN only computes a length.
-        let header = unsafe { libc::CMSG_LEN(0) } as usize;
-        // cmsg_len is a size_t with glibc, a socklen_t with musl.
-        #[allow(clippy::unnecessary_cast)]
-        let len = len as usize;
-        if recverr && len > header {
-            // SAFETY: the cmsg's payload runs from CMSG_DATA for `len - header` bytes,
-            // inside the control buffer (the kernel set cmsg_len; CMSG_NXTHDR relies
-            // on the same bound).
-            let payload = unsafe { std::slice::from_raw_parts(libc::CMSG_DATA(c), len - header) };
-            out.extend(decode(payload));
-        }
-        // SAFETY: `c` came from this header's buffer.
-        c = unsafe { libc::CMSG_NXTHDR(hdr, c) };
-    }
-    out
-}
-
-/// Decodes one `sock_extended_err` and the offender's address after it (linux/errqueue.h:
-/// SO_EE_OFFENDER is the sockaddr right after the 16-byte struct; AF_UNSPEC for local
-/// errors). `None` when the payload is too short for the struct.
+/// Decodes one `sock_extended_err` and the offender's address after it (SO_EE_OFFENDER:
+/// AF_UNSPEC for local errors). `None` when the payload is too short for the struct.
 fn decode(payload: &[u8]) -> Option<QueuedError> {
-    let u32_at = |at: usize| -> Option<u32> {
-        Some(u32::from_ne_bytes(
-            payload.get(at..at + 4)?.try_into().ok()?,
-        ))
-    };
-    let errno = u32_at(0)?;
-    let (origin, icmp_type, icmp_code) = (*payload.get(4)?, *payload.get(5)?, *payload.get(6)?);
-    let info = u32_at(8)?;
-    let origin = match origin {
+    let (ee, addr) = ExtendedErr::parse(payload)?;
+    let origin = match ee.origin {
         libc::SO_EE_ORIGIN_LOCAL => ErrorOrigin::Local,
         libc::SO_EE_ORIGIN_ICMP => ErrorOrigin::Icmp,
         libc::SO_EE_ORIGIN_ICMP6 => ErrorOrigin::Icmp6,
         other => ErrorOrigin::Other(other),
     };
-    let errno = i32::try_from(errno).unwrap_or(i32::MAX);
+    let errno = i32::try_from(ee.errno).unwrap_or(i32::MAX);
     let kind = match errno {
         libc::EMSGSIZE => QueuedErrorKind::MessageTooBig,
         libc::EHOSTUNREACH | libc::ENETUNREACH | libc::EACCES => QueuedErrorKind::Unreachable,
         libc::ECONNREFUSED => QueuedErrorKind::Refused,
         _ => QueuedErrorKind::Other,
     };
-    let addr = payload.get(16..).unwrap_or(&[]);
     let family = addr
         .get(..2)
         .and_then(|b| b.try_into().ok())
@@ -235,9 +155,9 @@ fn decode(payload: &[u8]) -> Option<QueuedError> {
         errno,
         kind,
         origin,
-        icmp_type,
-        icmp_code,
-        mtu_bytes: (kind == QueuedErrorKind::MessageTooBig).then_some(info),
+        icmp_type: ee.ee_type,
+        icmp_code: ee.code,
+        mtu_bytes: (kind == QueuedErrorKind::MessageTooBig).then_some(ee.info),
         offender,
     })
 }
