@@ -35,7 +35,11 @@ fn cap_eff(status: &str) -> Option<u64> {
 
 /// Fails with [`LabError::NftMissing`] unless `nft` (Debian's nftables) runs.
 pub(crate) fn check_nft() -> Result<(), LabError> {
-    match run("nft", &["--version".to_string()]) {
+    check_nft_program("nft")
+}
+
+fn check_nft_program(program: &'static str) -> Result<(), LabError> {
+    match run(program, &["--version".to_string()]) {
         Err(LabError::ToolMissing(_)) => Err(LabError::NftMissing),
         other => other.map(|_| ()),
     }
@@ -146,6 +150,16 @@ mod tests {
             "{err:?}"
         );
         assert!(err.to_string().contains("install iproute2"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_nft_names_the_debian_package() {
+        let err = check_nft_program("dualperf-no-such-nft-xyz").unwrap_err();
+        assert!(matches!(err, LabError::NftMissing), "{err:?}");
+        assert!(
+            err.to_string().contains("apt-get install nftables"),
+            "{err}"
+        );
     }
 
     #[test]
