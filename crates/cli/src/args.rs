@@ -75,12 +75,28 @@ pub struct TargetArgs {
     /// aggregates [default: 1].
     #[arg(long, value_name = "N", requires = "lab_link", hide_short_help = true)]
     pub lab_ampdu: Option<u32>,
+    /// With --lab client-server (alias routed): the path MTU toward the server, bytes
+    /// (1280 to the links' MTU), a route MTU on the router's link to the server.
+    #[arg(long, value_name = "BYTES", requires = "lab", hide_short_help = true)]
+    pub lab_path_mtu: Option<u32>,
+    /// With --lab client-server: what the router drops (nftables, from Debian's
+    /// nftables package): icmp-too-big, fragments, hop-by-hop, dest-opts; repeatable.
+    #[arg(long, value_name = "WHAT", value_parser = parse_path_drop, requires = "lab", hide_short_help = true)]
+    pub lab_drop: Vec<lab::PathDrop>,
     /// Pre-shared key of the `dualperf server --psk-file` at HOST (it must prove it too).
     #[arg(long, value_name = "FILE", requires = "host")]
     pub psk_file: Option<std::path::PathBuf>,
 }
 
 impl TargetArgs {
+    /// What the lab's router does to the path (`--lab-path-mtu`, `--lab-drop`).
+    pub fn lab_path(&self) -> lab::PathSpec {
+        lab::PathSpec {
+            mtu_bytes: self.lab_path_mtu,
+            drops: self.lab_drop.iter().copied().collect(),
+        }
+    }
+
     /// The server port: `--port`, or the peer's default (runner's).
     pub fn port(&self) -> u16 {
         self.port.unwrap_or(self.peer.runner().default_port())
@@ -171,6 +187,11 @@ pub fn parse_secs(s: &str) -> Result<f64, impl std::error::Error + Send + Sync +
 
 /// `--lab` / `--topology`: p2p or client-server.
 pub fn parse_topology(s: &str) -> Result<lab::Topology, lab::LabError> {
+    s.parse()
+}
+
+/// `--lab-drop`, `lab up --drop`: one drop rule by name.
+pub fn parse_path_drop(s: &str) -> Result<lab::PathDrop, lab::LabError> {
     s.parse()
 }
 

@@ -46,6 +46,15 @@ struct UpArgs {
     /// MTU of every veth link, in bytes (1280–65535; default 1500).
     #[arg(long, value_name = "BYTES")]
     mtu: Option<u32>,
+    /// client-server only: path MTU toward the server, bytes (1280 to the links' MTU),
+    /// a route MTU on the router's link to the server; the router answers bigger
+    /// packets with Packet Too Big / fragmentation-needed.
+    #[arg(long, value_name = "BYTES")]
+    path_mtu: Option<u32>,
+    /// client-server only: what the router drops (nftables rules): icmp-too-big,
+    /// fragments, hop-by-hop, dest-opts; repeatable.
+    #[arg(long = "drop", value_name = "WHAT", value_parser = crate::args::parse_path_drop)]
+    drops: Vec<lab::PathDrop>,
     /// Lab name (namespaces are dpl-NAME-client, dpl-NAME-server, dpl-NAME-router);
     /// default: the first free TOPOLOGY-N.
     #[arg(long)]
@@ -78,6 +87,7 @@ struct ExecArgs {
 #[derive(ValueEnum, Clone, Copy, Debug)]
 enum TopologyArg {
     P2p,
+    #[value(alias = "routed")]
     ClientServer,
 }
 
@@ -112,10 +122,15 @@ fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
         rate_bps: args.rate,
         mtu: args.mtu,
     };
-    let lab = match &args.link {
-        Some(link) => Lab::create_emulated(&spec, &emulation(link, args.mtu, args.ampdu)?)?,
-        None => Lab::create(&spec)?,
+    let path = lab::PathSpec {
+        mtu_bytes: args.path_mtu,
+        drops: args.drops.iter().copied().collect(),
     };
+    let emulation = match &args.link {
+        Some(link) => Some(emulation(link, args.mtu, args.ampdu)?),
+        None => None,
+    };
+    let lab = Lab::create_with_path(&spec, &path, emulation.as_ref())?;
     for w in lab.warnings() {
         eprintln!("dualperf: warning: {w}");
     }
@@ -163,6 +178,9 @@ fn print_lab(lab: &Lab) -> std::io::Result<()> {
     outln!("  shaping: {}", get("shaping"))?;
     if d.contains_key("lab.emulation") {
         outln!("  emulating {}: {}", get("emulated_link"), get("emulation"))?;
+    }
+    if d.contains_key("lab.path") {
+        outln!("  path: {}", get("path"))?;
     }
     outln!(
         "  client  {:<28} {:<12} {}",

@@ -240,6 +240,7 @@ pub fn target_options(
             mtu_bytes: t.lab_mtu,
             link: t.lab_link,
             ampdu: t.lab_ampdu,
+            path: t.lab_path(),
         }),
         server_exe,
         psk: match t.peer {

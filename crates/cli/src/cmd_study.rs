@@ -207,6 +207,7 @@ impl StudyArgs {
             mtu_bytes: self.target.lab_mtu,
             link: self.target.lab_link,
             ampdu: self.target.lab_ampdu,
+            path: self.target.lab_path(),
         })
     }
 
@@ -495,6 +496,8 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
             args.target.lab_mtu = req.mtu_bytes;
             args.target.lab_link = req.link;
             args.target.lab_ampdu = req.ampdu;
+            args.target.lab_path_mtu = req.path.mtu_bytes;
+            args.target.lab_drop = req.path.drops.iter().collect();
             args.target.port = args.target.port.or(stored.port);
         }
         if let Some(host) = stored.host {

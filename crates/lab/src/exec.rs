@@ -33,13 +33,40 @@ fn cap_eff(status: &str) -> Option<u64> {
     u64::from_str_radix(line.trim_start_matches("CapEff:").trim(), 16).ok()
 }
 
+/// Fails with [`LabError::NftMissing`] unless `nft` (Debian's nftables) runs.
+pub(crate) fn check_nft() -> Result<(), LabError> {
+    check_nft_program("nft")
+}
+
+fn check_nft_program(program: &'static str) -> Result<(), LabError> {
+    match run(program, &["--version".to_string()]) {
+        Err(LabError::ToolMissing(_)) => Err(LabError::NftMissing),
+        other => other.map(|_| ()),
+    }
+}
+
 /// Runs `program args…` and returns its stdout; a failure carries the command line
 /// and the program's stderr.
 pub(crate) fn run(program: &'static str, args: &[String]) -> Result<String, LabError> {
-    let out = Command::new(program)
+    run_with_stdin(program, args, "")
+}
+
+/// [`run`] with `input` on the program's stdin (e.g. a ruleset for `nft -f -`).
+pub(crate) fn run_with_stdin(
+    program: &'static str,
+    args: &[String],
+    input: &str,
+) -> Result<String, LabError> {
+    let mut child = Command::new(program)
         .args(args)
-        .stdin(Stdio::null())
-        .output()
+        .stdin(if input.is_empty() {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|source| match source.kind() {
             ErrorKind::NotFound => LabError::ToolMissing(program),
             _ => LabError::Io {
@@ -47,6 +74,15 @@ pub(crate) fn run(program: &'static str, args: &[String]) -> Result<String, LabE
                 source,
             },
         })?;
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write;
+        // A program that exits early closes its stdin; its status and stderr say why.
+        let _ = stdin.write_all(input.as_bytes());
+    }
+    let out = child.wait_with_output().map_err(|source| LabError::Io {
+        what: format!("waiting for {program}"),
+        source,
+    })?;
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
     }
@@ -114,6 +150,16 @@ mod tests {
             "{err:?}"
         );
         assert!(err.to_string().contains("install iproute2"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_nft_names_the_debian_package() {
+        let err = check_nft_program("dualperf-no-such-nft-xyz").unwrap_err();
+        assert!(matches!(err, LabError::NftMissing), "{err:?}");
+        assert!(
+            err.to_string().contains("apt-get install nftables"),
+            "{err}"
+        );
     }
 
     #[test]

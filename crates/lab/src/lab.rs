@@ -2,11 +2,11 @@
 //! failure), answers where the client and server live, describes itself for campaign
 //! metadata, and tears down on drop. Also lists and destroys labs by name, across processes.
 
-use crate::exec::{is_qdisc_unavailable, run};
+use crate::exec::{is_qdisc_unavailable, run, run_with_stdin};
 use crate::guard::{add_ns_registered, delete_ns};
 use crate::ns::{write_sysctl, NETNS_DIR};
-use crate::plan::{ns_name, parse_ns_name, plan, Plan, Role, Step, TBF_LATENCY_MS};
-use crate::{LabError, LabSpec, LinkEmulation, Topology};
+use crate::plan::{ns_name, parse_ns_name, plan_with_path, Plan, Role, Step, TBF_LATENCY_MS};
+use crate::{LabError, LabSpec, LinkEmulation, PathSpec, Topology};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use wire::quantity::format_bit_rate as format_rate;
@@ -45,7 +45,30 @@ impl Lab {
             rate_bps: Some(emulation.rate_bps),
             ..spec.clone()
         };
-        Lab::build(&spec, Some(emulation), None, None)
+        Lab::build(&spec, &PathSpec::default(), Some(emulation), None, None)
+    }
+
+    /// Builds a client-server ("routed") lab whose router narrows the path MTU toward
+    /// the server and drops what `path` says (see [`PathSpec`]), with each host's egress
+    /// shaped as `emulation` says when given (as [`Lab::create_emulated`]). Refuses a
+    /// path on the p2p topology, and drop rules when `nft` is missing
+    /// ([`LabError::NftMissing`]). The path is recorded in [`Lab::describe`].
+    pub fn create_with_path(
+        spec: &LabSpec,
+        path: &PathSpec,
+        emulation: Option<&LinkEmulation>,
+    ) -> Result<Lab, LabError> {
+        let spec = match emulation {
+            Some(e) => {
+                crate::check_rate_bps(e.rate_bps)?;
+                LabSpec {
+                    rate_bps: Some(e.rate_bps),
+                    ..spec.clone()
+                }
+            }
+            None => spec.clone(),
+        };
+        Lab::build(&spec, path, emulation, None, None)
     }
 
     /// Test hook: fail on purpose at setup step `fail_at_step`, and/or use qdisc kind
@@ -56,16 +79,17 @@ impl Lab {
         fail_at_step: Option<usize>,
         qdisc: Option<&str>,
     ) -> Result<Lab, LabError> {
-        Lab::build(spec, None, fail_at_step, qdisc)
+        Lab::build(spec, &PathSpec::default(), None, fail_at_step, qdisc)
     }
 
     fn build(
         spec: &LabSpec,
+        path: &PathSpec,
         emulation: Option<&LinkEmulation>,
         fail_at_step: Option<usize>,
         qdisc: Option<&str>,
     ) -> Result<Lab, LabError> {
-        let mut plan = plan(spec)?;
+        let mut plan = plan_with_path(spec, path)?;
         if let Some(e) = emulation {
             // tbf adds the overhead once per skb: a TSO/GSO batch of segments would pay
             // it once. One segment per skb makes TCP hand the qdisc one packet at a time.
@@ -85,6 +109,9 @@ impl Lab {
             plan.steps = steps;
         }
         crate::check_privileges()?;
+        if plan.steps.iter().any(|s| matches!(s, Step::Nft { .. })) {
+            crate::exec::check_nft()?;
+        }
         for role in Role::ALL {
             let ns = ns_name(&spec.name, role);
             if std::path::Path::new(NETNS_DIR).join(&ns).exists() {
@@ -150,6 +177,10 @@ impl Lab {
                 }
             }
             Step::WaitUp { ns, dev } => wait_up(ns, dev)?,
+            Step::Nft { ns, ruleset } => {
+                let args = ["netns", "exec", ns, "nft", "-f", "-"].map(String::from);
+                run_with_stdin("ip", &args, ruleset)?;
+            }
         }
         Ok(())
     }
@@ -160,6 +191,12 @@ impl Lab {
 
     pub fn spec(&self) -> &LabSpec {
         &self.plan.spec
+    }
+
+    /// What the router does to the path (plain forwarding unless built with
+    /// [`Lab::create_with_path`]).
+    pub fn path(&self) -> &PathSpec {
+        &self.plan.path
     }
 
     pub fn topology(&self) -> Topology {
@@ -190,6 +227,12 @@ impl Lab {
         self.addr_of(Role::Server, fam)
     }
 
+    /// The router's address on the client's link (the client's gateway, and the source
+    /// of the ICMP errors the router sends the client); unspecified without a router.
+    pub fn router_addr(&self, fam: Family) -> IpAddr {
+        self.addr_of(Role::Router, fam)
+    }
+
     /// The client's own address (what the server sees).
     pub fn client_addr(&self, fam: Family) -> IpAddr {
         self.addr_of(Role::Client, fam)
@@ -215,7 +258,10 @@ impl Lab {
         &self.warnings
     }
 
-    /// Topology, rate, MTU, namespaces and addresses, as `lab.*` keys for campaign metadata.
+    /// Topology, rate, MTU, namespaces and addresses, and (when the router does more than
+    /// forward) the path MTU and drop rules (`lab.path_mtu_bytes`, `lab.path_drops`,
+    /// `lab.path_rules`, `lab.path`; [`PathSpec::from_description`] reads them back), as
+    /// `lab.*` keys for campaign metadata.
     pub fn describe(&self) -> BTreeMap<String, String> {
         let spec = &self.plan.spec;
         let mut m = BTreeMap::new();
@@ -279,6 +325,9 @@ impl Lab {
                 put(&format!("{}_addr_v4", role.name()), e.v4.to_string());
                 put(&format!("{}_addr_v6", role.name()), e.v6.to_string());
             }
+        }
+        if let (false, Some(router)) = (self.plan.path.is_plain(), self.router_ns()) {
+            self.plan.path.describe_into(&mut m, router);
         }
         m
     }

@@ -15,12 +15,14 @@ mod exec;
 mod guard;
 mod lab;
 mod ns;
+mod path;
 mod plan;
 
 pub use exec::check_privileges;
 pub use guard::{cleanup_stale, disable_signal_guard, install_signal_guard, teardown_all_live};
 pub use lab::{destroy, list_labs, Lab, LabInfo};
 pub use ns::{enter_ns, own_process_group, shell_exit_code, spawn_in_ns};
+pub use path::{PathDrop, PathDrops, PathSpec, MAX_PATH_MTU, MIN_PATH_MTU, NFT_TABLE};
 pub use plan::{ns_name, Role, NS_PREFIX};
 
 use std::fmt;
@@ -48,8 +50,16 @@ pub enum LabError {
         mtu_bytes: u32,
         reason: &'static str,
     },
-    #[error("invalid topology {0:?}: expected p2p or client-server")]
+    #[error("invalid topology {0:?}: expected p2p or client-server (alias routed)")]
     InvalidTopology(String),
+    #[error("invalid path MTU {mtu_bytes}: {reason}")]
+    InvalidPathMtu { mtu_bytes: u32, reason: String },
+    #[error("unknown drop rule {0:?}: expected icmp-too-big, fragments, hop-by-hop, dest-opts")]
+    InvalidDrop(String),
+    #[error("a path MTU and drop rules act on the router: they need the client-server (routed) topology, not {0}")]
+    PathNeedsRouter(Topology),
+    #[error("the `nft` command was not found; the lab's drop rules are nftables rules: install Debian's nftables package (`apt-get install nftables`)")]
+    NftMissing,
     #[error("`{cmd}` failed: {stderr}")]
     Command { cmd: String, stderr: String },
     #[error("IPv6 is not available in namespace {ns} ({detail}); dualperf labs are dual-stack and need IPv6 enabled in the kernel")]
@@ -82,7 +92,9 @@ pub enum LabError {
 pub enum Topology {
     /// Two hosts on one link (the studies' peer-to-peer setup).
     P2p,
-    /// Client and server on two links joined by a forwarding router (the access point).
+    /// Client and server on two links joined by a forwarding router (the access point);
+    /// `routed` is another name for it. Its router can narrow the path MTU and drop
+    /// packets ([`PathSpec`], [`Lab::create_with_path`]).
     ClientServer,
 }
 
@@ -121,7 +133,7 @@ impl FromStr for Topology {
     fn from_str(s: &str) -> Result<Topology, LabError> {
         match s.to_ascii_lowercase().as_str() {
             "p2p" | "peer-to-peer" | "peer-peer" => Ok(Topology::P2p),
-            "client-server" | "cs" | "router" => Ok(Topology::ClientServer),
+            "client-server" | "cs" | "router" | "routed" => Ok(Topology::ClientServer),
             _ => Err(LabError::InvalidTopology(s.to_string())),
         }
     }

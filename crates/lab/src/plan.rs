@@ -2,7 +2,7 @@
 //! list of setup steps (`ip` / `tc` invocations and sysctls) that builds a topology.
 //! Executing the steps is `lab.rs`'s job; everything here is unit-tested as data.
 
-use crate::{LabError, LabSpec, Topology};
+use crate::{LabError, LabSpec, PathSpec, Topology};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// Every lab namespace starts with this, so labs are found across processes.
@@ -91,12 +91,19 @@ pub enum Step {
         ns: String,
         dev: &'static str,
     },
+    /// Load an nftables ruleset into `ns` (`nft -f -`, the ruleset on stdin).
+    Nft {
+        ns: String,
+        ruleset: String,
+    },
 }
 
 /// Names, addresses and steps of one lab.
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub spec: LabSpec,
+    /// What the router does to the path (client-server only).
+    pub path: PathSpec,
     pub links: Vec<Link>,
     pub steps: Vec<Step>,
 }
@@ -141,8 +148,19 @@ fn v6(net: u16, host: u16) -> Ipv6Addr {
 }
 
 /// Validates the spec and lays the lab out.
+#[cfg(test)]
 pub fn plan(spec: &LabSpec) -> Result<Plan, LabError> {
+    plan_with_path(spec, &PathSpec::default())
+}
+
+/// Validates the spec and the path options and lays the lab out: [`plan`] plus, on the
+/// router, a route MTU toward the server and the nftables drop rules.
+pub fn plan_with_path(spec: &LabSpec, path: &PathSpec) -> Result<Plan, LabError> {
     crate::validate_name(&spec.name)?;
+    if !path.is_plain() && spec.topology != Topology::ClientServer {
+        return Err(LabError::PathNeedsRouter(spec.topology));
+    }
+    path.check(spec.mtu.unwrap_or(1500))?;
     if let Some(mtu_bytes) = spec.mtu {
         if mtu_bytes < 1280 {
             return Err(LabError::InvalidMtu {
@@ -250,10 +268,23 @@ pub fn plan(spec: &LabSpec) -> Result<Plan, LabError> {
             value: "1",
         });
         steps.push(Step::Sysctl {
-            ns: router,
+            ns: router.clone(),
             key: "net/ipv6/conf/all/forwarding",
             value: "1",
         });
+        if let Some(mtu) = path.mtu_bytes {
+            // Replace the connected routes (as the kernel made them) with the same
+            // routes carrying an MTU: forwarding honours a route's MTU (RFC 1191 /
+            // RFC 8201 messages name it) while the veths keep theirs.
+            let toward_server = links[1].b.clone();
+            steps.extend(route_mtu_steps(&router, &toward_server, mtu));
+        }
+        if let Some(ruleset) = path.nft_ruleset() {
+            steps.push(Step::Nft {
+                ns: router,
+                ruleset,
+            });
+        }
         for link in &links {
             let (host, gw) = (&link.a, &link.b);
             steps.push(ip(
@@ -310,9 +341,57 @@ pub fn plan(spec: &LabSpec) -> Result<Plan, LabError> {
     }
     Ok(Plan {
         spec: spec.clone(),
+        path: *path,
         links,
         steps,
     })
+}
+
+/// The router's connected routes over `end` (its end of the link to the server), for
+/// both families, again with `mtu N`.
+fn route_mtu_steps(router: &str, end: &End, mtu: u32) -> [Step; 2] {
+    let mtu = mtu.to_string();
+    let net4 = std::net::Ipv4Addr::from(u32::from(end.v4) & 0xffff_ff00);
+    let mut net6 = end.v6.segments();
+    net6[4..].fill(0);
+    let net6 = Ipv6Addr::from(net6);
+    [
+        ip(
+            router,
+            &[
+                "route",
+                "replace",
+                &format!("{net4}/24"),
+                "dev",
+                end.dev,
+                "proto",
+                "kernel",
+                "scope",
+                "link",
+                "src",
+                &end.v4.to_string(),
+                "mtu",
+                &mtu,
+            ],
+        ),
+        ip(
+            router,
+            &[
+                "-6",
+                "route",
+                "replace",
+                &format!("{net6}/64"),
+                "dev",
+                end.dev,
+                "proto",
+                "kernel",
+                "metric",
+                "256",
+                "mtu",
+                &mtu,
+            ],
+        ),
+    ]
 }
 
 /// `tbf rate Rbit burst B latency 50ms`.
@@ -438,6 +517,87 @@ mod tests {
             ]
         );
         assert_eq!(lines.iter().filter(|l| l.contains("mtu 9000")).count(), 4);
+    }
+
+    #[test]
+    fn a_routed_path_narrows_the_routers_routes_to_the_server_and_loads_its_rules() {
+        let mut s = spec(Topology::ClientServer);
+        s.mtu = None;
+        let path = PathSpec {
+            mtu_bytes: Some(1280),
+            drops: [crate::PathDrop::IcmpTooBig].into_iter().collect(),
+        };
+        let p = plan_with_path(&s, &path).unwrap();
+        let lines = ip_lines(&p);
+        let mtu_lines: Vec<&String> = lines.iter().filter(|l| l.ends_with("mtu 1280")).collect();
+        assert_eq!(
+            mtu_lines,
+            vec![
+                "dpl-t1-router: route replace 10.231.2.0/24 dev dp-rs proto kernel scope link \
+                 src 10.231.2.1 mtu 1280",
+                "dpl-t1-router: -6 route replace fd00:231:2::/64 dev dp-rs proto kernel metric \
+                 256 mtu 1280"
+            ]
+        );
+        assert!(
+            !lines
+                .iter()
+                .any(|l| l.contains("link set") && l.contains(" mtu ")),
+            "no veth MTU changes: {lines:?}"
+        );
+        let nft: Vec<_> = p
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Nft { ns, ruleset } => Some((ns.as_str(), ruleset.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(nft.len(), 1);
+        assert_eq!(nft[0].0, "dpl-t1-router");
+        assert!(
+            nft[0].1.contains("icmpv6 type packet-too-big"),
+            "{}",
+            nft[0].1
+        );
+        // The rules come after forwarding is on and the routes exist.
+        let nft_at = p.steps.iter().position(|s| matches!(s, Step::Nft { .. }));
+        let fwd_at = p.steps.iter().position(
+            |s| matches!(s, Step::Sysctl { key, .. } if *key == "net/ipv6/conf/all/forwarding"),
+        );
+        assert!(fwd_at < nft_at);
+    }
+
+    #[test]
+    fn a_path_on_a_p2p_lab_or_above_the_link_mtu_is_refused() {
+        let path = PathSpec {
+            mtu_bytes: Some(1280),
+            ..PathSpec::default()
+        };
+        let e = plan_with_path(&spec(Topology::P2p), &path).unwrap_err();
+        assert!(
+            matches!(e, LabError::PathNeedsRouter(Topology::P2p)),
+            "{e:?}"
+        );
+        let mut s = spec(Topology::ClientServer);
+        s.mtu = Some(1400);
+        let wide = PathSpec {
+            mtu_bytes: Some(1500),
+            ..PathSpec::default()
+        };
+        let e = plan_with_path(&s, &wide).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                LabError::InvalidPathMtu {
+                    mtu_bytes: 1500,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let plain = plan_with_path(&s, &PathSpec::default()).unwrap();
+        assert!(!plain.steps.iter().any(|s| matches!(s, Step::Nft { .. })));
     }
 
     #[test]

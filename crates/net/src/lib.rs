@@ -34,6 +34,7 @@ pub mod clock;
 pub mod errno;
 pub mod error;
 mod metadata;
+pub mod pathmtu;
 pub mod readings;
 pub mod socket;
 pub mod sockopt;

@@ -23,6 +23,9 @@ pub struct LabRequest {
     /// An emulated link (`--lab-link`) and its A-MPDU length (`--lab-ampdu`).
     pub link: Option<model::Link>,
     pub ampdu: Option<u32>,
+    /// What the router of a client-server lab does to the path (`--lab-path-mtu`,
+    /// `--lab-drop`); plain forwarding by default.
+    pub path: lab::PathSpec,
 }
 
 impl LabRequest {
@@ -63,7 +66,9 @@ impl LabRequest {
                     .map_err(|e| bad(format!("stored lab.emulated_ampdu {n:?}: {e}")))?,
             ),
         };
+        let path = lab::PathSpec::from_description(md).map_err(|e| bad(e.to_string()))?;
         Ok(LabRequest {
+            path,
             topology,
             // An emulated link sets its own rate.
             rate_bps: rate_bps.filter(|_| link.is_none()),
@@ -85,8 +90,13 @@ impl LabRequest {
             (None, Some(r)) => format!("tbf {}", wire::quantity::format_bit_rate(r)),
             (None, None) => "unshaped".to_string(),
         };
+        let path = match self.path.mtu_bytes {
+            _ if self.path.is_plain() => String::new(),
+            Some(m) => format!(", path MTU {m} B, drops {}", self.path.drops),
+            None => format!(", drops {}", self.path.drops),
+        };
         format!(
-            "temporary {} lab ({shaping}, MTU {} B; needs root)",
+            "temporary {} lab ({shaping}, MTU {} B{path}; needs root)",
             self.topology,
             self.mtu_bytes.unwrap_or(1500)
         )
@@ -138,15 +148,17 @@ impl LabTarget {
             mtu: req.mtu_bytes,
             ..LabSpec::temporary(req.topology)
         };
-        let lab = match &req.link {
-            Some(link) => lab::LinkEmulation::of(link, req.mtu_bytes, req.ampdu)
-                .and_then(|emulation| Lab::create_emulated(&spec, &emulation)),
-            None => Lab::create(&spec),
-        }
-        .map_err(|source| TargetError::Lab {
-            what: "cannot build the lab for --lab (--lab-link)",
-            source,
-        })?;
+        let emulation = req
+            .link
+            .as_ref()
+            .map(|link| lab::LinkEmulation::of(link, req.mtu_bytes, req.ampdu))
+            .transpose();
+        let lab = emulation
+            .and_then(|e| Lab::create_with_path(&spec, &req.path, e.as_ref()))
+            .map_err(|source| TargetError::Lab {
+                what: "cannot build the lab for --lab (--lab-link)",
+                source,
+            })?;
         for w in lab.warnings() {
             notice(&format!("warning: {w}"));
         }
@@ -288,6 +300,7 @@ mod tests {
                 mtu_bytes: Some(9000),
                 link: None,
                 ampdu: None,
+                path: lab::PathSpec::default(),
             }
         );
         assert_eq!(
@@ -300,6 +313,33 @@ mod tests {
         assert!(LabRequest::from_metadata(&md).is_err());
         md.remove("lab.topology");
         assert!(LabRequest::from_metadata(&md).is_err());
+    }
+
+    #[test]
+    fn a_routed_labs_path_is_read_back_so_resume_builds_the_same_lab() {
+        let mut md = BTreeMap::new();
+        md.insert("lab.topology".to_string(), "client-server".to_string());
+        md.insert("lab.path_mtu_bytes".to_string(), "1280".to_string());
+        md.insert(
+            "lab.path_drops".to_string(),
+            "icmp-too-big,hop-by-hop".to_string(),
+        );
+        let req = LabRequest::from_metadata(&md).unwrap();
+        let want = lab::PathSpec {
+            mtu_bytes: Some(1280),
+            drops: [lab::PathDrop::IcmpTooBig, lab::PathDrop::HopByHop]
+                .into_iter()
+                .collect(),
+        };
+        assert_eq!(req.path, want);
+        assert_eq!(
+            req.text(),
+            "temporary client-server lab (unshaped, MTU 1500 B, path MTU 1280 B, drops \
+             icmp-too-big,hop-by-hop; needs root)"
+        );
+        md.insert("lab.path_drops".to_string(), "most".to_string());
+        let e = LabRequest::from_metadata(&md).unwrap_err().to_string();
+        assert!(e.contains("unknown drop rule \"most\""), "{e}");
     }
 
     #[test]

@@ -103,6 +103,7 @@ fn targets_that_cannot_work_are_refused_before_anything_starts() {
         mtu_bytes: None,
         link: None,
         ampdu: None,
+        path: lab::PathSpec::default(),
     };
     let no_port = TargetOptions {
         lab: Some(lab),

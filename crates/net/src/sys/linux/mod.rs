@@ -2,6 +2,8 @@
 
 pub(crate) mod clock;
 pub(crate) mod errors;
+pub(crate) mod errqueue;
+pub(crate) mod pathmtu;
 pub(crate) mod readings;
 pub(crate) mod sockopt;
 pub(crate) mod sysinfo;
