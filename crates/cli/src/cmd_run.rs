@@ -97,7 +97,7 @@ fn single_of(a: &RunArgs) -> anyhow::Result<Single> {
     }
     let one = runner::OneTest {
         test: a.test,
-        family: crate::args::family_of(a.target.host.as_deref(), a.family)?,
+        family: crate::args::family_of(&a.target.hosts(), a.family)?,
         size_bytes: a.size,
         traffic_seed: a.seed,
         rate_search: a.rate_search,
@@ -231,7 +231,7 @@ pub fn target_options(
         }
     };
     Ok(runner::TargetOptions {
-        host: t.host.clone(),
+        hosts: t.hosts(),
         port: t.port(),
         peer: match t.peer {
             Peer::Dualperf => runner::Peer::Dualperf,

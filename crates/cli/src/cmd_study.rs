@@ -172,7 +172,7 @@ impl StudyArgs {
     /// Combinations that cannot work, refused before anything starts.
     fn check_target(&self) -> anyhow::Result<()> {
         if self.target.peer == Peer::Iperf3
-            && self.target.host.is_none()
+            && !self.target.hosts().is_remote()
             && self.target.lab.is_none()
             && self.resume.is_none()
         {
@@ -184,9 +184,35 @@ impl StudyArgs {
         Ok(())
     }
 
-    /// Where the runs go, for `--dry-run`.
-    fn target_text(&self) -> String {
-        match (&self.target.host, self.lab_request()) {
+    /// Where the runs go, for `--dry-run`: with a remote target, the address each family
+    /// of `spec` resolves to or why it cannot run (`runner::Hosts::resolution_text`).
+    fn target_text(&self, spec: &StudySpec) -> String {
+        let hosts = self.target.hosts();
+        let mut text = self.target_name();
+        if hosts.is_remote() && fake_requested().is_none() {
+            text.push('\n');
+            text.push_str(hosts.resolution_text(&spec.families).trim_end());
+        }
+        text
+    }
+
+    /// Why a `--dry-run` plan cannot start: a family of `spec` with no address to test.
+    fn dry_run_blocker(&self, spec: &StudySpec) -> Option<String> {
+        let hosts = self.target.hosts();
+        if !hosts.is_remote() || fake_requested().is_some() {
+            return None;
+        }
+        let why: Vec<String> = hosts
+            .resolve_each(&spec.families)
+            .into_iter()
+            .filter_map(|(f, r)| r.err().map(|e| format!("{f}: {e}")))
+            .collect();
+        (!why.is_empty()).then(|| format!("the study cannot start as given: {}", why.join("; ")))
+    }
+
+    /// The target as named (server, lab or the embedded server).
+    fn target_name(&self) -> String {
+        match (self.target.hosts().text(), self.lab_request()) {
             (_, Some(req)) if self.target.peer == Peer::Iperf3 => {
                 format!("iperf3 -s in a {}", req.text())
             }
@@ -242,10 +268,11 @@ impl StudyArgs {
 
     /// Preset, then spec file, then flags.
     fn resolve(&self) -> anyhow::Result<StudySpec> {
+        let hosts = self.target.hosts();
         let layers = runner::Layers {
             preset: self.preset.as_deref(),
             spec_file: self.spec.as_deref(),
-            host: self.target.host.as_deref(),
+            hosts: Some(&hosts),
             iperf3: self.target.peer == Peer::Iperf3,
             emulated_link: self.target.lab_link.is_some(),
         };
@@ -280,7 +307,7 @@ fn open_target(
 ) -> anyhow::Result<(Target, runner::TargetOptions)> {
     if let Some(sleeps) = fake_requested() {
         let opts = runner::TargetOptions {
-            host: args.target.host.clone(),
+            hosts: args.target.hosts(),
             port: args.target.port(),
             ..runner::TargetOptions::default()
         };
@@ -352,7 +379,10 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
                 bail!("{why}");
             }
         }
-        out!("{}", dry_run_text(&spec, Some(&args.target_text())))?;
+        out!("{}", dry_run_text(&spec, Some(&args.target_text(&spec))))?;
+        if let Some(why) = args.dry_run_blocker(&spec) {
+            bail!("{why}");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let stop = crate::interrupt::study_stop_flag();
@@ -432,7 +462,10 @@ fn profile_axis(args: StudyArgs, list: &str) -> anyhow::Result<ExitCode> {
                 plans.len(),
                 names[i]
             )?;
-            out!("{}", dry_run_text(spec, Some(&a.target_text())))?;
+            out!("{}", dry_run_text(spec, Some(&a.target_text(spec))))?;
+            if let Some(why) = a.dry_run_blocker(spec) {
+                bail!("{why}");
+            }
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -485,7 +518,7 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
     };
     journal::say_took_over(&campaign);
     let mut args = args;
-    if args.target.host.is_none() && args.target.lab.is_none() {
+    if !args.target.hosts().is_remote() && args.target.lab.is_none() {
         let stored = campaign.stored_target()?;
         if let Some(req) = stored.lab {
             args.target.lab = Some(req.topology);
@@ -495,8 +528,10 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
             args.target.lab_ampdu = req.ampdu;
             args.target.port = args.target.port.or(stored.port);
         }
-        if let Some(host) = stored.host {
-            args.target.host = Some(host);
+        if stored.hosts.is_remote() {
+            args.target.host = stored.hosts.host;
+            args.target.host4 = stored.hosts.host4;
+            args.target.host6 = stored.hosts.host6;
             args.target.port = stored.port.or(args.target.port);
         }
         if stored.peer == runner::Peer::Iperf3 {
