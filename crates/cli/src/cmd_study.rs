@@ -601,8 +601,11 @@ fn run_campaign(
             )?;
         }
     }
+    let missed = outcome.cells.iter().any(|c| c.target_met == Some(false));
     Ok(if failed_cells > 0 {
         crate::exit::code(crate::exit::NO_RUN)
+    } else if missed {
+        crate::exit::code(crate::exit::TARGETS_MISSED)
     } else {
         ExitCode::SUCCESS
     })
