@@ -425,6 +425,13 @@ fn new_campaign(
             plan_line(spec),
             target.describe(&opts)
         );
+        // Told before the first run, not only in the report (the fake executor's runs
+        // do not feel the host's load).
+        if !matches!(target, Target::Fake(..)) {
+            if let Some(w) = journal::busy_host_text(&client.metadata) {
+                eprintln!("dualperf: {w}");
+            }
+        }
     }
     let code = run_campaign(args, campaign, &mut target, stop)?;
     target.close()?;
@@ -591,7 +598,9 @@ fn run_campaign(
     if args.quiet {
         outln!("{campaign_id}")?;
     } else {
-        let summary = journal::summary_text(&store, campaign_id, &spec, &outcome, &args.db)?;
+        let measured = !matches!(target, Target::Fake(..));
+        let summary =
+            journal::summary_text(&store, campaign_id, &spec, &outcome, &args.db, measured)?;
         out!("{}", wire::text::terminal_safe(&summary))?;
         if let Some(b) = ran.busy.filter(|b| b.answers > 0) {
             outln!(

@@ -112,13 +112,112 @@ impl runner::campaign::ProgressView for Shown {
     }
 }
 
-/// What a finished study prints: where the results are, and IPv4 vs IPv6 at a glance.
+/// The idle baseline's verdict in words, when the host was busy before the first run
+/// (at or above the report's `BUSY_BASELINE_PCT`): said at the start on the terminal and
+/// again in the summary, not only in the report.
+pub fn busy_host_text(client: &std::collections::BTreeMap<String, String>) -> Option<String> {
+    let busy: f64 = client
+        .get(runner::target::IDLE_CPU_KEY)?
+        .trim()
+        .parse()
+        .ok()
+        .filter(|b: &f64| b.is_finite() && *b >= report::context::BUSY_BASELINE_PCT)?;
+    Some(format!(
+        "warning: this host was {busy:.0} % busy (all cores) before the first run, with \
+         nothing of dualperf's running: that other load slows and spreads the runs, so \
+         fewer cells meet the confidence target and host CPU figures include it; an idle \
+         host gives cleaner results"
+    ))
+}
+
+/// For the cells that missed their confidence target, what they need, in words: how
+/// many there are, the runs their spread would need (`study::confidence::runs_to_reach`)
+/// and the widest one. Empty when none missed.
+fn missed_text(spec: &StudySpec, with_target: &[&CellOutcome]) -> String {
+    let study::Repetition::Confidence {
+        level_pct,
+        width_pct,
+        max_runs,
+        ..
+    } = spec.repetition
+    else {
+        return String::new();
+    };
+    let missed: Vec<&&CellOutcome> = with_target
+        .iter()
+        .filter(|c| c.target_met == Some(false))
+        .collect();
+    if missed.is_empty() {
+        return String::new();
+    }
+    let cells = study::plan::cells(spec);
+    // Each missed cell's widest metric, and the runs its spread would need.
+    let need: Vec<(&CellOutcome, &study::confidence::MetricWidth, Option<usize>)> = missed
+        .iter()
+        .filter_map(|c| {
+            let w = c
+                .widths
+                .iter()
+                .filter(|w| w.width_pct > width_pct)
+                .max_by(|a, b| a.width_pct.total_cmp(&b.width_pct))?;
+            Some((
+                **c,
+                w,
+                study::confidence::runs_to_reach(w, level_pct, width_pct),
+            ))
+        })
+        .collect();
+    let counts: Vec<usize> = need.iter().filter_map(|(_, _, n)| *n).collect();
+    let mut out = format!(
+        "{} {} missed it: their {level_pct} % interval stayed wider than {width_pct} % of \
+         the mean after --max-runs {max_runs}",
+        missed.len(),
+        if missed.len() == 1 { "cell" } else { "cells" }
+    );
+    match (counts.iter().min(), counts.iter().max()) {
+        (Some(lo), Some(hi)) if lo == hi => out.push_str(&format!(
+            "; at their spread they need about {hi} runs (--max-runs {hi})"
+        )),
+        (Some(lo), Some(hi)) => out.push_str(&format!(
+            "; at their spread they need about {lo} to {hi} runs (--max-runs {hi})"
+        )),
+        _ => {}
+    }
+    let unreachable = need.iter().filter(|(_, _, n)| n.is_none()).count();
+    if unreachable > 0 {
+        out.push_str(&format!(
+            "; {unreachable} cannot reach it within {} runs at their spread",
+            study::confidence::MAX_RUNS_TO_REACH
+        ));
+    }
+    out.push_str(", or a wider --ci-width\n");
+    if let Some((c, w, _)) = need
+        .iter()
+        .max_by(|a, b| a.1.width_pct.total_cmp(&b.1.width_pct))
+    {
+        let label = cells
+            .get(c.cell_index as usize)
+            .map(|cell| cell.label())
+            .unwrap_or_else(|| format!("cell {}", c.cell_index));
+        out.push_str(&format!(
+            "  widest: {label}, {} {:.1} % wide after {} runs\n",
+            w.metric, w.width_pct, w.n
+        ));
+    }
+    out
+}
+
+/// What a finished study prints: where the results are, how many cells met their
+/// target and what the others need, a host that was busy before the first run
+/// (`measured`: the runs were real, not the fake executor's), and IPv4 vs IPv6 at a
+/// glance.
 pub fn summary_text(
     store: &Store,
     campaign_id: i64,
     spec: &StudySpec,
     outcome: &StudyOutcome,
     db: &DbTarget,
+    measured: bool,
 ) -> Result<String, store::StoreError> {
     let runs = store.runs(campaign_id)?;
     let ok = runs
@@ -144,6 +243,14 @@ pub fn summary_text(
             "confidence target met in {met} of {} cells\n",
             with_target.len()
         ));
+        out.push_str(&missed_text(spec, &with_target));
+    }
+    if measured {
+        let hosts = store.campaign(campaign_id)?.hosts;
+        let client = runner::target::host_metadata(&hosts, "client");
+        if let Some(w) = busy_host_text(&client) {
+            out.push_str(&format!("{w}\n"));
+        }
     }
     let dead: Vec<String> = outcome
         .cells
@@ -218,4 +325,67 @@ pub fn summary_text(
         db
     ));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use study::confidence::MetricWidth;
+
+    #[test]
+    fn a_host_busy_before_the_first_run_is_told_in_words() {
+        let md = |busy: &str| {
+            [(runner::target::IDLE_CPU_KEY.to_string(), busy.to_string())]
+                .into_iter()
+                .collect()
+        };
+        let w = busy_host_text(&md("57.3")).expect("57 % is busy");
+        assert!(
+            w.contains("57 % busy (all cores) before the first run"),
+            "{w}"
+        );
+        assert_eq!(busy_host_text(&md("2.0")), None, "an idle host");
+        assert_eq!(busy_host_text(&md("NaN")), None);
+        assert_eq!(busy_host_text(&Default::default()), None, "not measured");
+    }
+
+    #[test]
+    fn missed_cells_are_counted_and_told_what_they_need() {
+        let spec = study::SpecFile::from_toml(
+            "tests=['udp-rr']\nsizes=[128]\nconfidence=95.0\nci_width=5.0\nmin_runs=3\nmax_runs=5\n",
+        )
+        .unwrap()
+        .resolve(0)
+        .unwrap();
+        // 8 % wide after 5 runs: at that spread about 10 runs reach 5 %.
+        let wide = |cell_index: u32, width_pct: f64| CellOutcome {
+            cell_index,
+            ok_runs: 5,
+            failed_slots: 0,
+            target_met: Some(width_pct <= 5.0),
+            widths: vec![MetricWidth {
+                metric: m::RTT_MEAN_NS,
+                n: 5,
+                mean: 50_000.0,
+                width_pct,
+            }],
+        };
+        let (a, b) = (wide(0, 8.0), wide(1, 3.0));
+        let t = missed_text(&spec, &[&a, &b]);
+        let need = study::confidence::runs_to_reach(&a.widths[0], 95.0, 5.0).unwrap();
+        assert!(need > 5, "{need}");
+        assert!(
+            t.starts_with(&format!(
+                "1 cell missed it: their 95 % interval stayed wider than 5 % of the mean after \
+                 --max-runs 5; at their spread they need about {need} runs (--max-runs {need}), \
+                 or a wider --ci-width\n"
+            )),
+            "{t}"
+        );
+        assert!(
+            t.contains("widest: IPv4 udp-rr 128 B, rtt_mean_ns 8.0 % wide after 5 runs"),
+            "{t}"
+        );
+        assert_eq!(missed_text(&spec, &[&b]), "", "every target met");
+    }
 }

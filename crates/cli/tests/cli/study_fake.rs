@@ -239,6 +239,14 @@ fn confidence_target_is_recorded_per_cell_and_a_missed_one_exits_3() {
         // Every target met: 0; finished with targets missed: 3 (not 0, not 2).
         let status = if verdict == "met" { 0 } else { 3 };
         assert_eq!(o.status.code(), Some(status), "{}", text(&o));
+        // The summary says in words how many met and what the others need.
+        let said = text(&o);
+        assert!(said.contains("confidence target met in"), "{said}");
+        assert_eq!(
+            said.contains("2 cells missed it: their 95 % interval stayed wider than 0.001 % of the mean after --max-runs 4"),
+            verdict == "MISSED",
+            "{said}"
+        );
         let s = store::Store::open_read_only(db.as_ref()).unwrap();
         let want = if verdict == "met" { 2 } else { 4 };
         assert_eq!(s.runs(1).unwrap().len(), 2 * want, "width {width}");
