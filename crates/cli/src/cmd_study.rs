@@ -639,8 +639,9 @@ fn plan_line(spec: &StudySpec) -> String {
         if lo == hi {
             fmt_duration(p.estimated_s_min)
         } else {
+            // A range, and what it spans: the progress narrows it from the runs measured.
             format!(
-                "{} to {}",
+                "{} (every cell done at {lo} runs) to {} (every cell to {hi})",
                 fmt_duration(p.estimated_s_min),
                 fmt_duration(p.estimated_s_max)
             )
@@ -652,9 +653,9 @@ fn list_presets() -> String {
     let mut out = String::new();
     for p in study::presets::all() {
         out.push_str(&format!(
-            "{}\n  source: {}\n  what it did: {}\n  this preset: {}\n",
+            "{}\n  study: {}\n  what it did: {}\n  this preset: {}\n",
             p.name,
-            p.source.unwrap_or("dualperf default (no flags)"),
+            p.study.unwrap_or("dualperf's own default (no flags)"),
             p.what_it_did,
             p.notes
         ));
@@ -666,7 +667,7 @@ fn list_presets() -> String {
         }
         out.push('\n');
     }
-    out.push_str("Use one with `dualperf study --preset NAME` (or its seed number, e.g. --preset 001); flags override it.\n");
+    out.push_str("Use one with `dualperf study --preset NAME`; flags override it.\n");
     out
 }
 

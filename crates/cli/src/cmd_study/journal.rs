@@ -55,12 +55,16 @@ pub fn say_took_over(campaign: &runner::lifecycle::OpenCampaign) {
     }
 }
 
-/// The study's progress on stderr: a bar on a terminal (current cell, run number, last
-/// result, ETA), progress lines otherwise, nothing with `--quiet`.
+/// The study's progress on stderr: on a terminal a bar of cells finished with what
+/// `progress::summary` says (runs done, runs and time left as ranges), the current cell
+/// and the last result; progress lines saying the same otherwise; nothing with `--quiet`.
 pub struct Shown {
     bar: ProgressBar,
     /// Progress lines when stderr is not a terminal (the bar draws nothing there).
     lines: Option<crate::progress::Lines>,
+    /// What the bar says, and since when this invocation runs.
+    status: crate::progress::Status,
+    since: std::time::Instant,
 }
 
 impl Shown {
@@ -69,16 +73,20 @@ impl Shown {
             ProgressBar::hidden()
         } else {
             let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
-            if let Ok(style) = ProgressStyle::with_template(
-                "{bar:20.cyan/blue} {pos}/{len} runs · ETA {eta} · {wide_msg}",
-            ) {
+            // The bar counts cells, whose number is fixed; runs and time left are ranges.
+            if let Ok(style) = ProgressStyle::with_template("{bar:20.cyan/blue} {wide_msg}") {
                 b.set_style(style);
             }
             b
         };
         let lines = (!quiet && !std::io::stderr().is_terminal())
             .then(|| crate::progress::Lines::start(crate::progress::interval()));
-        Shown { bar, lines }
+        Shown {
+            bar,
+            lines,
+            status: crate::progress::Status::default(),
+            since: std::time::Instant::now(),
+        }
     }
 
     /// The study has ended: no more lines, the bar cleared.
@@ -92,22 +100,23 @@ impl Shown {
 
 impl runner::campaign::ProgressView for Shown {
     fn starting(&mut self, progress: &Progress, current: &str, last: &str) {
-        self.bar.set_length(progress.expected_slots);
-        self.bar.set_position(progress.done_slots);
+        self.status.progress = *progress;
+        self.status.current = current.to_string();
+        self.bar.set_length(u64::from(progress.cells));
+        self.bar.set_position(u64::from(progress.cells_finished));
         if let Some(l) = &self.lines {
-            l.update(|s| {
-                s.done_runs = progress.done_slots;
-                s.expected_runs = progress.expected_slots;
-                s.current = current.to_string();
-            });
+            let st = self.status.clone();
+            l.update(|s| *s = st);
         }
-        self.bar.set_message(format!("{current} · last {last}"));
+        let said = crate::progress::summary(&self.status, self.since.elapsed());
+        self.bar
+            .set_message(format!("{said} · now {current} · last {last}"));
     }
 
     fn recorded(&mut self) {
-        self.bar.inc(1);
+        self.status.timed_runs += 1;
         if let Some(l) = &self.lines {
-            l.update(|s| s.done_runs += 1);
+            l.update(|s| s.timed_runs += 1);
         }
     }
 }
@@ -190,7 +199,7 @@ fn missed_text(spec: &StudySpec, with_target: &[&CellOutcome]) -> String {
             study::confidence::MAX_RUNS_TO_REACH
         ));
     }
-    out.push_str(", or a wider --ci-width\n");
+    out.push_str("; or ask for a wider --ci-width\n");
     if let Some((c, w, _)) = need
         .iter()
         .max_by(|a, b| a.1.width_pct.total_cmp(&b.1.width_pct))
@@ -377,8 +386,8 @@ mod tests {
         assert!(
             t.starts_with(&format!(
                 "1 cell missed it: their 95 % interval stayed wider than 5 % of the mean after \
-                 --max-runs 5; at their spread they need about {need} runs (--max-runs {need}), \
-                 or a wider --ci-width\n"
+                 --max-runs 5; at their spread they need about {need} runs (--max-runs {need}); \
+                 or ask for a wider --ci-width\n"
             )),
             "{t}"
         );
