@@ -330,7 +330,7 @@ pub fn summary_text(
         ));
     }
     out.push_str(&format!(
-        "\nnext: `dualperf show {campaign_id} --db {0}`, `dualperf export --db {0} --format csv`, `dualperf report --db {0} --campaign {campaign_id}`\n",
+        "\nnext: `dualperf show {campaign_id} --db {0}`, `dualperf export --db {0} -o runs.csv`, `dualperf report --db {0} --campaign {campaign_id}`\n",
         db
     ));
     Ok(out)

@@ -242,6 +242,11 @@ fn confidence_target_is_recorded_per_cell_and_a_missed_one_exits_3() {
         // The summary says in words how many met and what the others need.
         let said = text(&o);
         assert!(said.contains("confidence target met in"), "{said}");
+        // The hint writes the export to a file rather than megabytes to the terminal.
+        assert!(
+            said.contains(&format!("`dualperf export --db {db} -o runs.csv`")),
+            "{said}"
+        );
         assert_eq!(
             said.contains("2 cells missed it: their 95 % interval stayed wider than 0.001 % of the mean after --max-runs 4"),
             verdict == "MISSED",
