@@ -320,7 +320,11 @@ fn show(
             say(&serde_json::to_string_pretty(&doc).context("cannot encode the result as JSON")?);
         }
         (false, _) => {
-            say(summary(result, ran.embedded).trim_end());
+            let emulated = ran.lab.as_ref().and_then(lab_run::emulated_link);
+            say(summary(result, ran.embedded, emulated.is_some()).trim_end());
+            if let Some(link) = &emulated {
+                say(lab_run::emulated_context(link, ran.lab.as_ref(), &result.spec).trim_end());
+            }
             if let Some(md) = &ran.lab {
                 lab_run::say_lab(md);
             }
@@ -632,7 +636,9 @@ fn label_of(name: &str, kind: TestKind) -> String {
     }
 }
 
-fn summary(r: &RunResult, embedded: bool) -> String {
+/// `emulated`: the run went over a lab's emulated link, whose veths' own link state
+/// (`kind=wired`) is not the link measured; [`lab_run::emulated_context`] says what is.
+fn summary(r: &RunResult, embedded: bool, emulated: bool) -> String {
     let s = &r.spec;
     let dir = match s.direction {
         Direction::Forward => "client → server",
@@ -740,6 +746,9 @@ fn summary(r: &RunResult, embedded: bool) -> String {
             .filter(|(k, _)| !k.ends_with(".unavailable"))
             .partition(|(k, _)| k.starts_with("link."));
         for (what, kv) in [("socket", socket), ("link", link)] {
+            if what == "link" && emulated {
+                continue;
+            }
             if !kv.is_empty() {
                 let kv: Vec<String> = kv.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 let head = format!("{what} ({side}, as applied)");

@@ -139,6 +139,19 @@ pub fn busy_host_text(client: &std::collections::BTreeMap<String, String>) -> Op
     ))
 }
 
+/// A study over a lab's emulated 802.11 link: the link, where its ceiling is (the
+/// report's Wi-Fi table, `dualperf model`) and what the emulation does not charge.
+fn emulated_link_text(lab: &std::collections::BTreeMap<String, String>) -> Option<String> {
+    let link = lab.get("lab.emulated_link")?;
+    matches!(model::link::parse(link), Ok(model::Link::Wifi(_))).then(|| {
+        format!(
+            "over an emulated {link} (tbf-shaped veths, not a radio): the report sets each cell \
+             against the link model's ceiling (`dualperf model --link {link}`); the emulation \
+             does not charge the airtime of TCP's acks, so TCP can pass that ceiling"
+        )
+    })
+}
+
 /// For the cells that missed their confidence target, what they need, in words: how
 /// many there are, the runs their spread would need (`study::confidence::runs_to_reach`)
 /// and the widest one. Empty when none missed.
@@ -254,12 +267,15 @@ pub fn summary_text(
         ));
         out.push_str(&missed_text(spec, &with_target));
     }
+    let hosts = store.campaign(campaign_id)?.hosts;
     if measured {
-        let hosts = store.campaign(campaign_id)?.hosts;
         let client = runner::target::host_metadata(&hosts, "client");
         if let Some(w) = busy_host_text(&client) {
             out.push_str(&format!("{w}\n"));
         }
+    }
+    if let Some(link) = emulated_link_text(&runner::target::host_metadata(&hosts, "lab")) {
+        out.push_str(&format!("{link}\n"));
     }
     let dead: Vec<String> = outcome
         .cells
@@ -356,6 +372,25 @@ mod tests {
         assert_eq!(busy_host_text(&md("2.0")), None, "an idle host");
         assert_eq!(busy_host_text(&md("NaN")), None);
         assert_eq!(busy_host_text(&Default::default()), None, "not measured");
+    }
+
+    #[test]
+    fn a_study_over_an_emulated_wifi_link_names_it_and_what_tbf_does_not_charge() {
+        let lab = |link: &str| {
+            [("lab.emulated_link".to_string(), link.to_string())]
+                .into_iter()
+                .collect()
+        };
+        let t = emulated_link_text(&lab("802.11g:54")).expect("an 802.11 link");
+        assert!(t.contains("over an emulated 802.11g:54"), "{t}");
+        assert!(t.contains("`dualperf model --link 802.11g:54`"), "{t}");
+        assert!(t.contains("airtime of TCP's acks"), "{t}");
+        assert_eq!(
+            emulated_link_text(&lab("ethernet:1G")),
+            None,
+            "no airtime model"
+        );
+        assert_eq!(emulated_link_text(&Default::default()), None);
     }
 
     #[test]
