@@ -109,7 +109,7 @@ pub const MAX_RUNS_TO_REACH: usize = 100_000;
 /// undefined (fewer than 2 runs, a zero mean with spread) or n' would pass
 /// [`MAX_RUNS_TO_REACH`].
 pub fn runs_to_reach(w: &MetricWidth, level_pct: f64, target_pct: f64) -> Option<usize> {
-    if w.n < 2 || !w.width_pct.is_finite() || !(target_pct > 0.0) {
+    if w.n < 2 || !w.width_pct.is_finite() || target_pct.is_nan() || target_pct <= 0.0 {
         return None;
     }
     if w.width_pct <= target_pct {
