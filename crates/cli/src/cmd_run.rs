@@ -218,6 +218,12 @@ pub fn target_options(
 ) -> anyhow::Result<runner::TargetOptions> {
     use crate::args::Peer;
     let connect_timeout = connect_timeout_of(connect_timeout_s)?;
+    if t.psk_file.is_some() && !t.hosts().is_remote() {
+        anyhow::bail!(
+            "--psk-file is the key of a remote `dualperf server`: give its HOST (or \
+             --host4/--host6)"
+        );
+    }
     let iperf3_auth = crate::args::iperf3_auth(
         t.peer,
         t.iperf3_username.as_deref(),

@@ -239,6 +239,14 @@ fn a_dry_run_says_why_a_family_cannot_run_and_fails() {
         "{}",
         stderr(&o)
     );
+    // A key is for a remote server: without HOST or --host4/--host6 it is refused.
+    let o = dualperf(tmp.path(), &["run", "--psk-file", "k.key", "-n", "1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--psk-file is the key of a remote"),
+        "{}",
+        stderr(&o)
+    );
     // --host6 alone makes the study IPv6 only.
     let o = dualperf(tmp.path(), &["study", "--host6", "::1", "--dry-run"]);
     assert!(o.status.success(), "{}", stderr(&o));
