@@ -21,8 +21,23 @@ pub enum Peer {
 pub struct TargetArgs {
     /// Server to test; none = an embedded server on 127.0.0.1 and ::1 in this process.
     ///
-    /// A `dualperf server`, or `iperf3 -s` with --peer iperf3.
+    /// A `dualperf server`, or `iperf3 -s` with --peer iperf3. A name is tested at its
+    /// A and AAAA addresses; `localhost` (and NAME.localhost) is 127.0.0.1 and ::1
+    /// whatever /etc/hosts says (RFC 6761).
     pub host: Option<String>,
+    /// The IPv4 server, an address or a name (its A record), instead of HOST's.
+    ///
+    /// For a host whose addresses no one name holds (a name with only an A record, two
+    /// addresses of one machine): `--host4 192.0.2.7 --host6 2001:db8::7`. Alone, it
+    /// makes the study IPv4 only. Recorded with the campaign (study.target_ipv4).
+    #[arg(long, value_name = "ADDR", conflicts_with = "lab")]
+    pub host4: Option<String>,
+    /// The IPv6 server, an address or a name (its AAAA record), instead of HOST's.
+    ///
+    /// With --host4 for the other family; alone, the study is IPv6 only. Recorded with
+    /// the campaign (study.target_ipv6).
+    #[arg(long, value_name = "ADDR", conflicts_with = "lab")]
+    pub host6: Option<String>,
     /// Control port of the server [default: 5301; 5201 with --peer iperf3].
     #[arg(short, long)]
     pub port: Option<u16>,
@@ -84,7 +99,7 @@ pub struct TargetArgs {
     #[arg(long, value_name = "WHAT", value_parser = parse_path_drop, requires = "lab", hide_short_help = true)]
     pub lab_drop: Vec<lab::PathDrop>,
     /// Pre-shared key of the `dualperf server --psk-file` at HOST (it must prove it too).
-    #[arg(long, value_name = "FILE", requires = "host")]
+    #[arg(long, value_name = "FILE")]
     pub psk_file: Option<std::path::PathBuf>,
 }
 
@@ -94,6 +109,15 @@ impl TargetArgs {
         lab::PathSpec {
             mtu_bytes: self.lab_path_mtu,
             drops: self.lab_drop.iter().copied().collect(),
+        }
+    }
+
+    /// The remote target per family: HOST, --host4, --host6 (none: embedded or lab).
+    pub fn hosts(&self) -> runner::Hosts {
+        runner::Hosts {
+            host: self.host.clone(),
+            host4: self.host4.clone(),
+            host6: self.host6.clone(),
         }
     }
 
@@ -229,10 +253,25 @@ pub fn parse_lab_rate(s: &str) -> anyhow::Result<u64> {
 
 pub use runner::literal_family;
 
-/// `run -f`: an IP-literal HOST decides the family (`-f` is needed only for names, where
-/// it defaults to 4); an `-f` that contradicts the literal is refused with the fix.
-pub fn family_of(host: Option<&str>, flag: Option<Family>) -> anyhow::Result<Family> {
-    match (host.and_then(literal_family), flag) {
+/// `run -f`: a target given in one family only (an IP-literal HOST, or --host4/--host6
+/// alone) decides the family (`-f` is needed only for names and both hosts, where it
+/// defaults to 4); an `-f` that contradicts it is refused with the fix.
+pub fn family_of(hosts: &runner::Hosts, flag: Option<Family>) -> anyhow::Result<Family> {
+    let only = hosts.families().and_then(|f| f.first().copied());
+    if let (Some(only), None, Some(f)) =
+        (only, hosts.host.as_deref().and_then(literal_family), flag)
+    {
+        if only != f {
+            anyhow::bail!(
+                "-f {} asks for {f} but only an {only} server is given; add --host{} ADDR or \
+                 drop -f",
+                f.number(),
+                f.number()
+            );
+        }
+    }
+    let host = hosts.host.as_deref();
+    match (host.and_then(literal_family).or(only), flag) {
         (Some(lit), Some(f)) if lit != f => anyhow::bail!(
             "{} is an {lit} address but -f {} asks for {f}; drop -f (an address decides its \
              family) or give a host name that has an {f} address",
@@ -300,22 +339,44 @@ mod tests {
 
     #[test]
     fn an_ip_literal_decides_the_family() {
-        assert_eq!(family_of(Some("fd00:231::2"), None).unwrap(), Family::V6);
-        assert_eq!(family_of(Some("[::1]"), None).unwrap(), Family::V6);
-        assert_eq!(family_of(Some("10.0.0.1"), None).unwrap(), Family::V4);
+        let h = |s: &str| runner::Hosts::one(s);
+        assert_eq!(family_of(&h("fd00:231::2"), None).unwrap(), Family::V6);
+        assert_eq!(family_of(&h("[::1]"), None).unwrap(), Family::V6);
+        assert_eq!(family_of(&h("10.0.0.1"), None).unwrap(), Family::V4);
         assert_eq!(
-            family_of(Some("10.0.0.1"), Some(Family::V4)).unwrap(),
+            family_of(&h("10.0.0.1"), Some(Family::V4)).unwrap(),
             Family::V4
         );
-        assert_eq!(family_of(Some("example.org"), None).unwrap(), Family::V4);
+        assert_eq!(family_of(&h("example.org"), None).unwrap(), Family::V4);
         assert_eq!(
-            family_of(Some("example.org"), Some(Family::V6)).unwrap(),
+            family_of(&h("example.org"), Some(Family::V6)).unwrap(),
             Family::V6
         );
-        assert_eq!(family_of(None, None).unwrap(), Family::V4);
-        let e = family_of(Some("::1"), Some(Family::V4))
+        assert_eq!(
+            family_of(&runner::Hosts::default(), None).unwrap(),
+            Family::V4
+        );
+        let e = family_of(&h("::1"), Some(Family::V4))
             .unwrap_err()
             .to_string();
         assert!(e.contains("drop -f"), "{e}");
+    }
+
+    #[test]
+    fn a_host_given_for_one_family_decides_the_runs_family() {
+        let only6 = runner::Hosts {
+            host6: Some("::1".into()),
+            ..Default::default()
+        };
+        assert_eq!(family_of(&only6, None).unwrap(), Family::V6);
+        let e = family_of(&only6, Some(Family::V4)).unwrap_err().to_string();
+        assert!(e.contains("add --host4 ADDR"), "{e}");
+        let both = runner::Hosts {
+            host4: Some("127.0.0.1".into()),
+            host6: Some("::1".into()),
+            ..Default::default()
+        };
+        assert_eq!(family_of(&both, Some(Family::V6)).unwrap(), Family::V6);
+        assert_eq!(family_of(&both, None).unwrap(), Family::V4);
     }
 }

@@ -21,7 +21,9 @@ enum LabCommand {
     /// List the labs on this machine.
     List,
     /// Run a command inside a lab's client, server or router namespace.
-    #[command(hide = true)]
+    ///
+    /// As `ip netns exec dpl-NAME-ROLE CMD`: `dualperf lab exec p2p-1 server -- dualperf
+    /// server`. Exits with the command's status.
     Exec(ExecArgs),
 }
 
@@ -76,7 +78,9 @@ struct DownArgs {
 
 #[derive(Args, Debug)]
 struct ExecArgs {
+    /// The lab's name (`dualperf lab list`).
     name: String,
+    /// The namespace to run in.
     #[arg(value_enum)]
     role: RoleArg,
     /// The command and its arguments (after `--`).
@@ -303,4 +307,28 @@ fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
 fn flush_stdout() {
     use std::io::Write;
     let _ = std::io::stdout().flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn lab_exec_is_listed_in_the_help_it_is_documented_in() {
+        let mut cmd = crate::Cli::command();
+        cmd.build();
+        let lab = cmd.find_subcommand_mut("lab").expect("lab");
+        let help = lab.render_help().to_string();
+        assert!(
+            help.contains("exec") && help.contains("Run a command inside a lab's"),
+            "{help}"
+        );
+        let exec = lab.find_subcommand_mut("exec").expect("lab exec");
+        assert!(!exec.is_hide_set());
+        let long = exec.render_long_help().to_string();
+        assert!(
+            long.contains("-- dualperf") && long.contains("command's status"),
+            "{long}"
+        );
+    }
 }

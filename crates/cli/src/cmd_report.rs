@@ -28,6 +28,12 @@ pub struct ReportArgs {
     /// Print the tables and findings to the terminal.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<PrintFormat>,
+    /// With the HTML report, also print its findings to the terminal (one line each).
+    ///
+    /// Without it the report says only where it was written and how many findings it
+    /// has; --format prints the findings with the tables.
+    #[arg(long)]
+    pub findings: bool,
     /// Link rate for efficiency = measured / highest possible goodput (e.g. 1gbit, 100mbit).
     #[arg(long, value_name = "RATE", value_parser = crate::args::parse_bit_rate)]
     pub link_rate: Option<u64>,
@@ -196,17 +202,22 @@ pub fn main(mut args: ReportArgs) -> anyhow::Result<ExitCode> {
     };
     if let Some(dir) = out_dir {
         write_files(&report, &dir, !args.no_png, !args.no_pdf)?;
-        if args.format.is_none() {
+        if args.format.is_none() && args.findings {
             for f in &report.findings {
                 outln!("- {}", wire::text::terminal_safe(&f.text))?;
             }
         }
         eprintln!(
-            "dualperf: report written to {} ({} figures, {} tables, {} findings)",
+            "dualperf: report written to {} ({} figures, {} tables, {} findings{})",
             dir.join("report.html").display(),
             report.figures.len(),
             report.tables.len(),
-            report.findings.len()
+            report.findings.len(),
+            if args.findings || args.format.is_some() || report.findings.is_empty() {
+                ""
+            } else {
+                "; --findings prints them"
+            }
         );
     }
     if nothing_compared {
@@ -515,6 +526,22 @@ fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOpt
     })
 }
 
+/// What a report of a database with several campaigns says when none was chosen: which
+/// one it reports and how to choose.
+fn chosen_note(latest: &store::Campaign, count: usize, db: &store::DbTarget) -> String {
+    let label = if latest.label.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", wire::text::terminal_safe_line(&latest.label))
+    };
+    format!(
+        "{db} holds {count} campaigns; reporting the latest, {}{label}. Choose with \
+         --campaign ID (`dualperf show --db {db}` lists them), or compare several: \
+         --campaign ID ID",
+        latest.id
+    )
+}
+
 /// Read the chosen campaigns (default: the latest) into a report dataset, with the
 /// interval samples of the runs `series` and `series_runs` (run ids) choose to draw over
 /// time, and of no others.
@@ -540,7 +567,11 @@ pub fn load_dataset(
         bail!("{} holds no campaigns yet (run `dualperf study` first)", db);
     }
     let chosen: Vec<&store::Campaign> = if ids.is_empty() {
-        all.iter().max_by_key(|c| c.id).into_iter().collect()
+        let latest = all.iter().max_by_key(|c| c.id);
+        if let (Some(c), true) = (latest, all.len() > 1) {
+            eprintln!("dualperf: {}", chosen_note(c, all.len(), db));
+        }
+        latest.into_iter().collect()
     } else {
         ids.iter()
             .map(|id| {

@@ -97,7 +97,7 @@ fn single_of(a: &RunArgs) -> anyhow::Result<Single> {
     }
     let one = runner::OneTest {
         test: a.test,
-        family: crate::args::family_of(a.target.host.as_deref(), a.family)?,
+        family: crate::args::family_of(&a.target.hosts(), a.family)?,
         size_bytes: a.size,
         traffic_seed: a.seed,
         rate_search: a.rate_search,
@@ -218,6 +218,12 @@ pub fn target_options(
 ) -> anyhow::Result<runner::TargetOptions> {
     use crate::args::Peer;
     let connect_timeout = connect_timeout_of(connect_timeout_s)?;
+    if t.psk_file.is_some() && !t.hosts().is_remote() {
+        anyhow::bail!(
+            "--psk-file is the key of a remote `dualperf server`: give its HOST (or \
+             --host4/--host6)"
+        );
+    }
     let iperf3_auth = crate::args::iperf3_auth(
         t.peer,
         t.iperf3_username.as_deref(),
@@ -231,7 +237,7 @@ pub fn target_options(
         }
     };
     Ok(runner::TargetOptions {
-        host: t.host.clone(),
+        hosts: t.hosts(),
         port: t.port(),
         peer: t.peer.runner(),
         lab: t.lab.map(|topology| runner::target::LabRequest {
@@ -319,7 +325,11 @@ fn show(
             say(&serde_json::to_string_pretty(&doc).context("cannot encode the result as JSON")?);
         }
         (false, _) => {
-            say(summary(result, ran.embedded).trim_end());
+            let emulated = ran.lab.as_ref().and_then(lab_run::emulated_link);
+            say(summary(result, ran.embedded, emulated.is_some()).trim_end());
+            if let Some(link) = &emulated {
+                say(lab_run::emulated_context(link, ran.lab.as_ref(), &result.spec).trim_end());
+            }
             if let Some(md) = &ran.lab {
                 lab_run::say_lab(md);
             }
@@ -635,7 +645,9 @@ fn label_of(name: &str, kind: TestKind) -> String {
     }
 }
 
-fn summary(r: &RunResult, embedded: bool) -> String {
+/// `emulated`: the run went over a lab's emulated link, whose veths' own link state
+/// (`kind=wired`) is not the link measured; [`lab_run::emulated_context`] says what is.
+fn summary(r: &RunResult, embedded: bool, emulated: bool) -> String {
     let s = &r.spec;
     let dir = match s.direction {
         Direction::Forward => "client → server",
@@ -750,6 +762,9 @@ fn summary(r: &RunResult, embedded: bool) -> String {
             .filter(|(k, _)| !k.ends_with(".unavailable"))
             .partition(|(k, _)| k.starts_with("link."));
         for (what, kv) in [("socket", socket), ("link", link)] {
+            if what == "link" && emulated {
+                continue;
+            }
             if !kv.is_empty() {
                 let kv: Vec<String> = kv.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 let head = format!("{what} ({side}, as applied)");

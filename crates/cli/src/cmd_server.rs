@@ -18,7 +18,8 @@ pub struct ServerArgs {
     /// Control port.
     #[arg(short, long, default_value_t = engine::DEFAULT_PORT)]
     port: u16,
-    /// Address to listen on (repeatable): an IP (uses --port) or IP:PORT / [IPv6]:PORT.
+    /// Address to listen on (repeatable): an IP (uses --port) or IP:PORT / [IPv6]:PORT;
+    /// `localhost` is 127.0.0.1 and ::1.
     /// Default: 0.0.0.0 and :: (IPv6 only when available).
     #[arg(long = "bind", value_name = "ADDR")]
     binds: Vec<String>,
@@ -122,17 +123,33 @@ fn parse_max_rate(text: &str) -> anyhow::Result<Option<u64>> {
     )?))
 }
 
-/// Parse `--bind` values: "1.2.3.4", "::1", "1.2.3.4:5301", "[::1]:5301".
-pub fn parse_bind(text: &str, port: u16) -> anyhow::Result<SocketAddr> {
+/// Parse `--bind` values: "1.2.3.4", "::1", "1.2.3.4:5301", "[::1]:5301", and
+/// "localhost" (or "localhost:5301"): both loopback addresses, 127.0.0.1 and ::1
+/// (RFC 6761, `net::host`).
+pub fn parse_bind(text: &str, port: u16) -> anyhow::Result<Vec<SocketAddr>> {
     let t = text.trim();
     if let Ok(a) = t.parse::<SocketAddr>() {
-        return Ok(a);
+        return Ok(vec![a]);
     }
-    let ip = t.trim_start_matches('[').trim_end_matches(']');
-    let ip: IpAddr = ip
+    let (name, port) = match t.rsplit_once(':') {
+        Some((n, p)) if net::host::is_localhost(n) => (
+            n,
+            p.parse()
+                .with_context(|| format!("--bind '{text}': '{p}' is not a port"))?,
+        ),
+        _ => (t, port),
+    };
+    if net::host::is_localhost(name) {
+        let all = net::host::addresses(name)?;
+        return Ok(all
+            .into_iter()
+            .map(|ip| SocketAddr::new(ip, port))
+            .collect());
+    }
+    let ip: IpAddr = net::host::bare(t)
         .parse()
-        .with_context(|| format!("--bind '{text}' is not an IP address or IP:PORT"))?;
-    Ok(SocketAddr::new(ip, port))
+        .with_context(|| format!("--bind '{text}' is not an IP address, IP:PORT or localhost"))?;
+    Ok(vec![SocketAddr::new(ip, port)])
 }
 
 /// Most tests and control connections one server may be asked to serve at once.
@@ -272,7 +289,7 @@ fn log_line(t: &TestLog) -> String {
 pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
     let mut binds = Vec::new();
     for b in &args.binds {
-        binds.push(parse_bind(b, args.port)?);
+        binds.extend(parse_bind(b, args.port)?);
     }
     let iperf3_binds = binds.clone();
     let limits = checked_limits(&args)?;
@@ -353,6 +370,23 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bind_localhost_is_both_loopback_addresses() {
+        let lo = |s: &str| s.parse::<SocketAddr>().unwrap();
+        assert_eq!(
+            parse_bind("localhost", 5301).unwrap(),
+            vec![lo("127.0.0.1:5301"), lo("[::1]:5301")]
+        );
+        assert_eq!(
+            parse_bind("localhost:7000", 5301).unwrap(),
+            vec![lo("127.0.0.1:7000"), lo("[::1]:7000")]
+        );
+        assert_eq!(parse_bind("[::1]", 9).unwrap(), vec![lo("[::1]:9")]);
+        let e = parse_bind("example.org", 9).unwrap_err().to_string();
+        assert!(e.contains("not an IP address"), "{e}");
+        assert!(parse_bind("localhost:x", 9).is_err());
+    }
 
     #[test]
     fn keyless_server_on_a_reachable_address_is_warned_about() {

@@ -172,7 +172,7 @@ impl StudyArgs {
     /// Combinations that cannot work, refused before anything starts.
     fn check_target(&self) -> anyhow::Result<()> {
         if self.target.peer == Peer::Iperf3
-            && self.target.host.is_none()
+            && !self.target.hosts().is_remote()
             && self.target.lab.is_none()
             && self.resume.is_none()
         {
@@ -184,9 +184,35 @@ impl StudyArgs {
         Ok(())
     }
 
-    /// Where the runs go, for `--dry-run`.
-    fn target_text(&self) -> String {
-        match (&self.target.host, self.lab_request()) {
+    /// Where the runs go, for `--dry-run`: with a remote target, the address each family
+    /// of `spec` resolves to or why it cannot run (`runner::Hosts::resolution_text`).
+    fn target_text(&self, spec: &StudySpec) -> String {
+        let hosts = self.target.hosts();
+        let mut text = self.target_name();
+        if hosts.is_remote() && fake_requested().is_none() {
+            text.push('\n');
+            text.push_str(hosts.resolution_text(&spec.families).trim_end());
+        }
+        text
+    }
+
+    /// Why a `--dry-run` plan cannot start: a family of `spec` with no address to test.
+    fn dry_run_blocker(&self, spec: &StudySpec) -> Option<String> {
+        let hosts = self.target.hosts();
+        if !hosts.is_remote() || fake_requested().is_some() {
+            return None;
+        }
+        let why: Vec<String> = hosts
+            .resolve_each(&spec.families)
+            .into_iter()
+            .filter_map(|(f, r)| r.err().map(|e| format!("{f}: {e}")))
+            .collect();
+        (!why.is_empty()).then(|| format!("the study cannot start as given: {}", why.join("; ")))
+    }
+
+    /// The target as named (server, lab or the embedded server).
+    fn target_name(&self) -> String {
+        match (self.target.hosts().text(), self.lab_request()) {
             (_, Some(req)) if self.target.peer == Peer::Iperf3 => {
                 format!("iperf3 -s in a {}", req.text())
             }
@@ -243,10 +269,11 @@ impl StudyArgs {
 
     /// Preset, then spec file, then flags.
     fn resolve(&self) -> anyhow::Result<StudySpec> {
+        let hosts = self.target.hosts();
         let layers = runner::Layers {
             preset: self.preset.as_deref(),
             spec_file: self.spec.as_deref(),
-            host: self.target.host.as_deref(),
+            hosts: Some(&hosts),
             iperf3: self.target.peer == Peer::Iperf3,
             emulated_link: self.target.lab_link.is_some(),
         };
@@ -281,7 +308,7 @@ fn open_target(
 ) -> anyhow::Result<(Target, runner::TargetOptions)> {
     if let Some(sleeps) = fake_requested() {
         let opts = runner::TargetOptions {
-            host: args.target.host.clone(),
+            hosts: args.target.hosts(),
             port: args.target.port(),
             ..runner::TargetOptions::default()
         };
@@ -355,7 +382,10 @@ pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
                 bail!("{why}");
             }
         }
-        out!("{}", dry_run_text(&spec, Some(&args.target_text())))?;
+        out!("{}", dry_run_text(&spec, Some(&args.target_text(&spec))))?;
+        if let Some(why) = args.dry_run_blocker(&spec) {
+            bail!("{why}");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let stop = crate::interrupt::study_stop_flag();
@@ -398,6 +428,13 @@ fn new_campaign(
             plan_line(spec),
             target.describe(&opts)
         );
+        // Told before the first run, not only in the report (the fake executor's runs
+        // do not feel the host's load).
+        if !matches!(target, Target::Fake(..)) {
+            if let Some(w) = journal::busy_host_text(&client.metadata) {
+                eprintln!("dualperf: {w}");
+            }
+        }
     }
     let code = run_campaign(args, campaign, &mut target, stop)?;
     target.close()?;
@@ -435,7 +472,10 @@ fn profile_axis(args: StudyArgs, list: &str) -> anyhow::Result<ExitCode> {
                 plans.len(),
                 names[i]
             )?;
-            out!("{}", dry_run_text(spec, Some(&a.target_text())))?;
+            out!("{}", dry_run_text(spec, Some(&a.target_text(spec))))?;
+            if let Some(why) = a.dry_run_blocker(spec) {
+                bail!("{why}");
+            }
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -488,7 +528,7 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
     };
     journal::say_took_over(&campaign);
     let mut args = args;
-    if args.target.host.is_none() && args.target.lab.is_none() {
+    if !args.target.hosts().is_remote() && args.target.lab.is_none() {
         let stored = campaign.stored_target()?;
         if let Some(req) = stored.lab {
             args.target.lab = Some(req.topology);
@@ -500,8 +540,10 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
             args.target.lab_drop = req.path.drops.iter().collect();
             args.target.port = args.target.port.or(stored.port);
         }
-        if let Some(host) = stored.host {
-            args.target.host = Some(host);
+        if stored.hosts.is_remote() {
+            args.target.host = stored.hosts.host;
+            args.target.host4 = stored.hosts.host4;
+            args.target.host6 = stored.hosts.host6;
             args.target.port = stored.port.or(args.target.port);
         }
         if stored.peer == runner::Peer::Iperf3 {
@@ -561,7 +603,9 @@ fn run_campaign(
     if args.quiet {
         outln!("{campaign_id}")?;
     } else {
-        let summary = journal::summary_text(&store, campaign_id, &spec, &outcome, &args.db)?;
+        let measured = !matches!(target, Target::Fake(..));
+        let summary =
+            journal::summary_text(&store, campaign_id, &spec, &outcome, &args.db, measured)?;
         out!("{}", wire::text::terminal_safe(&summary))?;
         if let Some(b) = ran.busy.filter(|b| b.answers > 0) {
             outln!(
@@ -571,8 +615,11 @@ fn run_campaign(
             )?;
         }
     }
+    let missed = outcome.cells.iter().any(|c| c.target_met == Some(false));
     Ok(if failed_cells > 0 {
         crate::exit::code(crate::exit::NO_RUN)
+    } else if missed {
+        crate::exit::code(crate::exit::TARGETS_MISSED)
     } else {
         ExitCode::SUCCESS
     })
@@ -597,8 +644,9 @@ fn plan_line(spec: &StudySpec) -> String {
         if lo == hi {
             fmt_duration(p.estimated_s_min)
         } else {
+            // A range, and what it spans: the progress narrows it from the runs measured.
             format!(
-                "{} to {}",
+                "{} (every cell done at {lo} runs) to {} (every cell to {hi})",
                 fmt_duration(p.estimated_s_min),
                 fmt_duration(p.estimated_s_max)
             )
@@ -610,9 +658,9 @@ fn list_presets() -> String {
     let mut out = String::new();
     for p in study::presets::all() {
         out.push_str(&format!(
-            "{}\n  source: {}\n  what it did: {}\n  this preset: {}\n",
+            "{}\n  study: {}\n  what it did: {}\n  this preset: {}\n",
             p.name,
-            p.source.unwrap_or("dualperf default (no flags)"),
+            p.study.unwrap_or("dualperf's own default (no flags)"),
             p.what_it_did,
             p.notes
         ));
@@ -624,7 +672,7 @@ fn list_presets() -> String {
         }
         out.push('\n');
     }
-    out.push_str("Use one with `dualperf study --preset NAME` (or its seed number, e.g. --preset 001); flags override it.\n");
+    out.push_str("Use one with `dualperf study --preset NAME`; flags override it.\n");
     out
 }
 

@@ -1,7 +1,10 @@
-//! Progress of a study whose stderr is not a terminal (a log file, CI, `2>file`): the
-//! progress bar draws nothing there, so a line says how far the study is at least every
-//! [`DEFAULT_INTERVAL`] (runs done of those expected, time elapsed, the current cell),
-//! from a thread of its own so that a long run cannot hold the next line back.
+//! Progress of a study, in words the terminal bar and a log share ([`summary`]): runs
+//! done, cells finished of all, the runs left as a range (a cell that misses its target
+//! runs on, so the total is not a fixed number) and the time left at the mean run length
+//! so far (`study::runner::time_left_s`). Where stderr is not a terminal (a log file, CI,
+//! `2>file`) the bar draws nothing, so a line says the same at least every
+//! [`DEFAULT_INTERVAL`], from a thread of its own so that a long run cannot hold the
+//! next line back.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,15 +26,64 @@ pub fn interval() -> Duration {
 }
 
 /// What the next line says.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Status {
-    pub done_runs: u64,
-    pub expected_runs: u64,
+    /// The runner's last word: runs done, cells finished, runs left.
+    pub progress: study::Progress,
+    /// Runs this invocation ran (a resumed study's reused runs took no time).
+    pub timed_runs: u64,
     /// The current cell and run ("IPv4 tcp-stream 128 B run 2/5").
     pub current: String,
 }
 
-/// One progress line: `dualperf: progress: 12/240 runs, 1m05s elapsed, now IPv4 …`.
+impl Default for Status {
+    fn default() -> Status {
+        Status {
+            progress: study::Progress {
+                done_slots: 0,
+                expected_slots: 0,
+                cells_finished: 0,
+                cells: 0,
+                left_min: 0,
+                left_max: 0,
+            },
+            timed_runs: 0,
+            current: String::new(),
+        }
+    }
+}
+
+/// A range of counts or times: one value when both ends agree.
+fn range(lo: String, hi: String) -> String {
+    if lo == hi {
+        lo
+    } else {
+        format!("{lo} to {hi}")
+    }
+}
+
+/// How far the study is after `elapsed`: "12 runs done, 3 of 48 cells finished, 36 to
+/// 612 runs left, about 1m12s to 20m24s left" (the time once a run has been timed).
+pub fn summary(s: &Status, elapsed: Duration) -> String {
+    let p = &s.progress;
+    let mut out = format!(
+        "{} runs done, {} of {} cells finished, {} runs left",
+        p.done_slots,
+        p.cells_finished,
+        p.cells,
+        range(p.left_min.to_string(), p.left_max.to_string())
+    );
+    if let Some((lo, hi)) = study::runner::time_left_s(p, s.timed_runs, elapsed.as_secs_f64()) {
+        out.push_str(&format!(
+            ", about {} left",
+            range(fmt_duration(lo), fmt_duration(hi))
+        ));
+    }
+    out
+}
+
+/// One progress line: `dualperf: progress: 12 runs done, … left, 1m05s elapsed, now
+/// IPv4 …`.
 pub fn line(s: &Status, elapsed: Duration) -> String {
     let now = if s.current.is_empty() {
         String::new()
@@ -39,9 +91,8 @@ pub fn line(s: &Status, elapsed: Duration) -> String {
         format!(", now {}", s.current)
     };
     format!(
-        "dualperf: progress: {}/{} runs, {} elapsed{now}",
-        s.done_runs,
-        s.expected_runs,
+        "dualperf: progress: {}, {} elapsed{now}",
+        summary(s, elapsed),
         fmt_duration(elapsed.as_secs_f64())
     )
 }
@@ -127,19 +178,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_line_says_runs_elapsed_and_the_current_cell() {
-        let s = Status {
-            done_runs: 12,
-            expected_runs: 240,
+    fn a_line_says_runs_done_cells_finished_what_is_left_and_the_current_cell() {
+        let mut s = Status {
+            progress: study::Progress {
+                done_slots: 12,
+                expected_slots: 240,
+                cells_finished: 3,
+                cells: 48,
+                left_min: 36,
+                left_max: 612,
+            },
+            timed_runs: 12,
             current: "IPv6 udp-rr 640 B run 3/5..20".into(),
         };
+        // A fake clock: 12 runs in 24 s, 2 s a run.
         assert_eq!(
-            line(&s, Duration::from_secs(65)),
-            "dualperf: progress: 12/240 runs, 1m05s elapsed, now IPv6 udp-rr 640 B run 3/5..20"
+            line(&s, Duration::from_secs(24)),
+            "dualperf: progress: 12 runs done, 3 of 48 cells finished, 36 to 612 runs left, \
+             about 1m12s to 20m24s left, 24s elapsed, now IPv6 udp-rr 640 B run 3/5..20"
+        );
+        // Before a run is timed there is no time to give; one value when the range is one.
+        s.timed_runs = 0;
+        s.progress.left_min = 612;
+        assert_eq!(
+            summary(&s, Duration::from_secs(5)),
+            "12 runs done, 3 of 48 cells finished, 612 runs left"
         );
         assert_eq!(
             line(&Status::default(), Duration::ZERO),
-            "dualperf: progress: 0/0 runs, 0s elapsed"
+            "dualperf: progress: 0 runs done, 0 of 0 cells finished, 0 runs left, 0s elapsed"
         );
     }
 
@@ -147,7 +214,7 @@ mod tests {
     fn stopping_ends_the_thread_without_waiting_an_interval() {
         let t = Instant::now();
         let mut l = Lines::start(Duration::from_secs(3600));
-        l.update(|s| s.done_runs = 1);
+        l.update(|s| s.timed_runs = 1);
         l.stop();
         // Whatever the load, far less than the hour the next line was due in.
         assert!(t.elapsed() < Duration::from_secs(600), "{:?}", t.elapsed());

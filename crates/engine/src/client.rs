@@ -12,7 +12,7 @@ use crate::{sockopt, Recorder};
 use measure::{ClockOffset, ClockSample};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
-use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
+use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -567,19 +567,14 @@ fn start(spec: &TestSpec, o: Opened, early: Option<Running>) -> Result<Running, 
     Ok(r)
 }
 
-/// The server's address for `host` in the requested family.
+/// The server's address for `host` in the requested family (`localhost` is 127.0.0.1
+/// and ::1: `net::host`).
 fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr, EngineError> {
-    let h = host.trim().trim_start_matches('[').trim_end_matches(']');
-    let want = |a: &SocketAddr| match family {
-        Family::V4 => a.is_ipv4(),
-        Family::V6 => a.is_ipv6(),
-    };
     if family == Family::V6 {
         ipv6_available()?;
     }
-    if let Ok(ip) = h.parse::<IpAddr>() {
-        let a = SocketAddr::new(ip, port);
-        if !want(&a) {
+    if let Ok(ip) = net::host::bare(host).parse::<IpAddr>() {
+        if !net::host::is_family(&ip, family) {
             return Err(EngineError::Resolve {
                 host: host.to_string(),
                 family,
@@ -589,35 +584,32 @@ fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr, EngineEr
                 ),
             });
         }
-        return Ok(a);
+        return Ok(SocketAddr::new(ip, port));
     }
-    let addrs = (h, port)
-        .to_socket_addrs()
-        .map_err(|e| EngineError::Resolve {
+    match net::host::address_in(host, family) {
+        Ok(ip) => Ok(SocketAddr::new(ip, port)),
+        Err(net::host::HostError::Resolve { source, .. }) => Err(EngineError::Resolve {
             host: host.to_string(),
             family,
-            detail: format!(" ({e})"),
-        })?;
-    let all = addrs.collect::<Vec<_>>();
-    all.iter()
-        .copied()
-        .find(want)
-        .ok_or_else(|| EngineError::Resolve {
+            detail: format!(" ({source})"),
+        }),
+        Err(net::host::HostError::NoAddress { has_other, .. }) => Err(EngineError::Resolve {
             host: host.to_string(),
             family,
-            detail: no_family_detail(host, family, !all.is_empty()),
-        })
+            detail: no_family_detail(host, family, has_other),
+        }),
+    }
 }
 
 /// Why a name gave no address of `family`, and what to do: "host X has no IPv6 address
 /// (AAAA); use -f 4" when it has addresses of the other family only.
 fn no_family_detail(host: &str, family: Family, has_other: bool) -> String {
-    let (record, other) = match family {
-        Family::V4 => ("A", 6),
-        Family::V6 => ("AAAA", 4),
-    };
+    let other = family.other().number();
     if has_other {
-        format!(": host {host} has no {family} address ({record}); use -f {other}")
+        format!(
+            ": host {host} has no {family} address ({}); use -f {other}",
+            net::host::record(family)
+        )
     } else {
         format!(": host {host} resolved to no address")
     }

@@ -16,7 +16,7 @@ use crate::streams::{
 use crate::udp::{is_connect_reply, CONNECT_MAGIC};
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -158,26 +158,26 @@ pub fn run(
 }
 
 fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr, Iperf3Error> {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let addrs = (host, port)
-        .to_socket_addrs()
-        .map_err(|e| Iperf3Error::io(format!("resolving {host}"), e))?;
-    let all: Vec<SocketAddr> = addrs.collect();
-    let found = all.iter().copied().find(|a| match family {
-        Family::V4 => a.is_ipv4(),
-        Family::V6 => a.is_ipv6(),
-    });
-    found.ok_or_else(|| {
-        let (record, other) = match family {
-            Family::V4 => ("A", 6),
-            Family::V6 => ("AAAA", 4),
-        };
-        Iperf3Error::Unsupported(if all.is_empty() {
-            format!("host {host} resolved to no address")
-        } else {
-            format!("host {host} has no {family} address ({record}); use -f {other}")
-        })
-    })
+    use net::host::HostError;
+    match net::host::address_in(host, family) {
+        Ok(ip) => Ok(SocketAddr::new(ip, port)),
+        Err(HostError::Resolve { source, .. }) => Err(Iperf3Error::io(
+            format!("resolving {}", net::host::bare(host)),
+            source,
+        )),
+        Err(
+            e @ HostError::NoAddress {
+                has_other: true, ..
+            },
+        ) => Err(Iperf3Error::Unsupported(format!(
+            "{e}; use -f {}",
+            family.other().number()
+        ))),
+        Err(HostError::NoAddress { .. }) => Err(Iperf3Error::Unsupported(format!(
+            "host {} resolved to no address",
+            net::host::bare(host)
+        ))),
+    }
 }
 
 /// 36 bytes from /dev/urandom, or from the clock if it cannot be read.

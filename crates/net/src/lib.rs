@@ -33,6 +33,7 @@
 pub mod clock;
 pub mod errno;
 pub mod error;
+pub mod host;
 mod metadata;
 pub mod pathmtu;
 pub mod readings;

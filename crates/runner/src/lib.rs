@@ -17,6 +17,7 @@
 pub mod campaign;
 pub mod export;
 pub mod failure;
+pub mod hosts;
 pub mod lifecycle;
 pub mod monitor;
 pub mod options;
@@ -25,6 +26,7 @@ pub mod resolve;
 pub mod single;
 pub mod target;
 
+pub use hosts::Hosts;
 pub use options::{OneTest, RunTest, StudyOptions, TestOptions};
 pub use resolve::{
     emulated_link_datapath, literal_family, read_spec_file, resolve_run, resolve_single,

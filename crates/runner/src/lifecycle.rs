@@ -126,8 +126,8 @@ pub fn create(
 /// Where a campaign's tests went, as its client metadata recorded it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredTarget {
-    /// `None`: the embedded server or a lab.
-    pub host: Option<String>,
+    /// None given: the embedded server or a lab.
+    pub hosts: crate::Hosts,
     pub port: Option<u16>,
     pub lab: Option<LabRequest>,
     pub peer: Peer,
@@ -172,7 +172,7 @@ pub fn resume(mut store: Store, db: &DbTarget, id: i64) -> Result<Resumed, Campa
 pub fn stored_target(hosts: &[store::HostInfo]) -> Result<StoredTarget, TargetError> {
     let client = host_metadata(hosts, "client");
     let mut t = StoredTarget {
-        host: None,
+        hosts: crate::Hosts::default(),
         port: None,
         lab: None,
         peer: match client.get(PEER_KEY).map(String::as_str) {
@@ -188,9 +188,18 @@ pub fn stored_target(hosts: &[store::HostInfo]) -> Result<StoredTarget, TargetEr
         }
         Some(where_) => {
             if let Some((host, port)) = where_.rsplit_once(' ') {
-                t.host = Some(host.to_string());
+                t.hosts.host = Some(host.to_string());
                 t.port = port.parse().ok();
             }
+            // Each family's own server, where it differs from HOST (--host4/--host6).
+            let own = |key: &str| {
+                client
+                    .get(key)
+                    .filter(|h| Some(h.as_str()) != t.hosts.host.as_deref())
+                    .cloned()
+            };
+            t.hosts.host4 = own(crate::hosts::TARGET_HOST4_KEY);
+            t.hosts.host6 = own(crate::hosts::TARGET_HOST6_KEY);
         }
         None => {}
     }

@@ -52,8 +52,9 @@ pub struct Layers<'a> {
     pub preset: Option<&'a str>,
     /// A TOML study spec file (`--spec`).
     pub spec_file: Option<&'a Path>,
-    /// The server's host as typed: an IP literal decides the family.
-    pub host: Option<&'a str>,
+    /// The server's hosts as typed: an IP-literal HOST, or one of --host4/--host6
+    /// alone, decides the family.
+    pub hosts: Option<&'a crate::Hosts>,
     /// The peer is an unmodified iperf3 server (stream tests, one offered rate,
     /// one datagram per call).
     pub iperf3: bool,
@@ -160,18 +161,30 @@ fn resolve(over: SpecFile, layers: &Layers) -> Result<StudySpec, ResolveError> {
         layer = layer.merge(&file);
     }
     layer = layer.merge(&over);
-    // An IP-address host has one family: it decides the families unless they were
-    // given, and a family it cannot have is refused before anything starts.
-    if let Some(lit) = layers.host.and_then(literal_family) {
-        let host = layers.host.unwrap_or_default();
+    // A target given in one family only (an IP-address HOST, or --host4/--host6 alone)
+    // decides the families unless they were given, and a family it cannot have is
+    // refused before anything starts.
+    if let Some((hosts, only)) = layers.hosts.and_then(|h| Some((h, h.families()?))) {
+        let host = hosts.text().unwrap_or_default();
+        let numbers: Vec<u8> = only.iter().map(|f| f.number()).collect();
         match &layer.families {
-            None => layer.families = Some(vec![lit.number()]),
-            Some(fams) if fams.iter().any(|&f| f != lit.number()) => {
-                return Err(ResolveError::Option(format!(
-                    "{host} is an {lit} address, so it cannot be tested over the other family; \
-                     use --families {} or give a host name with both A and AAAA records",
-                    lit.number()
-                )))
+            None => layer.families = Some(numbers),
+            Some(fams) if fams.iter().any(|f| !numbers.contains(f)) => {
+                let missing = if numbers.contains(&4) { 6 } else { 4 };
+                let literal = hosts.host.as_deref().and_then(literal_family);
+                return Err(ResolveError::Option(match literal {
+                    Some(lit) => format!(
+                        "{host} is an {lit} address, so it cannot be tested over the other \
+                         family; use --families {n}, add the IPv{missing} server with \
+                         --host{missing} ADDR, or give a host name with both A and AAAA records",
+                        n = lit.number()
+                    ),
+                    None => format!(
+                        "no IPv{missing} server given (only {host}); add --host{missing} ADDR \
+                         or use --families {}",
+                        numbers.first().copied().unwrap_or(4)
+                    ),
+                }));
             }
             Some(_) => {}
         }
@@ -529,7 +542,7 @@ mod tests {
         let layers = Layers {
             preset: Some("002"),
             spec_file: Some(&path),
-            host: Some("::1"),
+            hosts: Some(&crate::Hosts::one("::1")),
             iperf3: false,
             emulated_link: false,
         };

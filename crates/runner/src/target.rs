@@ -70,8 +70,9 @@ impl Peer {
 /// Where tests go and how to reach it, as plain data.
 #[derive(Clone)]
 pub struct TargetOptions {
-    /// The server's host; `None`: the embedded server, or the lab's server with `lab`.
-    pub host: Option<String>,
+    /// The server's host, per family; none: the embedded server, or the lab's server
+    /// with `lab`.
+    pub hosts: crate::Hosts,
     /// The server's control port (ignored by the embedded server, which picks one).
     pub port: u16,
     pub peer: Peer,
@@ -110,7 +111,7 @@ impl Default for TargetOptions {
     /// The embedded server, unpinned, with a 5 s connect timeout.
     fn default() -> TargetOptions {
         TargetOptions {
-            host: None,
+            hosts: crate::Hosts::default(),
             port: engine::DEFAULT_PORT,
             peer: Peer::Dualperf,
             lab: None,
@@ -340,9 +341,26 @@ impl Target {
         let mut md = net::sysinfo::capture(None);
         md.insert("dualperf.version".into(), version.to_string());
         md.insert("dualperf.git_revision".into(), revision.to_string());
-        let target = match (&opts.host, self.lab()) {
+        let target = match (opts.hosts.text(), self.lab()) {
             (_, Some(_)) => "lab".to_string(),
-            (Some(h), None) => format!("{h} {}", opts.port),
+            (Some(_), None) => {
+                // Each family's server as given (--host4 / --host6 or HOST).
+                for (f, key) in [
+                    (Family::V4, crate::hosts::TARGET_HOST4_KEY),
+                    (Family::V6, crate::hosts::TARGET_HOST6_KEY),
+                ] {
+                    if let Some(h) = opts.hosts.for_family(f) {
+                        md.insert(key.into(), h.to_string());
+                    }
+                }
+                let main = opts.hosts.host.as_deref();
+                let first = main.or(opts.hosts.host4.as_deref());
+                format!(
+                    "{} {}",
+                    first.or(opts.hosts.host6.as_deref()).unwrap_or("-"),
+                    opts.port
+                )
+            }
             (None, None) => "embedded".to_string(),
         };
         md.insert(TARGET_KEY.into(), target);
@@ -394,10 +412,10 @@ impl Target {
             ),
             (Target::Iperf3(_), _) => format!(
                 "iperf3 server {} port {}",
-                opts.host.as_deref().unwrap_or("?"),
+                opts.hosts.text().unwrap_or_else(|| "?".into()),
                 opts.port
             ),
-            _ => match &opts.host {
+            _ => match opts.hosts.text() {
                 Some(h) => format!("dualperf server {h} port {}", opts.port),
                 None => "embedded loopback server".into(),
             },

@@ -410,6 +410,20 @@ impl Store {
             path: path.to_path_buf(),
             cause,
         };
+        // Read through a connection that could write, with every statement held to
+        // reads (`query_only`): SQLite removes the `-wal` and `-shm` files when the last
+        // connection that can write closes, and a read-only one leaves them beside the
+        // database for good. A file that cannot be written is opened read-only below.
+        let rw = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if let Ok(conn) = Connection::open_with_flags(path, rw) {
+            let queries_only = conn
+                .pragma_update(None, "query_only", "ON")
+                .map_err(StoreError::Sql)
+                .and_then(|()| Store::configured_read_only(conn, path));
+            if let Ok(store) = queries_only {
+                return Ok(store);
+            }
+        }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let first = Connection::open_with_flags(path, flags)
             .map_err(StoreError::Sql)

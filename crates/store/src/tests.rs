@@ -170,6 +170,57 @@ fn read_only_store_refuses_writes_cleanly() {
 }
 
 #[test]
+fn no_wal_or_shm_file_stays_beside_a_database_once_its_readers_and_writers_close() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, id) = filled(dir.path(), "tidy");
+    let beside = |ext: &str| {
+        let mut p = path.clone().into_os_string();
+        p.push(ext);
+        std::path::PathBuf::from(p)
+    };
+    let leftovers = || {
+        ["-wal", "-shm"]
+            .into_iter()
+            .filter(|e| beside(e).exists())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(leftovers(), Vec::<&str>::new(), "after the writer closed");
+    // `show`, `export`, `report`: a reader alone, then a reader beside a writer.
+    let r = Store::open_read_only(&path).unwrap();
+    assert_eq!(r.runs(id).unwrap().len(), 3);
+    drop(r);
+    assert_eq!(leftovers(), Vec::<&str>::new(), "after a reader alone");
+    let mut w = Store::open(&path).unwrap();
+    let r = Store::open_read_only(&path).unwrap();
+    w.record_run(&ok_run(id, 0, 3, 1.0)).unwrap();
+    assert_eq!(
+        r.runs(id).unwrap().len(),
+        4,
+        "the reader sees the writer's run"
+    );
+    drop(w);
+    drop(r);
+    assert_eq!(
+        leftovers(),
+        Vec::<&str>::new(),
+        "after a reader and a writer"
+    );
+    // The reader stayed one: its statements cannot write.
+    let mut r = Store::open_read_only(&path).unwrap();
+    assert!(r.record_run(&ok_run(id, 0, 9, 1.0)).is_err());
+    assert!(matches!(r.conn, Conn::Sqlite(ref c) if c.execute("DELETE FROM runs", []).is_err()));
+    drop(r);
+    assert_eq!(
+        Store::open_read_only(&path)
+            .unwrap()
+            .runs(id)
+            .unwrap()
+            .len(),
+        4
+    );
+}
+
+#[test]
 fn missing_file_read_only_is_an_open_error_naming_the_path() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("absent.db");

@@ -100,6 +100,44 @@ pub fn target_met(
     !w.is_empty() && w.iter().all(|w| w.width_pct <= target_pct)
 }
 
+/// Most runs [`runs_to_reach`] reports; beyond that a target is out of reach.
+pub const MAX_RUNS_TO_REACH: usize = 100_000;
+
+/// The runs a metric's interval would need to come within `target_pct` if its runs kept
+/// their spread: the smallest n' ≥ n with width · t(n' − 1)/t(n − 1) · √(n/n') ≤ target
+/// (the Student-t width, its standard deviation unchanged). `None` when the width is
+/// undefined (fewer than 2 runs, a zero mean with spread) or n' would pass
+/// [`MAX_RUNS_TO_REACH`].
+pub fn runs_to_reach(w: &MetricWidth, level_pct: f64, target_pct: f64) -> Option<usize> {
+    if w.n < 2 || !w.width_pct.is_finite() || target_pct.is_nan() || target_pct <= 0.0 {
+        return None;
+    }
+    if w.width_pct <= target_pct {
+        return Some(w.n);
+    }
+    let p = 1.0 - (1.0 - level_pct / 100.0) / 2.0;
+    let t = |n: usize| stats::special::student_t_quantile(p, (n - 1) as f64);
+    let width_at = |n: usize| w.width_pct * t(n) / t(w.n) * (w.n as f64 / n as f64).sqrt();
+    // The width falls with n: double to an upper bound, then bisect.
+    let mut hi = w.n;
+    while width_at(hi) > target_pct {
+        if hi >= MAX_RUNS_TO_REACH {
+            return None;
+        }
+        hi = (hi * 2).min(MAX_RUNS_TO_REACH);
+    }
+    let mut lo = w.n;
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if width_at(mid) <= target_pct {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +160,43 @@ mod tests {
         // 99 % is wider than 95 %.
         let (_, pct99) = width_pct(&[100.0, 102.0, 100.0, 102.0], 99.0);
         assert!(pct99 > pct);
+    }
+
+    #[test]
+    fn runs_to_reach_a_target_follow_the_student_t_width_at_the_same_spread() {
+        // 100, 102, 100, 102: 3.639 % at n = 4 (95 %). At n' runs of the same spread the
+        // width is 2 t(n' − 1) sd / √n' / mean: the count is the first n' within 1 %.
+        let (s, pct) = width_pct(&[100.0, 102.0, 100.0, 102.0], 95.0);
+        let w = MetricWidth {
+            metric: m::THROUGHPUT_BPS,
+            n: s.n,
+            mean: s.mean,
+            width_pct: pct,
+        };
+        let n = runs_to_reach(&w, 95.0, 1.0).unwrap();
+        let width_with = |k: usize| {
+            let t = stats::special::student_t_quantile(0.975, (k - 1) as f64);
+            2.0 * t * s.sd / (k as f64).sqrt() / s.mean * 100.0
+        };
+        assert!(width_with(n) <= 1.0, "{n}: {}", width_with(n));
+        assert!(
+            width_with(n - 1) > 1.0,
+            "{n} is the first: {}",
+            width_with(n - 1)
+        );
+        // A target already met needs no more; an undefined width gives no number.
+        assert_eq!(runs_to_reach(&w, 95.0, 5.0), Some(4));
+        let one = MetricWidth {
+            n: 1,
+            width_pct: f64::INFINITY,
+            ..w
+        };
+        assert_eq!(runs_to_reach(&one, 95.0, 5.0), None);
+        let hopeless = MetricWidth {
+            width_pct: 500.0,
+            ..w
+        };
+        assert_eq!(runs_to_reach(&hopeless, 95.0, 0.001), None);
     }
 
     #[test]

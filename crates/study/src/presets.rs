@@ -9,8 +9,12 @@ use wire::spec::SocketOpts;
 #[derive(Debug, Clone)]
 pub struct Preset {
     pub name: &'static str,
-    /// Seed file the method comes from (`None` for dualperf's own default).
+    /// Seed file the method comes from (`None` for dualperf's own default); its number
+    /// ("004") also finds the preset.
     pub source: Option<&'static str>,
+    /// The study as a reader knows it: title, authors and year (where the paper states
+    /// it), what `--list-presets` shows (`None` for dualperf's own default).
+    pub study: Option<&'static str>,
     /// What that study did, in one or two sentences.
     pub what_it_did: &'static str,
     /// What this preset runs, and what it cannot reproduce.
@@ -43,6 +47,7 @@ pub fn all() -> Vec<Preset> {
         Preset {
             name: "default",
             source: None,
+            study: None,
             what_it_did: "dualperf's main job: a quick IPv4-vs-IPv6 sweep of the four core tests.",
             notes: "6 sizes (128..1408/256) x 4 tests x IPv4/IPv6, interleaved, runs of 0.5 s \
                     repeated until the 95% interval of throughput / transaction rate, RTT and \
@@ -54,11 +59,12 @@ pub fn all() -> Vec<Preset> {
         Preset {
             name: "sweep6-40x60s",
             source: Some("000_20bdd31d528de7e3.txt"),
+            study: Some("\"Performance Analysis of Some Operating Systems in Wireless 802.11n Networks\", S. S. Kolahi and P. Li, International Journal of Computing and Network Technology, 2016"),
             what_it_did: "802.11n peer-peer, Win XP / Win 7 / Fedora 12 with Netperf 2.4.5: TCP and \
                           UDP throughput and RTT at 128, 384, 640, 896, 1152, 1408 bytes, 40 runs of \
                           ~60 s each, mean and standard deviation; TCP window 64 KB, UDP socket \
                           buffer 8 KB.",
-            notes: "6 sizes x 4 tests x 2 families x 40 runs of 60 s (about 32 h); TCP socket \
+            notes: "6 sizes x 4 tests x 2 families x 40 runs of 60 s; TCP socket \
                     buffers 64 KB, UDP socket buffers 8 KB.",
             model_args: Some("--link 802.11n:mcs=15,width=40,gi=short,band=2.4 --ampdu 64"),
             spec: SpecFile {
@@ -85,6 +91,7 @@ pub fn all() -> Vec<Preset> {
         Preset {
             name: "confidence95-cpu",
             source: Some("001_f2bb8168b0473743.txt"),
+            study: Some("\"Evaluating IPv6 in Peer-to-Peer 802.11n Wireless LANs\", S. S. Kolahi and P. Li, IEEE Internet Computing, 2011 (as the 802.11ac study below cites it; the copy kept has no title page)"),
             what_it_did: "802.11n peer-peer with WPA2, Win XP / Win 7 / Fedora 12 with Netperf: TCP \
                           and UDP throughput, RTT and sender CPU at 128..1408 step 256, each test \
                           repeated until the 95% confidence interval was reached (about 40 runs) \
@@ -112,11 +119,12 @@ pub fn all() -> Vec<Preset> {
         Preset {
             name: "sweep10-10x1min",
             source: Some("002_b5125daabdc2f503.txt"),
+            study: Some("\"Performance Comparison of IPv6 in 802.11ac WLAN in Windows and Linux Environment\", P. A. Tuifaiga, P. A. Ram and S. S. Kolahi (year not stated; it cites work of 2019)"),
             what_it_did: "802.11ac peer-peer and client-server, Windows 10 / Server and Ubuntu with \
                           D-ITG and Netperf: TCP and UDP throughput, RTT and CPU at ten sizes \
                           (128, 256, 384, 512, 640, 768, 896, 1024, 1152, 1408), 10 runs of \
                           1 min, runs inside the 95% CI averaged.",
-            notes: "10 sizes x 4 tests x 2 families x 10 runs of 60 s (about 13.5 h); the \
+            notes: "10 sizes x 4 tests x 2 families x 10 runs of 60 s; the \
                     report's 95% interval takes the place of their trimming.",
             model_args: Some("--link 802.11ac:mcs=9,nss=3,width=80,gi=short --ampdu 64"),
             spec: SpecFile {
@@ -135,11 +143,12 @@ pub fn all() -> Vec<Preset> {
         Preset {
             name: "million-packets-40x",
             source: Some("003_543c528aff639d92.txt"),
+            study: Some("\"Performance Comparison of IPv4 and IPv6 using Windows XP and Windows 7 over Gigabit Ethernet LAN\", P. Jain and S. Singh (year not stated; it cites work of 2011)"),
             what_it_did: "Gigabit Ethernet crossover, Win XP / Win 7 with IP Traffic - Test & \
                           Measure: TCP and UDP throughput from 128 to 1408 bytes, 40 runs of \
                           1,000,000 packets each.",
             notes: "TCP and UDP stream only, 6 sizes x 2 families x 40 runs of 1,000,000 packets \
-                    (sends); the seed does not list its intermediate sizes, the 256-byte step \
+                    (sends); the paper does not list its intermediate sizes, the 256-byte step \
                     of the other studies is used.",
             model_args: Some("--link ethernet:1G"),
             spec: SpecFile {
@@ -156,6 +165,7 @@ pub fn all() -> Vec<Preset> {
         Preset {
             name: "udp-jitter-10x1M",
             source: Some("004_4ac0fc035d9624fa.txt"),
+            study: Some("\"UDP-IPv6 Performance in Peer-to-Peer Gigabit Ethernet using Modern Windows and Linux Systems\", B. K. Soorty and N. I. Sarkar (year not stated; it cites work of 2013)"),
             what_it_did: "Gigabit Ethernet peer-peer, Win 7 - Server 2008 and Ubuntu - RHEL 5.5 with \
                           IP Traffic and a modified Iperf: UDP only, throughput, RTT, jitter at the \
                           receiver and client CPU, 6 sizes, 10 runs of 1,000,000 packets, accepted \

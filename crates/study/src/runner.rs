@@ -130,13 +130,32 @@ pub struct PastRun {
     pub metrics: BTreeMap<String, f64>,
 }
 
-/// Runs done and expected, for progress and ETA.
+/// Runs done and what remains, for progress and the time left ([`time_left_s`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Progress {
     /// Slots finished (reused ones included).
     pub done_slots: u64,
-    /// Current best guess of the total number of slots.
+    /// Current best guess of the total number of slots (it grows while cells miss
+    /// their target: not a fixed total).
     pub expected_slots: u64,
+    /// Cells finished (target met, or their runs done), of `cells`.
+    pub cells_finished: u32,
+    pub cells: u32,
+    /// Slots still to run at least (every unfinished cell stopping as soon as it may)
+    /// and at most (every one running to --max-runs), warm-up included.
+    pub left_min: u64,
+    pub left_max: u64,
+}
+
+/// The time the study has left, seconds, as a range: `p`'s remaining slots at the mean
+/// length of the `timed_runs` slots this invocation ran in `elapsed_s` (overheads
+/// included). `None` before the first slot has been timed.
+pub fn time_left_s(p: &Progress, timed_runs: u64, elapsed_s: f64) -> Option<(f64, f64)> {
+    if timed_runs == 0 || !(elapsed_s.is_finite() && elapsed_s >= 0.0) {
+        return None;
+    }
+    let per_run = elapsed_s / timed_runs as f64;
+    Some((per_run * p.left_min as f64, per_run * p.left_max as f64))
 }
 
 /// How one cell ended.
@@ -336,7 +355,25 @@ impl<'s> Runner<'s> {
     }
 
     fn progress(&self, done_slots: u64, states: &[CellState]) -> Progress {
-        let (lo, _) = self.spec.runs_range();
+        let (lo, hi) = self.spec.runs_range();
+        let warm = u64::from(self.spec.warmup_runs) * self.cells.len() as u64;
+        let warm_left = warm.saturating_sub(done_slots);
+        // An unfinished cell needs its fixed runs, or at least one more (at least enough
+        // for the minimum of successful runs) and at most up to the maximum.
+        let (mut left_min, mut left_max) = (warm_left, warm_left);
+        for s in states.iter().filter(|s| !s.done) {
+            let most = u64::from(hi.saturating_sub(s.slots));
+            let least = match self.spec.repetition {
+                Repetition::Fixed { .. } => most,
+                Repetition::Confidence { min_runs, .. } => {
+                    let measured = s.measured.len() as u32;
+                    u64::from(min_runs.saturating_sub(measured).max(1)).min(most)
+                }
+            };
+            left_min += least;
+            left_max += most;
+        }
+        let cells_finished = states.iter().filter(|s| s.done).count() as u32;
         let measured: u64 = states
             .iter()
             .map(|s| {
@@ -347,10 +384,13 @@ impl<'s> Runner<'s> {
                 }
             })
             .sum();
-        let warm = u64::from(self.spec.warmup_runs) * self.cells.len() as u64;
         Progress {
             done_slots,
             expected_slots: (warm + measured).max(done_slots),
+            cells_finished,
+            cells: self.cells.len() as u32,
+            left_min,
+            left_max,
         }
     }
 

@@ -311,3 +311,77 @@ fn given_cells_run_instead_of_the_specs_matrix_under_its_repetition() {
     assert_eq!(out.cells.len(), 1);
     assert_eq!(out.cells[0].ok_runs, 2);
 }
+
+/// A journal that keeps every progress the runner reports, over a memory journal.
+#[derive(Default)]
+struct Watching {
+    inner: MemoryJournal,
+    seen: Vec<crate::runner::Progress>,
+}
+
+impl crate::runner::Journal for Watching {
+    fn record(&mut self, f: &crate::runner::Finished) -> Result<(), crate::runner::JournalError> {
+        self.inner.record(f)
+    }
+    fn cell_done(
+        &mut self,
+        cell: &crate::Cell,
+        o: &crate::runner::CellOutcome,
+    ) -> Result<(), crate::runner::JournalError> {
+        self.inner.cell_done(cell, o)
+    }
+    fn starting(&mut self, _: &crate::Cell, _: &crate::Slot, _: u32, p: &crate::runner::Progress) {
+        self.seen.push(*p);
+    }
+}
+
+#[test]
+fn progress_says_cells_finished_and_a_range_of_runs_left_that_only_narrows() {
+    // 4 cells, 1 warm-up each, 3..6 runs; a 0.001 % target is never met, so every cell
+    // runs to 6 and the upper bound is exact from the start.
+    let s = spec(
+        "tests=['udp-rr']\nsizes=[128,256]\nconfidence=95.0\nci_width=0.001\nmin_runs=3\nmax_runs=6\nwarmup=1\n",
+    );
+    let mut j = Watching::default();
+    Runner::new(&s)
+        .run(&mut FakeExecutor::default(), &mut j)
+        .unwrap();
+    let first = j.seen[0];
+    assert_eq!((first.cells, first.cells_finished), (4, 0));
+    assert_eq!((first.left_min, first.left_max), (4 + 4 * 3, 4 + 4 * 6));
+    let total = j.seen.len() as u64;
+    assert_eq!(total, 4 + 4 * 6, "one progress per attempt");
+    for (i, p) in j.seen.iter().enumerate() {
+        // The slot about to run is still left; what is done plus what is left is the
+        // study, never fewer than it needs.
+        assert_eq!(p.done_slots, i as u64);
+        assert_eq!(p.done_slots + p.left_max, total, "at {i}: {p:?}");
+        assert!(p.left_min >= 1 && p.left_min <= p.left_max, "{p:?}");
+    }
+    let last = j.seen[j.seen.len() - 1];
+    assert_eq!((last.left_min, last.left_max), (1, 1));
+    assert_eq!(last.cells_finished, 3, "the last cell is running");
+    assert!(j
+        .seen
+        .windows(2)
+        .all(|w| w[1].cells_finished >= w[0].cells_finished));
+}
+
+#[test]
+fn time_left_is_the_runs_left_at_the_mean_run_length_so_far() {
+    use crate::runner::{time_left_s, Progress};
+    let p = Progress {
+        done_slots: 10,
+        expected_slots: 40,
+        cells_finished: 1,
+        cells: 4,
+        left_min: 5,
+        left_max: 30,
+    };
+    // A fake clock: 10 runs in 20 s are 2 s a run.
+    assert_eq!(time_left_s(&p, 10, 20.0), Some((10.0, 60.0)));
+    // Runs taken from the journal (a resumed study) took no time: only timed runs count.
+    assert_eq!(time_left_s(&p, 4, 20.0), Some((25.0, 150.0)));
+    assert_eq!(time_left_s(&p, 0, 20.0), None, "nothing timed yet");
+    assert_eq!(time_left_s(&p, 3, f64::NAN), None);
+}

@@ -38,6 +38,13 @@ impl Family {
             Family::V6 => 6,
         }
     }
+    /// The other family (what a fix such as "use -f 4" names).
+    pub fn other(self) -> Family {
+        match self {
+            Family::V4 => Family::V6,
+            Family::V6 => Family::V4,
+        }
+    }
 }
 
 impl fmt::Display for Family {

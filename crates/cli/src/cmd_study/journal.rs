@@ -55,12 +55,16 @@ pub fn say_took_over(campaign: &runner::lifecycle::OpenCampaign) {
     }
 }
 
-/// The study's progress on stderr: a bar on a terminal (current cell, run number, last
-/// result, ETA), progress lines otherwise, nothing with `--quiet`.
+/// The study's progress on stderr: on a terminal a bar of cells finished with what
+/// `progress::summary` says (runs done, runs and time left as ranges), the current cell
+/// and the last result; progress lines saying the same otherwise; nothing with `--quiet`.
 pub struct Shown {
     bar: ProgressBar,
     /// Progress lines when stderr is not a terminal (the bar draws nothing there).
     lines: Option<crate::progress::Lines>,
+    /// What the bar says, and since when this invocation runs.
+    status: crate::progress::Status,
+    since: std::time::Instant,
 }
 
 impl Shown {
@@ -69,16 +73,20 @@ impl Shown {
             ProgressBar::hidden()
         } else {
             let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
-            if let Ok(style) = ProgressStyle::with_template(
-                "{bar:20.cyan/blue} {pos}/{len} runs · ETA {eta} · {wide_msg}",
-            ) {
+            // The bar counts cells, whose number is fixed; runs and time left are ranges.
+            if let Ok(style) = ProgressStyle::with_template("{bar:20.cyan/blue} {wide_msg}") {
                 b.set_style(style);
             }
             b
         };
         let lines = (!quiet && !std::io::stderr().is_terminal())
             .then(|| crate::progress::Lines::start(crate::progress::interval()));
-        Shown { bar, lines }
+        Shown {
+            bar,
+            lines,
+            status: crate::progress::Status::default(),
+            since: std::time::Instant::now(),
+        }
     }
 
     /// The study has ended: no more lines, the bar cleared.
@@ -92,33 +100,146 @@ impl Shown {
 
 impl runner::campaign::ProgressView for Shown {
     fn starting(&mut self, progress: &Progress, current: &str, last: &str) {
-        self.bar.set_length(progress.expected_slots);
-        self.bar.set_position(progress.done_slots);
+        self.status.progress = *progress;
+        self.status.current = current.to_string();
+        self.bar.set_length(u64::from(progress.cells));
+        self.bar.set_position(u64::from(progress.cells_finished));
         if let Some(l) = &self.lines {
-            l.update(|s| {
-                s.done_runs = progress.done_slots;
-                s.expected_runs = progress.expected_slots;
-                s.current = current.to_string();
-            });
+            let st = self.status.clone();
+            l.update(|s| *s = st);
         }
-        self.bar.set_message(format!("{current} · last {last}"));
+        let said = crate::progress::summary(&self.status, self.since.elapsed());
+        self.bar
+            .set_message(format!("{said} · now {current} · last {last}"));
     }
 
     fn recorded(&mut self) {
-        self.bar.inc(1);
+        self.status.timed_runs += 1;
         if let Some(l) = &self.lines {
-            l.update(|s| s.done_runs += 1);
+            l.update(|s| s.timed_runs += 1);
         }
     }
 }
 
-/// What a finished study prints: where the results are, and IPv4 vs IPv6 at a glance.
+/// The idle baseline's verdict in words, when the host was busy before the first run
+/// (at or above the report's `BUSY_BASELINE_PCT`): said at the start on the terminal and
+/// again in the summary, not only in the report.
+pub fn busy_host_text(client: &std::collections::BTreeMap<String, String>) -> Option<String> {
+    let busy: f64 = client
+        .get(runner::target::IDLE_CPU_KEY)?
+        .trim()
+        .parse()
+        .ok()
+        .filter(|b: &f64| b.is_finite() && *b >= report::context::BUSY_BASELINE_PCT)?;
+    Some(format!(
+        "warning: this host was {busy:.0} % busy (all cores) before the first run, with \
+         nothing of dualperf's running: that other load slows and spreads the runs, so \
+         fewer cells meet the confidence target and host CPU figures include it; an idle \
+         host gives cleaner results"
+    ))
+}
+
+/// A study over a lab's emulated 802.11 link: the link, where its ceiling is (the
+/// report's Wi-Fi table, `dualperf model`) and what the emulation does not charge.
+fn emulated_link_text(lab: &std::collections::BTreeMap<String, String>) -> Option<String> {
+    let link = lab.get("lab.emulated_link")?;
+    matches!(model::link::parse(link), Ok(model::Link::Wifi(_))).then(|| {
+        format!(
+            "over an emulated {link} (tbf-shaped veths, not a radio): the report sets each cell \
+             against the link model's ceiling (`dualperf model --link {link}`); the emulation \
+             does not charge the airtime of TCP's acks, so TCP can pass that ceiling"
+        )
+    })
+}
+
+/// For the cells that missed their confidence target, what they need, in words: how
+/// many there are, the runs their spread would need (`study::confidence::runs_to_reach`)
+/// and the widest one. Empty when none missed.
+fn missed_text(spec: &StudySpec, with_target: &[&CellOutcome]) -> String {
+    let study::Repetition::Confidence {
+        level_pct,
+        width_pct,
+        max_runs,
+        ..
+    } = spec.repetition
+    else {
+        return String::new();
+    };
+    let missed: Vec<&&CellOutcome> = with_target
+        .iter()
+        .filter(|c| c.target_met == Some(false))
+        .collect();
+    if missed.is_empty() {
+        return String::new();
+    }
+    let cells = study::plan::cells(spec);
+    // Each missed cell's widest metric, and the runs its spread would need.
+    let need: Vec<(&CellOutcome, &study::confidence::MetricWidth, Option<usize>)> = missed
+        .iter()
+        .filter_map(|c| {
+            let w = c
+                .widths
+                .iter()
+                .filter(|w| w.width_pct > width_pct)
+                .max_by(|a, b| a.width_pct.total_cmp(&b.width_pct))?;
+            Some((
+                **c,
+                w,
+                study::confidence::runs_to_reach(w, level_pct, width_pct),
+            ))
+        })
+        .collect();
+    let counts: Vec<usize> = need.iter().filter_map(|(_, _, n)| *n).collect();
+    let mut out = format!(
+        "{} {} missed it: their {level_pct} % interval stayed wider than {width_pct} % of \
+         the mean after --max-runs {max_runs}",
+        missed.len(),
+        if missed.len() == 1 { "cell" } else { "cells" }
+    );
+    match (counts.iter().min(), counts.iter().max()) {
+        (Some(lo), Some(hi)) if lo == hi => out.push_str(&format!(
+            "; at their spread they need about {hi} runs (--max-runs {hi})"
+        )),
+        (Some(lo), Some(hi)) => out.push_str(&format!(
+            "; at their spread they need about {lo} to {hi} runs (--max-runs {hi})"
+        )),
+        _ => {}
+    }
+    let unreachable = need.iter().filter(|(_, _, n)| n.is_none()).count();
+    if unreachable > 0 {
+        out.push_str(&format!(
+            "; {unreachable} cannot reach it within {} runs at their spread",
+            study::confidence::MAX_RUNS_TO_REACH
+        ));
+    }
+    out.push_str("; or ask for a wider --ci-width\n");
+    if let Some((c, w, _)) = need
+        .iter()
+        .max_by(|a, b| a.1.width_pct.total_cmp(&b.1.width_pct))
+    {
+        let label = cells
+            .get(c.cell_index as usize)
+            .map(|cell| cell.label())
+            .unwrap_or_else(|| format!("cell {}", c.cell_index));
+        out.push_str(&format!(
+            "  widest: {label}, {} {:.1} % wide after {} runs\n",
+            w.metric, w.width_pct, w.n
+        ));
+    }
+    out
+}
+
+/// What a finished study prints: where the results are, how many cells met their
+/// target and what the others need, a host that was busy before the first run
+/// (`measured`: the runs were real, not the fake executor's), and IPv4 vs IPv6 at a
+/// glance.
 pub fn summary_text(
     store: &Store,
     campaign_id: i64,
     spec: &StudySpec,
     outcome: &StudyOutcome,
     db: &DbTarget,
+    measured: bool,
 ) -> Result<String, store::StoreError> {
     let runs = store.runs(campaign_id)?;
     let ok = runs
@@ -144,6 +265,17 @@ pub fn summary_text(
             "confidence target met in {met} of {} cells\n",
             with_target.len()
         ));
+        out.push_str(&missed_text(spec, &with_target));
+    }
+    let hosts = store.campaign(campaign_id)?.hosts;
+    if measured {
+        let client = runner::target::host_metadata(&hosts, "client");
+        if let Some(w) = busy_host_text(&client) {
+            out.push_str(&format!("{w}\n"));
+        }
+    }
+    if let Some(link) = emulated_link_text(&runner::target::host_metadata(&hosts, "lab")) {
+        out.push_str(&format!("{link}\n"));
     }
     let dead: Vec<String> = outcome
         .cells
@@ -214,8 +346,90 @@ pub fn summary_text(
         ));
     }
     out.push_str(&format!(
-        "\nnext: `dualperf show {campaign_id} --db {0}`, `dualperf export --db {0} --format csv`, `dualperf report --db {0} --campaign {campaign_id}`\n",
+        "\nnext: `dualperf show {campaign_id} --db {0}`, `dualperf export --db {0} -o runs.csv`, `dualperf report --db {0} --campaign {campaign_id}`\n",
         db
     ));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use study::confidence::MetricWidth;
+
+    #[test]
+    fn a_host_busy_before_the_first_run_is_told_in_words() {
+        let md = |busy: &str| {
+            [(runner::target::IDLE_CPU_KEY.to_string(), busy.to_string())]
+                .into_iter()
+                .collect()
+        };
+        let w = busy_host_text(&md("57.3")).expect("57 % is busy");
+        assert!(
+            w.contains("57 % busy (all cores) before the first run"),
+            "{w}"
+        );
+        assert_eq!(busy_host_text(&md("2.0")), None, "an idle host");
+        assert_eq!(busy_host_text(&md("NaN")), None);
+        assert_eq!(busy_host_text(&Default::default()), None, "not measured");
+    }
+
+    #[test]
+    fn a_study_over_an_emulated_wifi_link_names_it_and_what_tbf_does_not_charge() {
+        let lab = |link: &str| {
+            [("lab.emulated_link".to_string(), link.to_string())]
+                .into_iter()
+                .collect()
+        };
+        let t = emulated_link_text(&lab("802.11g:54")).expect("an 802.11 link");
+        assert!(t.contains("over an emulated 802.11g:54"), "{t}");
+        assert!(t.contains("`dualperf model --link 802.11g:54`"), "{t}");
+        assert!(t.contains("airtime of TCP's acks"), "{t}");
+        assert_eq!(
+            emulated_link_text(&lab("ethernet:1G")),
+            None,
+            "no airtime model"
+        );
+        assert_eq!(emulated_link_text(&Default::default()), None);
+    }
+
+    #[test]
+    fn missed_cells_are_counted_and_told_what_they_need() {
+        let spec = study::SpecFile::from_toml(
+            "tests=['udp-rr']\nsizes=[128]\nconfidence=95.0\nci_width=5.0\nmin_runs=3\nmax_runs=5\n",
+        )
+        .unwrap()
+        .resolve(0)
+        .unwrap();
+        // 8 % wide after 5 runs: at that spread about 10 runs reach 5 %.
+        let wide = |cell_index: u32, width_pct: f64| CellOutcome {
+            cell_index,
+            ok_runs: 5,
+            failed_slots: 0,
+            target_met: Some(width_pct <= 5.0),
+            widths: vec![MetricWidth {
+                metric: m::RTT_MEAN_NS,
+                n: 5,
+                mean: 50_000.0,
+                width_pct,
+            }],
+        };
+        let (a, b) = (wide(0, 8.0), wide(1, 3.0));
+        let t = missed_text(&spec, &[&a, &b]);
+        let need = study::confidence::runs_to_reach(&a.widths[0], 95.0, 5.0).unwrap();
+        assert!(need > 5, "{need}");
+        assert!(
+            t.starts_with(&format!(
+                "1 cell missed it: their 95 % interval stayed wider than 5 % of the mean after \
+                 --max-runs 5; at their spread they need about {need} runs (--max-runs {need}); \
+                 or ask for a wider --ci-width\n"
+            )),
+            "{t}"
+        );
+        assert!(
+            t.contains("widest: IPv4 udp-rr 128 B, rtt_mean_ns 8.0 % wide after 5 runs"),
+            "{t}"
+        );
+        assert_eq!(missed_text(&spec, &[&b]), "", "every target met");
+    }
 }

@@ -18,7 +18,7 @@ pub fn check_target(args: &StudyArgs, spec: &StudySpec) -> anyhow::Result<()> {
             anyhow::bail!("{why}");
         }
     }
-    if args.target.host.is_none() || super::fake_requested().is_some() {
+    if !args.target.hosts().is_remote() || super::fake_requested().is_some() {
         return Ok(());
     }
     let opts = crate::cmd_run::target_options(&args.target, args.connect_timeout, Arc::default())?;

@@ -15,7 +15,7 @@ fn report_of_two_campaigns_writes_html_tables_and_figures() {
         .args(ids.iter().map(|i| i.to_string()))
         .arg("--out")
         .arg(&out)
-        .args(["--link-rate", "1gbit"])
+        .args(["--link-rate", "1gbit", "--findings"])
         .output()
         .expect("run dualperf report");
     assert!(
@@ -340,4 +340,44 @@ fn scipy_recomputes_the_reports_comparisons_from_the_database() {
             "{base}: {text}"
         );
     }
+}
+
+#[test]
+fn a_report_of_several_campaigns_says_which_it_chose_and_prints_findings_only_when_asked() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("results.db");
+    let ids = fixture_db(&db);
+    assert!(ids.len() > 1);
+    let latest = ids.iter().max().unwrap().to_string();
+    let report = |extra: &[&str]| {
+        dualperf()
+            .args(["report", "--no-png", "--no-pdf", "--db"])
+            .arg(&db)
+            .arg("--out")
+            .arg(tmp.path().join("out"))
+            .args(extra)
+            .output()
+            .expect("run dualperf report")
+    };
+    let o = report(&[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        err.contains(&format!(
+            "holds {} campaigns; reporting the latest, {latest}",
+            ids.len()
+        )) && err.contains("Choose with --campaign ID"),
+        "{err}"
+    );
+    // The HTML report holds the findings; the terminal gets where it is and how many.
+    assert!(!out.lines().any(|l| l.starts_with("- ")), "{out}");
+    assert!(err.contains("findings; --findings prints them"), "{err}");
+    let o = report(&["--findings", "--campaign", &latest]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.lines().any(|l| l.starts_with("- ")), "{out}");
+    assert!(
+        !err.contains("holds"),
+        "a chosen campaign needs no note: {err}"
+    );
 }

@@ -86,7 +86,7 @@ fn the_campaigns_confidence_level_is_the_reports_unless_told_otherwise() {
 }
 
 #[test]
-fn a_campaign_with_one_family_has_nothing_to_compare_and_exits_2() {
+fn a_campaign_with_one_family_has_nothing_to_compare_and_exits_5() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let study = dualperf(
         tmp.path(),
@@ -106,7 +106,8 @@ fn a_campaign_with_one_family_has_nothing_to_compare_and_exits_2() {
     );
     assert!(study.status.success(), "{}", stderr(&study));
     let o = dualperf(tmp.path(), &["report", "--format", "text"], false);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // 5: written, but nothing to compare (not 2, a usage error).
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("nothing to compare") && stderr(&o).contains("--families 4,6"),
         "{}",
@@ -151,7 +152,8 @@ fn a_campaign_without_a_successful_run_is_an_error_with_its_first_failure() {
         ],
         false,
     );
-    assert_eq!(study.status.code(), Some(2), "{}", stderr(&study));
+    // 4: the study finished, but a cell got no run.
+    assert_eq!(study.status.code(), Some(4), "{}", stderr(&study));
     let o = dualperf(tmp.path(), &["report", "--format", "text"], false);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let e = stderr(&o);

@@ -68,8 +68,9 @@ fn main_job_report_names_no_unsupported_winner_and_no_negative_axis() {
         .arg(&db)
         .output()
         .expect("run dualperf study");
+    // 3: finished with some cells short of their target at 5 runs (load decides which).
     assert!(
-        study.status.success(),
+        matches!(study.status.code(), Some(0) | Some(3)),
         "study failed: {}",
         String::from_utf8_lossy(&study.stderr)
     );
@@ -210,8 +211,10 @@ fn cells_that_missed_their_confidence_target_are_warned_about_in_the_report() {
         .arg(&db)
         .output()
         .expect("run dualperf study");
-    assert!(
-        study.status.success(),
+    // 3: finished, the 0.001 % target missed in every cell.
+    assert_eq!(
+        study.status.code(),
+        Some(3),
         "study failed: {}",
         String::from_utf8_lossy(&study.stderr)
     );

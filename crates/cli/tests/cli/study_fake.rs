@@ -208,7 +208,7 @@ fn show_prints_metadata_plan_and_progress() {
 }
 
 #[test]
-fn confidence_target_is_recorded_per_cell() {
+fn confidence_target_is_recorded_per_cell_and_a_missed_one_exits_3() {
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir, "c.db");
     // The fake's ±2 % noise meets a 50 % target at the minimum, never a 0.001 % one.
@@ -236,7 +236,22 @@ fn confidence_target_is_recorded_per_cell() {
             ],
             true,
         );
-        assert!(o.status.success(), "{}", text(&o));
+        // Every target met: 0; finished with targets missed: 3 (not 0, not 2).
+        let status = if verdict == "met" { 0 } else { 3 };
+        assert_eq!(o.status.code(), Some(status), "{}", text(&o));
+        // The summary says in words how many met and what the others need.
+        let said = text(&o);
+        assert!(said.contains("confidence target met in"), "{said}");
+        // The hint writes the export to a file rather than megabytes to the terminal.
+        assert!(
+            said.contains(&format!("`dualperf export --db {db} -o runs.csv`")),
+            "{said}"
+        );
+        assert_eq!(
+            said.contains("2 cells missed it: their 95 % interval stayed wider than 0.001 % of the mean after --max-runs 4"),
+            verdict == "MISSED",
+            "{said}"
+        );
         let s = store::Store::open_read_only(db.as_ref()).unwrap();
         let want = if verdict == "met" { 2 } else { 4 };
         assert_eq!(s.runs(1).unwrap().len(), 2 * want, "width {width}");
@@ -337,9 +352,23 @@ fn dry_run_prints_the_plan_and_writes_nothing() {
 fn presets_list_names_every_seed_study() {
     let o = run(&["study", "--list-presets"], false);
     let t = String::from_utf8_lossy(&o.stdout);
-    for seed in ["000_", "001_", "002_", "003_", "004_"] {
-        assert!(t.contains(seed), "no preset from {seed}:\n{t}");
+    // Each published study by its title and authors (and year where the paper gives
+    // it), not the name of the file kept of it.
+    for title in [
+        "\"Performance Analysis of Some Operating Systems in Wireless 802.11n Networks\", S. S. Kolahi and P. Li, International Journal of Computing and Network Technology, 2016",
+        "\"Evaluating IPv6 in Peer-to-Peer 802.11n Wireless LANs\", S. S. Kolahi and P. Li, IEEE Internet Computing, 2011",
+        "\"Performance Comparison of IPv6 in 802.11ac WLAN in Windows and Linux Environment\"",
+        "\"Performance Comparison of IPv4 and IPv6 using Windows XP and Windows 7 over Gigabit Ethernet LAN\"",
+        "\"UDP-IPv6 Performance in Peer-to-Peer Gigabit Ethernet using Modern Windows and Linux Systems\"",
+    ] {
+        assert!(t.contains(&format!("  study: {title}")), "no {title}:\n{t}");
     }
+    assert!(!t.contains(".txt") && !t.contains("seed"), "{t}");
+    // One estimate per preset: the plan's, not a second hand-written one.
+    assert!(
+        !t.contains("(about 32 h)") && t.contains("plan: 48 cells x 40 runs, about 28h"),
+        "{t}"
+    );
     // Each seed names its link's ceiling as a dualperf model command.
     assert_eq!(
         t.matches("its link's ceiling: dualperf model --link ")
@@ -582,15 +611,27 @@ fn a_study_writing_to_a_pipe_prints_well_formed_progress_lines() {
     assert!(lines.len() >= 2, "{}", text(&o));
     let mut last_done = 0;
     for l in &lines {
-        // "dualperf: progress: D/E runs, T elapsed[, now CELL run R/N]"
+        // "dualperf: progress: D runs done, F of 2 cells finished, L[ to M] runs left[,
+        // about T[ to U] left], E elapsed[, now CELL run R/N]"
         let rest = &l["dualperf: progress: ".len()..];
-        let (counts, rest) = rest.split_once(" runs, ").expect(l);
-        let (done, expected) = counts.split_once('/').expect(l);
-        let (done, expected): (u64, u64) = (done.parse().expect(l), expected.parse().expect(l));
-        assert!(done <= expected && expected <= 12, "{l}");
+        let (done, rest) = rest.split_once(" runs done, ").expect(l);
+        let done: u64 = done.parse().expect(l);
+        assert!(done <= 12, "{l}");
         assert!(done >= last_done, "progress went back: {l}");
         last_done = done;
-        let (elapsed, now) = rest.split_once(" elapsed").expect(l);
+        let (finished, rest) = rest.split_once(" of 2 cells finished, ").expect(l);
+        assert!(finished.parse::<u32>().expect(l) <= 2, "{l}");
+        let (left, rest) = rest.split_once(" runs left").expect(l);
+        // Fixed runs: the runs left are one number, and with those done make the study.
+        assert_eq!(left.parse::<u64>().expect(l) + done, 12, "{l}");
+        let rest = match rest.strip_prefix(", about ") {
+            Some(r) => r.split_once(" left").expect(l).1,
+            None => rest,
+        };
+        let (elapsed, now) = rest
+            .strip_prefix(", ")
+            .and_then(|r| r.split_once(" elapsed"))
+            .expect(l);
         assert!(
             elapsed.ends_with('s')
                 && elapsed[..elapsed.len() - 1]
@@ -603,6 +644,12 @@ fn a_study_writing_to_a_pipe_prints_well_formed_progress_lines() {
             assert!(now.contains(" tcp-stream 128 B run "), "{l}");
         }
     }
+    // Once a run has been timed, the lines give the time left.
+    assert!(
+        lines.iter().any(|l| l.contains(" left, about ")),
+        "{}",
+        text(&o)
+    );
     // `--quiet` asks for errors only: no progress lines.
     let q_db = db_in(&dir, "q.db");
     let quiet = with_progress(&[

@@ -145,3 +145,115 @@ fn run_takes_the_family_from_an_ipv6_address_and_refuses_a_contradicting_flag() 
     let runs = s.runs(1).expect("runs of campaign 1");
     assert_eq!(runs.len(), 1, "{runs:?}");
 }
+
+/// The client metadata a study recorded for campaign 1 of `db`.
+fn client_metadata(db: &Path) -> std::collections::BTreeMap<String, String> {
+    let s = store::Store::open_read_only(db).expect("database");
+    let c = s.campaign(1).expect("campaign 1");
+    c.hosts
+        .into_iter()
+        .find(|h| h.role == "client")
+        .map(|h| h.metadata)
+        .unwrap_or_default()
+}
+
+#[test]
+fn localhost_is_both_loopback_addresses_for_server_dry_run_and_study() {
+    if !crate::support::engine::has_ipv6() {
+        eprintln!("skipped: ::1 is not available here");
+        return;
+    }
+    // One port in both families (`--bind localhost` is 127.0.0.1 and ::1), whatever
+    // /etc/hosts says: a study of `localhost` tests both and records where each went.
+    let port = crate::support::free_port();
+    let _srv = server_proc::ServerProc::start_on(BIN, port, &["--bind", "localhost"]);
+    let port = port.to_string();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let o = dualperf(tmp.path(), &["study", "localhost", "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        plan.contains("  IPv4: localhost = 127.0.0.1\n  IPv6: localhost = ::1\n"),
+        "{plan}"
+    );
+    let study = [
+        "--port", &port, "--runs", "1", "--sizes", "128", "--tests", "tcp-rr", "-d", "0.1",
+        "--quiet",
+    ];
+    let mut args = vec!["study", "localhost"];
+    args.extend(study);
+    let o = dualperf(tmp.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let db = tmp.path().join("dualperf.db");
+    let s = store::Store::open_read_only(&db).expect("database");
+    assert_eq!(s.runs(1).expect("runs").len(), 2, "one run per family");
+    let md = client_metadata(&db);
+    assert_eq!(md["study.target_ipv4"], "localhost");
+    assert_eq!(md["study.target_ipv6"], "localhost");
+    // One address per family, recorded with the campaign.
+    let mut args = vec![
+        "study",
+        "--host4",
+        "127.0.0.1",
+        "--host6",
+        "::1",
+        "--db",
+        "two.db",
+    ];
+    args.extend(study);
+    let o = dualperf(tmp.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let db = tmp.path().join("two.db");
+    let s = store::Store::open_read_only(&db).expect("database");
+    assert_eq!(s.runs(1).expect("runs").len(), 2, "one run per family");
+    let md = client_metadata(&db);
+    assert_eq!(md["study.target_ipv4"], "127.0.0.1");
+    assert_eq!(md["study.target_ipv6"], "::1");
+}
+
+#[test]
+fn a_dry_run_says_why_a_family_cannot_run_and_fails() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // A host given for IPv6 that has only an IPv4 address: the dry run names the family
+    // and the fix, and does not pretend the study can start.
+    let o = dualperf(
+        tmp.path(),
+        &[
+            "study",
+            "--host4",
+            "127.0.0.1",
+            "--host6",
+            "127.0.0.1",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert!(plan.contains("  IPv4: 127.0.0.1\n"), "{plan}");
+    assert!(
+        plan.contains("  IPv6: cannot run: host 127.0.0.1 has no IPv6 address (AAAA); give its IPv6 address with --host6"),
+        "{plan}"
+    );
+    assert!(
+        stderr(&o).contains("the study cannot start as given: IPv6"),
+        "{}",
+        stderr(&o)
+    );
+    // A key is for a remote server: without HOST or --host4/--host6 it is refused.
+    let o = dualperf(tmp.path(), &["run", "--psk-file", "k.key", "-n", "1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--psk-file is the key of a remote"),
+        "{}",
+        stderr(&o)
+    );
+    // --host6 alone makes the study IPv6 only.
+    let o = dualperf(tmp.path(), &["study", "--host6", "::1", "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        plan.contains("IPv6 tcp-stream") && !plan.contains("IPv4 tcp-stream"),
+        "{plan}"
+    );
+    assert!(!files_in(tmp.path()).iter().any(|f| f.ends_with(".db")));
+}

@@ -93,8 +93,8 @@ fn a_study_against_a_lying_server_records_failed_attempts_not_data() {
         ],
         false,
     );
-    // Exit 2: a cell got no successful run.
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    // Exit 4: a cell got no successful run.
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
     let s = store::Store::open_read_only(&db).unwrap();
     let runs = s.runs(1).unwrap();
     assert_eq!(runs.len(), 2, "one attempt and one retry: {runs:?}");

@@ -17,8 +17,9 @@ fn shortened_main_job_repeats_to_its_target_and_measures_udp_without_tool_made_l
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("main.db").display().to_string();
     let o = run(&["study", "--sizes", "128", "--quiet", "--db", &db], false);
-    // Exit 0, or 2 only if some cell got no successful run (never on a loaded box).
-    assert!(o.status.success(), "{}", text(&o));
+    // Exit 0, or 3 when a loaded box leaves some cell short of its target at
+    // --max-runs; never 4 (a cell with no successful run).
+    assert!(matches!(o.status.code(), Some(0) | Some(3)), "{}", text(&o));
     let s = store::Store::open_read_only(db.as_ref()).unwrap();
     let c = &s.campaigns().unwrap()[0];
     assert!(c.finished);

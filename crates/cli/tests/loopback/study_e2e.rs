@@ -316,3 +316,63 @@ fn a_list_of_profiles_runs_one_labelled_campaign_each() {
         assert!(md.contains(want), "{want}");
     }
 }
+
+#[test]
+fn a_host_busy_before_the_first_run_is_warned_about_on_the_terminal_and_in_the_summary() {
+    let _turn = crate::support::serial();
+    // Other load on every core while the study measures its idle baseline: spinning
+    // threads of this process, stopped when the study has ended.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let spinners: Vec<_> = (0..cores)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut x = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    x = std::hint::black_box(x.wrapping_add(1));
+                }
+            })
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("busy.db").display().to_string();
+    let o = run(
+        &[
+            "study",
+            "--families",
+            "4",
+            "--tests",
+            "tcp-rr",
+            "--sizes",
+            "128",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "-n",
+            "10",
+            "--db",
+            &db,
+        ],
+        false,
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for s in spinners {
+        s.join().unwrap();
+    }
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let out = String::from_utf8_lossy(&o.stdout);
+    // The baseline recorded is the one the warnings quote.
+    let s = store::Store::open_read_only(db.as_ref()).unwrap();
+    let hosts = s.campaign(1).unwrap().hosts;
+    let busy: f64 = hosts.iter().find(|h| h.role == "client").unwrap().metadata
+        ["study.idle_cpu_busy_pct"]
+        .parse()
+        .unwrap();
+    assert!(busy >= 10.0, "{cores} spinning threads, yet {busy} % busy");
+    let said = format!("this host was {busy:.0} % busy (all cores) before the first run");
+    assert!(err.contains(&said), "stderr: {err}");
+    assert!(out.contains(&said), "summary: {out}");
+}

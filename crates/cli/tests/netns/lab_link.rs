@@ -256,3 +256,57 @@ fn a_study_over_an_emulated_link_sends_one_datagram_per_call_and_is_set_against_
     assert_eq!(seen, 1, "{md}");
     assert!(md.contains("emulated by the lab"), "{md}");
 }
+
+#[test]
+fn a_run_over_an_emulated_link_names_it_with_the_models_ceiling_and_not_as_wired() {
+    let _turn = shared();
+    if !root_or_skip("dualperf run --lab-link tests") {
+        return;
+    }
+    let o = dualperf(&[
+        "run",
+        "--lab",
+        "p2p",
+        "--lab-link",
+        "802.11g:54",
+        "-t",
+        "tcp-stream",
+        "-f",
+        "6",
+        "-s",
+        "1408",
+        "-d",
+        "1",
+    ]);
+    let out = lossy(&o.stdout);
+    assert!(o.status.success(), "{out}{}", lossy(&o.stderr));
+    let phy = match model::link::parse("802.11g:54") {
+        Ok(model::Link::Wifi(p)) => p,
+        other => panic!("{other:?}"),
+    };
+    let ceiling = model::wifi::estimate(
+        &phy,
+        &Assumptions::default(),
+        wire::spec::Family::V6,
+        wire::spec::Transport::Tcp,
+        1408,
+    )
+    .expect("the model answers")
+    .goodput_bps;
+    assert!(
+        out.contains("802.11g:54, tbf-shaped veths in the lab"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "{:.2} Mbit/s goodput for IPv6 TCP 1408 B",
+            ceiling / 1e6
+        )),
+        "{out}"
+    );
+    assert!(out.contains("the airtime of TCP's acks"), "{out}");
+    assert!(
+        !out.contains("kind=wired"),
+        "a veth's state as the link's: {out}"
+    );
+}

@@ -25,8 +25,8 @@ pub enum Place {
         server: engine::EmbeddedServer,
         pinning: String,
     },
-    /// `dualperf server` at this host.
-    Remote { host: String },
+    /// `dualperf server` at these hosts (one per family, or one for both).
+    Remote { hosts: crate::Hosts },
     /// In the server namespace of a lab made for this target.
     Lab(Box<LabTarget>),
 }
@@ -92,14 +92,16 @@ impl DualperfTarget {
             let port = lab.port();
             return Ok(DualperfTarget::new(Place::Lab(Box::new(lab)), port, opts));
         }
-        match &opts.host {
-            Some(host) => Ok(DualperfTarget::new(
-                Place::Remote { host: host.clone() },
+        if opts.hosts.is_remote() {
+            return Ok(DualperfTarget::new(
+                Place::Remote {
+                    hosts: opts.hosts.clone(),
+                },
                 opts.port,
                 opts,
-            )),
-            None => DualperfTarget::embedded(opts, families),
+            ));
         }
+        DualperfTarget::embedded(opts, families)
     }
 
     fn new(place: Place, port: u16, opts: &TargetOptions) -> DualperfTarget {
@@ -194,7 +196,8 @@ impl DualperfTarget {
     /// The server's address for a test in `family`.
     pub fn host_for(&self, family: Family) -> String {
         match &self.place {
-            Place::Remote { host } => host.clone(),
+            // A family with no host given fails in the engine, naming the family.
+            Place::Remote { hosts } => hosts.for_family(family).unwrap_or_default().to_string(),
             Place::Lab(lab) => lab.server_addr(family).to_string(),
             Place::Embedded { .. } => match family {
                 Family::V4 => "127.0.0.1".to_string(),

@@ -37,8 +37,8 @@ pub struct BusyCount {
 
 /// Tests against an iperf3 server at a host or in a lab.
 pub struct Iperf3Target {
-    /// Where the server is: a host, or (`None`) the lab's server addresses.
-    host: Option<String>,
+    /// Where the server is, per family; none: the lab's server addresses.
+    hosts: crate::Hosts,
     lab: Option<LabTarget>,
     port: u16,
     opts: iperf3::ClientOptions,
@@ -63,14 +63,14 @@ impl Iperf3Target {
         notice: &mut dyn FnMut(&str),
     ) -> Result<Iperf3Target, TargetError> {
         let lab = open_lab(opts, Peer::Iperf3, notice)?;
-        if lab.is_none() && opts.host.is_none() {
+        if lab.is_none() && !opts.hosts.is_remote() {
             return Err(TargetError::Refused(
                 "--peer iperf3 needs the HOST of an iperf3 server (`iperf3 -s` running there), or --lab"
                     .into(),
             ));
         }
         let mut t = Iperf3Target::new(
-            opts.host.as_deref(),
+            opts.hosts.host.as_deref(),
             lab,
             opts.port,
             opts.connect_timeout,
@@ -80,6 +80,7 @@ impl Iperf3Target {
         t.opts.control_timeout = opts.iperf3_control_timeout;
         t.busy_limit = opts.iperf3_busy_limit;
         t.reopen_grace = opts.iperf3_reopen_grace;
+        t.hosts = opts.hosts.clone();
         Ok(t)
     }
 
@@ -92,7 +93,10 @@ impl Iperf3Target {
         stop: Arc<AtomicBool>,
     ) -> Iperf3Target {
         Iperf3Target {
-            host: host.map(str::to_string),
+            hosts: crate::Hosts {
+                host: host.map(str::to_string),
+                ..crate::Hosts::default()
+            },
             lab,
             port,
             opts: iperf3::ClientOptions {
@@ -127,9 +131,9 @@ impl Iperf3Target {
     }
 
     fn host_for(&self, family: Family) -> String {
-        match (&self.lab, &self.host) {
+        match (&self.lab, self.hosts.for_family(family)) {
             (Some(lab), _) => lab.server_addr(family).to_string(),
-            (None, Some(h)) => h.clone(),
+            (None, Some(h)) => h.to_string(),
             (None, None) => "localhost".into(),
         }
     }

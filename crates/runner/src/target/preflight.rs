@@ -9,7 +9,7 @@
 //! only resolved (see [`check_remote`]).
 
 use super::{DualperfTarget, Peer, TargetError, TargetOptions};
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use wire::spec::Family;
 
 /// Why a remote target cannot be studied, worded for the user.
@@ -22,8 +22,9 @@ pub enum PreflightError {
         source: std::io::Error,
     },
     #[error(
-        "host {host} has no {family} address ({record}); use --families {other} \
-         (nothing was recorded)"
+        "host {host} has no {family} address ({record}); give the {family} server with \
+         --host{n} ADDR, or use --families {other} (nothing was recorded)",
+        n = family.number()
     )]
     NoAddress {
         host: String,
@@ -31,6 +32,13 @@ pub enum PreflightError {
         record: &'static str,
         other: u8,
     },
+    #[error(
+        "no {family} server given: add --host{n} ADDR, or use --families {o} \
+         (nothing was recorded)",
+        n = family.number(),
+        o = family.other().number()
+    )]
+    NoHost { family: Family },
     #[error("the study cannot start, nothing was recorded: {addr} does not answer")]
     NoAnswer {
         addr: SocketAddr,
@@ -51,13 +59,15 @@ impl From<TargetError> for PreflightError {
 /// Checks the remote target of `opts` in each of `families` (nothing to check for the
 /// embedded server or a lab, which the study builds itself).
 pub fn check_remote(opts: &TargetOptions, families: &[Family]) -> Result<(), PreflightError> {
-    let Some(host) = opts.host.as_deref() else {
-        return Ok(());
-    };
-    if opts.lab.is_some() {
+    if !opts.hosts.is_remote() || opts.lab.is_some() {
         return Ok(());
     }
     for &family in families {
+        // An address HOST of the other family is resolved too: its error names the fix.
+        let given = opts.hosts.for_family(family);
+        let Some(host) = given.or(opts.hosts.host.as_deref()) else {
+            return Err(PreflightError::NoHost { family });
+        };
         let addr = resolve(host, opts.port, family)?;
         match opts.peer {
             Peer::Dualperf => {
@@ -80,28 +90,17 @@ pub fn check_remote(opts: &TargetOptions, families: &[Family]) -> Result<(), Pre
 
 /// The address of `host` in `family`, or why there is none and what to do.
 fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr, PreflightError> {
-    let bare = host.trim().trim_start_matches('[').trim_end_matches(']');
-    let all: Vec<SocketAddr> = (bare, port)
-        .to_socket_addrs()
-        .map_err(|source| PreflightError::Resolve {
+    match net::host::address_in(host, family) {
+        Ok(ip) => Ok(SocketAddr::new(ip, port)),
+        Err(net::host::HostError::Resolve { source, .. }) => Err(PreflightError::Resolve {
             host: host.to_string(),
             source,
-        })?
-        .collect();
-    let want = |a: &&SocketAddr| match family {
-        Family::V4 => a.is_ipv4(),
-        Family::V6 => a.is_ipv6(),
-    };
-    all.iter().find(want).copied().ok_or_else(|| {
-        let (record, other) = match family {
-            Family::V4 => ("A", 6),
-            Family::V6 => ("AAAA", 4),
-        };
-        PreflightError::NoAddress {
+        }),
+        Err(net::host::HostError::NoAddress { .. }) => Err(PreflightError::NoAddress {
             host: host.to_string(),
             family,
-            record,
-            other,
-        }
-    })
+            record: net::host::record(family),
+            other: family.other().number(),
+        }),
+    }
 }

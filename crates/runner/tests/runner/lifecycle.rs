@@ -150,7 +150,11 @@ fn an_interrupted_campaign_resumes_where_it_stopped_and_ends_as_if_never_stopped
     assert_eq!(resumed.past_runs(), 7);
     assert_eq!(resumed.spec, spec, "the stored spec is the one resumed");
     let stored = resumed.stored_target().unwrap();
-    assert_eq!((stored.host, stored.lab), (None, None), "it ran embedded");
+    assert_eq!(
+        (stored.hosts.host, stored.lab),
+        (None, None),
+        "it ran embedded"
+    );
     let mut target = Target::fake(false);
     let ran = support::run(resumed, &mut target, Seen::default());
     assert_eq!(support::failed_cells(&ran.end), 0);
@@ -238,7 +242,7 @@ fn a_target_is_read_back_from_a_campaigns_hosts() {
         &[(TARGET_KEY, "fd00::2 5201"), (PEER_KEY, "iperf3")],
     )])
     .unwrap();
-    assert_eq!(remote.host.as_deref(), Some("fd00::2"));
+    assert_eq!(remote.hosts.host.as_deref(), Some("fd00::2"));
     assert_eq!(remote.port, Some(5201));
     assert_eq!(remote.peer, runner::Peer::Iperf3);
     let lab = lifecycle::stored_target(&[

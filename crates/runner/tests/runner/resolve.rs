@@ -63,9 +63,49 @@ fn a_spec_file_that_is_missing_or_wrong_is_named() {
 }
 
 #[test]
+fn a_host_for_one_family_alone_decides_the_family_and_both_make_both() {
+    let only6 = runner::Hosts {
+        host6: Some("2001:db8::7".into()),
+        ..runner::Hosts::default()
+    };
+    let s = study(&Layers {
+        hosts: Some(&only6),
+        ..Layers::default()
+    })
+    .unwrap();
+    assert_eq!(s.families, [Family::V6]);
+    let opts = StudyOptions {
+        families: Some(vec![4, 6]),
+        ..StudyOptions::default()
+    };
+    let layers = Layers {
+        hosts: Some(&only6),
+        ..Layers::default()
+    };
+    let e = runner::resolve_study(&TestOptions::default(), &opts, &layers)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no IPv4 server given") && e.contains("--host4 ADDR"),
+        "{e}"
+    );
+    let both = runner::Hosts {
+        host4: Some("192.0.2.7".into()),
+        host6: Some("2001:db8::7".into()),
+        ..runner::Hosts::default()
+    };
+    let s = study(&Layers {
+        hosts: Some(&both),
+        ..Layers::default()
+    })
+    .unwrap();
+    assert_eq!(s.families, [Family::V4, Family::V6]);
+}
+
+#[test]
 fn an_address_decides_the_family_and_refuses_the_other() {
     let s = study(&Layers {
-        host: Some("192.0.2.7"),
+        hosts: Some(&runner::Hosts::one("192.0.2.7")),
         ..Layers::default()
     })
     .unwrap();
@@ -75,7 +115,7 @@ fn an_address_decides_the_family_and_refuses_the_other() {
         ..StudyOptions::default()
     };
     let layers = Layers {
-        host: Some("::1"),
+        hosts: Some(&runner::Hosts::one("::1")),
         ..Layers::default()
     };
     let e = runner::resolve_study(&TestOptions::default(), &opts, &layers)

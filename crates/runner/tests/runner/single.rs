@@ -118,7 +118,7 @@ fn a_run_against_no_server_fails_with_the_targets_own_error() {
         .expect("a free port")
         .port();
     let opts = TargetOptions {
-        host: Some("127.0.0.1".into()),
+        hosts: runner::Hosts::one("127.0.0.1"),
         port,
         connect_timeout: std::time::Duration::from_secs(2),
         ..TargetOptions::default()

@@ -130,7 +130,7 @@ fn preflight_finds_a_server_that_answers_and_names_one_that_does_not() {
     use runner::target::preflight::{check_remote, PreflightError};
     let server = embedded();
     let remote = |port: u16, peer: Peer, host: &str| TargetOptions {
-        host: Some(host.to_string()),
+        hosts: runner::Hosts::one(host),
         port,
         peer,
         ..TargetOptions::default()
