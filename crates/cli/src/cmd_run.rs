@@ -895,7 +895,7 @@ mod tests {
     fn a_udp_stream_without_one_way_delay_says_why_in_text() {
         let spec = wire::spec::TestSpec::new(TestKind::UdpStream, wire::spec::Family::V4, 1000);
         let r = RunResult::from_sides(spec, Default::default(), Default::default());
-        let text = summary(&r, false);
+        let text = summary(&r, false, false);
         let why = r.one_way_delay().unwrap_err().to_string();
         assert!(text.contains("\n  latency\n"), "{text}");
         assert!(

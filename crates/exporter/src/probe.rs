@@ -287,7 +287,10 @@ pub fn probe_target(
     limits: &FamilyLimits,
 ) -> runner::TargetOptions {
     runner::TargetOptions {
-        host: Some(addr.to_string()),
+        hosts: runner::Hosts {
+            host: Some(addr.to_string()),
+            ..runner::Hosts::default()
+        },
         port,
         peer: module.peer,
         psk: module.psk.clone(),

@@ -2,7 +2,7 @@
 //! resolution to one IPv4 and one IPv6 address (A and AAAA).
 
 use ipnet::IpNet;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use wire::spec::Family;
 
 /// Longest host name (RFC 1035 §2.3.4: 255 octets on the wire, 253 as text).
@@ -335,15 +335,14 @@ pub fn resolve(target: &Target) -> Result<Resolved, NoAddress> {
     if let Some(ip) = target.ip() {
         return Ok(Resolved::pick(target, &[ip]));
     }
-    let addrs: Vec<IpAddr> = (target.host.as_str(), 0u16)
-        .to_socket_addrs()
-        .map_err(|e| NoAddress::Unresolved {
+    // net's one resolver: `localhost` is both loopback addresses (RFC 6761 §6.3)
+    // whatever /etc/hosts says, as for `run` and `study`.
+    let mut addrs: Vec<IpAddr> =
+        net::host::addresses(&target.host).map_err(|e| NoAddress::Unresolved {
             host: target.host.clone(),
             reason: e.to_string(),
-        })?
-        .map(|a: SocketAddr| a.ip())
-        .take(64)
-        .collect();
+        })?;
+    addrs.truncate(64);
     Ok(Resolved::pick(target, &addrs))
 }
 
@@ -543,6 +542,17 @@ mod tests {
             vec!["127.0.0.1:1".parse().unwrap()]
         );
         assert_eq!(r.endpoints([Family::V6, Family::V4], 1).len(), 2);
+    }
+
+    #[test]
+    fn localhost_is_both_loopback_addresses_whatever_the_hosts_file_says() {
+        // RFC 6761 §6.3, as for `run` and `study`: stock Debian's /etc/hosts has no
+        // `::1 localhost`, and the IPv6 family must not fail for want of an AAAA record.
+        for name in ["localhost", "LOCALHOST", "probe.localhost"] {
+            let r = resolve(&Target::parse(name).unwrap()).unwrap();
+            assert_eq!(r.v4, Ok("127.0.0.1".parse().unwrap()), "{name}");
+            assert_eq!(r.v6, Ok("::1".parse().unwrap()), "{name}");
+        }
     }
 
     #[test]

@@ -134,7 +134,10 @@ fn a_run_against_no_server_fails_with_the_targets_own_error() {
 fn a_waiting_run_waits_out_a_busy_iperf3_server_for_its_limit_and_names_it_busy() {
     let (port, seen) = testkit::busy_iperf3_server(50);
     let opts = TargetOptions {
-        host: Some("127.0.0.1".into()),
+        hosts: runner::Hosts {
+            host: Some("127.0.0.1".into()),
+            ..runner::Hosts::default()
+        },
         port,
         peer: runner::Peer::Iperf3,
         iperf3_busy_limit: std::time::Duration::from_millis(300),
