@@ -7,9 +7,17 @@
 //!
 //! Returns strings and bytes; never writes files (the CLI does).
 //!
-//! Modules: [`dataset`] (input), [`analysis`] (numbers), [`tables`], [`headers`],
-//! [`wifi`] (802.11 links against the airtime model),
-//! [`context`] (tables), [`findings`], [`svg`] (figures), [`html`] (the page), `png`.
+//! Modules, by what they hold:
+//! - input: [`dataset`] (what the report reads), [`fixture`] (a fixed synthetic dataset
+//!   for tests and demonstrations), [`left_out`] (runs not counted, and why);
+//! - numbers: [`analysis`] (views, comparisons, corrections), [`caveats`] (what limits
+//!   the conclusions), [`headers`] (header overhead against the link model), [`wifi`]
+//!   (802.11 links against the airtime model), [`loaded`] (latency under load),
+//!   [`windows`] (per-window statistics over time);
+//! - words and tables: [`findings`], [`tables`], [`context`], [`table`] (one table and
+//!   its renderings), [`format`] (numbers as text), [`escape`] (one escaping function
+//!   per output format), [`latex`];
+//! - figures and the page: [`svg`], [`timeseries`], `png`, `pdf`, [`html`].
 #![forbid(unsafe_code)]
 
 pub mod analysis;
