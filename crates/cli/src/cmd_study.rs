@@ -337,27 +337,6 @@ pub fn version_and_revision() -> (String, String) {
     )
 }
 
-/// The command line as typed, quoted where a word needs it; bytes that are not UTF-8
-/// (a `--db` path may hold any) become U+FFFD (`std::env::args` would panic on them).
-/// A password in a database URL is replaced by `***` (see `store::redact_password`).
-fn command_line() -> String {
-    let line = std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
-        .map(|a| {
-            if !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=,:+@%".contains(c))
-            {
-                a
-            } else {
-                format!("'{}'", a.replace('\'', "'\\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ");
-    store::redact_password(&line)
-}
-
 pub fn study_main(args: StudyArgs) -> anyhow::Result<ExitCode> {
     if args.list_presets {
         out!("{}", list_presets())?;
@@ -408,7 +387,7 @@ fn new_campaign(
     let store = journal::open_store(&args.db)?;
     let (version, revision) = version_and_revision();
     let info = runner::lifecycle::CampaignInfo {
-        command_line: command_line(),
+        command_line: runner::campaign::command_line(),
         created_unix_s: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs() as i64)

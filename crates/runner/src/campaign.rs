@@ -336,8 +336,56 @@ pub fn history(store: &Store, campaign_id: i64) -> Result<Vec<PastRun>, store::S
         .collect())
 }
 
+/// This process's command line as typed, for a campaign's record: each word quoted where
+/// it needs it, bytes that are not UTF-8 (a `--db` path may hold any) as U+FFFD
+/// (`std::env::args` would panic on them), and a password in a database URL replaced by
+/// `***` (`store::redact_password`). Every campaign a command creates records this.
+pub fn command_line() -> String {
+    quote_command_line(std::env::args_os())
+}
+
+/// [`command_line`] of the given words.
+pub fn quote_command_line(words: impl IntoIterator<Item = std::ffi::OsString>) -> String {
+    let line = words
+        .into_iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=,:+@%".contains(c))
+            {
+                a
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    store::redact_password(&line)
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[cfg(unix)]
+    #[test]
+    fn a_command_line_keeps_words_quotes_what_needs_it_and_survives_bytes_not_utf8() {
+        use std::os::unix::ffi::OsStringExt;
+        let words = vec![
+            std::ffi::OsString::from("dualperf"),
+            "exporter".into(),
+            "--label".into(),
+            "it's".into(),
+            "--db".into(),
+            std::ffi::OsString::from_vec(b"r\xffsults.db".to_vec()),
+            "postgres://u:se/cret@host/db".into(),
+        ];
+        let line = super::quote_command_line(words);
+        assert_eq!(
+            line,
+            "dualperf exporter --label 'it'\\''s' --db 'r\u{fffd}sults.db' postgres://u:***@host/db"
+        );
+    }
     use super::*;
     use study::fake::FakeExecutor;
 

@@ -94,7 +94,7 @@ impl Monitoring {
         let id = self.store.create_campaign(&NewCampaign {
             label: monitoring_label(name),
             created_unix_s: crate::target::now_unix_ns() / 1_000_000_000,
-            command_line: std::env::args().collect::<Vec<_>>().join(" "),
+            command_line: crate::campaign::command_line(),
             spec_json: "{}".into(),
             dualperf_version: env!("CARGO_PKG_VERSION").into(),
             git_revision: String::new(),
