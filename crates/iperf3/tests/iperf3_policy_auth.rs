@@ -350,7 +350,7 @@ fn a_bytes_bound_test_is_ended_at_the_longest_test_the_server_allows() {
 /// while a real `iperf3 -u -R` client from 127.0.0.1 opens its stream. iperf3's servers
 /// take the first datagram from anyone; ours takes only the control connection's host, so
 /// the client is served and the other host receives nothing, neither a reply nor the
-/// reverse test's data. The stray datagrams are in the session's notes (three sessions
+/// reverse test's data. The stray datagrams are in the session's notes (five sessions
 /// at most, so that a flood that missed the moment the stream opens is tried again).
 #[test]
 fn a_udp_stream_opens_only_to_the_control_connections_host() {
@@ -362,9 +362,12 @@ fn a_udp_stream_opens_only_to_the_control_connections_host() {
     let flood = {
         let (sock, stop) = (other.try_clone().unwrap(), stop.clone());
         std::thread::spawn(move || {
-            // Bounded: at most 2 million 4-byte datagrams, to loopback.
-            for _ in 0..2_000_000 {
-                if stop.load(Ordering::Relaxed) {
+            // Until the sessions are over, so that it spans every stream's opening however
+            // slowly a loaded host runs them (a count alone ran out before the second
+            // session); bounded: at most 60 s and 50 million 4-byte datagrams, to loopback.
+            let started = Instant::now();
+            for _ in 0..50_000_000 {
+                if stop.load(Ordering::Relaxed) || started.elapsed() > Duration::from_secs(60) {
                     break;
                 }
                 let _ = sock.send_to(b"9876", ("127.0.0.1", port));
@@ -379,7 +382,7 @@ fn a_udp_stream_opens_only_to_the_control_connections_host() {
         })
     };
     let mut reports = Vec::new();
-    for session in 1..=3 {
+    for session in 1..=5 {
         let done = Iperf3::spawn(&[
             "-c",
             "127.0.0.1",
