@@ -176,10 +176,7 @@ impl PathFraming {
     pub fn packet_model(&self, family: wire::spec::Family) -> OverheadModel {
         match self.sender_mss_bytes {
             Some(mss) => OverheadModel {
-                mtu_bytes: mss
-                    + family.ip_header_bytes()
-                    + 20
-                    + model::overhead::TCP_TIMESTAMP_OPTION_BYTES,
+                mtu_bytes: mss + model::tcp_header_bytes(family),
                 ..self.model
             },
             None => self.model,
