@@ -333,16 +333,17 @@ ctxt 1990573
         assert!(CpuSnapshot::parse("cpu 1 2 3 4\ncpuX 1 2 3 4\n").is_err());
     }
 
+    /// Process times from user and system milliseconds.
+    fn times_ms(user_ms: u64, system_ms: u64) -> ProcessCpuTimes {
+        ProcessCpuTimes {
+            user_ns: user_ms * 1_000_000,
+            system_ns: system_ms * 1_000_000,
+        }
+    }
+
     #[test]
     fn process_cpu_is_a_share_of_one_core() {
-        let a = ProcessCpuTimes {
-            user_ns: 1_000_000_000,
-            system_ns: 500_000_000,
-        };
-        let b = ProcessCpuTimes {
-            user_ns: 1_300_000_000,
-            system_ns: 700_000_000,
-        };
+        let (a, b) = (times_ms(1_000, 500), times_ms(1_300, 700));
         assert!((a.pct_of_one_core_until(&b, 1_000_000_000) - 50.0).abs() < 1e-9);
         assert_eq!(a.pct_of_one_core_until(&b, 0), 0.0);
     }
@@ -350,23 +351,12 @@ ctxt 1990573
     #[test]
     fn process_cpu_splits_into_user_and_system_shares_of_one_core() {
         // The iperf3 port's cpu_util_total / user / system come from here.
-        let a = ProcessCpuTimes {
-            user_ns: 1_000_000_000,
-            system_ns: 1_000_000_000,
-        };
-        let b = ProcessCpuTimes {
-            user_ns: 1_500_000_000,
-            system_ns: 1_250_000_000,
-        };
+        let (a, b) = (times_ms(1_000, 1_000), times_ms(1_500, 1_250));
         let u = a.usage_until(&b, 2_000_000_000);
         assert_eq!((u.user_pct, u.system_pct, u.total_pct), (25.0, 12.5, 37.5));
         assert_eq!(a.usage_until(&b, 0), ProcessCpuPct::default());
         // A part that went backwards counts 0; the other is kept.
-        let c = ProcessCpuTimes {
-            user_ns: 500_000_000,
-            system_ns: 2_000_000_000,
-        };
-        let u = a.usage_until(&c, 1_000_000_000);
+        let u = a.usage_until(&times_ms(500, 2_000), 1_000_000_000);
         assert_eq!((u.user_pct, u.system_pct, u.total_pct), (0.0, 100.0, 100.0));
     }
 }
