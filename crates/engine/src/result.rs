@@ -176,10 +176,7 @@ impl PathFraming {
     pub fn packet_model(&self, family: wire::spec::Family) -> OverheadModel {
         match self.sender_mss_bytes {
             Some(mss) => OverheadModel {
-                mtu_bytes: mss
-                    + family.ip_header_bytes()
-                    + 20
-                    + model::overhead::TCP_TIMESTAMP_OPTION_BYTES,
+                mtu_bytes: mss + model::tcp_header_bytes(family),
                 ..self.model
             },
             None => self.model,
@@ -496,12 +493,9 @@ impl RunResult {
             }
             put(m::DURATION_S, Some(span_ns as f64 / 1e9));
             if is_udp {
-                let lost = sent_packets.saturating_sub(recv_packets);
+                let lost = measure::lost_packets(sent_packets, recv_packets);
                 put(m::LOST_PACKETS, Some(lost as f64));
-                put(
-                    m::LOSS_PCT,
-                    (sent_packets > 0).then(|| lost as f64 * 100.0 / sent_packets as f64),
-                );
+                put(m::LOSS_PCT, measure::loss_pct(sent_packets, recv_packets));
                 let rxs = self.receiving_sides();
                 let dup = rxs
                     .iter()
@@ -760,7 +754,7 @@ impl RunResult {
         measure::window::join(&tx.windows, &rx.windows)
             .into_iter()
             .map(|w| {
-                let lost = w.sent_packets.saturating_sub(w.recv_packets);
+                let lost = measure::lost_packets(w.sent_packets, w.recv_packets);
                 let got = w.recv_packets > 0;
                 WindowRow {
                     index: w.index,
@@ -768,8 +762,7 @@ impl RunResult {
                     sent_packets: w.sent_packets,
                     recv_packets: w.recv_packets,
                     lost_packets: lost,
-                    loss_pct: (w.sent_packets > 0)
-                        .then(|| lost as f64 * 100.0 / w.sent_packets as f64),
+                    loss_pct: measure::loss_pct(w.sent_packets, w.recv_packets),
                     bitrate_bps: w.recv_bytes as f64 * 8.0 / (width as f64 / 1e9),
                     jitter_ns: (timing_ok && got).then_some(w.jitter_ns),
                     owd_mean_ns: shift

@@ -260,13 +260,12 @@ pub fn build(
         metrics.push(Metric::new(m::SENT_PPS, sent as f64 / secs));
         metrics.push(Metric::new(m::RECV_PPS, recv as f64 / secs));
         metrics.push(Metric::new(m::LOST_PACKETS, lost as f64));
-        // iperf3: loss % = errors / the sender's packet count.
-        let pct = if sent > 0 {
-            lost as f64 * 100.0 / sent as f64
-        } else {
-            0.0
-        };
-        metrics.push(Metric::new(m::LOSS_PCT, pct));
+        // iperf3: loss % = errors / the sender's packet count (errors ≤ packets ≤ sent
+        // is checked above), absent when nothing was sent.
+        let lost_u = u64::try_from(lost).unwrap_or(0);
+        if let Some(pct) = measure::loss_pct(sent, sent.saturating_sub(lost_u)) {
+            metrics.push(Metric::new(m::LOSS_PCT, pct));
+        }
     }
     if let Some(j) = head.jitter_s {
         metrics.push(Metric::new(m::JITTER_RFC3550_NS, j * 1e9));
@@ -347,6 +346,26 @@ mod tests {
         assert!(r.unavailable.contains(&m::REORDERED_PACKETS));
         assert!(!r.unavailable.contains(&m::THROUGHPUT_BPS));
         assert!(r.reverse.is_none());
+    }
+
+    #[test]
+    fn nothing_sent_has_no_loss_figure_rather_than_zero() {
+        // One home for loss % (measure::loss): the loss of nothing is absent, not 0 %.
+        let server = UDP_SERVER
+            .replace(r#""bytes":120000"#, r#""bytes":0"#)
+            .replace(r#""errors":40,"packets":976"#, r#""errors":0,"packets":0"#);
+        let server = Results::from_json(&serde_json::from_str(&server).unwrap()).unwrap();
+        let spec = TestSpec::new(TestKind::UdpStream, Family::V4, 128);
+        let ours = [OurStream {
+            id: 1,
+            we_send: true,
+            outcome: StreamOutcome::default(),
+        }];
+        let r = build(&spec, &ours, &server, Value::Null, Value::Null, 1.0, 3.0).unwrap();
+        assert_eq!(get(&r, m::SENT_PACKETS), 0.0);
+        assert_eq!(get(&r, m::LOST_PACKETS), 0.0);
+        assert!(r.metrics.iter().all(|x| x.name != m::LOSS_PCT));
+        assert!(r.unavailable.contains(&m::LOSS_PCT));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //!
 //! - [`latency`]: latency histogram (hdrhistogram) with exact min / max / mean / stddev.
 //! - [`jitter`]: RFC 3550 §6.4.1 interarrival jitter and RFC 5481 IPDV.
+//! - [`loss`]: lost packets and loss % (absent when nothing was sent), for every peer kind.
 //! - [`seq`]: received / lost / duplicate / reordered counts as RFC 4737 defines them.
 //! - [`interval`]: bytes and packets per interval → rate samples.
 //! - [`cpu`]: /proc/stat parsing, CPU deltas, process CPU (re-exported from `wire::cpu`,
@@ -16,6 +17,7 @@ pub mod cpu;
 pub mod interval;
 pub mod jitter;
 pub mod latency;
+pub mod loss;
 pub mod owd;
 pub mod seq;
 pub use wire::snmp;
@@ -30,6 +32,7 @@ pub use cpu::{
 pub use interval::{IntervalMeter, IntervalSample};
 pub use jitter::{Ipdv, Rfc3550Jitter};
 pub use latency::{LatencyHistogram, LatencySummary};
+pub use loss::{loss_pct, lost_packets};
 pub use owd::{ClockOffset, ClockReject, ClockSample, NoClockOffset, Transit};
 pub use seq::{Arrival, SeqCounts, SeqTracker, SEQ_WINDOW};
 pub use snmp::UdpErrorCounters;

@@ -41,18 +41,14 @@ impl SeqCounts {
     pub fn expected(&self, sent: Option<u64>) -> u64 {
         sent.unwrap_or_else(|| self.highest_seq.map_or(0, |h| h.saturating_add(1)))
     }
-    /// Lost packets: expected − received (never negative).
+    /// Lost packets: expected − received (never negative; [`crate::loss`]).
     pub fn lost(&self, sent: Option<u64>) -> u64 {
-        self.expected(sent).saturating_sub(self.received)
+        crate::loss::lost_packets(self.expected(sent), self.received)
     }
-    /// Loss as a percentage of expected; 0 when nothing was expected.
-    pub fn loss_pct(&self, sent: Option<u64>) -> f64 {
-        let expected = self.expected(sent);
-        if expected == 0 {
-            0.0
-        } else {
-            self.lost(sent) as f64 * 100.0 / expected as f64
-        }
+    /// Loss as a percentage of expected; `None` when nothing was expected
+    /// ([`crate::loss`]).
+    pub fn loss_pct(&self, sent: Option<u64>) -> Option<f64> {
+        crate::loss::loss_pct(self.expected(sent), self.received)
     }
 }
 
@@ -186,7 +182,15 @@ mod tests {
         assert_eq!((c.duplicates, c.reordered), (0, 0));
         assert_eq!(c.lost(None), 0);
         assert_eq!(c.lost(Some(1000)), 0);
-        assert_eq!(c.loss_pct(Some(1000)), 0.0);
+        assert_eq!(c.loss_pct(Some(1000)), Some(0.0));
+    }
+
+    #[test]
+    fn nothing_expected_has_no_loss_figure() {
+        let c = run(&[]);
+        assert_eq!(c.lost(None), 0);
+        assert_eq!(c.loss_pct(None), None);
+        assert_eq!(c.loss_pct(Some(0)), None);
     }
 
     #[test]
@@ -195,7 +199,7 @@ mod tests {
         assert_eq!(c.received, 5);
         assert_eq!(c.lost(None), 3); // 2, 5, 6
         assert_eq!(c.lost(Some(10)), 5); // and 8, 9 at the tail
-        assert_eq!(c.loss_pct(Some(10)), 50.0);
+        assert_eq!(c.loss_pct(Some(10)), Some(50.0));
         assert_eq!(c.reordered, 0);
     }
 
@@ -204,7 +208,7 @@ mod tests {
         let seqs: Vec<u64> = (0..1000).filter(|s| s % 10 != 9).collect();
         let c = run(&seqs);
         assert_eq!(c.lost(Some(1000)), 100);
-        assert_eq!(c.loss_pct(Some(1000)), 10.0);
+        assert_eq!(c.loss_pct(Some(1000)), Some(10.0));
     }
 
     #[test]

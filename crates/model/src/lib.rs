@@ -9,4 +9,4 @@ pub mod overhead;
 pub mod wifi;
 
 pub use link::{Link, LinkError};
-pub use overhead::{header_share_of_gap, LinkModel, OverheadModel, WireCost};
+pub use overhead::{header_share_of_gap, tcp_header_bytes, LinkModel, OverheadModel, WireCost};

@@ -18,6 +18,12 @@ use wire::spec::{Family, TestKind, Transport};
 
 /// TCP timestamp option bytes per segment (RFC 7323 TSopt 10 bytes + 2 NOP padding).
 pub const TCP_TIMESTAMP_OPTION_BYTES: u32 = 12;
+/// Header bytes of one TCP segment: IP, TCP and the timestamp option (52 for IPv4, 72
+/// for IPv6); a segment of MSS bytes makes a packet of MSS + this.
+pub fn tcp_header_bytes(family: Family) -> u32 {
+    family.ip_header_bytes() + Transport::Tcp.header_bytes() + TCP_TIMESTAMP_OPTION_BYTES
+}
+
 /// IPv6 fragment extension header (RFC 8200 §4.5).
 const IPV6_FRAGMENT_HEADER_BYTES: u32 = 8;
 const ETHERNET_HEADER_BYTES: u32 = 14;
@@ -146,7 +152,7 @@ impl OverheadModel {
     /// 1428 for IPv6 at MTU 1500).
     pub fn mss_bytes(&self, family: Family) -> u32 {
         self.mtu_bytes
-            .saturating_sub(family.ip_header_bytes() + 20 + TCP_TIMESTAMP_OPTION_BYTES)
+            .saturating_sub(tcp_header_bytes(family))
             .max(1)
     }
 
@@ -194,8 +200,7 @@ impl OverheadModel {
     }
 
     fn tcp_cost(&self, family: Family, kind: TestKind, payload_bytes: u32) -> WireCost {
-        let headers =
-            family.ip_header_bytes() + Transport::Tcp.header_bytes() + TCP_TIMESTAMP_OPTION_BYTES;
+        let headers = tcp_header_bytes(family);
         let mss = self.mss_bytes(family);
         if kind.is_rr() {
             // One request: ⌈payload / MSS⌉ segments, the last one partly filled.

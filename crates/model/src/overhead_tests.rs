@@ -103,3 +103,14 @@ fn expected_ratio_and_share_of_gap() {
     );
     assert_eq!(header_share_of_gap(0.9, 1.02), None);
 }
+
+#[test]
+fn a_tcp_segment_carries_52_or_72_header_bytes_and_the_mss_fills_the_mtu() {
+    // 20 IPv4 / 40 IPv6 + 20 TCP + 12 timestamp option.
+    assert_eq!(tcp_header_bytes(V4), 52);
+    assert_eq!(tcp_header_bytes(V6), 72);
+    let m = OverheadModel::ethernet();
+    for f in [V4, V6] {
+        assert_eq!(m.mss_bytes(f) + tcp_header_bytes(f), m.mtu_bytes);
+    }
+}

@@ -7,7 +7,7 @@
 //! applies each one's model to its own runs. A tbf-shaped link lets its bucket through on
 //! top of its rate, so its ceiling over a run of T seconds is rate × T + burst.
 
-use crate::analysis::{Analysis, Point, ViewData};
+use crate::analysis::{Analysis, ViewData};
 use crate::format::{int_cell, num_cell, pct, pct_cell};
 use crate::table::{Cell, Table};
 use model::OverheadModel;
@@ -85,40 +85,8 @@ pub fn measured_ratio(vd: &ViewData, system: usize, size: u32) -> Option<f64> {
     (v4 > 0.0 && v6.is_finite()).then_some(v6 / v4)
 }
 
-/// The measured IPv6/IPv4 ratio with its confidence interval: the delta method over both
-/// means (each side's standard error), with the Welch degrees of freedom of the pair.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RatioCi {
-    pub ratio: f64,
-    pub lo: f64,
-    pub hi: f64,
-}
-
-fn ratio_ci(point: &Point, level: f64) -> Option<RatioCi> {
-    let (a, b) = (&point.a, &point.b); // IPv4, IPv6
-    if !(a.mean > 0.0 && b.mean.is_finite()) || a.n < 2 || b.n < 2 {
-        return None;
-    }
-    let r = b.mean / a.mean;
-    let rel2 = (a.sd * a.sd / a.n as f64) / (a.mean * a.mean)
-        + if b.mean != 0.0 {
-            (b.sd * b.sd / b.n as f64) / (b.mean * b.mean)
-        } else {
-            0.0
-        };
-    let se = r.abs() * rel2.sqrt();
-    let df = if point.welch.df.is_finite() {
-        point.welch.df
-    } else {
-        (a.n + b.n - 2) as f64
-    };
-    let t = stats::student_t_quantile(1.0 - (1.0 - level) / 2.0, df.max(1.0));
-    Some(RatioCi {
-        ratio: r,
-        lo: r - t * se,
-        hi: r + t * se,
-    })
-}
+/// The measured IPv6/IPv4 ratio with its confidence interval (`stats::ratio_ci`).
+pub use stats::RatioCi;
 
 /// "1 Gbit/s", "100 Mbit/s", "2.5 Gbit/s".
 pub fn rate_text(bps: f64) -> String {
@@ -276,7 +244,8 @@ pub(crate) fn measured_ratio_ci(
         .iter()
         .find(|c| c.context == analysis.systems[system])
         .and_then(|c| c.points.iter().find(|p| p.payload_bytes == size))?;
-    ratio_ci(point, analysis.options.confidence)
+    // IPv6 over IPv4.
+    stats::ratio_ci(&point.b, &point.a, analysis.options.confidence)
 }
 
 /// A measured ratio's CI against a predicted ratio: "explained" only when the

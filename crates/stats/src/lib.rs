@@ -1,12 +1,13 @@
 //! dualperf-stats: pure statistics for dualperf — per-cell summaries with Student-t
 //! confidence intervals, two-group comparisons (Welch's t-test, Mann-Whitney U, effect
-//! sizes, Holm correction) and the smallest corrected p a plan can reach ([`reach`]). No
+//! sizes, Holm correction), the confidence interval of a ratio of means ([`ratio`]) and the smallest corrected p a plan can reach ([`reach`]). No
 //! I/O, no clock. (The header/framing overhead model lives in dualperf-model.)
 #![forbid(unsafe_code)]
 
 pub mod compare;
 pub mod outliers;
 pub mod percent;
+pub mod ratio;
 pub mod reach;
 pub mod special;
 pub mod summary;
@@ -17,6 +18,7 @@ pub use compare::{
 };
 pub use outliers::{outliers, OUTLIER_MIN_RELATIVE, OUTLIER_SCALED_MADS};
 pub use percent::{base_value, base_words, percent_difference, percent_of, PercentBase};
+pub use ratio::{ratio_ci, RatioCi};
 pub use reach::{smallest_corrected_p, smallest_p, PrimaryTest, Reach};
 pub use special::{normal_cdf, normal_quantile, student_t_cdf, student_t_quantile};
 pub use summary::Summary;

@@ -204,12 +204,33 @@ impl ProcessCpuTimes {
     /// Process CPU between `self` (earlier) and `later` over `elapsed_ns` of wall time,
     /// as % of one core (can exceed 100 with several threads). 0 when no time elapsed.
     pub fn pct_of_one_core_until(&self, later: &ProcessCpuTimes, elapsed_ns: u64) -> f64 {
-        if elapsed_ns == 0 {
-            return 0.0;
-        }
-        let used = later.total_ns().saturating_sub(self.total_ns());
-        used as f64 * 100.0 / elapsed_ns as f64
+        self.usage_until(later, elapsed_ns).total_pct
     }
+    /// User, system and total process CPU between `self` (earlier) and `later` over
+    /// `elapsed_ns` of wall time, each in % of one core (iperf3's `cpu_util_*`); a part
+    /// that went backwards counts 0, and all are 0 when no time elapsed.
+    pub fn usage_until(&self, later: &ProcessCpuTimes, elapsed_ns: u64) -> ProcessCpuPct {
+        if elapsed_ns == 0 {
+            return ProcessCpuPct::default();
+        }
+        let pct = |used: u64| used as f64 * 100.0 / elapsed_ns as f64;
+        let user_pct = pct(later.user_ns.saturating_sub(self.user_ns));
+        let system_pct = pct(later.system_ns.saturating_sub(self.system_ns));
+        ProcessCpuPct {
+            total_pct: user_pct + system_pct,
+            user_pct,
+            system_pct,
+        }
+    }
+}
+
+/// A process's CPU use over an interval, in % of one core (can exceed 100).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProcessCpuPct {
+    /// User + system.
+    pub total_pct: f64,
+    pub user_pct: f64,
+    pub system_pct: f64,
 }
 
 #[cfg(test)]
@@ -312,17 +333,30 @@ ctxt 1990573
         assert!(CpuSnapshot::parse("cpu 1 2 3 4\ncpuX 1 2 3 4\n").is_err());
     }
 
+    /// Process times from user and system milliseconds.
+    fn times_ms(user_ms: u64, system_ms: u64) -> ProcessCpuTimes {
+        ProcessCpuTimes {
+            user_ns: user_ms * 1_000_000,
+            system_ns: system_ms * 1_000_000,
+        }
+    }
+
     #[test]
     fn process_cpu_is_a_share_of_one_core() {
-        let a = ProcessCpuTimes {
-            user_ns: 1_000_000_000,
-            system_ns: 500_000_000,
-        };
-        let b = ProcessCpuTimes {
-            user_ns: 1_300_000_000,
-            system_ns: 700_000_000,
-        };
+        let (a, b) = (times_ms(1_000, 500), times_ms(1_300, 700));
         assert!((a.pct_of_one_core_until(&b, 1_000_000_000) - 50.0).abs() < 1e-9);
         assert_eq!(a.pct_of_one_core_until(&b, 0), 0.0);
+    }
+
+    #[test]
+    fn process_cpu_splits_into_user_and_system_shares_of_one_core() {
+        // The iperf3 port's cpu_util_total / user / system come from here.
+        let (a, b) = (times_ms(1_000, 1_000), times_ms(1_500, 1_250));
+        let u = a.usage_until(&b, 2_000_000_000);
+        assert_eq!((u.user_pct, u.system_pct, u.total_pct), (25.0, 12.5, 37.5));
+        assert_eq!(a.usage_until(&b, 0), ProcessCpuPct::default());
+        // A part that went backwards counts 0; the other is kept.
+        let u = a.usage_until(&times_ms(500, 2_000), 1_000_000_000);
+        assert_eq!((u.user_pct, u.system_pct, u.total_pct), (0.0, 100.0, 100.0));
     }
 }

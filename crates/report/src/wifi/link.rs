@@ -207,24 +207,28 @@ impl WifiLink {
         else {
             return Some(model);
         };
-        // tbf counts a veth frame: the IP packet, the 14-byte Ethernet header and the
-        // overhead; bulk TCP goes in full-MTU segments.
-        let ip = f64::from(family.ip_header_bytes());
-        let mtu = f64::from(self.assumptions.mtu_bytes);
+        // tbf counts a veth frame (model's TbfVeth: the IP packet and the Ethernet
+        // header) and the overhead; bulk TCP goes in full-MTU segments.
+        let mtu = self.assumptions.mtu_bytes;
         let (app, packet) = match kind {
-            TestKind::TcpStream => {
-                let ts = f64::from(model::overhead::TCP_TIMESTAMP_OPTION_BYTES);
-                (mtu - ip - 20.0 - ts, mtu)
-            }
-            _ => (f64::from(size), f64::from(size) + 8.0 + ip),
+            TestKind::TcpStream => (
+                f64::from(mtu) - f64::from(model::tcp_header_bytes(family)),
+                mtu,
+            ),
+            _ => (
+                f64::from(size),
+                size.saturating_add(Transport::Udp.header_bytes() + family.ip_header_bytes()),
+            ),
         };
-        let shaper = rate * app / (packet + 14.0 + f64::from(overhead));
+        // What a veth frame adds to its packet (in f64: an MTU read from a file may be
+        // anything, and must not overflow).
+        let veth_bytes = f64::from(model::LinkModel::TbfVeth.frame_bytes(0));
+        let frame = f64::from(packet) + veth_bytes + f64::from(overhead);
+        let shaper = rate * app / frame;
         // The bucket, and one packet more: a rate over a span from the first to the
         // last arrival counts one packet beyond the span's time.
         let bucket = match (burst_bytes, duration_s) {
-            (Some(b), Some(t)) if t > 0.0 => {
-                1.0 + (b as f64 + packet + 14.0 + f64::from(overhead)) * 8.0 / (rate * t)
-            }
+            (Some(b), Some(t)) if t > 0.0 => 1.0 + (b as f64 + frame) * 8.0 / (rate * t),
             _ => 1.0,
         };
         Some(model.max(shaper) * bucket)

@@ -265,6 +265,19 @@ fn an_emulated_lab_link_is_set_against_its_own_model_and_says_what_it_leaves_out
         panic!("{:?}", campaign_wifi(&c, Direction::Reverse));
     };
     assert_eq!((link.phy, link.assumptions), (phy, a));
+    // The shaper's ceiling counts each datagram as tbf does on a veth: payload + 8 UDP
+    // + 20 IPv4 + 14 Ethernet (model's TbfVeth frame) + the 1155-byte overhead.
+    for size in [64u32, 1400] {
+        // (1400 B: the shaper is the higher, 29.11 against the model's 29.05 Mbit/s.)
+        let shaper = 54e6 * f64::from(size) / f64::from(size + 8 + 20 + 14 + 1155);
+        let model = max(Family::V4, size);
+        let got = link.ceiling_bps(Family::V4, TestKind::UdpStream, size, None);
+        assert_eq!(
+            got,
+            Some(model.max(shaper)),
+            "{size} B: model {model}, shaper {shaper}"
+        );
+    }
     let d = Dataset { campaigns: vec![c] };
     let md = table_md(&d);
     assert!(md.contains("| 97.0 |"), "{md}");
