@@ -136,8 +136,13 @@ pub struct StudyArgs {
     #[arg(long, value_parser = ["interleaved", "random"])]
     pub order: Option<String>,
     /// Seed of the random order (recorded; default drawn from the clock).
-    #[arg(long)]
-    pub seed: Option<u64>,
+    ///
+    /// The traffic model's draws have their own seed, --traffic-seed (`run --seed`).
+    #[arg(long, value_name = "N")]
+    pub order_seed: Option<u64>,
+    /// Refused: `run --seed` seeds traffic draws, a study has two seeds (SEEDS_HINT).
+    #[arg(long = "seed", hide = true, value_name = "N")]
+    pub seed_refused: Option<String>,
     /// Warm-up runs per cell, made first and not counted.
     #[arg(long, value_name = "N")]
     pub warmup: Option<u32>,
@@ -164,9 +169,17 @@ pub struct StudyArgs {
     pub opts: crate::test_args::TestArgs,
 }
 
+/// Why `study --seed` is refused: it would mean one seed where a study has two.
+const SEEDS_HINT: &str = "study has two seeds: --order-seed N for the random run order \
+     (what study --seed was), --traffic-seed N for the --idt/--size-dist/--profile draws \
+     (what run --seed is)";
+
 impl StudyArgs {
     /// Combinations that cannot work, refused before anything starts.
     fn check_target(&self) -> anyhow::Result<()> {
+        if self.seed_refused.is_some() {
+            bail!("{SEEDS_HINT}");
+        }
         if self.target.peer == Peer::Iperf3
             && !self.target.hosts().is_remote()
             && self.target.lab.is_none()
@@ -250,7 +263,7 @@ impl StudyArgs {
             min_runs: self.min_runs,
             max_runs: self.max_runs,
             order: self.order.clone(),
-            seed: self.seed,
+            seed: self.order_seed,
             warmup: self.warmup,
             retries: self.retries,
             label: self.label.clone(),
@@ -764,6 +777,30 @@ fn connect_timeout(args: &StudyArgs) -> anyhow::Result<Duration> {
 mod tests {
 
     use super::*;
+
+    fn study_args(words: &[&str]) -> StudyArgs {
+        use clap::Parser;
+        let cli = crate::Cli::try_parse_from([&["dualperf", "study"], words].concat()).unwrap();
+        match cli.command {
+            crate::Command::Study(a) => *a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn study_seed_is_refused_naming_the_order_and_the_traffic_seed() {
+        let e = study_args(&["--order", "random", "--seed", "7"])
+            .check_target()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--order-seed N") && e.contains("--traffic-seed N"),
+            "{e}"
+        );
+        let args = study_args(&["--order", "random", "--order-seed", "7"]);
+        args.check_target().unwrap();
+        assert_eq!(args.resolve().unwrap().seed, 7);
+    }
 
     #[test]
     fn flags_override_preset_and_file() {
