@@ -284,10 +284,6 @@ pub fn family_of(hosts: &runner::Hosts, flag: Option<Family>) -> anyhow::Result<
     }
 }
 
-/// What a file given as a results database is, when it is not one: "… is empty: not a
-/// dualperf database" or "… is not an SQLite database" (rather than SQLite's or the
-/// schema check's words). A missing file and a real SQLite file pass, and an empty one
-/// when it is about to be written (`study`, `import`: SQLite makes it a database).
 /// `--db` and `DUALPERF_DB`: an SQLite file or a `postgres://` URL (any bytes a path
 /// may hold; what is not a PostgreSQL URL is a file).
 pub fn db_target_parser() -> impl clap::builder::TypedValueParser<Value = store::DbTarget> {
@@ -295,6 +291,48 @@ pub fn db_target_parser() -> impl clap::builder::TypedValueParser<Value = store:
     clap::builder::OsStringValueParser::new().map(|s| store::DbTarget::parse(&s))
 }
 
+/// The `--db` option of every command that reads or writes the results database: one
+/// help text, one default, one environment variable.
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct DbArg {
+    /// Results database: an SQLite file or a postgres:// URL.
+    ///
+    /// postgres://USER@HOST/DB?sslmode=require is shared by several controllers.
+    #[arg(
+        long = "db",
+        env = store::DB_ENV,
+        hide_env_values = true,
+        value_name = "FILE|URL",
+        default_value = "dualperf.db",
+        value_parser = db_target_parser()
+    )]
+    pub target: store::DbTarget,
+}
+
+/// `--connect-timeout` of `run` and `study`: one meaning, and the runner's default.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ConnectTimeoutArg {
+    /// Seconds each run waits for its control connection (0.01 to 600).
+    #[arg(
+        long = "connect-timeout",
+        value_name = "SECS",
+        default_value_t = runner::target::DEFAULT_CONNECT_TIMEOUT.as_secs_f64()
+    )]
+    pub secs: f64,
+}
+
+impl Default for ConnectTimeoutArg {
+    fn default() -> ConnectTimeoutArg {
+        ConnectTimeoutArg {
+            secs: runner::target::DEFAULT_CONNECT_TIMEOUT.as_secs_f64(),
+        }
+    }
+}
+
+/// What a file given as a results database is, when it is not one: "… is empty: not a
+/// dualperf database" or "… is not an SQLite database" (rather than SQLite's or the
+/// schema check's words). A missing file and a real SQLite file pass, and an empty one
+/// when it is about to be written (`study`, `import`: SQLite makes it a database).
 pub fn check_database_file(db: &std::path::Path, empty_ok: bool) -> anyhow::Result<()> {
     use std::io::Read;
     // A FIFO, socket, device or directory is refused before it is opened (opening a

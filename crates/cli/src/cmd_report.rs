@@ -14,9 +14,8 @@ use store::{RunStatus, Store};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Results database to read.
-    #[arg(long, env = store::DB_ENV, hide_env_values = true, value_name = "FILE|URL", default_value = "dualperf.db", value_parser = crate::args::db_target_parser())]
-    pub db: store::DbTarget,
+    #[command(flatten)]
+    pub db: crate::args::DbArg,
     /// Campaign to report (repeat, or list several, to compare systems by their labels).
     /// Default: the latest campaign.
     #[arg(long = "campaign", value_name = "ID", num_args = 1..)]
@@ -164,16 +163,16 @@ pub fn main(mut args: ReportArgs) -> anyhow::Result<ExitCode> {
         // Only tables are printed: no figure, so no samples to read.
         (selection, runs) = (report::timeseries::Selection::none(), Vec::new());
     }
-    let data = load_dataset(&args.db, &args.campaigns, &selection, &runs)?;
+    let data = load_dataset(&args.db.target, &args.campaigns, &selection, &runs)?;
     if let Some(why) = nothing_measured(&data) {
         bail!("{why}");
     }
     let ids: Vec<i64> = data.campaigns.iter().map(|c| c.id).collect();
     if args.percent_of.is_none() {
-        args.percent_of = recorded_percent_of(&args.db, &ids)?;
+        args.percent_of = recorded_percent_of(&args.db.target, &ids)?;
     }
     if args.confidence.is_none() {
-        let (level, note) = recorded_confidence_pct(&args.db, &ids)?;
+        let (level, note) = recorded_confidence_pct(&args.db.target, &ids)?;
         args.confidence = Some(level);
         if let Some(note) = note {
             eprintln!("dualperf: {note}");

@@ -63,9 +63,8 @@ pub struct RunArgs {
     /// Print the full result as JSON (schema in docs/guide/run.md).
     #[arg(long)]
     json: bool,
-    /// Seconds to wait for the control connection.
-    #[arg(long, value_name = "SECS", default_value_t = 3.0)]
-    connect_timeout: f64,
+    #[command(flatten)]
+    connect_timeout: crate::args::ConnectTimeoutArg,
     /// Control protocol version to speak (testing only).
     #[arg(long, hide = true)]
     protocol_version: Option<u16>,
@@ -355,7 +354,7 @@ fn check_rate_search(args: &RunArgs) -> anyhow::Result<()> {
 
 /// `run`'s target options: the shared ones and `--protocol-version`.
 fn run_target_options(args: &RunArgs) -> anyhow::Result<runner::TargetOptions> {
-    let mut opts = target_options(&args.target, args.connect_timeout, Arc::default())?;
+    let mut opts = target_options(&args.target, args.connect_timeout.secs, Arc::default())?;
     opts.protocol_version = args.protocol_version;
     Ok(opts)
 }

@@ -136,8 +136,13 @@ pub struct StudyArgs {
     #[arg(long, value_parser = ["interleaved", "random"])]
     pub order: Option<String>,
     /// Seed of the random order (recorded; default drawn from the clock).
-    #[arg(long)]
-    pub seed: Option<u64>,
+    ///
+    /// The traffic model's draws have their own seed, --traffic-seed (`run --seed`).
+    #[arg(long, value_name = "N")]
+    pub order_seed: Option<u64>,
+    /// Refused: `run --seed` seeds traffic draws, a study has two seeds (SEEDS_HINT).
+    #[arg(long = "seed", hide = true, value_name = "N")]
+    pub seed_refused: Option<String>,
     /// Warm-up runs per cell, made first and not counted.
     #[arg(long, value_name = "N")]
     pub warmup: Option<u32>,
@@ -147,11 +152,8 @@ pub struct StudyArgs {
     /// Free-text label of the campaign, e.g. "Ubuntu 24.04 / GigE / client-server".
     #[arg(long)]
     pub label: Option<String>,
-    /// Results database: an SQLite file, or a PostgreSQL URL.
-    ///
-    /// postgres://USER@HOST/DB?sslmode=require, shared by several controllers.
-    #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db", value_parser = crate::args::db_target_parser())]
-    pub db: store::DbTarget,
+    #[command(flatten)]
+    pub db: crate::args::DbArg,
     /// Continue an interrupted campaign (its stored spec is used).
     #[arg(long, value_name = "CAMPAIGN")]
     pub resume: Option<i64>,
@@ -161,16 +163,23 @@ pub struct StudyArgs {
     /// No progress bar or summary (errors only); prints the campaign id.
     #[arg(short, long)]
     pub quiet: bool,
-    /// Connect timeout per run, seconds.
-    #[arg(long, default_value_t = 5.0, value_name = "S")]
-    pub connect_timeout: f64,
+    #[command(flatten)]
+    pub connect_timeout: crate::args::ConnectTimeoutArg,
     #[command(flatten)]
     pub opts: crate::test_args::TestArgs,
 }
 
+/// Why `study --seed` is refused: it would mean one seed where a study has two.
+const SEEDS_HINT: &str = "study has two seeds: --order-seed N for the random run order \
+     (what study --seed was), --traffic-seed N for the --idt/--size-dist/--profile draws \
+     (what run --seed is)";
+
 impl StudyArgs {
     /// Combinations that cannot work, refused before anything starts.
     fn check_target(&self) -> anyhow::Result<()> {
+        if self.seed_refused.is_some() {
+            bail!("{SEEDS_HINT}");
+        }
         if self.target.peer == Peer::Iperf3
             && !self.target.hosts().is_remote()
             && self.target.lab.is_none()
@@ -254,7 +263,7 @@ impl StudyArgs {
             min_runs: self.min_runs,
             max_runs: self.max_runs,
             order: self.order.clone(),
-            seed: self.seed,
+            seed: self.order_seed,
             warmup: self.warmup,
             retries: self.retries,
             label: self.label.clone(),
@@ -315,7 +324,7 @@ fn open_target(
         return Ok((Target::fake(sleeps), opts));
     }
     let mut opts =
-        crate::cmd_run::target_options(&args.target, args.connect_timeout, stop.clone())?;
+        crate::cmd_run::target_options(&args.target, args.connect_timeout.secs, stop.clone())?;
     opts.pin_threads = !args.no_pin;
     if args.target.peer == Peer::Iperf3 {
         if let Some(why) = refuse_rr(spec) {
@@ -379,12 +388,12 @@ fn new_campaign(
 ) -> anyhow::Result<(ExitCode, i64)> {
     // Nothing exists yet: no database file, no campaign, no lab.
     preflight::check_target(args, spec)?;
-    if let Some(path) = args.db.sqlite_path() {
+    if let Some(path) = args.db.target.sqlite_path() {
         preflight::check_db(path)?;
     }
     // The stop flag's handler is in place before any lab exists: the lab crate then
     // leaves Ctrl-C to it.
-    let store = journal::open_store(&args.db)?;
+    let store = journal::open_store(&args.db.target)?;
     let (version, revision) = version_and_revision();
     let info = runner::lifecycle::CampaignInfo {
         command_line: runner::campaign::command_line(),
@@ -397,13 +406,14 @@ fn new_campaign(
     };
     let (mut target, opts) = open_target(args, spec, stop)?;
     let client = target.initial_client_info(&opts, &info.dualperf_version, &info.git_revision);
-    let campaign = runner::lifecycle::create(store, &args.db, spec, &target, &client, &info)?;
+    let campaign =
+        runner::lifecycle::create(store, &args.db.target, spec, &target, &client, &info)?;
     journal::say_took_over(&campaign);
     let id = campaign.id;
     if !args.quiet {
         eprintln!(
             "dualperf: campaign {id} in {}: {} against {}",
-            args.db,
+            args.db.target,
             plan_line(spec),
             target.describe(&opts)
         );
@@ -489,7 +499,7 @@ fn profile_axis(args: StudyArgs, list: &str) -> anyhow::Result<ExitCode> {
         outln!(
             "one campaign per profile ({}); compare them with:\n  dualperf report --db {} --campaign {}",
             names.join(", "),
-            args.db,
+            args.db.target,
             ids.join(" ")
         )?;
     }
@@ -497,8 +507,8 @@ fn profile_axis(args: StudyArgs, list: &str) -> anyhow::Result<ExitCode> {
 }
 
 fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
-    let store = journal::open_store(&args.db)?;
-    let campaign = match runner::lifecycle::resume(store, &args.db, id)? {
+    let store = journal::open_store(&args.db.target)?;
+    let campaign = match runner::lifecycle::resume(store, &args.db.target, id)? {
         Resumed::AlreadyFinished => {
             outln!("campaign {id} is already finished; nothing to do")?;
             return Ok(ExitCode::SUCCESS);
@@ -541,7 +551,7 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
     if !args.quiet {
         eprintln!(
             "dualperf: resuming campaign {id} in {} ({} runs already recorded): {} against {}",
-            args.db,
+            args.db.target,
             campaign.past_runs(),
             plan_line(&spec),
             target.describe(&opts)
@@ -570,21 +580,27 @@ fn run_campaign(
         End::Interrupted => {
             eprintln!(
                 "dualperf: campaign {campaign_id} interrupted; continue it with `dualperf study --db {} --resume {campaign_id}`",
-                args.db
+                args.db.target
             );
             return Ok(crate::exit::code(crate::exit::INTERRUPTED));
         }
         End::Stopped(e) => bail!(
             "{e}; continue the campaign with `dualperf study --db {} --resume {campaign_id}`",
-            args.db
+            args.db.target
         ),
     };
     if args.quiet {
         outln!("{campaign_id}")?;
     } else {
         let measured = !matches!(target, Target::Fake(..));
-        let summary =
-            journal::summary_text(&store, campaign_id, &spec, &outcome, &args.db, measured)?;
+        let summary = journal::summary_text(
+            &store,
+            campaign_id,
+            &spec,
+            &outcome,
+            &args.db.target,
+            measured,
+        )?;
         out!("{}", wire::text::terminal_safe(&summary))?;
         if let Some(b) = ran.busy.filter(|b| b.answers > 0) {
             outln!(
@@ -754,13 +770,37 @@ pub fn dry_run_text(spec: &StudySpec, host: Option<&str>) -> String {
 
 /// Keep the connect timeout sane.
 fn connect_timeout(args: &StudyArgs) -> anyhow::Result<Duration> {
-    crate::cmd_run::connect_timeout_of(args.connect_timeout)
+    crate::cmd_run::connect_timeout_of(args.connect_timeout.secs)
 }
 
 #[cfg(test)]
 mod tests {
 
     use super::*;
+
+    fn study_args(words: &[&str]) -> StudyArgs {
+        use clap::Parser;
+        let cli = crate::Cli::try_parse_from([&["dualperf", "study"], words].concat()).unwrap();
+        match cli.command {
+            crate::Command::Study(a) => *a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn study_seed_is_refused_naming_the_order_and_the_traffic_seed() {
+        let e = study_args(&["--order", "random", "--seed", "7"])
+            .check_target()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--order-seed N") && e.contains("--traffic-seed N"),
+            "{e}"
+        );
+        let args = study_args(&["--order", "random", "--order-seed", "7"]);
+        args.check_target().unwrap();
+        assert_eq!(args.resolve().unwrap().seed, 7);
+    }
 
     #[test]
     fn flags_override_preset_and_file() {
@@ -772,8 +812,9 @@ mod tests {
                 window: Some(65_536),
                 ..Default::default()
             },
-            db: "x.db".into(),
-            connect_timeout: 5.0,
+            db: crate::args::DbArg {
+                target: "x.db".into(),
+            },
             ..StudyArgs::default()
         };
         let s = args.resolve().unwrap();

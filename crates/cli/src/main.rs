@@ -157,6 +157,66 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
 mod tests {
     use super::error_text;
 
+    /// Every subcommand (at any depth) with its path, e.g. "dualperf study show".
+    fn subcommands(cmd: &clap::Command, path: &str, out: &mut Vec<(String, clap::Command)>) {
+        for sub in cmd.get_subcommands() {
+            let p = format!("{path} {}", sub.get_name());
+            out.push((p.clone(), sub.clone()));
+            subcommands(sub, &p, out);
+        }
+    }
+
+    /// (command path, how it shows `--LONG`: help, long help, value name, default,
+    /// environment variable) for every command that takes `--LONG`.
+    fn option_everywhere(long: &str) -> Vec<(String, String)> {
+        use clap::CommandFactory;
+        let mut all = Vec::new();
+        subcommands(&super::Cli::command(), "dualperf", &mut all);
+        let mut seen = Vec::new();
+        for (path, cmd) in &all {
+            let Some(a) = cmd.get_arguments().find(|a| a.get_long() == Some(long)) else {
+                continue;
+            };
+            let shown = (
+                a.get_help().map(|h| h.to_string()),
+                a.get_long_help().map(|h| h.to_string()),
+                a.get_value_names().map(|v| v.to_vec()),
+                a.get_default_values().to_vec(),
+                a.get_env().map(|e| e.to_os_string()),
+            );
+            seen.push((path.clone(), format!("{shown:?}")));
+        }
+        seen
+    }
+
+    #[test]
+    fn run_and_study_share_one_connect_timeout_with_the_runners_default() {
+        let seen = option_everywhere("connect-timeout");
+        let paths: Vec<&str> = seen.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["dualperf run", "dualperf study"]);
+        assert_eq!(seen[0].1, seen[1].1);
+        let default = runner::TargetOptions::default()
+            .connect_timeout
+            .as_secs_f64();
+        assert!(
+            seen[0].1.contains(&format!("[\"{default}\"]")),
+            "{}",
+            seen[0].1
+        );
+    }
+
+    #[test]
+    fn every_results_database_option_is_the_one_shared_db_arg() {
+        let mut seen = option_everywhere("db");
+        // The exporter's --db is optional (no archive without it): another option.
+        seen.retain(|(path, _)| path != "dualperf exporter");
+        assert!(seen.len() >= 5, "{seen:?}");
+        for (path, shown) in &seen {
+            assert_eq!(shown, &seen[0].1, "{path} vs {}", seen[0].0);
+            assert!(shown.contains("FILE|URL"), "{path}: {shown}");
+        }
+    }
+
     /// An error that quotes its source's text and also keeps it as its source.
     #[derive(Debug)]
     struct Quoting(std::io::Error);

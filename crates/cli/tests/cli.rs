@@ -11,6 +11,7 @@ mod cli {
     mod hardening_input;
     mod hardening_store;
     mod hardening_text;
+    mod manifests;
     mod model;
     mod quantities;
     mod report_browser;

@@ -107,8 +107,13 @@ pub struct TargetOptions {
     pub host_metadata: bool,
 }
 
+/// How long a run waits for its control connection unless told (`run` and `study`
+/// `--connect-timeout`): 5 s lets a lost SYN be sent again twice (Linux retries after
+/// 1 s and 3 s) before the run is given up.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
 impl Default for TargetOptions {
-    /// The embedded server, unpinned, with a 5 s connect timeout.
+    /// The embedded server, unpinned, with the default connect timeout.
     fn default() -> TargetOptions {
         TargetOptions {
             hosts: crate::Hosts::default(),
@@ -118,7 +123,7 @@ impl Default for TargetOptions {
             server_exe: None,
             psk: None,
             iperf3_auth: None,
-            connect_timeout: Duration::from_secs(5),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             protocol_version: None,
             pin_threads: false,
             stop: Arc::new(AtomicBool::new(false)),

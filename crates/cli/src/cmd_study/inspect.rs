@@ -16,9 +16,8 @@ use study::StudySpec;
 pub struct ShowArgs {
     /// Campaign id; none lists every campaign.
     pub campaign: Option<i64>,
-    /// Results database: an SQLite file or a postgres:// URL.
-    #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db", value_parser = crate::args::db_target_parser())]
-    pub db: store::DbTarget,
+    #[command(flatten)]
+    pub db: crate::args::DbArg,
 }
 
 /// Export runs as tidy long-format data: one row per run and metric, with the cell's
@@ -28,9 +27,8 @@ pub struct ExportArgs {
     /// csv or json.
     #[arg(long, default_value = "csv", value_parser = ["csv", "json"])]
     pub format: String,
-    /// Results database: an SQLite file or a postgres:// URL.
-    #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db", value_parser = crate::args::db_target_parser())]
-    pub db: store::DbTarget,
+    #[command(flatten)]
+    pub db: crate::args::DbArg,
     /// Only these campaigns (repeatable); default all.
     #[arg(long = "campaign", value_name = "ID")]
     pub campaigns: Vec<i64>,
@@ -68,9 +66,8 @@ pub struct ImportArgs {
     /// all.
     #[arg(long = "campaign", value_name = "ID")]
     pub campaigns: Vec<i64>,
-    /// The database to import into: an SQLite file or a postgres:// URL.
-    #[arg(long, env = store::DB_ENV, hide_env_values = true, default_value = "dualperf.db", value_parser = crate::args::db_target_parser())]
-    pub db: store::DbTarget,
+    #[command(flatten)]
+    pub db: crate::args::DbArg,
 }
 
 fn open_existing(target: &store::DbTarget) -> anyhow::Result<Store> {
@@ -92,11 +89,11 @@ fn when(unix_s: i64) -> String {
 }
 
 pub fn show_main(args: ShowArgs) -> anyhow::Result<ExitCode> {
-    let store = open_existing(&args.db)?;
+    let store = open_existing(&args.db.target)?;
     let Some(id) = args.campaign else {
         let camps = store.campaigns()?;
         if camps.is_empty() {
-            outln!("no campaigns in {}", args.db)?;
+            outln!("no campaigns in {}", args.db.target)?;
         }
         // Counted by the database: a campaign of a million runs is not read.
         let measured = store.measured_by_campaign()?;
@@ -257,7 +254,7 @@ pub fn export_main(args: ExportArgs) -> anyhow::Result<ExitCode> {
 
 fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     use runner::export::ExportError;
-    let store = open_existing(&args.db)?;
+    let store = open_existing(&args.db.target)?;
     let opts = runner::export::ExportOptions {
         json: args.format == "json",
         campaigns: args.campaigns.clone(),
@@ -281,7 +278,7 @@ fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         ExportError::NoCampaign(id) => {
             anyhow::anyhow!(
                 "no campaign {id} in {} (`dualperf show` lists them)",
-                args.db
+                args.db.target
             )
         }
         // An I/O error stays one, so a closed pipe is recognised.
@@ -304,18 +301,18 @@ pub fn import_main(args: ImportArgs) -> anyhow::Result<ExitCode> {
         }
         crate::args::check_database_file(other, false)?;
     }
-    if let Some(db) = args.db.sqlite_path() {
+    if let Some(db) = args.db.target.sqlite_path() {
         crate::args::check_database_file(db, true)?;
     }
-    if args.other == args.db {
+    if args.other == args.db.target {
         bail!(
             "{} is both the source and the destination; name another --db",
-            args.db
+            args.db.target
         );
     }
     let source = Store::open_target_read_only(&args.other)
         .with_context(|| format!("importing {}", args.other))?;
-    let mut store = Store::open_target(&args.db)?;
+    let mut store = Store::open_target(&args.db.target)?;
     let sum = store
         .import_campaigns(&source, &args.other.to_string(), &args.campaigns)
         .with_context(|| format!("importing {}", args.other))?;
@@ -363,7 +360,7 @@ pub fn import_main(args: ImportArgs) -> anyhow::Result<ExitCode> {
         "{} campaigns, {} runs imported into {}",
         sum.imported.len(),
         sum.runs,
-        args.db
+        args.db.target
     )?;
     if !sum.skipped.is_empty() {
         eprintln!(

@@ -21,7 +21,8 @@ pub fn check_target(args: &StudyArgs, spec: &StudySpec) -> anyhow::Result<()> {
     if !args.target.hosts().is_remote() || super::fake_requested().is_some() {
         return Ok(());
     }
-    let opts = crate::cmd_run::target_options(&args.target, args.connect_timeout, Arc::default())?;
+    let opts =
+        crate::cmd_run::target_options(&args.target, args.connect_timeout.secs, Arc::default())?;
     Ok(runner::target::preflight::check_remote(
         &opts,
         &spec.families,

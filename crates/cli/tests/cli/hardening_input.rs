@@ -190,7 +190,7 @@ fn every_numeric_study_flag_refuses_impossible_values() {
         "--ci-width",
         "--min-runs",
         "--max-runs",
-        "--seed",
+        "--order-seed",
         "--warmup",
         "--retries",
         "--connect-timeout",
