@@ -54,6 +54,10 @@ pub struct SearchOutcome {
     pub trials: Vec<(f64, f64, f64)>,
     /// Whether some trial stayed within the threshold.
     pub passed: bool,
+    /// How long each trial of a duration-bound search lasted, ns: the time base of the
+    /// chosen trial's rates (the run's own duration spans every trial).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial_duration_ns: Option<u64>,
 }
 
 /// Why a run has no one-way delay: shown instead of the number.
@@ -285,10 +289,14 @@ impl RunResult {
     /// duration to take a rate over.
     fn span_ns(&self, tx: &SideStats, rx: &SideStats) -> u64 {
         let span = tx.send_elapsed_ns.max(rx.recv_elapsed_ns);
-        match self.spec.bound {
-            wire::spec::Bound::DurationNs(ns) if self.spec.kind == TestKind::UdpStream => {
-                span.max(ns)
-            }
+        // A rate search reports its chosen trial, which lasted a share of the duration.
+        let asked = match (&self.rate_search, self.spec.bound) {
+            (Some(s), _) => s.trial_duration_ns,
+            (None, wire::spec::Bound::DurationNs(ns)) => Some(ns),
+            (None, wire::spec::Bound::Count(_)) => None,
+        };
+        match asked {
+            Some(ns) if self.spec.kind == TestKind::UdpStream => span.max(ns),
             _ => span,
         }
     }
@@ -970,6 +978,30 @@ mod tests {
         assert_eq!(ten.metric(m::DURATION_S), Some(1.0));
         assert_eq!(ten.metric(m::SEND_RATE_BPS), Some(8_000.0));
         assert_eq!(ten.metric(m::THROUGHPUT_BPS), Some(8_000.0));
+    }
+
+    /// A rate search reports its chosen trial: its rates are over the trial's duration,
+    /// not over the run's, which spans every trial.
+    #[test]
+    fn a_rate_searchs_rates_are_over_its_trial_not_the_whole_run() {
+        let mut r = result(
+            TestKind::UdpStream,
+            Direction::Forward,
+            side(1000, 1000, 900_000_000),
+            side(0, 1000, 900_000_000),
+        );
+        r.spec.bound = wire::spec::Bound::DurationNs(4_000_000_000);
+        r.rate_search = Some(SearchOutcome {
+            params: RateSearch {
+                loss_threshold_pct: 0.1,
+                steps: 3,
+            },
+            trials: vec![(0.0, 1000.0, 0.0)],
+            passed: true,
+            trial_duration_ns: Some(1_000_000_000),
+        });
+        assert_eq!(r.metric(m::SENT_PPS), Some(1000.0));
+        assert_eq!(r.metric(m::DURATION_S), Some(1.0));
     }
 
     #[test]

@@ -189,6 +189,10 @@ pub fn run_rate_search(
         },
         trials: vec![(0.0, top_pps, loss(&first))],
         passed: false,
+        trial_duration_ns: match bound {
+            Bound::DurationNs(ns) => Some(ns),
+            Bound::Count(_) => None,
+        },
     };
     // Candidates: the passing trial that offered the most, else the one that offered
     // the least. The unpaced trial competes too (a receiver that keeps up with it
