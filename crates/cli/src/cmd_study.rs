@@ -556,6 +556,9 @@ fn resume(args: StudyArgs, id: i64, stop: Arc<AtomicBool>) -> anyhow::Result<Exi
             plan_line(&spec),
             target.describe(&opts)
         );
+        if let Some(left) = campaign.left() {
+            eprintln!("dualperf: left: {}", crate::progress::resumed(&left));
+        }
     }
     let code = run_campaign(&args, campaign, &mut target, &stop)?;
     target.close()?;

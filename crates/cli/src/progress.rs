@@ -82,6 +82,37 @@ pub fn summary(s: &Status, elapsed: Duration) -> String {
     out
 }
 
+/// Where a resumed campaign stands before its first new run: [`summary`] of the replayed
+/// runs, the time left at the pace the recorded runs kept (their median start-to-start
+/// gap), and that pace.
+pub fn resumed(left: &runner::lifecycle::Left) -> String {
+    let status = Status {
+        progress: left.progress,
+        timed_runs: u64::from(left.pace_s.is_some()),
+        current: String::new(),
+    };
+    let pace = left.pace_s.unwrap_or(0.0);
+    let mut out = summary(&status, Duration::from_secs_f64(pace.max(0.0)));
+    if left.pace_s.is_some() {
+        out.push_str(&format!(
+            " at the recorded runs' pace (one every {})",
+            fmt_pace(pace)
+        ));
+    }
+    out
+}
+
+/// Seconds per run for people: `0.8 s`, `2.1 s`, `42 s`, `3m05s`.
+fn fmt_pace(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.1} s")
+    } else if s < 60.0 {
+        format!("{s:.0} s")
+    } else {
+        fmt_duration(s)
+    }
+}
+
 /// One progress line: `dualperf: progress: 12 runs done, … left, 1m05s elapsed, now
 /// IPv4 …`.
 pub fn line(s: &Status, elapsed: Duration) -> String {
@@ -176,6 +207,32 @@ impl Drop for Lines {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_resumed_campaign_says_what_is_left_at_the_recorded_pace() {
+        let mut left = runner::lifecycle::Left {
+            progress: study::Progress {
+                done_slots: 120,
+                expected_slots: 240,
+                cells_finished: 3,
+                cells: 48,
+                left_min: 90,
+                left_max: 600,
+            },
+            pace_s: Some(2.1),
+        };
+        assert_eq!(
+            resumed(&left),
+            "120 runs done, 3 of 48 cells finished, 90 to 600 runs left, \
+             about 3m09s to 21m00s left at the recorded runs' pace (one every 2.1 s)"
+        );
+        // One run recorded gives no pace: no time is guessed.
+        left.pace_s = None;
+        assert_eq!(
+            resumed(&left),
+            "120 runs done, 3 of 48 cells finished, 90 to 600 runs left"
+        );
+    }
 
     #[test]
     fn a_line_says_runs_done_cells_finished_what_is_left_and_the_current_cell() {

@@ -322,8 +322,18 @@ pub fn cell_records(campaign_id: i64, spec: &StudySpec) -> Vec<CellRecord> {
 
 /// The runs already recorded for a campaign, as the runner's history.
 pub fn history(store: &Store, campaign_id: i64) -> Result<Vec<PastRun>, store::StoreError> {
-    Ok(store
-        .run_details(campaign_id)?
+    Ok(history_with_starts(store, campaign_id)?.0)
+}
+
+/// [`history`], and when each of those runs started (Unix ns), for the pace of a
+/// resumed campaign (`study::runner::recorded_pace_s`).
+pub fn history_with_starts(
+    store: &Store,
+    campaign_id: i64,
+) -> Result<(Vec<PastRun>, Vec<i64>), store::StoreError> {
+    let details = store.run_details(campaign_id)?;
+    let starts = details.iter().map(|d| d.run.started_unix_ns).collect();
+    let past = details
         .into_iter()
         .map(|d| PastRun {
             cell_index: d.cell_index,
@@ -333,7 +343,8 @@ pub fn history(store: &Store, campaign_id: i64) -> Result<Vec<PastRun>, store::S
             ok: d.run.status.is_ok(),
             metrics: d.run.metrics,
         })
-        .collect())
+        .collect();
+    Ok((past, starts))
 }
 
 /// This process's command line as typed, for a campaign's record: each word quoted where

@@ -5,7 +5,8 @@
 //! Every step returns a typed outcome; the binary prints and picks the exit status.
 
 use crate::campaign::{
-    cell_records, history, lock_campaign, CampaignLockGuard, ProgressView, StoreJournal, TARGET_KEY,
+    cell_records, history_with_starts, lock_campaign, CampaignLockGuard, ProgressView,
+    StoreJournal, TARGET_KEY,
 };
 use crate::target::{host_metadata, BusyCount, LabRequest, Peer, Target, TargetError, PEER_KEY};
 use std::sync::atomic::AtomicBool;
@@ -45,12 +46,24 @@ pub struct CampaignInfo {
     pub git_revision: String,
 }
 
+/// What a resumed campaign has left ([`OpenCampaign::left`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Left {
+    /// Runs done (replayed), cells finished, runs left at least and at most.
+    pub progress: study::Progress,
+    /// Seconds per run at the recorded pace (`None` with fewer than two runs recorded);
+    /// the time left is `study::runner::time_left_s` at it.
+    pub pace_s: Option<f64>,
+}
+
 /// A campaign this process holds the lock of, ready to run.
 pub struct OpenCampaign {
     pub id: i64,
     pub spec: StudySpec,
     store: Store,
     past: Vec<PastRun>,
+    /// When each of `past` started (Unix ns).
+    past_starts: Vec<i64>,
     /// The hosts recorded so far (a resumed campaign's).
     hosts: Vec<store::HostInfo>,
     _lock: CampaignLockGuard,
@@ -62,6 +75,21 @@ impl OpenCampaign {
     /// Runs already recorded (by earlier invocations of a resumed campaign).
     pub fn past_runs(&self) -> usize {
         self.past.len()
+    }
+
+    /// What a resumed campaign has left, from replaying its recorded runs, and the pace
+    /// those runs kept (`None`: nothing recorded, or nothing left).
+    pub fn left(&self) -> Option<Left> {
+        if self.past.is_empty() {
+            return None;
+        }
+        let progress = study::Runner::new(&self.spec)
+            .with_history(self.past.clone())
+            .remaining()?;
+        Some(Left {
+            progress,
+            pace_s: study::runner::recorded_pace_s(&self.past_starts),
+        })
     }
 
     /// Where the campaign's tests went, as its client metadata recorded it (a new
@@ -115,6 +143,7 @@ pub fn create(
         spec: spec.clone(),
         store,
         past: Vec::new(),
+        past_starts: Vec::new(),
         hosts: Vec::new(),
         _lock: lock,
         took_over,
@@ -155,13 +184,14 @@ pub fn resume(mut store: Store, db: &DbTarget, id: i64) -> Result<Resumed, Campa
     spec.validate()
         .map_err(|source| CampaignError::SpecOutOfLimits { id, source })?;
     let (lock, took_over) = lock_campaign(&mut store, db, id)?;
-    let past = history(&store, id)?;
+    let (past, past_starts) = history_with_starts(&store, id)?;
     store.add_cells(&cell_records(id, &spec))?;
     Ok(Resumed::Open(Box::new(OpenCampaign {
         id,
         spec,
         store,
         past,
+        past_starts,
         hosts: campaign.hosts,
         _lock: lock,
         took_over,

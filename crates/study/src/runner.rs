@@ -117,6 +117,8 @@ pub trait Journal {
     }
     /// An attempt is about to start (progress display).
     fn starting(&mut self, _cell: &Cell, _slot: &Slot, _attempt: u32, _progress: &Progress) {}
+    /// The stop flag ended the study before the attempt that `progress` describes.
+    fn stopped(&mut self, _progress: &Progress) {}
 }
 
 /// A run already in the journal (from a previous, interrupted invocation).
@@ -156,6 +158,29 @@ pub fn time_left_s(p: &Progress, timed_runs: u64, elapsed_s: f64) -> Option<(f64
     }
     let per_run = elapsed_s / timed_runs as f64;
     Some((per_run * p.left_min as f64, per_run * p.left_max as f64))
+}
+
+/// The pace of runs already recorded, seconds per run: the median gap between
+/// consecutive starts (`starts_unix_ns` in any order), so the overhead between runs is
+/// counted and the pause of an interruption, one gap, does not move it. `None` with
+/// fewer than two runs.
+pub fn recorded_pace_s(starts_unix_ns: &[i64]) -> Option<f64> {
+    let mut starts = starts_unix_ns.to_vec();
+    starts.sort_unstable();
+    let mut gaps: Vec<f64> = starts
+        .windows(2)
+        .map(|w| w[1].saturating_sub(w[0]) as f64 / 1e9)
+        .collect();
+    if gaps.is_empty() {
+        return None;
+    }
+    gaps.sort_by(f64::total_cmp);
+    let n = gaps.len();
+    Some(if n % 2 == 1 {
+        gaps[n / 2]
+    } else {
+        (gaps[n / 2 - 1] + gaps[n / 2]) / 2.0
+    })
 }
 
 /// How one cell ended.
@@ -248,6 +273,46 @@ impl<'s> Runner<'s> {
 
     pub fn cells(&self) -> &[Cell] {
         &self.cells
+    }
+
+    /// What is left once the journalled runs ([`Runner::with_history`]) are replayed:
+    /// the progress at the first slot that has no result yet (`None`: none is left).
+    /// Replay makes the same stopping decisions as [`Runner::run`], so this is the
+    /// state a resumed study starts from. Nothing is executed.
+    pub fn remaining(&self) -> Option<Progress> {
+        struct Never;
+        impl Executor for Never {
+            // Not called: the stop flag ends the replay before any attempt.
+            fn execute(&mut self, _: &Cell, _: &Slot, _: u32) -> Attempt {
+                Attempt {
+                    started_unix_ns: 0,
+                    duration_ns: 0,
+                    result: Err("a replay runs nothing".into()),
+                }
+            }
+        }
+        #[derive(Default)]
+        struct At(Option<Progress>);
+        impl Journal for At {
+            fn record(&mut self, _: &Finished<'_>) -> Result<(), JournalError> {
+                Ok(())
+            }
+            fn stopped(&mut self, progress: &Progress) {
+                self.0 = Some(*progress);
+            }
+        }
+        let stop = AtomicBool::new(true);
+        let replay = Runner {
+            spec: self.spec,
+            cells: self.cells.clone(),
+            history: self.history.clone(),
+            stop: Some(&stop),
+        };
+        let mut at = At::default();
+        match replay.run(&mut Never, &mut at) {
+            Err(RunnerError::Interrupted) => at.0,
+            _ => None,
+        }
     }
 
     /// Run (or finish) the study.
@@ -421,6 +486,7 @@ impl<'s> Runner<'s> {
         let cell = &self.cells[slot.cell_index as usize];
         for attempt in first_attempt..=self.spec.retries {
             if self.stop.map(|s| s.load(Ordering::SeqCst)).unwrap_or(false) {
+                journal.stopped(&progress);
                 return Err(RunnerError::Interrupted);
             }
             journal.starting(cell, &slot, attempt, &progress);

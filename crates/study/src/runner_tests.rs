@@ -3,7 +3,8 @@
 
 use crate::confidence::width_pct;
 use crate::fake::{plausible_metrics, FakeExecutor, MemoryJournal};
-use crate::runner::{Runner, RunnerError};
+use crate::plan::{Cell, Slot};
+use crate::runner::{Finished, Journal, JournalError, PastRun, Progress, Runner, RunnerError};
 use crate::spec::{SpecFile, StudySpec};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -252,6 +253,74 @@ fn resume_after_an_interruption_at_every_point_loses_and_repeats_nothing() {
         );
         assert_eq!(out.cells, ref_out.cells);
     }
+}
+
+/// `remaining` replays the journal: what it says is left is what the resumed study
+/// shows at its first attempt, at every point an interruption can leave it.
+#[test]
+fn remaining_is_where_a_resumed_study_starts() {
+    let text = "tests=['tcp-stream','udp-rr']\nsizes=[128,640]\nconfidence=95\nci_width=2\n\
+                min_runs=2\nmax_runs=6\nwarmup=1\nretries=1\norder='random'\nseed=11\n";
+    let s = spec(text);
+    let make_exec = || {
+        FakeExecutor::new(|cell, slot, attempt| {
+            if (cell.index + slot.repetition) % 3 == 0 && attempt == 0 && !slot.warmup {
+                Err("transient".into())
+            } else {
+                Ok(plausible_metrics(cell, slot))
+            }
+        })
+    };
+    #[derive(Default)]
+    struct FirstStart(Option<Progress>, MemoryJournal);
+    impl Journal for FirstStart {
+        fn record(&mut self, f: &Finished<'_>) -> Result<(), JournalError> {
+            self.1.record(f)
+        }
+        fn starting(&mut self, _: &Cell, _: &Slot, _: u32, p: &Progress) {
+            self.0.get_or_insert(*p);
+        }
+    }
+    let mut reference = MemoryJournal::default();
+    Runner::new(&s)
+        .run(&mut make_exec(), &mut reference)
+        .unwrap();
+    let total = reference.runs.len();
+    assert_eq!(
+        Runner::new(&s)
+            .remaining()
+            .map(|p| (p.done_slots, p.cells_finished)),
+        Some((0, 0))
+    );
+    for k in 0..total {
+        let past: Vec<PastRun> = reference.runs[..k].iter().map(|(_, p)| p.clone()).collect();
+        let left = Runner::new(&s).with_history(past.clone()).remaining();
+        let mut resumed = FirstStart::default();
+        Runner::new(&s)
+            .with_history(past)
+            .run(&mut make_exec(), &mut resumed)
+            .unwrap();
+        assert_eq!(left, resumed.0, "after {k} runs");
+        assert!(left.is_some(), "after {k} runs");
+    }
+    let all = reference.history();
+    assert_eq!(Runner::new(&s).with_history(all).remaining(), None);
+}
+
+#[test]
+fn recorded_pace_is_the_median_gap_between_starts() {
+    use crate::runner::recorded_pace_s;
+    assert_eq!(recorded_pace_s(&[]), None);
+    assert_eq!(recorded_pace_s(&[5]), None);
+    // Runs every 2 s, then an interruption of an hour, then every 2 s again; in any order.
+    let s = 1_000_000_000i64;
+    let starts = [0, 2 * s, 4 * s, 3604 * s, 3606 * s, 3608 * s];
+    assert_eq!(recorded_pace_s(&starts), Some(2.0));
+    let mut shuffled = starts;
+    shuffled.reverse();
+    assert_eq!(recorded_pace_s(&shuffled), Some(2.0));
+    // An even number of gaps: the mean of the middle two.
+    assert_eq!(recorded_pace_s(&[0, s, 4 * s]), Some(2.0));
 }
 
 #[test]

@@ -133,8 +133,33 @@ fn sigkill_mid_study_then_resume_completes_with_the_right_run_count() {
     let before = measured_slots(db.as_ref(), 1);
     let o = run(&["study", "--resume", "1", "--db", &db], false);
     assert!(o.status.success(), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains(&format!("{at_kill} runs already recorded")));
+    // What is left is replayed from the recorded runs, timed at their pace. Every slot
+    // before the kill has a successful run unless one used up its retries (then more
+    // slots are done than succeeded, and fewer are left).
+    let warmups = store::Store::open_read_only(db.as_ref())
+        .unwrap()
+        .run_details(1)
+        .unwrap()
+        .iter()
+        .filter(|d| d.run.warmup && d.run.status.is_ok())
+        .count();
+    let done = before.len() + warmups;
+    let left_line = stderr
+        .lines()
+        .find(|l| l.starts_with("dualperf: left: "))
+        .unwrap_or_else(|| panic!("no line of what is left: {stderr}"));
+    let done_said: usize = left_line["dualperf: left: ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{left_line}"));
+    assert!(done_said >= done, "{left_line}: {done} slots succeeded");
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains(&format!("{at_kill} runs already recorded"))
+        left_line.contains(" runs left, about ")
+            && left_line.contains(" left at the recorded runs' pace (one every "),
+        "{left_line}"
     );
     let after = measured_slots(db.as_ref(), 1);
     assert_eq!(after.len(), 24, "2 families x 2 tests x 2 sizes x 3 runs");
