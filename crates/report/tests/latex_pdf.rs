@@ -157,3 +157,30 @@ fn non_ascii_labels_keep_every_character_in_the_pdf() {
         assert!(!text.contains('?'), "a character became '?':\n{text}");
     }
 }
+
+/// Eight systems with long labels: the system-against-system summary has a row per
+/// metric and pair (28 pairs), so every table still compiles and none is cut off.
+#[test]
+fn eight_systems_with_long_labels_compile() {
+    let labels: Vec<String> = (1..=8)
+        .map(|i| format!("Debian 13 trixie, kernel 6.12, Intel X710 10GbE, host number {i}"))
+        .collect();
+    let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let report = build(
+        &fixture::systems(&refs),
+        &ReportOptions {
+            generator: "dualperf test".to_string(),
+            ..ReportOptions::default()
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (log, text) = compile(&report, dir.path());
+    assert!(
+        !log.contains("Overfull \\hbox"),
+        "a table is cut off:\n{log}"
+    );
+    assert!(
+        text.contains("host number 8"),
+        "the eighth system is in the PDF"
+    );
+}
