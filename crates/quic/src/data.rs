@@ -1,8 +1,9 @@
 //! The data plane both ends share: bulk sending on unidirectional streams (paced or
 //! not, bounded by time or count), draining them, and the two halves of
-//! request/response. Counts are of payload bytes written and read; a sender returns
-//! only once its peer has acknowledged every byte, so the sender's count and the
-//! receiver's are of the same bytes.
+//! request/response. Counts are of payload bytes written and read; streams are
+//! reliable and read to their end, so the receiver's count equals the sender's. A sender
+//! returns only once its peer has acknowledged every byte, so its path figures are
+//! taken after the data arrived.
 
 use std::time::{Duration, Instant};
 

@@ -33,8 +33,9 @@
 //! [`Limits`], and equality with the test the control connection agreed) and answers
 //! with a start byte or closes the connection with the reason, which the client reports
 //! as [`QuicError::Refused`]. The data then flows on unidirectional streams (stream
-//! test) or a second bidirectional stream (rr); every sender waits until its peer has
-//! acknowledged every byte, so bytes sent equal bytes received. The server ends by
+//! test) or a second bidirectional stream (rr); each stream is read to its end, so bytes
+//! received equal bytes sent, and every sender waits until its peer has acknowledged
+//! every byte before its figures are taken. The server ends by
 //! writing its figures on the control stream; the client closes the connection.
 //!
 //! The sockets come from the caller (dualperf's `net` crate is the one door to the OS):
