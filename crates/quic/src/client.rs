@@ -9,7 +9,7 @@ use rustls::pki_types::CertificateDer;
 use wire::spec::Family;
 
 use crate::cert::{PinnedCertVerifier, SERVER_NAME};
-use crate::data::{receive_bulk, rr_client, send_bulk};
+use crate::data::{bulk, rr_client, Role};
 use crate::figures::{
     ns, Goodput, PathFigures, QuicResult, RrFigures, ServerFigures, SocketOffload,
     SERVER_FIGURES_MAX_BYTES,
@@ -174,21 +174,12 @@ async fn measure(
         server: ServerFigures::default(),
     };
     match test.kind {
-        QuicKind::Stream { streams, .. } => {
-            let send = async {
-                match test.client_sends() {
-                    true => send_bulk(conn, test, start).await,
-                    false => Ok(0),
-                }
+        QuicKind::Stream { .. } => {
+            let role = Role {
+                sends: test.client_sends(),
+                receives: test.server_sends(),
             };
-            let receive = async {
-                match test.server_sends() {
-                    true => receive_bulk(conn, streams, start).await,
-                    false => Ok((0, 0)),
-                }
-            };
-            let (sent, (received, receive_ns)) = tokio::try_join!(send, receive)?;
-            (m.sent_bytes, m.received_bytes, m.receive_ns) = (sent, received, receive_ns);
+            (m.sent_bytes, m.received_bytes, m.receive_ns) = bulk(conn, test, start, role).await?;
         }
         QuicKind::Rr => {
             let mut rtts = measure::latency::LatencyHistogram::new();

@@ -27,13 +27,39 @@ fn done(bound: Bound, start: Instant, writes: u64) -> bool {
     }
 }
 
-/// Open `test.streams()` unidirectional streams and send on each until the bound;
-/// returns the payload bytes written, all acknowledged by the peer.
-pub(crate) async fn send_bulk(
+/// What one end does in a stream test.
+pub(crate) struct Role {
+    pub(crate) sends: bool,
+    pub(crate) receives: bool,
+}
+
+/// One end's part of a stream test, sending and receiving at once as its role says;
+/// returns the payload bytes it wrote, the bytes it read and its receive time.
+pub(crate) async fn bulk(
     conn: &Connection,
     test: &QuicTest,
     start: Instant,
-) -> Result<u64, QuicError> {
+    role: Role,
+) -> Result<(u64, u64, u64), QuicError> {
+    let send = async {
+        match role.sends {
+            true => send_bulk(conn, test, start).await,
+            false => Ok(0),
+        }
+    };
+    let receive = async {
+        match role.receives {
+            true => receive_bulk(conn, test.streams(), start).await,
+            false => Ok((0, 0)),
+        }
+    };
+    let (sent, (received, receive_ns)) = tokio::try_join!(send, receive)?;
+    Ok((sent, received, receive_ns))
+}
+
+/// Open `test.streams()` unidirectional streams and send on each until the bound;
+/// returns the payload bytes written, all acknowledged by the peer.
+async fn send_bulk(conn: &Connection, test: &QuicTest, start: Instant) -> Result<u64, QuicError> {
     let streams = test.streams();
     let chunk = bytes::Bytes::from(vec![FILL; test.payload_bytes as usize]);
     // Each stream's share of the rate, in bytes per second.
@@ -101,7 +127,7 @@ async fn stopped(send: &SendStream) -> Result<(), String> {
 
 /// Accept `streams` unidirectional streams and read each to its end; returns the payload
 /// bytes read and the time from `start` to the last one's end.
-pub(crate) async fn receive_bulk(
+async fn receive_bulk(
     conn: &Connection,
     streams: u16,
     start: Instant,

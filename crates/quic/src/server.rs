@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use rustls::pki_types::CertificateDer;
 
 use crate::cert::ServerIdentity;
-use crate::data::{receive_bulk, rr_server, send_bulk};
+use crate::data::{bulk, rr_server, Role};
 use crate::figures::{PathFigures, ServerFigures, ServerSide, SocketOffload};
 use crate::spec::{check, Congestion, Limits, QuicKind, QuicTest, REQUEST_BYTES};
 use crate::transport::{
@@ -197,23 +197,16 @@ impl QuicServer {
         let longest = self.limits.max_duration + DRAIN_GRACE;
         let run = async {
             match asked.kind {
-                QuicKind::Stream { streams, .. } => {
-                    let send = async {
-                        match asked.server_sends() {
-                            true => send_bulk(conn, &asked, start).await,
-                            false => Ok(0),
-                        }
+                QuicKind::Stream { .. } => {
+                    let role = Role {
+                        sends: asked.server_sends(),
+                        receives: asked.client_sends(),
                     };
-                    let receive = async {
-                        match asked.client_sends() {
-                            true => receive_bulk(conn, streams, start).await,
-                            false => Ok((0, 0)),
-                        }
-                    };
-                    let (sent, (received, receive_ns)) = tokio::try_join!(send, receive)?;
-                    figures.sent_bytes = sent;
-                    figures.received_bytes = received;
-                    figures.receive_ns = receive_ns;
+                    (
+                        figures.sent_bytes,
+                        figures.received_bytes,
+                        figures.receive_ns,
+                    ) = bulk(conn, &asked, start, role).await?;
                 }
                 QuicKind::Rr => figures.transactions = rr_server(conn, asked.payload_bytes).await?,
             }
