@@ -16,7 +16,7 @@ use crate::QuicError;
 const ALPN: &[u8] = b"dualperf-quic/1";
 
 /// A peer silent this long has gone (keep-alives keep a live but idle peer talking).
-pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 const KEEP_ALIVE: Duration = Duration::from_secs(1);
 
 /// Application close codes.

@@ -133,6 +133,28 @@ fn a_timed_test_receives_what_was_sent_with_each_congestion_controller() {
 }
 
 #[test]
+fn a_paced_sender_never_runs_ahead_of_its_rate() {
+    // 8 Mbit/s for 0.5 s over 2 streams: each stream writes only while it is behind its
+    // half of the rate, so at most 500 000 bytes plus one write per stream go out (a
+    // slow machine sends less, never more).
+    for family in FAMILIES {
+        for direction in [Direction::Forward, Direction::Reverse] {
+            let mut test = stream(2, direction, Bound::DurationNs(500_000_000));
+            test.rate_bps = Some(8_000_000);
+            let (client, _, _) = run(family, Limits::default(), test, test);
+            let r = client.unwrap();
+            let g = r.forward.or(r.reverse).unwrap();
+            assert!(g.sent_bytes > 0);
+            assert!(
+                g.sent_bytes <= 500_000 + 2 * 16_384,
+                "{family} {direction:?}: {g:?}"
+            );
+            assert_eq!(g.sent_bytes, g.received_bytes);
+        }
+    }
+}
+
+#[test]
 fn request_response_counts_every_exchange_and_orders_its_percentiles() {
     for family in FAMILIES {
         let test = QuicTest {
