@@ -148,6 +148,7 @@ impl QuicServer {
                     QuicError::Refused(reason) => {
                         conn.close(CLOSE_REFUSED.into(), reason.as_bytes())
                     }
+                    QuicError::Connection(why) => conn.close(CLOSE_FAILED.into(), why.as_bytes()),
                     other => conn.close(CLOSE_FAILED.into(), other.to_string().as_bytes()),
                 }
                 // The close must reach the client before the server (and its runtime)

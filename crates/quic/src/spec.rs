@@ -335,6 +335,14 @@ mod tests {
     }
 
     #[test]
+    fn congestion_controllers_are_known_by_their_names() {
+        for c in Congestion::ALL {
+            assert_eq!(Congestion::from_name(c.name()), Some(c));
+        }
+        assert_eq!(Congestion::from_name("vegas"), None);
+    }
+
+    #[test]
     fn a_malformed_request_is_named_not_trusted() {
         let good = stream(1, Direction::Forward).encode();
         assert!(QuicTest::decode(&good[..10])

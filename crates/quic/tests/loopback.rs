@@ -273,6 +273,28 @@ fn absurd_requests_are_refused_not_served() {
 }
 
 #[test]
+fn a_count_bound_test_ends_at_the_servers_longest_test() {
+    // A count no sender reaches: the server ends the test after its 1 s limit and 5 s
+    // of drain time, and says why.
+    let limits = Limits {
+        max_duration: Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let endless = stream(1, Direction::Forward, Bound::Count(u64::MAX));
+    let (client, server, took) = run(V4, limits, endless, endless);
+    let why = "the test ran past the server's longest test (1 s) and its drain time";
+    match client {
+        Err(QuicError::PeerClosed(reason)) => assert_eq!(reason, why),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        server.unwrap_err().to_string(),
+        format!("QUIC connection: {why}")
+    );
+    assert!(took < Duration::from_secs(60));
+}
+
+#[test]
 fn a_server_that_goes_away_mid_test_is_an_error_within_the_deadline() {
     for family in FAMILIES {
         let (server, cert) = QuicServer::bind(socket(family), Limits::default()).unwrap();
