@@ -11,7 +11,9 @@
 //!
 //! Bulk TCP coalesces writes into full-MSS segments, so its cost per payload byte does
 //! not depend on the write size; UDP and request/response send one payload per packet
-//! (UDP payloads larger than the MTU allows become IP fragments).
+//! (UDP payloads larger than the MTU allows become IP fragments). Bulk QUIC
+//! ([`QuicFraming`]) coalesces like TCP, into UDP datagrams no larger than its path-MTU
+//! discovery reaches.
 
 use serde::{Deserialize, Serialize};
 use wire::spec::{Family, TestKind, Transport};
@@ -233,6 +235,100 @@ impl OverheadModel {
     pub fn expected_v6_v4_ratio(&self, kind: TestKind, payload_bytes: u32) -> f64 {
         self.cost(Family::V6, kind, payload_bytes).efficiency()
             / self.cost(Family::V4, kind, payload_bytes).efficiency()
+    }
+}
+
+/// How QUIC frames bulk stream data in 1-RTT packets: a short header (RFC 9000
+/// §17.3.1: 1 flags byte, the destination connection ID, a 1–4 byte packet number), one
+/// STREAM frame's header (§19.8: type, stream ID, offset and length varints) and the
+/// AEAD tag (RFC 9001 §5.3: 16 bytes for AES-GCM and ChaCha20-Poly1305), in a UDP
+/// datagram no larger than the path allows and the sender's DPLPMTUD (RFC 8899) probes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuicFraming {
+    /// Destination connection ID, 0–20 bytes.
+    pub cid_bytes: u32,
+    /// Packet number, 1–4 bytes: the sender uses enough for twice the packets in flight.
+    pub packet_number_bytes: u32,
+    /// STREAM frame header per packet.
+    pub stream_frame_bytes: u32,
+    /// The largest UDP payload the sender's path-MTU discovery goes up to.
+    pub max_udp_payload_bytes: u32,
+}
+
+/// QUIC short-header flags byte (RFC 9000 §17.3.1).
+const QUIC_FLAGS_BYTES: u32 = 1;
+/// AEAD tag of every protected QUIC packet (RFC 9001 §5.3).
+pub const QUIC_AEAD_TAG_BYTES: u32 = 16;
+/// The smallest UDP payload a QUIC path must carry (RFC 9000 §14): QUIC does not run on
+/// a path narrower than this.
+pub const QUIC_MIN_UDP_PAYLOAD_BYTES: u32 = 1200;
+
+impl QuicFraming {
+    /// quinn's defaults in bulk transfer: 8-byte connection IDs, 2-byte packet numbers
+    /// (fewer than 32 768 packets in flight), a STREAM frame of 1 type + 1 stream ID + 8
+    /// offset bytes (past 1 GiB) + no length (the last frame of a packet runs to its
+    /// end), and DPLPMTUD's upper bound of 1452 bytes (1500 − IPv6 − UDP), the same for
+    /// both families.
+    pub const QUINN: QuicFraming = QuicFraming {
+        cid_bytes: 8,
+        packet_number_bytes: 2,
+        stream_frame_bytes: 10,
+        max_udp_payload_bytes: 1452,
+    };
+
+    /// Bytes of one packet that are not stream payload, UDP and IP headers included
+    /// (65 for IPv4 and 85 for IPv6 with [`QuicFraming::QUINN`]).
+    pub fn overhead_bytes(&self, family: Family) -> u32 {
+        QUIC_FLAGS_BYTES
+            + self.cid_bytes
+            + self.packet_number_bytes
+            + self.stream_frame_bytes
+            + QUIC_AEAD_TAG_BYTES
+            + Transport::Udp.header_bytes()
+            + family.ip_header_bytes()
+    }
+}
+
+impl OverheadModel {
+    /// The UDP payload a QUIC sender settles on over this link: the path's
+    /// (MTU − IP − UDP) or the sender's probing ceiling, whichever is smaller.
+    pub fn quic_udp_payload_bytes(&self, family: Family, framing: &QuicFraming) -> u32 {
+        self.mtu_bytes
+            .saturating_sub(family.ip_header_bytes() + Transport::Udp.header_bytes())
+            .min(framing.max_udp_payload_bytes)
+    }
+
+    /// The cost of `payload_bytes` of bulk QUIC stream data: like bulk TCP, writes
+    /// coalesce into full packets, so the cost per byte does not depend on the write
+    /// size.
+    pub fn quic_stream_cost(
+        &self,
+        family: Family,
+        framing: &QuicFraming,
+        payload_bytes: u32,
+    ) -> WireCost {
+        let payload_bytes = payload_bytes.max(1);
+        let packet = self.quic_udp_payload_bytes(family, framing)
+            + Transport::Udp.header_bytes()
+            + family.ip_header_bytes();
+        let data_per_packet = packet.saturating_sub(framing.overhead_bytes(family)).max(1);
+        let packets = payload_bytes as f64 / data_per_packet as f64;
+        WireCost {
+            payload_bytes,
+            packets_per_payload: packets,
+            ip_packet_bytes: packet,
+            frame_bytes: self.link.frame_bytes(packet),
+            line_bytes_per_payload: packets * self.link.line_bytes(packet) as f64,
+        }
+    }
+
+    /// Expected IPv6/IPv4 goodput ratio of bulk QUIC when the link is the bottleneck.
+    pub fn expected_quic_v6_v4_ratio(&self, framing: &QuicFraming) -> f64 {
+        self.quic_stream_cost(Family::V6, framing, 1 << 20)
+            .efficiency()
+            / self
+                .quic_stream_cost(Family::V4, framing, 1 << 20)
+                .efficiency()
     }
 }
 

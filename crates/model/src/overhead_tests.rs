@@ -114,3 +114,47 @@ fn a_tcp_segment_carries_52_or_72_header_bytes_and_the_mss_fills_the_mtu() {
         assert_eq!(m.mss_bytes(f) + tcp_header_bytes(f), m.mtu_bytes);
     }
 }
+
+#[test]
+fn quic_bulk_packets_carry_1452_byte_datagrams_over_both_families_on_ethernet() {
+    let q = QuicFraming::QUINN;
+    // 1 flags + 8 CID + 2 PN + 10 STREAM + 16 tag + 8 UDP + IP.
+    assert_eq!(q.overhead_bytes(V4), 65);
+    assert_eq!(q.overhead_bytes(V6), 85);
+    let m = OverheadModel::ethernet();
+    assert_eq!(m.quic_udp_payload_bytes(V4, &q), 1452);
+    assert_eq!(m.quic_udp_payload_bytes(V6, &q), 1452);
+    // IPv4: a 1480-byte packet (quinn probes no higher), 1480 − 65 = 1415 payload
+    // bytes; frame 1498, line 1518.
+    let c = m.quic_stream_cost(V4, &q, 1415 * 4);
+    assert_eq!(c.ip_packet_bytes, 1480);
+    assert_eq!(c.frame_bytes, 1498);
+    close(c.packets_per_payload, 4.0, 1e-12);
+    close(c.line_bytes_per_payload, 4.0 * 1518.0, 1e-9);
+    // IPv6: 1500-byte packets carrying 1500 − 85 = 1415 bytes too: the same payload
+    // per packet, 20 more bytes of line each.
+    let c6 = m.quic_stream_cost(V6, &q, 1415 * 4);
+    assert_eq!(c6.ip_packet_bytes, 1500);
+    close(c6.line_bytes_per_payload, 4.0 * 1538.0, 1e-9);
+    close(m.expected_quic_v6_v4_ratio(&q), 1518.0 / 1538.0, 1e-12);
+}
+
+#[test]
+fn quic_on_a_1280_byte_path_uses_what_the_path_allows() {
+    let q = QuicFraming::QUINN;
+    let m = OverheadModel {
+        link: LinkModel::Loopback,
+        mtu_bytes: 1280,
+    };
+    // IPv6's minimum MTU: 1280 − 40 − 8 = 1232 bytes of UDP payload, above QUIC's 1200.
+    assert_eq!(m.quic_udp_payload_bytes(V6, &q), 1232);
+    assert!(m.quic_udp_payload_bytes(V6, &q) >= QUIC_MIN_UDP_PAYLOAD_BYTES);
+    let c = m.quic_stream_cost(V6, &q, 1280 - 85);
+    assert_eq!(c.ip_packet_bytes, 1280);
+    close(c.packets_per_payload, 1.0, 1e-12);
+    // Loopback's 64 KiB MTU does not raise QUIC's datagrams past the probing ceiling.
+    assert_eq!(
+        OverheadModel::loopback().quic_udp_payload_bytes(V4, &q),
+        1452
+    );
+}
