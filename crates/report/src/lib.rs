@@ -24,7 +24,6 @@ pub mod analysis;
 pub mod caveats;
 pub mod context;
 pub mod dataset;
-pub mod escape;
 pub mod findings;
 pub mod fixture;
 pub mod format;
@@ -43,6 +42,9 @@ pub mod tables;
 pub mod timeseries;
 pub mod wifi;
 pub mod windows;
+
+/// One escaping function per output format, shared with the export (`wire::escape`).
+pub use wire::escape;
 
 pub use analysis::{analyse, Analysis, AnalysisOptions, HolmFamily, View, ViewData};
 pub use dataset::{

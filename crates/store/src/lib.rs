@@ -11,7 +11,7 @@
 //! SQLite files run in WAL mode with `synchronous=FULL`; write transactions begin
 //! IMMEDIATE, so several processes can write one file at once.
 //!
-//! Submodules: `backend` (the two connections behind one small SQL API), `pg`
+//! Submodules: [`dataset`] (a report's input, as read from the store), `backend` (the two connections behind one small SQL API), `pg`
 //! (connecting to PostgreSQL, its errors), [`schema`] (migrations), `write`
 //! (campaign/run inserts), `read` (queries), `import` (copying another database's
 //! campaigns), `lock` (campaign locks), [`target`] (what `--db` names).
@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use wire::spec::{Direction, Family, TestKind};
 
 mod backend;
+pub mod dataset;
 mod import;
 mod lock;
 mod pg;
