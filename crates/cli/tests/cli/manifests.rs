@@ -30,3 +30,73 @@ fn every_crate_takes_the_workspace_lints() {
     }
     assert!(crates >= 15, "{crates} crates found");
 }
+
+/// The names a crate's manifest lists as normal dependencies (`[dependencies]` and the
+/// platform-specific `[target.….dependencies]` tables; not dev- or build-dependencies).
+fn normal_dependencies(root: &Path, krate: &str) -> Vec<String> {
+    let manifest = root.join("crates").join(krate).join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", manifest.display()));
+    let mut normal = false;
+    let mut names = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            normal = line == "[dependencies]"
+                || (line.starts_with("[target.") && line.ends_with(".dependencies]"));
+            continue;
+        }
+        if !normal || line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let name = line.split(['=', '.']).next().unwrap_or("").trim();
+        if !name.is_empty() {
+            names.push(name.to_string());
+        }
+    }
+    names
+}
+
+/// The workspace crates (by directory name) `krate` depends on, directly or through
+/// others, as built into a binary (normal dependencies only).
+fn reachable(root: &Path, krate: &str) -> std::collections::BTreeSet<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut todo = vec![krate.to_string()];
+    while let Some(k) = todo.pop() {
+        for dep in normal_dependencies(root, &k) {
+            let workspace_crate = root.join("crates").join(&dep).join("Cargo.toml").exists();
+            if workspace_crate && seen.insert(dep.clone()) {
+                todo.push(dep);
+            }
+        }
+    }
+    seen
+}
+
+/// The dependency graph runs one way: the application layer (`runner`) does not depend
+/// on the presentation crate (`report` reads the dataset type `store` defines, which
+/// `runner` fills), and the exporter reaches the engine and the iperf3 port only
+/// through `runner`.
+#[test]
+fn runner_does_not_depend_on_report_and_the_exporter_measures_through_runner() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let runner = reachable(&root, "runner");
+    assert!(
+        runner.contains("store") && runner.contains("engine"),
+        "{runner:?}"
+    );
+    assert!(
+        !runner.contains("report"),
+        "runner depends on report (directly or through {runner:?})"
+    );
+    let report = reachable(&root, "report");
+    assert!(report.contains("store"), "{report:?}");
+    assert!(!report.contains("runner"), "{report:?}");
+    let exporter = normal_dependencies(&root, "exporter");
+    assert!(exporter.iter().any(|d| d == "runner"), "{exporter:?}");
+    for direct in ["engine", "iperf3"] {
+        assert!(
+            !exporter.iter().any(|d| d == direct),
+            "the exporter depends on {direct} directly: {exporter:?}"
+        );
+    }
+}
