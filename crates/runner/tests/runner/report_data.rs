@@ -123,6 +123,8 @@ fn only_the_metrics_a_report_reads_are_loaded() {
         (m::THROUGHPUT_BPS.to_string(), 1e9),
         (m::SENT_BYTES.to_string(), 125e6),
         ("idle_udp_rtt_q500_ns".to_string(), 30_000.0),
+        // Matches the store's `LIKE` pattern of the RTT ladders, but is no ladder.
+        ("idle_udp_rtt_qmax_ns".to_string(), 40_000.0),
     ]);
     metrics.insert(m::CPU_LOCAL_PCT.to_string(), 12.0);
     record(&db, id, cell, metrics, Vec::new());
@@ -135,6 +137,7 @@ fn only_the_metrics_a_report_reads_are_loaded() {
         vec![m::CPU_LOCAL_PCT, "idle_udp_rtt_q500_ns", m::THROUGHPUT_BPS]
     );
     assert!(!store::dataset::report_reads(m::SENT_BYTES));
+    assert!(!store::dataset::report_reads("idle_udp_rtt_qmax_ns"));
 }
 
 #[test]
