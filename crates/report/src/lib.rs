@@ -8,7 +8,8 @@
 //! Returns strings and bytes; never writes files (the CLI does).
 //!
 //! Modules, by what they hold:
-//! - input: [`dataset`] (what the report reads), [`fixture`] (a fixed synthetic dataset
+//! - input: [`dataset`] (what the report reads: `store::dataset`'s types, which
+//!   `runner::report_data` fills from the store), [`fixture`] (a fixed synthetic dataset
 //!   for tests and demonstrations), [`left_out`] (runs not counted, and why);
 //! - numbers: [`analysis`] (views, comparisons, corrections), [`caveats`] (what limits
 //!   the conclusions), [`headers`] (header overhead against the link model), [`wifi`]

@@ -18,6 +18,11 @@ use wire::spec::{Direction, TestKind};
 /// packet size).
 pub type SeriesCell = (TestKind, Direction, u32);
 
+/// Chooses, in one campaign, the indexes into its `runs` of the runs to draw over
+/// time: given the campaign, the cells every campaign draws and the indexes of the runs
+/// asked for in it (see [`Series`]).
+pub type ChooseSeries<'a> = dyn Fn(&CampaignData, &[SeriesCell], &[usize]) -> Vec<usize> + 'a;
+
 /// Which runs' samples to read: the runs asked for by their store ids, and the chooser
 /// of the runs to draw in one campaign (the report's `timeseries::select`), given the
 /// campaign, the cells every campaign draws (those of the runs asked for, in any
@@ -25,7 +30,7 @@ pub type SeriesCell = (TestKind, Direction, u32);
 /// of the runs asked for in it.
 pub struct Series<'a> {
     pub runs: &'a [i64],
-    pub choose: &'a dyn Fn(&CampaignData, &[SeriesCell], &[usize]) -> Vec<usize>,
+    pub choose: &'a ChooseSeries<'a>,
 }
 
 impl Series<'_> {
