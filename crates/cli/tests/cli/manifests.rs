@@ -74,7 +74,7 @@ fn reachable(root: &Path, krate: &str) -> std::collections::BTreeSet<String> {
 
 /// The dependency graph runs one way: the application layer (`runner`) does not depend
 /// on the presentation crate (`report` reads the dataset type `store` defines, which
-/// `runner` fills), and the exporter reaches the engine and the iperf3 port only
+/// `runner` fills, without store's database drivers), and the exporter reaches the engine and the iperf3 port only
 /// through `runner`.
 #[test]
 fn runner_does_not_depend_on_report_and_the_exporter_measures_through_runner() {
@@ -91,6 +91,17 @@ fn runner_does_not_depend_on_report_and_the_exporter_measures_through_runner() {
     let report = reachable(&root, "report");
     assert!(report.contains("store"), "{report:?}");
     assert!(!report.contains("runner"), "{report:?}");
+    // The report takes store's dataset types without the database drivers (store's
+    // default `sql` feature).
+    let manifest = std::fs::read_to_string(root.join("crates/report/Cargo.toml")).unwrap();
+    let store_line = manifest
+        .lines()
+        .find(|l| l.trim_start().starts_with("store"))
+        .unwrap_or_default();
+    assert!(
+        store_line.contains("default-features = false") && !store_line.contains("\"sql\""),
+        "report's manifest takes store with its database: {store_line}"
+    );
     let exporter = normal_dependencies(&root, "exporter");
     assert!(exporter.iter().any(|d| d == "runner"), "{exporter:?}");
     for direct in ["engine", "iperf3"] {
