@@ -1,16 +1,16 @@
-//! `dualperf report`: read campaigns from the results database, hand them to the report
-//! crate, and write its files (report.html, tables, figures) or print its tables.
+//! `dualperf report`: have `runner` read campaigns from the results database, hand them
+//! to the report crate, and write its files (report.html, tables, figures) or print its
+//! tables.
 //!
 //! Several `--campaign` ids are several compared systems, named by their labels; no
 //! `--campaign` means the latest campaign.
 
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
-use report::{CampaignData, Dataset, OverheadModel, ReportOptions, RunOutcome, RunRow};
-use std::collections::BTreeMap;
+use report::{CampaignData, Dataset, OverheadModel, ReportOptions};
+use runner::report_data::{self, SeriesCell};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use store::{RunStatus, Store};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -163,18 +163,30 @@ pub fn main(mut args: ReportArgs) -> anyhow::Result<ExitCode> {
         // Only tables are printed: no figure, so no samples to read.
         (selection, runs) = (report::timeseries::Selection::none(), Vec::new());
     }
-    let data = load_dataset(&args.db.target, &args.campaigns, &selection, &runs)?;
-    if let Some(why) = nothing_measured(&data) {
+    check_database(&args.db.target)?;
+    let choose = |c: &CampaignData, cells: &[SeriesCell], asked: &[usize]| {
+        let mut selection = selection.clone();
+        selection.cells.extend_from_slice(cells);
+        report::timeseries::select(c, &selection, asked)
+    };
+    let series = report_data::Series {
+        runs: &runs,
+        choose: &choose,
+    };
+    let loaded = report_data::load(&args.db.target, &args.campaigns, &series)?;
+    for note in &loaded.notes {
+        eprintln!("dualperf: {note}");
+    }
+    let data = loaded.dataset;
+    if let Some(why) = report_data::nothing_measured(&data) {
         bail!("{why}");
     }
-    let ids: Vec<i64> = data.campaigns.iter().map(|c| c.id).collect();
     if args.percent_of.is_none() {
-        args.percent_of = recorded_percent_of(&args.db.target, &ids)?;
+        args.percent_of = loaded.percent_of;
     }
     if args.confidence.is_none() {
-        let (level, note) = recorded_confidence_pct(&args.db.target, &ids)?;
-        args.confidence = Some(level);
-        if let Some(note) = note {
+        args.confidence = Some(loaded.confidence_pct);
+        if let Some(note) = loaded.confidence_note {
             eprintln!("dualperf: {note}");
         }
     }
@@ -229,97 +241,6 @@ pub fn main(mut args: ReportArgs) -> anyhow::Result<ExitCode> {
         return Ok(crate::exit::code(crate::exit::NOTHING_TO_COMPARE));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Why a report cannot say anything: no chosen campaign has a successful measured run.
-fn nothing_measured(data: &Dataset) -> Option<String> {
-    let ok = |c: &CampaignData| {
-        c.runs
-            .iter()
-            .filter(|r| !r.warmup && r.outcome == RunOutcome::Ok)
-            .count()
-    };
-    if data.campaigns.iter().any(|c| ok(c) > 0) {
-        return None;
-    }
-    let parts: Vec<String> = data
-        .campaigns
-        .iter()
-        .map(|c| {
-            let first_failure = c.runs.iter().find_map(|r| match &r.outcome {
-                RunOutcome::Failed(why) => Some(why.clone()),
-                RunOutcome::Ok => None,
-            });
-            match first_failure {
-                Some(why) => format!(
-                    "campaign {} has no successful run ({} failed, e.g. \"{why}\")",
-                    c.id,
-                    c.runs.len()
-                ),
-                None => format!("campaign {} has no runs yet", c.id),
-            }
-        })
-        .collect();
-    let resume = match data.campaigns.as_slice() {
-        [one] => format!("`dualperf study --resume {}`", one.id),
-        _ => "`dualperf study --resume ID`".to_string(),
-    };
-    Some(format!(
-        "nothing to report: {}; fix the cause, then {resume} (or run a new study)",
-        parts.join("; ")
-    ))
-}
-
-/// The percentage base the chosen campaigns recorded (`percent_of` of their spec, set by
-/// the seed presets), when they all recorded the same one.
-fn recorded_percent_of(db: &store::DbTarget, ids: &[i64]) -> anyhow::Result<Option<String>> {
-    let store = Store::open_target_read_only(db)
-        .with_context(|| format!("cannot read results database {db}"))?;
-    let mut bases = std::collections::BTreeSet::new();
-    for &id in ids {
-        let spec = study::StudySpec::from_json(&store.campaign(id)?.spec_json).ok();
-        bases.insert(spec.and_then(|s| s.percent_of));
-    }
-    Ok(match bases.len() {
-        1 => bases.into_iter().next().flatten(),
-        _ => None,
-    })
-}
-
-/// The confidence level the chosen campaigns were repeated to (`study --confidence`),
-/// used for the report's intervals unless `--confidence` is given; 95 when they used a
-/// fixed number of runs or disagree (with a note saying so).
-fn recorded_confidence_pct(
-    db: &store::DbTarget,
-    ids: &[i64],
-) -> anyhow::Result<(f64, Option<String>)> {
-    let store = Store::open_target_read_only(db)
-        .with_context(|| format!("cannot read results database {db}"))?;
-    let mut levels = Vec::new();
-    for &id in ids {
-        let c = store.campaign(id)?;
-        if let Ok(spec) = study::StudySpec::from_json(&c.spec_json) {
-            if let study::spec::Repetition::Confidence { level_pct, .. } = spec.repetition {
-                levels.push(level_pct);
-            }
-        }
-    }
-    Ok(match levels.first() {
-        None => (95.0, None),
-        Some(&l) if levels.iter().all(|&x| x == l) => (
-            l,
-            Some(format!(
-                "intervals at {l}%, the confidence level the campaign was repeated to (--confidence to change)"
-            )),
-        ),
-        Some(_) => (
-            95.0,
-            Some(format!(
-                "the campaigns were repeated to different confidence levels ({}); intervals at 95% (--confidence to choose)",
-                levels.iter().map(|l| format!("{l}%")).collect::<Vec<_>>().join(", ")
-            )),
-        ),
-    })
 }
 
 /// The client host's recorded interface facts of the first campaign: (loopback, MTU).
@@ -525,31 +446,8 @@ fn report_options(args: &ReportArgs, data: &Dataset) -> anyhow::Result<ReportOpt
     })
 }
 
-/// What a report of a database with several campaigns says when none was chosen: which
-/// one it reports and how to choose.
-fn chosen_note(latest: &store::Campaign, count: usize, db: &store::DbTarget) -> String {
-    let label = if latest.label.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", wire::text::terminal_safe_line(&latest.label))
-    };
-    format!(
-        "{db} holds {count} campaigns; reporting the latest, {}{label}. Choose with \
-         --campaign ID (`dualperf show --db {db}` lists them), or compare several: \
-         --campaign ID ID",
-        latest.id
-    )
-}
-
-/// Read the chosen campaigns (default: the latest) into a report dataset, with the
-/// interval samples of the runs `series` and `series_runs` (run ids) choose to draw over
-/// time, and of no others.
-pub fn load_dataset(
-    db: &store::DbTarget,
-    ids: &[i64],
-    series: &report::timeseries::Selection,
-    series_runs: &[i64],
-) -> anyhow::Result<Dataset> {
+/// A results database file that is missing, or is not one, refused before it is read.
+fn check_database(db: &store::DbTarget) -> anyhow::Result<()> {
     if let Some(path) = db.sqlite_path() {
         if !path.exists() {
             bail!(
@@ -559,285 +457,7 @@ pub fn load_dataset(
         }
         crate::args::check_database_file(path, false)?;
     }
-    let store = Store::open_target_read_only(db)
-        .with_context(|| format!("cannot read results database {db}"))?;
-    let all = store.campaigns()?;
-    if all.is_empty() {
-        bail!("{} holds no campaigns yet (run `dualperf study` first)", db);
-    }
-    let chosen: Vec<&store::Campaign> = if ids.is_empty() {
-        let latest = all.iter().max_by_key(|c| c.id);
-        if let (Some(c), true) = (latest, all.len() > 1) {
-            eprintln!("dualperf: {}", chosen_note(c, all.len(), db));
-        }
-        latest.into_iter().collect()
-    } else {
-        ids.iter()
-            .map(|id| {
-                all.iter().find(|c| c.id == *id).with_context(|| {
-                    let known: Vec<String> = all.iter().map(|c| c.id.to_string()).collect();
-                    format!(
-                        "no campaign {id} in {} (campaigns there: {})",
-                        db,
-                        known.join(", ")
-                    )
-                })
-            })
-            .collect::<anyhow::Result<_>>()?
-    };
-    let mut campaigns = Vec::new();
-    let mut run_ids: Vec<Vec<i64>> = Vec::new();
-    for c in chosen {
-        let mut facts = BTreeMap::new();
-        let mut offered_load = BTreeMap::new();
-        let mut loss_bound_pct = None;
-        let mut cv_target_pct = None;
-        facts.insert("command line".to_string(), c.command_line.clone());
-        facts.insert(
-            "created (UTC)".to_string(),
-            store::utc_text(c.created_unix_s),
-        );
-        facts.insert(
-            "finished".to_string(),
-            if c.finished {
-                "yes"
-            } else {
-                "no (interrupted or running)"
-            }
-            .to_string(),
-        );
-        if let Ok(spec) = study::StudySpec::from_json(&c.spec_json) {
-            if spec.tests.contains(&wire::spec::TestKind::UdpStream) {
-                facts.insert("udp-stream method".to_string(), spec.describe_udp_stream());
-            }
-            if let Some(t) = spec.describe_traffic() {
-                facts.insert("traffic model".to_string(), t);
-            }
-            offered_load = spec.offered_load();
-            cv_target_pct = spec.cv_target_pct;
-            loss_bound_pct = match spec.udp_method {
-                study::UdpMethod::Rfc2544(search) => Some(search.loss_threshold_pct),
-                study::UdpMethod::Fixed => None,
-            };
-            if spec.tests.iter().any(|t| t.is_udp()) {
-                facts.insert(
-                    "UDP datapath".to_string(),
-                    spec.udp_datapath.describe().to_string(),
-                );
-            }
-            facts.insert("socket options".to_string(), spec.describe_sockets());
-        }
-        if let Ok(extra) = store.campaign_extra(c.id) {
-            facts.insert("dualperf version".to_string(), extra.dualperf_version);
-            if let Some(from) = extra.imported_from {
-                facts.insert("imported from".to_string(), from);
-            }
-        }
-        let hosts = c
-            .hosts
-            .iter()
-            .map(|h| (h.role.clone(), h.metadata.clone()))
-            .collect();
-        let mut campaign = CampaignData {
-            id: c.id,
-            label: c.label.clone(),
-            facts,
-            hosts,
-            offered_load,
-            loss_bound_pct,
-            cv_target_pct,
-            ..CampaignData::default()
-        };
-        run_ids.push(read_runs(&store, &mut campaign)?);
-        campaign.link_values = store.applied_value_counts(c.id, "%.link.%", 4096)?;
-        let (target, missed) = confidence_misses(&store, c, &campaign)?;
-        campaign.target = target;
-        campaign.missed = missed;
-        campaigns.push(campaign);
-    }
-    add_series(&store, db, &mut campaigns, &run_ids, series, series_runs)?;
-    Ok(Dataset { campaigns })
-}
-
-/// Give each campaign the interval samples of the runs to draw over time (`run_ids`:
-/// each campaign's store run ids, in the order of its `runs`); only theirs are read.
-fn add_series(
-    store: &Store,
-    db: &store::DbTarget,
-    campaigns: &mut [CampaignData],
-    run_ids: &[Vec<i64>],
-    series: &report::timeseries::Selection,
-    series_runs: &[i64],
-) -> anyhow::Result<()> {
-    // The runs asked for by id, as indexes per campaign; their cells are drawn for every
-    // campaign, so each system appears beside them.
-    let asked: Vec<Vec<usize>> = run_ids
-        .iter()
-        .map(|ids| {
-            (0..ids.len())
-                .filter(|&i| series_runs.contains(&ids[i]))
-                .collect()
-        })
-        .collect();
-    let mut selection = series.clone();
-    let mut found = Vec::new();
-    for ((c, ids), idx) in campaigns.iter().zip(run_ids).zip(&asked) {
-        for &i in idx {
-            let r = &c.runs[i];
-            selection.cells.push((r.kind, r.direction, r.payload_bytes));
-            found.push(ids[i]);
-        }
-    }
-    if let Some(id) = series_runs.iter().find(|id| !found.contains(id)) {
-        let which: Vec<String> = campaigns.iter().map(|c| c.id.to_string()).collect();
-        bail!(
-            "--timeseries run:{id}: no run {id} in the reported campaign(s) {} (`dualperf \
-             export --db {}` lists each run with its id; pass its --campaign too)",
-            which.join(", "),
-            db
-        );
-    }
-    for ((campaign, ids), idx) in campaigns.iter_mut().zip(run_ids).zip(&asked) {
-        for i in report::timeseries::select(campaign, &selection, idx) {
-            let samples = store
-                .samples(ids[i])
-                .with_context(|| format!("cannot read the interval samples of run {}", ids[i]))?;
-            // Window samples (`--stats-window`) and an rrul run's samples are stored
-            // beside the interval samples, their names prefixed: each kind goes to its
-            // own figures.
-            let (loaded, samples): (Vec<&store::IntervalSample>, Vec<_>) =
-                samples.iter().partition(|s| {
-                    report::LoadedSample::from_metrics(s.start_ns, s.end_ns, &s.metrics).is_some()
-                });
-            let (windows, intervals): (Vec<&store::IntervalSample>, Vec<_>) =
-                samples.into_iter().partition(|s| {
-                    report::WindowSample::from_metrics(s.start_ns, s.end_ns, &s.metrics).is_some()
-                });
-            campaign.series.push(report::RunSeries {
-                run_index: i,
-                run_id: ids[i],
-                samples: intervals
-                    .iter()
-                    .map(|s| report::IntervalCounts::from_metrics(s.start_ns, s.end_ns, &s.metrics))
-                    .collect(),
-                windows: windows
-                    .iter()
-                    .filter_map(|s| {
-                        report::WindowSample::from_metrics(s.start_ns, s.end_ns, &s.metrics)
-                    })
-                    .collect(),
-                loaded: loaded
-                    .iter()
-                    .filter_map(|s| {
-                        report::LoadedSample::from_metrics(s.start_ns, s.end_ns, &s.metrics)
-                    })
-                    .collect(),
-            });
-        }
-    }
     Ok(())
-}
-
-/// The campaign's confidence target (if it had one) and the cells the store marks as
-/// having missed it, each with its widest counted metric (the rule of
-/// `study::confidence`, so the report and `show` agree on what "missed" means).
-fn confidence_misses(
-    store: &Store,
-    c: &store::Campaign,
-    campaign: &CampaignData,
-) -> anyhow::Result<(Option<report::ConfidenceTarget>, Vec<report::MissedCell>)> {
-    let Ok(spec) = study::StudySpec::from_json(&c.spec_json) else {
-        return Ok((None, Vec::new()));
-    };
-    let study::Repetition::Confidence {
-        level_pct,
-        width_pct,
-        ..
-    } = spec.repetition
-    else {
-        return Ok((None, Vec::new()));
-    };
-    let mut missed = Vec::new();
-    for cell in store
-        .cells(c.id)?
-        .iter()
-        .filter(|x| x.target_met == Some(false))
-    {
-        let maps: Vec<BTreeMap<String, f64>> = campaign
-            .runs
-            .iter()
-            .filter(|r| {
-                r.counts()
-                    && r.family == cell.family
-                    && r.kind == cell.kind
-                    && r.payload_bytes == cell.payload_bytes
-                    && r.direction == cell.direction
-            })
-            .map(|r| r.metrics.to_map())
-            .collect();
-        let metrics: Vec<&BTreeMap<String, f64>> = maps.iter().collect();
-        let widest = study::confidence::widths(cell.kind, &metrics, level_pct)
-            .into_iter()
-            .max_by(|a, b| a.width_pct.total_cmp(&b.width_pct));
-        if let Some(w) = widest {
-            missed.push(report::MissedCell {
-                family: cell.family,
-                kind: cell.kind,
-                direction: cell.direction,
-                payload_bytes: cell.payload_bytes,
-                runs: metrics.len(),
-                metric: w.metric.to_string(),
-                width_pct: w.width_pct,
-            });
-        }
-    }
-    let target = report::ConfidenceTarget {
-        level_pct,
-        width_pct,
-    };
-    Ok((Some(target), missed))
-}
-
-/// Read a campaign's runs into `campaign.runs`, a chunk at a time and only the
-/// metrics a report reads ([`report::dataset::report_reads`]), each run's values checked
-/// as they are read (a run with an impossible one is left out and listed, see
-/// [`CampaignData::push_checked`]). Returns the store ids of the runs kept, in order.
-fn read_runs(store: &Store, campaign: &mut CampaignData) -> anyhow::Result<Vec<i64>> {
-    let mut ids = Vec::new();
-    let mut names = report::MetricsInterner::default();
-    let mut chunks = store.run_chunks(campaign.id)?.only_metrics(
-        report::dataset::REPORT_READS,
-        report::dataset::REPORT_READS_LIKE,
-    );
-    while let Some(chunk) = chunks.next_chunk()? {
-        for d in chunk {
-            let r = d.run;
-            let metrics = r
-                .metrics
-                .into_iter()
-                .filter(|(name, _)| report::dataset::report_reads(name))
-                .collect();
-            let row = RunRow {
-                family: r.family,
-                kind: r.kind,
-                direction: r.direction,
-                payload_bytes: r.payload_bytes,
-                repetition: r.repetition,
-                warmup: r.warmup,
-                outcome: match r.status {
-                    RunStatus::Ok => RunOutcome::Ok,
-                    RunStatus::Failed { reason } => RunOutcome::Failed(reason),
-                },
-                metrics: names.make(metrics),
-            };
-            if campaign.push_checked(r.id, row) {
-                ids.push(r.id);
-            }
-        }
-    }
-    ids.shrink_to_fit();
-    campaign.runs.shrink_to_fit();
-    Ok(ids)
 }
 
 fn write_files(report: &report::Report, dir: &Path, png: bool, pdf: bool) -> anyhow::Result<()> {
@@ -879,6 +499,7 @@ fn write_files(report: &report::Report, dir: &Path, png: bool, pdf: bool) -> any
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn dataset_with_client(meta: &[(&str, &str)]) -> Dataset {
         let client: BTreeMap<String, String> = meta

@@ -8,7 +8,8 @@
 //! Returns strings and bytes; never writes files (the CLI does).
 //!
 //! Modules, by what they hold:
-//! - input: [`dataset`] (what the report reads), [`fixture`] (a fixed synthetic dataset
+//! - input: [`dataset`] (what the report reads: `store::dataset`'s types, which
+//!   `runner::report_data` fills from the store), [`fixture`] (a fixed synthetic dataset
 //!   for tests and demonstrations), [`left_out`] (runs not counted, and why);
 //! - numbers: [`analysis`] (views, comparisons, corrections), [`caveats`] (what limits
 //!   the conclusions), [`headers`] (header overhead against the link model), [`wifi`]
@@ -24,7 +25,6 @@ pub mod analysis;
 pub mod caveats;
 pub mod context;
 pub mod dataset;
-pub mod escape;
 pub mod findings;
 pub mod fixture;
 pub mod format;
@@ -43,6 +43,9 @@ pub mod tables;
 pub mod timeseries;
 pub mod wifi;
 pub mod windows;
+
+/// One escaping function per output format, shared with the export (`wire::escape`).
+pub use wire::escape;
 
 pub use analysis::{analyse, Analysis, AnalysisOptions, HolmFamily, View, ViewData};
 pub use dataset::{

@@ -273,9 +273,9 @@ impl<W: Write> Sink<W> {
                 *first = false;
             }
             Sink::Csv { w, raw: true } => w.serialize(row).map_err(csv_error)?,
-            Sink::Csv { w, raw: false } => w
-                .serialize(report::escape::CsvSafe(row))
-                .map_err(csv_error)?,
+            Sink::Csv { w, raw: false } => {
+                w.serialize(wire::escape::CsvSafe(row)).map_err(csv_error)?
+            }
         }
         Ok(())
     }

@@ -10,7 +10,8 @@
 //! ([`export`]: tidy CSV or JSON); the one writer of every output file
 //! ([`out_files`]: atomic, never through a symbolic link); monitoring campaigns, repeated
 //! runs of the same tests kept as one campaign each ([`monitor`]: the exporter's
-//! archive). Nothing prints and there is no
+//! archive); loading a report's dataset from the store ([`report_data`]: the report
+//! reads `store::dataset`'s types, so this crate does not depend on it). Nothing prints and there is no
 //! argument parser: `cli` maps its flags onto these types and shows the outcomes.
 #![forbid(unsafe_code)]
 
@@ -22,6 +23,7 @@ pub mod lifecycle;
 pub mod monitor;
 pub mod options;
 pub mod out_files;
+pub mod report_data;
 pub mod resolve;
 pub mod single;
 pub mod target;

@@ -11,35 +11,59 @@
 //! SQLite files run in WAL mode with `synchronous=FULL`; write transactions begin
 //! IMMEDIATE, so several processes can write one file at once.
 //!
-//! Submodules: `backend` (the two connections behind one small SQL API), `pg`
-//! (connecting to PostgreSQL, its errors), [`schema`] (migrations), `write`
-//! (campaign/run inserts), `read` (queries), `import` (copying another database's
-//! campaigns), `lock` (campaign locks), [`target`] (what `--db` names).
+//! Submodules: [`dataset`] (a report's input, as read from the store), `backend` (the
+//! two connections behind one small SQL API), `pg` (connecting to PostgreSQL, its
+//! errors), [`schema`] (migrations), `write` (campaign/run inserts), `read` (queries),
+//! `import` (copying another database's campaigns), `lock` (campaign locks), [`target`]
+//! (what `--db` names).
+//!
+//! Everything but [`dataset`] needs the feature `sql` (on by default): the report takes
+//! the dataset types without it, so the presentation crate compiles no database driver.
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "sql")]
 use backend::Conn;
+#[cfg(feature = "sql")]
 use rusqlite::{Connection, OpenFlags};
+#[cfg(feature = "sql")]
 use std::collections::BTreeMap;
+#[cfg(feature = "sql")]
 use std::path::{Path, PathBuf};
+#[cfg(feature = "sql")]
 use wire::spec::{Direction, Family, TestKind};
 
+#[cfg(feature = "sql")]
 mod backend;
+pub mod dataset;
+#[cfg(feature = "sql")]
 mod import;
+#[cfg(feature = "sql")]
 mod lock;
+#[cfg(feature = "sql")]
 mod pg;
+#[cfg(feature = "sql")]
 mod read;
+#[cfg(feature = "sql")]
 pub mod schema;
+#[cfg(feature = "sql")]
 pub mod target;
+#[cfg(feature = "sql")]
 mod value;
+#[cfg(feature = "sql")]
 mod write;
 
+#[cfg(feature = "sql")]
 pub use import::{ImportSummary, Merged, NAMED_CONFLICTS};
+#[cfg(feature = "sql")]
 pub use lock::{utc_text, CampaignLock, LockTaken};
+#[cfg(feature = "sql")]
 pub use read::{FailedAttempt, RunChunks, RunCounts, RUN_CHUNK};
+#[cfg(feature = "sql")]
 pub use target::{is_postgres_url, redact_password, DbTarget, PgUrl, DB_ENV};
 
 /// Everything that can go wrong with the store. Messages say what to do.
 #[derive(Debug, thiserror::Error)]
+#[cfg(feature = "sql")]
 pub enum StoreError {
     // Not a `source`: the message carries it, and error chains would repeat it.
     #[error("cannot open results database {path}: {cause}")]
@@ -102,8 +126,10 @@ pub enum StoreError {
 }
 
 /// What to do about a value dualperf cannot read back.
+#[cfg(feature = "sql")]
 pub(crate) const CHANGED_OUTSIDE: &str = "the database was changed outside dualperf; restore a copy, or `dualperf import` the readable campaigns into a new file";
 
+#[cfg(feature = "sql")]
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> StoreError {
         match &e {
@@ -143,6 +169,7 @@ impl From<rusqlite::Error> for StoreError {
 
 /// One study as it was asked for.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg(feature = "sql")]
 pub struct Campaign {
     pub id: i64,
     pub label: String,
@@ -156,6 +183,7 @@ pub struct Campaign {
 
 /// One host of a campaign ("client", "server") and what was captured about it.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[cfg(feature = "sql")]
 pub struct HostInfo {
     pub role: String,
     pub metadata: BTreeMap<String, String>,
@@ -163,11 +191,13 @@ pub struct HostInfo {
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg(feature = "sql")]
 pub enum RunStatus {
     Ok,
     Failed { reason: String },
 }
 
+#[cfg(feature = "sql")]
 impl RunStatus {
     pub fn is_ok(&self) -> bool {
         matches!(self, RunStatus::Ok)
@@ -176,6 +206,7 @@ impl RunStatus {
 
 /// One run as stored (a warm-up, a measured repetition, or a failed attempt).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg(feature = "sql")]
 pub struct RunRecord {
     pub id: i64,
     pub campaign_id: i64,
@@ -194,6 +225,7 @@ pub struct RunRecord {
 
 /// What the runner knows about a run beyond [`RunRecord`]: which cell, which attempt.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg(feature = "sql")]
 pub struct RunDetail {
     pub run: RunRecord,
     /// What each side applied (empty for runs stored before schema 2).
@@ -206,6 +238,7 @@ pub struct RunDetail {
 
 /// Campaign fields that [`Campaign`] does not carry.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg(feature = "sql")]
 pub struct CampaignExtra {
     /// Globally unique id, kept across `import` so a campaign is never merged twice.
     pub uuid: String,
@@ -217,6 +250,7 @@ pub struct CampaignExtra {
 
 /// A cell of the study matrix: one (family, test, size, direction).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg(feature = "sql")]
 pub struct CellRecord {
     pub campaign_id: i64,
     /// Position in the study's cell list (stable across resume).
@@ -233,6 +267,7 @@ pub struct CellRecord {
 
 /// Per-interval sample of one run: a window and the metrics measured over it.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg(feature = "sql")]
 pub struct IntervalSample {
     pub start_ns: i64,
     pub end_ns: i64,
@@ -241,6 +276,7 @@ pub struct IntervalSample {
 
 /// A campaign to create.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg(feature = "sql")]
 pub struct NewCampaign {
     pub label: String,
     pub created_unix_s: i64,
@@ -252,6 +288,7 @@ pub struct NewCampaign {
 
 /// A finished run (or failed attempt) to commit.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg(feature = "sql")]
 pub struct NewRun {
     pub campaign_id: i64,
     pub cell_index: u32,
@@ -268,6 +305,7 @@ pub struct NewRun {
 }
 
 /// An open results database.
+#[cfg(feature = "sql")]
 pub struct Store {
     conn: Conn,
     /// The SQLite file (":memory:" in memory); for PostgreSQL the URL without its
@@ -277,12 +315,14 @@ pub struct Store {
 }
 
 /// How long a connection waits for another's lock before giving up.
+#[cfg(feature = "sql")]
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Switch an SQLite file to WAL mode. Changing the journal mode needs the file to
 /// itself for a moment, and SQLite answers `SQLITE_BUSY` at once, without calling the
 /// busy handler, while another connection holds a lock (several studies opening one new
 /// file together): so this waits and retries itself, within the same `timeout`.
+#[cfg(feature = "sql")]
 fn set_wal(c: &Connection, timeout: std::time::Duration) -> Result<(), StoreError> {
     let deadline = std::time::Instant::now() + timeout;
     let mut pause = std::time::Duration::from_millis(1);
@@ -309,6 +349,7 @@ fn set_wal(c: &Connection, timeout: std::time::Duration) -> Result<(), StoreErro
 /// socket, a device, a directory): an error saying so. Only the file's metadata is
 /// read (following links), so a FIFO does not block and `/dev/null` gets no
 /// `-journal` beside it. Nothing there, or a regular file: Ok.
+#[cfg(feature = "sql")]
 pub fn check_database_path(path: &Path) -> Result<(), StoreError> {
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(());
@@ -329,6 +370,7 @@ pub fn check_database_path(path: &Path) -> Result<(), StoreError> {
 }
 
 #[cfg(unix)]
+#[cfg(feature = "sql")]
 fn special_file_kind(t: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if t.is_fifo() {
@@ -345,10 +387,12 @@ fn special_file_kind(t: &std::fs::FileType) -> &'static str {
 }
 
 #[cfg(not(unix))]
+#[cfg(feature = "sql")]
 fn special_file_kind(_: &std::fs::FileType) -> &'static str {
     "not a regular file"
 }
 
+#[cfg(feature = "sql")]
 impl Store {
     /// Open (creating or migrating as needed) the database `--db` names, for writing.
     pub fn open_target(target: &DbTarget) -> Result<Store, StoreError> {
@@ -542,6 +586,7 @@ impl Store {
 }
 
 /// Text form of a family in the database: "4" or "6".
+#[cfg(feature = "sql")]
 pub(crate) fn family_text(f: Family) -> &'static str {
     match f {
         Family::V4 => "4",
@@ -549,17 +594,20 @@ pub(crate) fn family_text(f: Family) -> &'static str {
     }
 }
 
+#[cfg(feature = "sql")]
 pub(crate) fn parse_family(s: &str) -> Result<Family, StoreError> {
     s.parse::<Family>()
         .map_err(|e| StoreError::BadValue(e.to_string()))
 }
 
+#[cfg(feature = "sql")]
 pub(crate) fn parse_kind(s: &str) -> Result<TestKind, StoreError> {
     s.parse::<TestKind>()
         .map_err(|e| StoreError::BadValue(e.to_string()))
 }
 
 /// Text form of a direction: "forward", "reverse" or "bidir".
+#[cfg(feature = "sql")]
 pub fn direction_text(d: Direction) -> &'static str {
     match d {
         Direction::Forward => "forward",
@@ -568,6 +616,7 @@ pub fn direction_text(d: Direction) -> &'static str {
     }
 }
 
+#[cfg(feature = "sql")]
 pub(crate) fn parse_direction(s: &str) -> Result<Direction, StoreError> {
     match s {
         "forward" => Ok(Direction::Forward),
@@ -578,6 +627,7 @@ pub(crate) fn parse_direction(s: &str) -> Result<Direction, StoreError> {
 }
 
 /// Whether `PATH-wal` exists with content (frames not yet checkpointed into PATH).
+#[cfg(feature = "sql")]
 fn wal_has_frames(path: &Path) -> bool {
     let mut wal = path.as_os_str().to_owned();
     wal.push("-wal");
@@ -585,6 +635,7 @@ fn wal_has_frames(path: &Path) -> bool {
 }
 
 /// `file:PATH?immutable=1`, with the characters a URI path cannot hold escaped.
+#[cfg(feature = "sql")]
 fn immutable_uri(path: &Path) -> String {
     let mut uri = String::from("file:");
     for ch in path.to_string_lossy().chars() {
@@ -600,4 +651,5 @@ fn immutable_uri(path: &Path) -> String {
 }
 
 #[cfg(test)]
+#[cfg(feature = "sql")]
 mod tests;

@@ -31,51 +31,89 @@ fn every_crate_takes_the_workspace_lints() {
     assert!(crates >= 15, "{crates} crates found");
 }
 
-/// The workspace's own crates each crate's manifest names as normal dependencies
-/// (`[dependencies]` and per-target `[target.….dependencies]`; not dev- or build-), by
-/// folder name under `crates/`.
-fn crate_graph(root: &Path) -> std::collections::BTreeMap<String, Vec<String>> {
-    let mut dirs: Vec<String> = std::fs::read_dir(root.join("crates"))
-        .unwrap()
-        .filter_map(|e| {
-            let p = e.unwrap().path();
-            p.join("Cargo.toml")
-                .exists()
-                .then(|| p.file_name().unwrap().to_string_lossy().into_owned())
-        })
-        .collect();
-    dirs.sort();
-    let mut graph = std::collections::BTreeMap::new();
-    for dir in &dirs {
-        let text =
-            std::fs::read_to_string(root.join("crates").join(dir).join("Cargo.toml")).unwrap();
-        let mut section = String::new();
-        let mut deps = std::collections::BTreeSet::new();
-        for line in text.lines().map(str::trim) {
-            if line.starts_with('[') {
-                section = line.to_string();
-                continue;
-            }
-            let normal = section == "[dependencies]"
-                || (section.starts_with("[target.") && section.ends_with(".dependencies]"));
-            if !normal {
-                continue;
-            }
-            let key = line.split(['.', '=', ' ']).next().unwrap_or("");
-            // A workspace crate is named by its folder (`wire.workspace = true`) or by
-            // its package (`dualperf-wire = { path = … }`).
-            let key = key.strip_prefix("dualperf-").unwrap_or(key);
-            if dirs.iter().any(|d| d == key) && key != dir {
-                deps.insert(key.to_string());
+/// The names a crate's manifest lists as normal dependencies (`[dependencies]` and the
+/// platform-specific `[target.….dependencies]` tables; not dev- or build-dependencies).
+fn normal_dependencies(root: &Path, krate: &str) -> Vec<String> {
+    let manifest = root.join("crates").join(krate).join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", manifest.display()));
+    let mut normal = false;
+    let mut names = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            normal = line == "[dependencies]"
+                || (line.starts_with("[target.") && line.ends_with(".dependencies]"));
+            continue;
+        }
+        if !normal || line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let name = line.split(['=', '.']).next().unwrap_or("").trim();
+        if !name.is_empty() {
+            names.push(name.to_string());
+        }
+    }
+    names
+}
+
+/// The workspace crates (by directory name) `krate` depends on, directly or through
+/// others, as built into a binary (normal dependencies only).
+fn reachable(root: &Path, krate: &str) -> std::collections::BTreeSet<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut todo = vec![krate.to_string()];
+    while let Some(k) = todo.pop() {
+        for dep in normal_dependencies(root, &k) {
+            let workspace_crate = root.join("crates").join(&dep).join("Cargo.toml").exists();
+            if workspace_crate && seen.insert(dep.clone()) {
+                todo.push(dep);
             }
         }
-        graph.insert(dir.clone(), deps.into_iter().collect());
     }
-    graph
+    seen
+}
+
+/// The dependency graph runs one way: the application layer (`runner`) does not depend
+/// on the presentation crate (`report` reads the dataset type `store` defines, which
+/// `runner` fills, without store's database drivers), and the exporter reaches the engine and the iperf3 port only
+/// through `runner`.
+#[test]
+fn runner_does_not_depend_on_report_and_the_exporter_measures_through_runner() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let runner = reachable(&root, "runner");
+    assert!(
+        runner.contains("store") && runner.contains("engine"),
+        "{runner:?}"
+    );
+    assert!(
+        !runner.contains("report"),
+        "runner depends on report (directly or through {runner:?})"
+    );
+    let report = reachable(&root, "report");
+    assert!(report.contains("store"), "{report:?}");
+    assert!(!report.contains("runner"), "{report:?}");
+    // The report takes store's dataset types without the database drivers (store's
+    // default `sql` feature).
+    let manifest = std::fs::read_to_string(root.join("crates/report/Cargo.toml")).unwrap();
+    let store_line = manifest
+        .lines()
+        .find(|l| l.trim_start().starts_with("store"))
+        .unwrap_or_default();
+    assert!(
+        store_line.contains("default-features = false") && !store_line.contains("\"sql\""),
+        "report's manifest takes store with its database: {store_line}"
+    );
+    let exporter = normal_dependencies(&root, "exporter");
+    assert!(exporter.iter().any(|d| d == "runner"), "{exporter:?}");
+    for direct in ["engine", "iperf3"] {
+        assert!(
+            !exporter.iter().any(|d| d == direct),
+            "the exporter depends on {direct} directly: {exporter:?}"
+        );
+    }
 }
 
 /// docs/guide/architecture.md's dependency table is the manifests' graph: every crate,
-/// each with exactly the workspace crates it depends on.
+/// each with exactly the workspace crates it depends on directly.
 #[test]
 fn the_architecture_guides_dependency_table_is_the_manifests_graph() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -88,9 +126,21 @@ fn the_architecture_guides_dependency_table_is_the_manifests_graph() {
         .and_then(|(_, rest)| rest.split_once("```"))
         .map(|(block, _)| block)
         .expect("the guide has the marked crate graph block");
-    let want: String = crate_graph(&root)
+    let mut crates: Vec<String> = std::fs::read_dir(root.join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("Cargo.toml").exists())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    crates.sort();
+    let want: String = crates
         .iter()
-        .map(|(c, deps)| {
+        .map(|c| {
+            let mut deps: Vec<String> = normal_dependencies(&root, c)
+                .into_iter()
+                .filter(|d| d != c && crates.contains(d))
+                .collect();
+            deps.sort();
             let deps = if deps.is_empty() {
                 "(none)".to_string()
             } else {

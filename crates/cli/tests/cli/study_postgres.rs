@@ -209,7 +209,7 @@ fn parallel_studies_into_one_database_one_killed_and_resumed_report_equals_sqlit
         // The fact's value as the Markdown writer escapes it (the URL holds `_`, `&`…).
         let imported = format!(
             "imported from | {}",
-            report::escape::markdown(&DbTarget::from(url.as_str()).to_string())
+            wire::escape::markdown(&DbTarget::from(url.as_str()).to_string())
         );
         if format == "markdown" {
             assert_eq!(from_copy.matches(&imported).count(), 2, "{from_copy}");

@@ -62,7 +62,7 @@ pub fn loaded_output(r: &engine::LoadedResult) -> RunOutput {
 
 /// An rrul run's interval samples as stored: each part's intervals placed on the
 /// test's timeline (ns since the idle probes' client threads started), as
-/// `report::LoadedSample` keeps them (bytes the client wrote to its upload streams or
+/// `store::dataset::LoadedSample` keeps them (bytes the client wrote to its upload streams or
 /// read from its download streams; the probes' RTT sums and counts per phase).
 fn loaded_samples(r: &engine::LoadedResult) -> Vec<Sample> {
     use engine::LoadedPart as P;
@@ -71,11 +71,11 @@ fn loaded_samples(r: &engine::LoadedResult) -> Vec<Sample> {
         for s in &iv.samples {
             let at = |ns: u64| iv.offset_ns.saturating_add(ns).min(i64::MAX as u64) as i64;
             let rtt = Some((s.rtt_sum_ns as f64, s.rtt_count as f64));
-            let mut x = report::LoadedSample {
+            let mut x = store::dataset::LoadedSample {
                 start_ns: at(s.start_ns),
                 end_ns: at(s.end_ns),
                 loaded_phase: matches!(iv.part, P::LoadedUdpProbes | P::LoadedTcpProbes),
-                ..report::LoadedSample::default()
+                ..store::dataset::LoadedSample::default()
             };
             match iv.part {
                 P::Upload => x.upload_sent_bytes = Some(s.sent_bytes as f64),

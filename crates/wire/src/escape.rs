@@ -1,6 +1,8 @@
 //! Text from the database (labels, system names, metadata, failure reasons) reaches
-//! every file the report writes; each format has its one escaping function, here or in
-//! its writer, and each is tested against [`wire::text::HOSTILE_CORPUS`]:
+//! every file the report and the export write; each format has its one escaping
+//! function, here or in its writer, and each is tested against
+//! [`crate::text::HOSTILE_CORPUS`]. Here, below both the report and the application
+//! layer, so that the report's tables and `dualperf export` neutralise text the same way:
 //!
 //! | format | function |
 //! | --- | --- |
@@ -8,15 +10,15 @@
 //! | CSV | [`csv_cell`] (spreadsheet formulas neutralised) |
 //! | HTML | [`html`] |
 //! | SVG | [`svg`] |
-//! | LaTeX | [`crate::latex::escape`] (text), [`crate::latex::comment`] (a `%` comment) |
-//! | terminal | [`wire::text::terminal_safe`] |
+//! | LaTeX | `report::latex::escape` (text), `report::latex::comment` (a `%` comment) |
+//! | terminal | [`crate::text::terminal_safe`] |
 //!
 //! None lets a control character through that its format would act on: a newline in a
 //! Markdown cell would end the table row, a NUL makes an SVG invalid XML, an escape
 //! sequence in a CSV file reaches the terminal of whoever runs `cat`.
 
+use crate::text::{terminal_safe, terminal_safe_line};
 use std::borrow::Cow;
-use wire::text::{terminal_safe, terminal_safe_line};
 
 /// `s` for Markdown text and table cells, one line: controls removed (newlines and tabs
 /// become spaces), Markdown punctuation backslash-escaped (no emphasis, code span or
@@ -275,7 +277,7 @@ impl<S: serde::Serializer> serde::Serializer for CsvSafeSer<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wire::text::{hostile_long, HOSTILE_CORPUS};
+    use crate::text::{hostile_long, HOSTILE_CORPUS};
 
     fn corpus() -> Vec<String> {
         HOSTILE_CORPUS
