@@ -9,6 +9,7 @@ use stats::{
     HodgesLehmann, MannWhitney, PercentBase, PrimaryTest, Summary, Welch,
 };
 use std::collections::{BTreeMap, BTreeSet};
+use wire::metric_table;
 use wire::metrics;
 use wire::spec::{Direction, Family, TestKind, Transport};
 
@@ -86,13 +87,13 @@ impl View {
     }
 }
 
+/// A view's metric and where it comes from; its name and unit are the metric table's
+/// ([`view_quantity`], [`view_unit`]).
 struct ViewDef {
-    quantity: &'static str,
     metric: &'static str,
     transport: Transport,
     kinds: &'static [TestKind],
-    unit: &'static str,
-    scale: f64,
+    /// Latency-like: Mann-Whitney U is the primary test.
     rank_test: bool,
 }
 
@@ -102,158 +103,131 @@ use TestKind::{Rrul, TcpRr, TcpStream, UdpRr, UdpStream};
 /// with data supplies the metric (RTT from request/response tests when there are any).
 const VIEW_DEFS: &[ViewDef] = &[
     ViewDef {
-        quantity: "throughput",
         metric: metrics::THROUGHPUT_BPS,
         transport: Transport::Tcp,
         kinds: &[TcpStream],
-        unit: "Mbit/s",
-        scale: 1e-6,
         rank_test: false,
     },
     ViewDef {
-        quantity: "throughput",
         metric: metrics::THROUGHPUT_BPS,
         transport: Transport::Udp,
         kinds: &[UdpStream],
-        unit: "Mbit/s",
-        scale: 1e-6,
         rank_test: false,
     },
     ViewDef {
-        quantity: "RTT",
         metric: metrics::RTT_MEAN_NS,
         transport: Transport::Tcp,
         kinds: &[TcpRr, TcpStream],
-        unit: "ms",
-        scale: 1e-6,
         rank_test: true,
     },
     ViewDef {
-        quantity: "RTT",
         metric: metrics::RTT_MEAN_NS,
         transport: Transport::Udp,
         kinds: &[UdpRr, UdpStream],
-        unit: "ms",
-        scale: 1e-6,
         rank_test: true,
     },
     ViewDef {
-        quantity: "jitter",
         metric: metrics::JITTER_RFC3550_NS,
         transport: Transport::Tcp,
         kinds: &[TcpStream, TcpRr],
-        unit: "ms",
-        scale: 1e-6,
         rank_test: true,
     },
     ViewDef {
-        quantity: "jitter",
         metric: metrics::JITTER_RFC3550_NS,
         transport: Transport::Udp,
         kinds: &[UdpStream, UdpRr],
-        unit: "ms",
-        scale: 1e-6,
         rank_test: true,
     },
     ViewDef {
-        quantity: "loss",
         metric: metrics::LOSS_PCT,
         transport: Transport::Udp,
         kinds: &[UdpStream, UdpRr],
-        unit: "%",
-        scale: 1.0,
         rank_test: false,
     },
     // Two different CPU figures, never one for the other: the host's busy time (all
     // cores, every process's load included) and the dualperf client process's own
     // (user + system, % of one core).
     ViewDef {
-        quantity: "host CPU busy",
         metric: metrics::CPU_LOCAL_PCT,
         transport: Transport::Tcp,
         kinds: &[TcpStream, TcpRr],
-        unit: "%",
-        scale: 1.0,
         rank_test: false,
     },
     ViewDef {
-        quantity: "client process CPU",
         metric: metrics::PROC_LOCAL_PCT,
         transport: Transport::Tcp,
         kinds: &[TcpStream, TcpRr],
-        unit: "% of one core",
-        scale: 1.0,
         rank_test: false,
     },
     // Two different CPU figures, never one for the other: the host's busy time (all
     // cores, every process's load included) and the dualperf client process's own
     // (user + system, % of one core).
     ViewDef {
-        quantity: "host CPU busy",
         metric: metrics::CPU_LOCAL_PCT,
         transport: Transport::Udp,
         kinds: &[UdpStream, UdpRr],
-        unit: "%",
-        scale: 1.0,
         rank_test: false,
     },
     ViewDef {
-        quantity: "client process CPU",
         metric: metrics::PROC_LOCAL_PCT,
         transport: Transport::Udp,
         kinds: &[UdpStream, UdpRr],
-        unit: "% of one core",
-        scale: 1.0,
         rank_test: false,
     },
     // Latency under load (rrul): the probes' median RTT beside the load, its
     // responsiveness, and the load's goodput per direction.
     ViewDef {
-        quantity: "RTT under load (p50 of probes)",
         metric: metrics::LOADED_TCP_RTT_P50_NS,
         transport: Transport::Tcp,
         kinds: &[Rrul],
-        unit: "ms",
-        scale: 1e-6,
         rank_test: true,
     },
     ViewDef {
-        quantity: "RTT under load (p50 of probes)",
         metric: metrics::LOADED_UDP_RTT_P50_NS,
         transport: Transport::Udp,
         kinds: &[Rrul],
-        unit: "ms",
-        scale: 1e-6,
         rank_test: true,
     },
     ViewDef {
-        quantity: "responsiveness under load",
         metric: metrics::RPM_LOADED,
         transport: Transport::Tcp,
         kinds: &[Rrul],
-        unit: "RPM",
-        scale: 1.0,
         rank_test: false,
     },
     ViewDef {
-        quantity: "upload goodput under load",
         metric: metrics::UPLOAD_BPS,
         transport: Transport::Tcp,
         kinds: &[Rrul],
-        unit: "Mbit/s",
-        scale: 1e-6,
         rank_test: false,
     },
     ViewDef {
-        quantity: "download goodput under load",
         metric: metrics::DOWNLOAD_BPS,
         transport: Transport::Tcp,
         kinds: &[Rrul],
-        unit: "Mbit/s",
-        scale: 1e-6,
         rank_test: false,
     },
 ];
+
+/// The report's short name of a view's metric ([`wire::metric_table`]'s `quantity`):
+/// sentences, axes and the figure's file name use it.
+fn view_quantity(metric: &'static str) -> &'static str {
+    metric_table::info(metric)
+        .and_then(|i| i.quantity)
+        .unwrap_or(metric)
+}
+
+/// The unit a view shows its metric in, and the factor from the metric's own unit:
+/// rates in Mbit/s, times in ms (µs when every value is below 1 ms: [`view_data`]).
+fn view_unit(metric: &str) -> (&'static str, f64) {
+    match metrics::unit_of(metric) {
+        "bit/s" => ("Mbit/s", 1e-6),
+        "ns" => ("ms", 1e-6),
+        unit => (
+            metric_table::info(metric).map_or(unit, |i| i.unit_words()),
+            1.0,
+        ),
+    }
+}
 
 /// Analysis settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -787,15 +761,16 @@ pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
                     .any(|c| c.runs.iter().any(|r| has_metric(r, k, dir, def.metric)))
             });
             if let Some(kind) = kind {
+                let (unit, scale) = view_unit(def.metric);
                 let view = View {
                     id: view_id(def, dir),
                     transport: def.transport,
                     kind,
                     direction: dir,
                     metric: def.metric,
-                    quantity: def.quantity,
-                    unit: def.unit,
-                    scale: def.scale,
+                    quantity: view_quantity(def.metric),
+                    unit,
+                    scale,
                     rank_test: def.rank_test,
                     higher_is_better: metrics::higher_is_better(def.metric),
                     criterion: (def.metric == metrics::LOSS_PCT && kind == UdpStream)
@@ -945,8 +920,7 @@ fn view_id(def: &ViewDef, dir: Direction) -> String {
         Direction::Bidir => "-bidir",
     };
     // "RTT under load (p50 of probes)" → "rtt-under-load-p50-of-probes".
-    let slug = def
-        .quantity
+    let slug = view_quantity(def.metric)
         .to_ascii_lowercase()
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -1241,6 +1215,34 @@ mod tests {
             },
             metrics: [(metrics::RTT_MEAN_NS.to_string(), rtt_ns)].into(),
         }
+    }
+
+    /// A view's name and unit are the metric table's: every metric drawn has its short
+    /// name there, and is shown in a reader's unit, not the stored one.
+    #[test]
+    fn every_view_takes_its_name_and_unit_from_the_metric_table() {
+        for def in VIEW_DEFS {
+            let info = metric_table::info(def.metric);
+            assert!(
+                info.and_then(|i| i.quantity).is_some(),
+                "{} has no quantity in the metric table",
+                def.metric
+            );
+            let (unit, scale) = view_unit(def.metric);
+            assert!(
+                !["bit/s", "ns", ""].contains(&unit),
+                "{}: {unit}",
+                def.metric
+            );
+            assert!(scale > 0.0);
+        }
+        assert_eq!(view_unit(metrics::PROC_LOCAL_PCT), ("% of one core", 1.0));
+        assert_eq!(view_unit(metrics::RTT_MEAN_NS), ("ms", 1e-6));
+        assert_eq!(view_unit(metrics::UPLOAD_BPS), ("Mbit/s", 1e-6));
+        assert_eq!(
+            view_quantity(metrics::LOADED_UDP_RTT_P50_NS),
+            "RTT under load (p50 of probes)"
+        );
     }
 
     fn dataset(label_a: &str, label_b: &str) -> Dataset {

@@ -11,6 +11,7 @@ pub mod auth;
 pub mod bounds;
 pub mod cpu;
 pub mod datagram;
+pub mod metric_table;
 pub mod metrics;
 pub mod plausible;
 pub mod proto;
