@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
+use wire::metric_table::{self, Section};
 use wire::metrics::{self as m, Metric};
 use wire::spec::{Direction, Family, TestKind};
 
@@ -472,7 +473,12 @@ fn fmt_value(x: &Metric) -> String {
                 format!("{:.1} µs", x.value / 1e3)
             }
         }
-        "%" => format!("{:.2} %", x.value),
+        // Process CPU is % of one core, not of the host.
+        "%" => format!(
+            "{:.2} {}",
+            x.value,
+            metric_table::info(&x.name).map_or("%", |i| i.unit_words())
+        ),
         "packets/s" => format!("{:.0} packets/s", x.value),
         "1/s" => format!("{:.0}/s", x.value),
         "s" => format!("{:.3} s", x.value),
@@ -482,165 +488,30 @@ fn fmt_value(x: &Metric) -> String {
     }
 }
 
-/// The heading a metric is listed under in the text summary, in display order.
-const GROUPS: &[&str] = &[
-    "volume",
-    "rate",
-    "delivery and jitter",
-    "latency",
-    "CPU",
+/// The headings of the text summary, in display order (rrul lays out its own).
+const SECTIONS: &[Section] = &[
+    Section::Volume,
+    Section::Rate,
+    Section::DeliveryAndJitter,
+    Section::Latency,
+    Section::Cpu,
     // Headed with the path's framing model (`RunResult::path_framing`).
-    "framing",
-    "other",
+    Section::Framing,
 ];
 
-/// Which of [`GROUPS`] a metric belongs to.
-fn group(name: &str) -> &'static str {
-    match name {
-        m::SENT_BYTES
-        | m::RECV_BYTES
-        | m::SENT_PACKETS
-        | m::RECV_PACKETS
-        | m::TRANSACTIONS
-        | m::DURATION_S
-        | m::RATE_SEARCH_TRIALS => "volume",
-        m::THROUGHPUT_BPS
-        | m::SEND_RATE_BPS
-        | m::RECV_PPS
-        | m::SENT_PPS
-        | m::TRANSACTIONS_PER_S => "rate",
-        m::LOST_PACKETS
-        | m::LOSS_PCT
-        | m::DUP_PACKETS
-        | m::REORDERED_PACKETS
-        | m::JITTER_RFC3550_NS
-        | m::IPDV_P50_NS
-        | m::IPDV_P99_NS
-        | m::RX_SOCKET_DROP_PACKETS
-        | m::HOST_UDP_RCVBUF_ERROR_PACKETS
-        | m::HOST_UDP_IN_ERROR_PACKETS
-        | m::RECEIVER_LIMITED => "delivery and jitter",
-        m::RR_TIMEOUTS
-        | m::RTT_MEAN_NS
-        | m::RTT_STDDEV_NS
-        | m::RTT_MIN_NS
-        | m::RTT_P50_NS
-        | m::RTT_P90_NS
-        | m::RTT_P99_NS
-        | m::RTT_P999_NS
-        | m::RTT_MAX_NS
-        | m::OWD_MIN_NS
-        | m::OWD_MEAN_NS
-        | m::OWD_MAX_NS
-        | m::CLOCK_OFFSET_NS
-        | m::CLOCK_OFFSET_UNCERTAINTY_NS => "latency",
-        m::CPU_LOCAL_PCT
-        | m::CPU_REMOTE_PCT
-        | m::CPU_LOCAL_BUSIEST_CORE_PCT
-        | m::CPU_REMOTE_BUSIEST_CORE_PCT
-        | m::PROC_LOCAL_PCT
-        | m::PROC_REMOTE_PCT
-        | m::SERVICE_DEMAND_LOCAL_US
-        | m::SERVICE_DEMAND_REMOTE_US => "CPU",
-        m::IP_PACKET_BYTES | m::ETH_FRAME_BYTES => "framing",
-        n if m::LOADED.contains(&n) => "latency under load",
-        _ => "other",
-    }
-}
-
-/// Human labels without a unit suffix (the value carries the unit), naming the
-/// standard behind a number where there is one.
+/// The metric's label ([`wire::metric_table`]'s); a name the table lacks, spelled out.
 fn label(name: &str) -> String {
-    let l = match name {
-        m::SENT_BYTES => "bytes sent",
-        m::RECV_BYTES => "bytes received",
-        m::SENT_PACKETS => "packets sent",
-        m::RECV_PACKETS => "packets received",
-        m::TRANSACTIONS => "transactions",
-        m::DURATION_S => "duration",
-        m::THROUGHPUT_BPS => "goodput at receiver",
-        m::SEND_RATE_BPS => "send rate (offered)",
-        m::RECV_PPS => "packet rate, received",
-        m::SENT_PPS => "packet rate, sent",
-        m::TRANSACTIONS_PER_S => "transactions/s",
-        m::LOST_PACKETS => "lost packets (RFC 4737)",
-        m::LOSS_PCT => "loss (RFC 4737)",
-        m::DUP_PACKETS => "duplicate packets (RFC 4737)",
-        m::REORDERED_PACKETS => "reordered packets (RFC 4737)",
-        m::JITTER_RFC3550_NS => "jitter (RFC 3550 interarrival)",
-        m::IPDV_P50_NS => "IPDV p50 (RFC 5481)",
-        m::IPDV_P99_NS => "IPDV p99 (RFC 5481)",
-        m::RX_SOCKET_DROP_PACKETS => "dropped by receiving socket",
-        m::HOST_UDP_RCVBUF_ERROR_PACKETS => "UDP RcvbufErrors, system-wide",
-        m::HOST_UDP_IN_ERROR_PACKETS => "UDP InErrors, system-wide",
-        m::RECEIVER_LIMITED => "receiver-limited",
-        m::RATE_SEARCH_TRIALS => "trials (RFC 2544 search)",
-        m::RR_TIMEOUTS => "request timeouts",
-        m::RTT_MEAN_NS => "RTT mean",
-        m::RTT_STDDEV_NS => "RTT standard deviation",
-        m::RTT_MIN_NS => "RTT min",
-        m::RTT_P50_NS => "RTT p50",
-        m::RTT_P90_NS => "RTT p90",
-        m::RTT_P99_NS => "RTT p99",
-        m::RTT_P999_NS => "RTT p99.9",
-        m::RTT_MAX_NS => "RTT max",
-        m::OWD_MIN_NS => "one-way delay min",
-        m::OWD_MEAN_NS => "one-way delay mean",
-        m::OWD_MAX_NS => "one-way delay max",
-        m::CLOCK_OFFSET_NS => "clock offset (server − client)",
-        m::CLOCK_OFFSET_UNCERTAINTY_NS => "clock offset bound (±)",
-        m::CPU_LOCAL_PCT => "CPU, local (system-wide)",
-        m::CPU_REMOTE_PCT => "CPU, remote (system-wide)",
-        m::CPU_LOCAL_BUSIEST_CORE_PCT => "CPU, local busiest core",
-        m::CPU_REMOTE_BUSIEST_CORE_PCT => "CPU, remote busiest core",
-        m::PROC_LOCAL_PCT => "process CPU, local (of 1 core)",
-        m::PROC_REMOTE_PCT => "process CPU, remote (of 1 core)",
-        m::SERVICE_DEMAND_LOCAL_US => "service demand, local",
-        m::SERVICE_DEMAND_REMOTE_US => "service demand, remote",
-        m::IP_PACKET_BYTES => "IP packet size",
-        m::ETH_FRAME_BYTES => "Ethernet frame size",
-        m::IDLE_UDP_RTT_P50_NS => "idle RTT p50, UDP probes",
-        m::IDLE_TCP_RTT_P50_NS => "idle RTT p50, TCP probes",
-        m::LOADED_UDP_RTT_P50_NS => "loaded RTT p50, UDP probes",
-        m::LOADED_TCP_RTT_P50_NS => "loaded RTT p50, TCP probes",
-        m::LOADED_UDP_RTT_P90_NS => "loaded RTT p90, UDP probes",
-        m::LOADED_TCP_RTT_P90_NS => "loaded RTT p90, TCP probes",
-        m::LOADED_UDP_RTT_P99_NS => "loaded RTT p99, UDP probes",
-        m::LOADED_TCP_RTT_P99_NS => "loaded RTT p99, TCP probes",
-        m::ADDED_UDP_RTT_P50_NS => "added latency p50, UDP probes",
-        m::ADDED_TCP_RTT_P50_NS => "added latency p50, TCP probes",
-        m::RPM_LOADED => "responsiveness under load",
-        m::RPM_IDLE => "responsiveness idle",
-        m::UPLOAD_BPS => "goodput under load, upload",
-        m::DOWNLOAD_BPS => "goodput under load, download",
-        m::LOADED_UDP_PROBE_TIMEOUTS => "UDP probes unanswered under load",
-        m::IDLE_UDP_PROBE_TIMEOUTS => "UDP probes unanswered idle",
-        m::IDLE_UDP_PROBES_SENT => "UDP probes sent idle",
-        m::IDLE_UDP_PROBES_ANSWERED => "UDP probes answered idle",
-        m::IDLE_TCP_PROBES_SENT => "TCP probes sent idle",
-        m::IDLE_TCP_PROBES_ANSWERED => "TCP probes answered idle",
-        m::LOADED_UDP_PROBES_SENT => "UDP probes sent under load",
-        m::LOADED_UDP_PROBES_ANSWERED => "UDP probes answered under load",
-        m::LOADED_TCP_PROBES_SENT => "TCP probes sent under load",
-        m::LOADED_TCP_PROBES_ANSWERED => "TCP probes answered under load",
-        other => return other.replace('_', " "),
-    };
-    l.to_string()
+    match metric_table::info(name) {
+        Some(i) => i.label.to_string(),
+        None => name.replace('_', " "),
+    }
 }
 
-/// [`label`], except that TCP counts messages of the payload size, not packets: the
-/// sender its writes (or requests), the receiver bytes ÷ payload (TCP keeps no message
-/// boundaries); the segments are in the framing lines.
+/// [`label`] for a test of `kind`: TCP counts messages of the payload size, not packets.
 fn label_of(name: &str, kind: TestKind) -> String {
-    if kind.is_udp() {
-        return label(name);
-    }
-    match name {
-        m::SENT_PACKETS => "messages sent".to_string(),
-        m::RECV_PACKETS => "messages received (bytes/size)".to_string(),
-        m::SENT_PPS => "message rate, sent".to_string(),
-        m::RECV_PPS => "message rate, received".to_string(),
-        _ => label(name),
+    match metric_table::info(name) {
+        Some(i) => i.label_for(!kind.is_udp()).to_string(),
+        None => label(name),
     }
 }
 
@@ -674,18 +545,22 @@ fn summary(r: &RunResult, embedded: bool, emulated: bool) -> String {
     } else {
         "µs/KB"
     };
-    for g in GROUPS {
-        let mut lines = metrics.iter().filter(|x| group(&x.name) == *g).peekable();
+    // The sections, then "other" for a name the table lacks.
+    for g in SECTIONS.iter().copied().map(Some).chain([None]) {
+        let section = |name: &str| metric_table::info(name).map(|i| i.section);
+        let mut lines = metrics.iter().filter(|x| section(&x.name) == g).peekable();
         // A UDP stream's latency section says why its one-way delay is missing, as
         // `--json` does, even with no figure to list.
-        let owd_section = *g == "latency" && s.kind == TestKind::UdpStream;
-        let rate_unavailable = (*g == "rate").then(|| r.rate_unavailable()).flatten();
+        let owd_section = g == Some(Section::Latency) && s.kind == TestKind::UdpStream;
+        let rate_unavailable = (g == Some(Section::Rate))
+            .then(|| r.rate_unavailable())
+            .flatten();
         if lines.peek().is_none() && !owd_section && rate_unavailable.is_none() {
             continue;
         }
-        match *g {
-            "framing" => out.push_str(&format!("  {}\n", r.path_framing().heading())),
-            _ => out.push_str(&format!("  {g}\n")),
+        match g {
+            Some(Section::Framing) => out.push_str(&format!("  {}\n", r.path_framing().heading())),
+            _ => out.push_str(&format!("  {}\n", g.map_or("other", Section::heading))),
         }
         for x in lines {
             let value = match x.name.as_str() {
@@ -709,7 +584,7 @@ fn summary(r: &RunResult, embedded: bool, emulated: bool) -> String {
                 value
             ));
         }
-        if *g == "latency" && s.kind == TestKind::UdpStream {
+        if owd_section {
             match r.one_way_delay() {
                 Ok(d) => out.push_str(&format!(
                     "    {:<32} ±{:.1} µs ({})\n",
@@ -725,7 +600,7 @@ fn summary(r: &RunResult, embedded: bool, emulated: bool) -> String {
         if let Some(why) = &rate_unavailable {
             out.push_str(&format!("    {:<32} unavailable: {why}\n", "rates"));
         }
-        if *g == "rate" && s.streams > 1 && rate_unavailable.is_none() {
+        if g == Some(Section::Rate) && s.streams > 1 && rate_unavailable.is_none() {
             for st in r.stream_rows() {
                 let line = format!(
                     "{} ({:.1} % of bytes)",
@@ -738,7 +613,7 @@ fn summary(r: &RunResult, embedded: bool, emulated: bool) -> String {
                 ));
             }
         }
-        if *g == "delivery and jitter" {
+        if g == Some(Section::DeliveryAndJitter) {
             if let Some(why) = r.drop_counts_unavailable() {
                 out.push_str(&format!(
                     "    {:<32} unavailable: {why}\n",
@@ -865,27 +740,24 @@ mod tests {
     }
 
     #[test]
-    fn every_metric_has_a_grouped_label_without_a_unit_suffix() {
-        let names = m::ALL
-            .iter()
-            .chain([&m::IP_PACKET_BYTES, &m::ETH_FRAME_BYTES]);
-        for name in names {
-            let l = label(name);
-            for suffix in [
-                "_ns", "_bps", "_pct", "_us", "_s", " ns", " bps", " pct", " us", " s",
-            ] {
-                assert!(
-                    !l.ends_with(suffix),
-                    "label {l:?} of {name} ends in {suffix:?}"
-                );
-            }
-            assert!(!l.contains('_'), "label {l:?} of {name}");
-            // The summary's label column is 32 characters wide.
-            assert!(l.chars().count() <= 32, "label {l:?} of {name} is too long");
-            assert_ne!(group(name), "other", "{name} has no heading");
-        }
-        assert_eq!(group("not_a_metric"), "other");
-        assert_eq!(label("not_a_metric"), "not a metric");
+    fn process_cpu_is_shown_as_a_share_of_one_core() {
+        assert_eq!(
+            fmt_value(&Metric::new(m::PROC_LOCAL_PCT, 12.5)),
+            "12.50 % of one core"
+        );
+        assert_eq!(fmt_value(&Metric::new(m::CPU_LOCAL_PCT, 12.5)), "12.50 %");
+        assert_eq!(
+            label_of(m::PROC_REMOTE_PCT, TestKind::TcpStream),
+            "process CPU, remote"
+        );
+    }
+
+    #[test]
+    fn a_name_the_table_lacks_is_spelled_out() {
+        assert_eq!(
+            label_of("not_a_metric", TestKind::TcpStream),
+            "not a metric"
+        );
     }
 
     /// Issue 38: in text mode the one-way delay section vanished when the run had no

@@ -162,7 +162,9 @@ pub struct Module {
     /// Families to probe: `[4, 6]` (default), `[4]` or `[6]`.
     #[serde(default)]
     pub families: Option<Vec<u8>>,
-    /// Seconds to wait for the control connection (default 3).
+    /// How long to wait for the control connection [default: `dualperf run`'s,
+    /// `runner::target::DEFAULT_CONNECT_TIMEOUT`]; a probe holds it to what the scrape's
+    /// budget leaves ([`crate::probe::FamilyLimits`]), so it needs no shorter default.
     #[serde(default)]
     pub connect_timeout: Option<String>,
     /// Socket options, as `dualperf run`'s flags.
@@ -454,7 +456,7 @@ fn ready_module(name: &str, m: &Module) -> Result<ProbeModule, ModuleError> {
             )
         })
         .transpose()?
-        .unwrap_or(Duration::from_secs(3));
+        .unwrap_or(runner::target::DEFAULT_CONNECT_TIMEOUT);
     let psk = m
         .psk_file
         .as_deref()
@@ -755,6 +757,23 @@ mod tests {
                 assert_eq!(m.runs[i].cell().test, run, "{test} {family}");
             }
         }
+    }
+
+    /// One connect-timeout default, `run`'s: a probe's budget shortens it where the scrape
+    /// leaves less time.
+    #[test]
+    fn a_modules_connect_timeout_defaults_to_runs() {
+        let c = parse("[modules.m]\ntest = \"tcp-rr\"\n").unwrap();
+        for m in c.modules.values() {
+            assert_eq!(
+                m.connect_timeout,
+                runner::target::DEFAULT_CONNECT_TIMEOUT,
+                "{}",
+                m.name
+            );
+        }
+        let c = parse("[modules.m]\ntest = \"tcp-rr\"\nconnect_timeout = \"3s\"\n").unwrap();
+        assert_eq!(c.modules["m"].connect_timeout, Duration::from_secs(3));
     }
 
     #[test]

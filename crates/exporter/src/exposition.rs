@@ -8,7 +8,7 @@ use prometheus_client::metrics::family::Family as MetricFamily;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use std::sync::atomic::AtomicU64;
-use wire::metrics as m;
+use wire::metric_table::{self, Exposition};
 use wire::spec::Family;
 
 pub const OPENMETRICS_CONTENT_TYPE: &str =
@@ -35,107 +35,33 @@ struct RatioLabel {
     metric: String,
 }
 
-/// The engine's figures a probe exports: wire name, exported name (unit in the name),
-/// factor from the wire unit, help.
-const FIGURES: &[(&str, &str, f64, &str)] = &[
-    (
-        m::THROUGHPUT_BPS,
-        "dualperf_probe_throughput_bytes_per_second",
-        0.125,
-        "Goodput at the receiver, payload bytes per second (Prometheus' base unit; times 8 for bits)",
-    ),
-    (
-        m::SEND_RATE_BPS,
-        "dualperf_probe_send_rate_bytes_per_second",
-        0.125,
-        "Payload bytes per second the sender offered",
-    ),
-    (
-        m::TRANSACTIONS_PER_S,
-        "dualperf_probe_transactions_per_second",
-        1.0,
-        "Request/response transactions completed per second",
-    ),
-    (
-        m::RTT_MEAN_NS,
-        "dualperf_probe_rtt_mean_seconds",
-        1e-9,
-        "Mean round-trip time of the transactions",
-    ),
-    (
-        m::RTT_MIN_NS,
-        "dualperf_probe_rtt_min_seconds",
-        1e-9,
-        "Shortest round-trip time",
-    ),
-    (
-        m::RTT_P50_NS,
-        "dualperf_probe_rtt_p50_seconds",
-        1e-9,
-        "Median round-trip time",
-    ),
-    (
-        m::RTT_P90_NS,
-        "dualperf_probe_rtt_p90_seconds",
-        1e-9,
-        "90th percentile of the round-trip time",
-    ),
-    (
-        m::RTT_P99_NS,
-        "dualperf_probe_rtt_p99_seconds",
-        1e-9,
-        "99th percentile of the round-trip time",
-    ),
-    (
-        m::RTT_MAX_NS,
-        "dualperf_probe_rtt_max_seconds",
-        1e-9,
-        "Longest round-trip time",
-    ),
-    (
-        m::RTT_STDDEV_NS,
-        "dualperf_probe_rtt_stddev_seconds",
-        1e-9,
-        "Standard deviation of the round-trip time",
-    ),
-    (
-        m::LOSS_PCT,
-        "dualperf_probe_loss_ratio",
-        0.01,
-        "Datagrams lost (RFC 4737) over datagrams sent",
-    ),
-    (
-        m::JITTER_RFC3550_NS,
-        "dualperf_probe_jitter_seconds",
-        1e-9,
-        "RFC 3550 interarrival jitter at the receiver",
-    ),
-    (
-        m::SENT_BYTES,
-        "dualperf_probe_sent_bytes",
-        1.0,
-        "Payload bytes sent",
-    ),
-    (
-        m::RECV_BYTES,
-        "dualperf_probe_received_bytes",
-        1.0,
-        "Payload bytes received",
-    ),
-    (
-        m::DURATION_S,
-        "dualperf_probe_test_duration_seconds",
-        1.0,
-        "Length of the test itself (the probe's duration less setup)",
-    ),
-];
+/// The prefix of the exported names of the engine's figures.
+const PREFIX: &str = "dualperf_probe_";
 
-/// The exported name of the ratio's headline figure.
-fn headline_name(wire_name: &str) -> &'static str {
-    FIGURES
+/// The engine's figures a probe exports: those with an [`Exposition`] in
+/// [`wire::metric_table`].
+fn figures() -> impl Iterator<Item = (&'static str, Exposition)> {
+    metric_table::TABLE
         .iter()
+        .filter_map(|i| Some((i.name, i.exposition?)))
+}
+
+/// The factor from a metric's unit to Prometheus' base unit (bytes, seconds, ratios).
+fn to_base_unit(unit: &str) -> f64 {
+    match unit {
+        "bit/s" => 0.125,
+        "ns" => 1e-9,
+        "µs" => 1e-6,
+        "%" => 0.01,
+        _ => 1.0,
+    }
+}
+
+/// The exported name of the ratio's headline figure (without the prefix).
+fn headline_name(wire_name: &str) -> &'static str {
+    figures()
         .find(|f| f.0 == wire_name)
-        .map(|f| f.1.trim_start_matches("dualperf_probe_"))
+        .map(|f| f.1.name)
         .unwrap_or("unknown")
 }
 
@@ -152,7 +78,8 @@ pub fn probe_registry(p: &ProbeOutcome) -> Registry {
     let fam = |o: &FamilyOutcome| FamilyLabel {
         family: family_label(o.family).into(),
     };
-    for &(wire_name, name, factor, help) in FIGURES {
+    for (wire_name, exposed) in figures() {
+        let factor = to_base_unit(wire::metrics::unit_of(wire_name));
         let g = MetricFamily::<FamilyLabel, F64Gauge>::default();
         let mut any = false;
         for o in &p.families {
@@ -162,7 +89,7 @@ pub fn probe_registry(p: &ProbeOutcome) -> Registry {
             }
         }
         if any {
-            reg.register(name, help, g);
+            reg.register(format!("{PREFIX}{}", exposed.name), exposed.help, g);
         }
     }
     let success = MetricFamily::<FamilyLabel, F64Gauge>::default();
@@ -271,6 +198,7 @@ mod tests {
     use super::*;
     use crate::probe::{Failure, Reason};
     use std::time::Duration;
+    use wire::metrics as m;
 
     fn ok(family: Family, pairs: &[(&str, f64)]) -> FamilyOutcome {
         FamilyOutcome {
@@ -354,6 +282,47 @@ mod tests {
         );
         assert!(text.contains("dualperf_probe_rtt_mean_seconds{family=\"ipv4\"} 0.00005"));
         assert!(!text.contains("ipv6_to_ipv4_ratio"));
+    }
+
+    /// The exported names are the dashboards' interface: each states its base unit, the
+    /// one its metric's unit converts to.
+    #[test]
+    fn exported_names_come_from_the_metric_table_in_base_units() {
+        let names: Vec<String> = figures()
+            .map(|(wire_name, e)| {
+                let suffix = match wire::metrics::unit_of(wire_name) {
+                    "bit/s" => "_bytes_per_second",
+                    "ns" | "s" => "_seconds",
+                    "%" => "_ratio",
+                    "bytes" => "_bytes",
+                    "1/s" => "_per_second",
+                    u => panic!("{wire_name}: no base unit for {u}"),
+                };
+                assert!(e.name.ends_with(suffix), "{} for {wire_name}", e.name);
+                assert!(!e.help.is_empty());
+                format!("{PREFIX}{}", e.name)
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "dualperf_probe_throughput_bytes_per_second",
+                "dualperf_probe_send_rate_bytes_per_second",
+                "dualperf_probe_sent_bytes",
+                "dualperf_probe_received_bytes",
+                "dualperf_probe_test_duration_seconds",
+                "dualperf_probe_loss_ratio",
+                "dualperf_probe_jitter_seconds",
+                "dualperf_probe_transactions_per_second",
+                "dualperf_probe_rtt_mean_seconds",
+                "dualperf_probe_rtt_stddev_seconds",
+                "dualperf_probe_rtt_min_seconds",
+                "dualperf_probe_rtt_p50_seconds",
+                "dualperf_probe_rtt_p90_seconds",
+                "dualperf_probe_rtt_p99_seconds",
+                "dualperf_probe_rtt_max_seconds",
+            ]
+        );
     }
 
     #[test]

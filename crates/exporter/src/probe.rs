@@ -471,7 +471,7 @@ mod tests {
 
     #[test]
     fn a_familys_waits_are_held_to_what_is_left_of_the_budget() {
-        // tcp_stream: a 2 s test, 3 s to connect.
+        // tcp_stream: a 2 s test, run's 5 s to connect.
         let module = crate::config::Config::default().modules["tcp_stream"].clone();
         let s = Duration::from_secs_f64;
         let l = FamilyLimits::within(&module, s(3.5));

@@ -13,6 +13,7 @@ pub mod bounds;
 pub mod cpu;
 pub mod datagram;
 pub mod escape;
+pub mod metric_table;
 pub mod metrics;
 pub mod plausible;
 pub mod proto;

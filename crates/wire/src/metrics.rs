@@ -303,20 +303,10 @@ pub fn unit_of(name: &str) -> &'static str {
     }
 }
 
-/// Whether a larger value of this metric is better (throughput) or worse (RTT, loss, CPU).
+/// Whether a larger value of this metric is better (throughput) or worse (RTT, loss, CPU):
+/// [`crate::metric_table`]'s answer.
 pub fn higher_is_better(name: &str) -> bool {
-    matches!(
-        name,
-        THROUGHPUT_BPS
-            | SEND_RATE_BPS
-            | RECV_PPS
-            | SENT_PPS
-            | TRANSACTIONS_PER_S
-            | RPM_LOADED
-            | RPM_IDLE
-            | UPLOAD_BPS
-            | DOWNLOAD_BPS
-    )
+    crate::metric_table::info(name).is_some_and(|i| i.higher_is_better)
 }
 
 #[cfg(test)]

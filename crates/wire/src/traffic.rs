@@ -69,7 +69,8 @@ pub enum TrafficError {
     OnOffUnpaired,
     #[error("unknown profile '{name}': {known}")]
     UnknownProfile { name: String, known: String },
-    #[error("--seed fixes the draws of --idt / --size-dist / --profile; give one of them")]
+    /// Each command names the seed its own way; the message names them all.
+    #[error("a traffic seed (run --seed, study --traffic-seed, traffic_seed in a spec file) fixes the draws of --idt / --size-dist / --profile; give one of them")]
     SeedWithoutModel,
 }
 
@@ -640,5 +641,18 @@ mod tests {
                 .unwrap()
                 .unwrap();
         assert!(matches!(game.idt_dist(), Ok(Some(Dist::Gumbel { .. }))));
+    }
+
+    /// `run` calls the traffic seed --seed, `study` --traffic-seed (its --seed was the run
+    /// order's): a seed without a model is refused naming the option of each.
+    #[test]
+    fn a_seed_without_a_model_names_each_commands_option() {
+        let e = TrafficModel::from_options(None, None, None, (None, None), Some(1), 0)
+            .unwrap_err()
+            .to_string();
+        for option in ["run --seed", "study --traffic-seed", "traffic_seed"] {
+            assert!(e.contains(option), "{option} missing in: {e}");
+        }
+        assert!(e.contains("give one of them"), "{e}");
     }
 }
