@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use wire::spec::{
     Bound, Direction, Family, LoadDirection, LoadedOpts, Rate, RateSearch, SocketOpts, TestKind,
-    UdpDatapath,
+    UdpDatapath, MIN_IDLE_NS, MIN_LOADED_NS, MIN_LOADED_PROBES,
 };
 use wire::traffic::TrafficModel;
 
@@ -921,8 +921,8 @@ pub struct StudySpec {
 pub const DEFAULT_RRUL_DURATION_S: f64 = 4.0;
 /// Default idle phase of an rrul cell, seconds (20 idle probes of each type).
 pub const DEFAULT_RRUL_IDLE_S: f64 = 1.0;
-/// Shortest loaded phase (the engine's `MIN_LOADED_NS`), seconds.
-pub const MIN_LOADED_S: f64 = 1.0;
+/// Shortest loaded phase (the engine's limit, [`wire::spec::MIN_LOADED_NS`]), seconds.
+pub const MIN_LOADED_S: f64 = MIN_LOADED_NS as f64 / 1e9;
 /// Interval samples of an rrul run's parts, as flent's default 0.2 s step: throughput
 /// and probe RTT over time.
 pub const RRUL_INTERVAL_NS: u64 = 200_000_000;
@@ -956,7 +956,11 @@ impl RrulPlan {
             self.duration_ns,
             MIN_LOADED_S,
         )?;
-        secs("idle_s (--idle)", self.opts.idle_ns, 0.2)?;
+        secs(
+            "idle_s (--idle)",
+            self.opts.idle_ns,
+            MIN_IDLE_NS as f64 / 1e9,
+        )?;
         check(
             "load_streams (--load-streams)",
             self.opts.streams,
@@ -968,7 +972,7 @@ impl RrulPlan {
             "probe_rate (--probe-rate)",
             self.opts.probe_rate,
             1,
-            100_000,
+            wire::proto::MAX_RR_RATE,
             "per second",
         )?;
         check(
@@ -986,9 +990,9 @@ impl RrulPlan {
             )));
         }
         let probes = self.opts.probe_rate as f64 * self.loaded_probe_ns() as f64 / 1e9;
-        if probes < 10.0 {
+        if probes < MIN_LOADED_PROBES {
             return Err(SpecError::Invalid(format!(
-                "rrul: {} probes per second over the {:.1} s loaded window give fewer than 10 probes of each type; raise probe_rate (--probe-rate) or load_duration_s (--load-duration)",
+                "rrul: {} probes per second over the {:.1} s loaded window give fewer than {MIN_LOADED_PROBES} probes of each type; raise probe_rate (--probe-rate) or load_duration_s (--load-duration)",
                 self.opts.probe_rate,
                 self.loaded_probe_ns() as f64 / 1e9
             )));
@@ -998,11 +1002,11 @@ impl RrulPlan {
 
     /// The ramp at each end of the loaded phase (the engine's rule: a fifth, 0.2–2 s).
     pub fn ramp_ns(&self) -> u64 {
-        (self.duration_ns / 5).clamp(200_000_000, 2_000_000_000)
+        wire::spec::loaded_ramp_ns(self.duration_ns)
     }
     /// How long the loaded probes run.
     pub fn loaded_probe_ns(&self) -> u64 {
-        self.duration_ns.saturating_sub(2 * self.ramp_ns())
+        wire::spec::loaded_probe_ns(self.duration_ns)
     }
     /// One line for `--dry-run` and the report's metadata.
     pub fn describe(&self) -> String {
@@ -1618,6 +1622,67 @@ mod tests {
         ] {
             let e = SpecFile::from_toml(toml).unwrap().resolve(0).unwrap_err();
             assert!(e.to_string().contains(says), "{toml}: {e}");
+        }
+    }
+
+    /// A plan the study accepts is one the engine runs and the other way round, and the
+    /// study's refusal names the engine's limit: the rrul minimums (loaded phase, idle
+    /// phase, probes in the loaded window) have one home.
+    #[test]
+    fn rrul_limits_and_refusals_are_the_engines() {
+        let plan = |duration_ns: u64, idle_ns: u64, probe_rate: u64| RrulPlan {
+            opts: LoadedOpts {
+                idle_ns,
+                probe_rate,
+                ..LoadedOpts::default()
+            },
+            duration_ns,
+            interval_ns: RRUL_INTERVAL_NS,
+        };
+        let engine = |p: &RrulPlan| {
+            engine::LoadedSpec::new(
+                Family::V4,
+                1000,
+                p.duration_ns,
+                &p.opts,
+                SocketOpts::default(),
+            )
+            .check()
+        };
+        let mut compared = 0;
+        for duration_ns in [0, 999_999_999, 1_000_000_000, 1_500_000_000, 4_000_000_000] {
+            for idle_ns in [0, 199_999_999, 200_000_000, 1_000_000_000] {
+                for probe_rate in [1, 16, 17, 20, 100_000, 100_001] {
+                    let p = plan(duration_ns, idle_ns, probe_rate);
+                    assert_eq!(
+                        p.check().is_ok(),
+                        engine(&p).is_ok(),
+                        "{p:?}: study {:?}, engine {:?}",
+                        p.check(),
+                        engine(&p)
+                    );
+                    compared += 1;
+                }
+            }
+        }
+        assert_eq!(compared, 5 * 4 * 6);
+        // The number in the engine's refusal ("at least N s") is the study's lower bound.
+        let least = |e: String| {
+            let n = e.split("at least ").nth(1).expect(&e);
+            n.split(' ').next().expect(&e).to_string()
+        };
+        let short_load = plan(999_999_999, 1_000_000_000, 20);
+        let short_idle = plan(4_000_000_000, 199_999_999, 20);
+        for (p, key) in [
+            (short_load, "load_duration_s (--load-duration)"),
+            (short_idle, "idle_s (--idle)"),
+        ] {
+            let n = least(engine(&p).unwrap_err().to_string());
+            let e = p.check().unwrap_err().to_string();
+            assert!(
+                e.starts_with(key) && e.contains(&format!("give between {n} and 86400 s")),
+                "engine says at least {n} s, study says: {e}"
+            );
         }
     }
 }
