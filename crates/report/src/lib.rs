@@ -8,16 +8,27 @@
 //! Returns strings and bytes; never writes files (the CLI does).
 //!
 //! Modules, by what they hold:
-//! - input: [`dataset`] (what the report reads), [`fixture`] (a fixed synthetic dataset
-//!   for tests and demonstrations), [`left_out`] (runs not counted, and why);
-//! - numbers: [`analysis`] (views, comparisons, corrections), [`caveats`] (what limits
-//!   the conclusions), [`headers`] (header overhead against the link model), [`wifi`]
-//!   (802.11 links against the airtime model), [`loaded`] (latency under load),
-//!   [`windows`] (per-window statistics over time);
-//! - words and tables: [`findings`], [`tables`], [`context`], [`table`] (one table and
-//!   its renderings), [`format`] (numbers as text), [`escape`] (one escaping function
-//!   per output format), [`latex`];
-//! - figures and the page: [`svg`], [`timeseries`], `png`, `pdf`, [`html`].
+//! - [`dataset`]: what the report reads (campaigns, their metadata and run rows);
+//! - [`fixture`]: a fixed synthetic dataset for tests and demonstrations;
+//! - [`left_out`]: the runs not counted (a stored value that cannot be a measurement), and why;
+//! - [`analysis`]: views, cell summaries, comparisons and their corrections;
+//! - [`caveats`]: what limits the conclusions (the smallest p each comparison could reach);
+//! - [`headers`]: the header overhead, measured against the link model;
+//! - [`wifi`]: 802.11 links against the airtime model;
+//! - [`loaded`]: latency under load (rrul), idle against loaded;
+//! - [`windows`]: per-window statistics over time (`--stats-window`);
+//! - [`findings`]: sentences of findings, each with its evidence;
+//! - [`tables`]: the studies' tables built from an analysis;
+//! - [`context`]: where the numbers come from (campaigns, runs, metadata);
+//! - [`table`]: one table and its renderings (text, Markdown, CSV, HTML);
+//! - [`format`]: numbers as text, the same everywhere;
+//! - [`escape`]: one escaping function per output format;
+//! - [`latex`]: the tables as LaTeX (booktabs, siunitx);
+//! - [`svg`]: figures of a metric against packet size, and what every figure shares;
+//! - [`timeseries`]: selected runs interval by interval;
+//! - `png`: PNG copies of the figures (feature `png`);
+//! - `pdf`: PDF copies of the figures with their fonts embedded (feature `pdf`);
+//! - [`html`]: the self-contained `report.html`.
 #![forbid(unsafe_code)]
 
 pub mod analysis;
