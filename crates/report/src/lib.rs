@@ -16,7 +16,7 @@
 //! - [`headers`]: the header overhead, measured against the link model;
 //! - [`wifi`]: 802.11 links against the airtime model;
 //! - [`loaded`]: latency under load (rrul), idle against loaded;
-//! - [`windows`]: per-window statistics over time (`--stats-window`);
+//! - [`window_stats`]: per-window statistics over time (`--stats-window`);
 //! - [`findings`]: sentences of findings, each with its evidence;
 //! - [`tables`]: the studies' tables built from an analysis;
 //! - [`context`]: where the numbers come from (campaigns, runs, metadata);
@@ -53,7 +53,7 @@ pub mod table;
 pub mod tables;
 pub mod timeseries;
 pub mod wifi;
-pub mod windows;
+pub mod window_stats;
 
 pub use analysis::{analyse, Analysis, AnalysisOptions, HolmFamily, View, ViewData};
 pub use dataset::{
@@ -288,7 +288,7 @@ fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Re
         .collect();
     if with_figures {
         figures.extend(timeseries::figures(data, &analysis.systems));
-        figures.extend(windows::figures(data, &analysis.systems));
+        figures.extend(window_stats::figures(data, &analysis.systems));
         figures.extend(loaded::figures(data, &analysis.systems));
     }
     let mut findings = findings::findings(&analysis, &links);

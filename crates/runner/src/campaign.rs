@@ -434,7 +434,7 @@ mod tests {
             "tests=['tcp-stream','udp-rr']\nsizes=[128]\nruns=2\nwarmup=1\nduration_s=0.01\n",
         );
         let mut journal = StoreJournal::new(store, id, &spec, Seen::default());
-        let outcome = study::Runner::new(&spec)
+        let outcome = study::Scheduler::new(&spec)
             .run(&mut FakeExecutor::default(), &mut journal)
             .unwrap();
         let (store, seen) = journal.into_parts();
@@ -462,7 +462,7 @@ mod tests {
         let (store, id, spec) = campaign(&dir, "tests=['tcp-rr']\nsizes=[128,256]\nruns=20\n");
         let mut journal = StoreJournal::new(store, id, &spec, Seen::default());
         let mut exec = FakeExecutor::new(|_, _, _| Err("connection refused".into()));
-        let err = study::Runner::new(&spec)
+        let err = study::Scheduler::new(&spec)
             .run(&mut exec, &mut journal)
             .unwrap_err()
             .to_string();

@@ -249,7 +249,7 @@ pub fn run<V: ProgressView>(
         ..
     } = campaign;
     let mut journal = StoreJournal::new(store, id, &spec, view);
-    let result = study::Runner::new(&spec)
+    let result = study::Scheduler::new(&spec)
         .with_history(past)
         .with_stop_flag(stop)
         .run(target, &mut journal);
@@ -267,7 +267,7 @@ pub fn run<V: ProgressView>(
                 failed_cells,
             }
         }
-        Err(study::RunnerError::Interrupted) => End::Interrupted,
+        Err(study::ScheduleError::Interrupted) => End::Interrupted,
         Err(e) => End::Stopped(e.to_string()),
     };
     Ok(Ran {

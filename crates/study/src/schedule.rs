@@ -1,8 +1,8 @@
-//! The study runner: runs the rounds of a plan through an [`Executor`], records each
+//! The study scheduler: runs the rounds of a plan through an [`Executor`], records each
 //! finished attempt in a [`Journal`] before starting the next, retries failed runs and
 //! applies the repetition rule. It reads no clock and does no I/O of its own.
 //!
-//! Resume is replay: given the runs already journalled ([`PastRun`]), the runner walks
+//! Resume is replay: given the runs already journalled ([`PastRun`]), the scheduler walks
 //! the same deterministic schedule and reuses every slot that has a result, so no
 //! completed run is repeated or lost, and the stopping decisions come out the same.
 
@@ -107,7 +107,7 @@ impl std::error::Error for JournalError {
     }
 }
 
-/// Where the runner reports. `record` must persist the attempt before returning; an
+/// Where the scheduler reports. `record` must persist the attempt before returning; an
 /// error stops the study (the attempt is then lost, as if the process had died).
 pub trait Journal {
     fn record(&mut self, finished: &Finished<'_>) -> Result<(), JournalError>;
@@ -183,7 +183,7 @@ pub struct StudyOutcome {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum RunnerError {
+pub enum ScheduleError {
     #[error("study stopped: {0}")]
     Journal(JournalError),
     #[error("study interrupted (resume it with --resume)")]
@@ -199,16 +199,16 @@ struct CellState {
 }
 
 /// Runs a study.
-pub struct Runner<'s> {
+pub struct Scheduler<'s> {
     spec: &'s StudySpec,
     cells: Vec<Cell>,
     history: HashMap<(u32, bool, u32), Vec<PastRun>>,
     stop: Option<&'s AtomicBool>,
 }
 
-impl<'s> Runner<'s> {
-    pub fn new(spec: &'s StudySpec) -> Runner<'s> {
-        Runner {
+impl<'s> Scheduler<'s> {
+    pub fn new(spec: &'s StudySpec) -> Scheduler<'s> {
+        Scheduler {
             spec,
             cells: plan::cells(spec),
             history: HashMap::new(),
@@ -220,8 +220,8 @@ impl<'s> Runner<'s> {
     /// `dualperf run`'s one test, whose write size may lie beyond a study's size axis
     /// (a 128 KiB TCP write) and whose rate search keeps the run's own bound. The spec
     /// still gives the repetition, order, warm-up and retries.
-    pub fn of_cells(spec: &'s StudySpec, cells: Vec<Cell>) -> Runner<'s> {
-        Runner {
+    pub fn of_cells(spec: &'s StudySpec, cells: Vec<Cell>) -> Scheduler<'s> {
+        Scheduler {
             spec,
             cells,
             history: HashMap::new(),
@@ -230,7 +230,7 @@ impl<'s> Runner<'s> {
     }
 
     /// Runs recorded by an earlier invocation of the same study.
-    pub fn with_history(mut self, past: Vec<PastRun>) -> Runner<'s> {
+    pub fn with_history(mut self, past: Vec<PastRun>) -> Scheduler<'s> {
         for p in past {
             self.history
                 .entry((p.cell_index, p.warmup, p.repetition))
@@ -241,7 +241,7 @@ impl<'s> Runner<'s> {
     }
 
     /// Stop cleanly before the next attempt once this flag is set (Ctrl-C).
-    pub fn with_stop_flag(mut self, stop: &'s AtomicBool) -> Runner<'s> {
+    pub fn with_stop_flag(mut self, stop: &'s AtomicBool) -> Scheduler<'s> {
         self.stop = Some(stop);
         self
     }
@@ -255,7 +255,7 @@ impl<'s> Runner<'s> {
         &self,
         exec: &mut dyn Executor,
         journal: &mut dyn Journal,
-    ) -> Result<StudyOutcome, RunnerError> {
+    ) -> Result<StudyOutcome, ScheduleError> {
         let mut states: Vec<CellState> = self.cells.iter().map(|_| CellState::default()).collect();
         let mut out = StudyOutcome {
             cells: Vec::new(),
@@ -311,7 +311,7 @@ impl<'s> Runner<'s> {
                     st.done = true;
                     journal
                         .cell_done(&self.cells[ci as usize], &outcome)
-                        .map_err(RunnerError::Journal)?;
+                        .map_err(ScheduleError::Journal)?;
                     out.cells.push(outcome);
                 }
             }
@@ -403,7 +403,7 @@ impl<'s> Runner<'s> {
         exec: &mut dyn Executor,
         journal: &mut dyn Journal,
         out: &mut StudyOutcome,
-    ) -> Result<Option<BTreeMap<String, f64>>, RunnerError> {
+    ) -> Result<Option<BTreeMap<String, f64>>, ScheduleError> {
         let past = self
             .history
             .get(&(slot.cell_index, slot.warmup, slot.repetition));
@@ -421,7 +421,7 @@ impl<'s> Runner<'s> {
         let cell = &self.cells[slot.cell_index as usize];
         for attempt in first_attempt..=self.spec.retries {
             if self.stop.map(|s| s.load(Ordering::SeqCst)).unwrap_or(false) {
-                return Err(RunnerError::Interrupted);
+                return Err(ScheduleError::Interrupted);
             }
             journal.starting(cell, &slot, attempt, &progress);
             let run = exec.execute(cell, &slot, attempt);
@@ -433,7 +433,7 @@ impl<'s> Runner<'s> {
                     attempt,
                     run: &run,
                 })
-                .map_err(RunnerError::Journal)?;
+                .map_err(ScheduleError::Journal)?;
             match run.result {
                 Ok(o) => return Ok(Some(o.metrics)),
                 Err(_) => out.failed_attempts += 1,
