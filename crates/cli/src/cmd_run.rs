@@ -18,11 +18,8 @@ use wire::metric_table::{self, Section};
 use wire::metrics::{self as m, Metric};
 use wire::spec::{Direction, Family, TestKind};
 
-#[path = "cmd_run/lab.rs"]
 mod lab_run;
-#[path = "cmd_run/loaded.rs"]
 mod loaded;
-#[path = "cmd_run/peer_iperf3.rs"]
 mod peer_iperf3;
 
 pub use runner::RunTest;

@@ -10,7 +10,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use wire::spec::Direction;
 
-#[path = "cmd_server/iperf3.rs"]
 mod iperf3_side;
 
 #[derive(Args, Debug)]

@@ -18,14 +18,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use study::{Repetition, SpecFile, StudySpec};
 
-#[path = "cmd_study/inspect.rs"]
 mod inspect;
-#[path = "cmd_study/journal.rs"]
 mod journal;
-#[path = "cmd_study/preflight.rs"]
 mod preflight;
 /// What the plan can show at best (`--dry-run`).
-#[path = "cmd_study/reach.rs"]
 mod reach;
 
 pub use inspect::{export_main, import_main, show_main, ExportArgs, ImportArgs, ShowArgs};

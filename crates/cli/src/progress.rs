@@ -1,7 +1,7 @@
 //! Progress of a study, in words the terminal bar and a log share ([`summary`]): runs
 //! done, cells finished of all, the runs left as a range (a cell that misses its target
 //! runs on, so the total is not a fixed number) and the time left at the mean run length
-//! so far (`study::runner::time_left_s`). Where stderr is not a terminal (a log file, CI,
+//! so far (`study::schedule::time_left_s`). Where stderr is not a terminal (a log file, CI,
 //! `2>file`) the bar draws nothing, so a line says the same at least every
 //! [`DEFAULT_INTERVAL`], from a thread of its own so that a long run cannot hold the
 //! next line back.
@@ -73,7 +73,7 @@ pub fn summary(s: &Status, elapsed: Duration) -> String {
         p.cells,
         range(p.left_min.to_string(), p.left_max.to_string())
     );
-    if let Some((lo, hi)) = study::runner::time_left_s(p, s.timed_runs, elapsed.as_secs_f64()) {
+    if let Some((lo, hi)) = study::schedule::time_left_s(p, s.timed_runs, elapsed.as_secs_f64()) {
         out.push_str(&format!(
             ", about {} left",
             range(fmt_duration(lo), fmt_duration(hi))

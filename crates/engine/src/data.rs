@@ -114,12 +114,23 @@ impl Shared {
     }
 }
 
+/// A test hook's setting from the environment, in builds with the `test-hooks` feature
+/// only: the binary's end-to-end tests turn it on (cli's dev-dependency on the engine),
+/// so `cargo test` builds a binary that honours the hooks and a release build ignores
+/// them. The one place the engine reads a hook.
+pub(crate) fn test_hook(name: &str) -> Option<String> {
+    if cfg!(feature = "test-hooks") {
+        std::env::var(name).ok()
+    } else {
+        None
+    }
+}
+
 /// Test hook: receivers drop (ignore) every Nth datagram of each stream.
 pub const DROP_EVERY_ENV: &str = "DUALPERF_TEST_DROP_EVERY";
 
 fn drop_every_from_env() -> Option<u64> {
-    std::env::var(DROP_EVERY_ENV)
-        .ok()?
+    test_hook(DROP_EVERY_ENV)?
         .trim()
         .parse()
         .ok()
@@ -136,7 +147,7 @@ const SEND_DELAY_MAX_ENTRIES: usize = 64;
 const SEND_DELAY_MAX_US: u64 = 1_000_000;
 
 fn send_delay_from_env() -> Vec<u64> {
-    std::env::var(SEND_DELAY_ENV)
+    test_hook(SEND_DELAY_ENV)
         .map(|v| parse_send_delay(&v))
         .unwrap_or_default()
 }
@@ -838,6 +849,15 @@ mod sampler_tests {
 #[cfg(test)]
 mod hook_tests {
     use super::parse_send_delay;
+
+    /// Without the `test-hooks` feature no hook is read, whatever the environment holds
+    /// (PATH stands for a set variable: setting one would race the other tests).
+    #[cfg(not(feature = "test-hooks"))]
+    #[test]
+    fn a_build_without_the_test_hooks_feature_reads_no_hook() {
+        assert!(std::env::var_os("PATH").is_some(), "PATH is set in a test");
+        assert_eq!(super::test_hook("PATH"), None);
+    }
 
     #[test]
     fn send_delay_pattern_parses_or_turns_the_hook_off() {

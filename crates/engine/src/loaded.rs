@@ -72,18 +72,18 @@ impl LoadedSpec {
     }
 }
 
-/// Shortest loaded phase: the probes need a window between the ramps.
-pub const MIN_LOADED_NS: u64 = 1_000_000_000;
+pub use wire::spec::MIN_LOADED_NS;
+use wire::spec::{MIN_IDLE_NS, MIN_LOADED_PROBES};
 
 impl LoadedSpec {
     /// The ramp at each end of the loaded phase: a fifth of it, between 0.2 s and 2 s.
     pub fn ramp_ns(&self) -> u64 {
-        (self.duration_ns / 5).clamp(200_000_000, 2_000_000_000)
+        wire::spec::loaded_ramp_ns(self.duration_ns)
     }
 
     /// How long the loaded probes run: the loaded phase less both ramps.
     pub fn loaded_probe_ns(&self) -> u64 {
-        self.duration_ns.saturating_sub(2 * self.ramp_ns())
+        wire::spec::loaded_probe_ns(self.duration_ns)
     }
 
     /// The loaded test's own limits (phase lengths, streams, probes per window). Checked
@@ -97,8 +97,11 @@ impl LoadedSpec {
                 MIN_LOADED_NS / 1_000_000_000
             ));
         }
-        if self.idle_ns < 200_000_000 {
-            return bad("the idle phase must last at least 0.2 s".into());
+        if self.idle_ns < MIN_IDLE_NS {
+            return bad(format!(
+                "the idle phase must last at least {} s",
+                MIN_IDLE_NS as f64 / 1e9
+            ));
         }
         if self.streams == 0 {
             return bad("a loaded-latency test needs at least one load stream".into());
@@ -110,9 +113,9 @@ impl LoadedSpec {
             ));
         }
         let per_probe = self.probe_rate as f64 * self.loaded_probe_ns() as f64 / 1e9;
-        if per_probe < 10.0 {
+        if per_probe < MIN_LOADED_PROBES {
             return bad(format!(
-                "{} probes per second over the {:.1} s loaded window give fewer than 10 probes of each type; raise --probe-rate or -d",
+                "{} probes per second over the {:.1} s loaded window give fewer than {MIN_LOADED_PROBES} probes of each type; raise --probe-rate or -d",
                 self.probe_rate,
                 self.loaded_probe_ns() as f64 / 1e9
             ));

@@ -205,8 +205,7 @@ pub const CLOCK_SHIFT_ENV: &str = "DUALPERF_TEST_CLOCK_SHIFT_NS";
 
 fn clock_shift_from_env() -> i64 {
     const DAY_NS: i64 = 86_400_000_000_000;
-    std::env::var(CLOCK_SHIFT_ENV)
-        .ok()
+    crate::data::test_hook(CLOCK_SHIFT_ENV)
         .and_then(|v| v.trim().parse::<i64>().ok())
         .filter(|v| v.abs() <= DAY_NS)
         .unwrap_or(0)

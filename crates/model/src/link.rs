@@ -439,5 +439,4 @@ impl fmt::Display for Link {
 }
 
 #[cfg(test)]
-#[path = "link_tests.rs"]
 mod tests;

@@ -345,5 +345,4 @@ pub fn header_share_of_gap(expected_v6_v4_ratio: f64, measured_v6_v4_ratio: f64)
 }
 
 #[cfg(test)]
-#[path = "overhead_tests.rs"]
 mod tests;

@@ -106,8 +106,62 @@ fn tables_html(out: &mut String, tables: &[&Table]) {
 
 /// The page. `title` is the page heading; `generator` names the program and version.
 pub fn page(report: &Report, title: &str, generator: &str) -> String {
-    let find = |id: &str| report.tables.iter().find(|t| t.id == id);
+    let parts = Parts::of(report);
     let mut out = String::new();
+    header(&mut out, report, title, generator);
+    nav(&mut out, report, &parts);
+    // The first screen answers the question: the summaries (IP versions, then systems),
+    // then the figure of the headline comparison.
+    summary_section(&mut out, report);
+    warnings_section(&mut out, report);
+    findings_section(&mut out, report);
+    view_sections(&mut out, report);
+    over_time_sections(&mut out, &parts);
+    under_load_section(&mut out, &parts);
+    overhead_sections(&mut out, report);
+    method_section(&mut out, report);
+    systems_section(&mut out, report);
+    let _ = writeln!(
+        out,
+        "<footer><p>{}</p></footer>\n</body>\n</html>",
+        escape::html(generator)
+    );
+    out
+}
+
+/// The table of `report` with this id.
+fn find_table<'a>(report: &'a Report, id: &str) -> Option<&'a Table> {
+    report.tables.iter().find(|t| t.id == id)
+}
+
+/// The figures and table of the sections after the views, which the navigation names
+/// only when they are there.
+struct Parts<'a> {
+    /// Time series of selected runs (rrul's apart).
+    series: Vec<&'a crate::Figure>,
+    /// Per-window statistics of selected runs.
+    windows: Vec<&'a crate::Figure>,
+    /// rrul's figures and its table.
+    loaded: Vec<&'a crate::Figure>,
+    loaded_table: Option<&'a Table>,
+}
+
+impl<'a> Parts<'a> {
+    fn of(report: &'a Report) -> Parts<'a> {
+        let figures = |keep: &dyn Fn(&str) -> bool| -> Vec<&'a crate::Figure> {
+            report.figures.iter().filter(|f| keep(&f.id)).collect()
+        };
+        Parts {
+            series: figures(&|id| id.ends_with("-timeseries") && !id.starts_with("rrul-")),
+            windows: figures(&|id| id.contains("-windows-")),
+            loaded: figures(&|id| id.starts_with("rrul-")),
+            loaded_table: find_table(report, "rrul"),
+        }
+    }
+}
+
+/// The document head (with the style) and the page header: title, systems, setting.
+fn header(out: &mut String, report: &Report, title: &str, generator: &str) {
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{t}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<header>\n<h1>{t}</h1>\n<p>Systems compared: {systems}. Made by {g} from the results database; every number below can be regenerated from it.</p>\n<p>Where the tests ran:</p>\n<ul class=\"setting\">{setting}</ul>\n</header>\n",
@@ -120,6 +174,11 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
             .map(|s| format!("<li>{}</li>", escape::html(s)))
             .collect::<String>(),
     );
+}
+
+/// The navigation: a link to each section the page has.
+fn nav(out: &mut String, report: &Report, parts: &Parts) {
+    let find = |id: &str| find_table(report, id);
     out.push_str("<nav><ul>\n<li><a href=\"#summary\">Summary</a></li>\n<li><a href=\"#findings\">Findings</a></li>\n");
     if !report.warnings.is_empty() {
         out.push_str("<li><a href=\"#warnings\">Warnings</a></li>\n");
@@ -132,22 +191,12 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
             escape::html(&vd.view.title())
         );
     }
-    let series: Vec<&crate::Figure> = report
-        .figures
-        .iter()
-        .filter(|f| f.id.ends_with("-timeseries") && !f.id.starts_with("rrul-"))
-        .collect();
-    let loaded: Vec<&crate::Figure> = report
-        .figures
-        .iter()
-        .filter(|f| f.id.starts_with("rrul-"))
-        .collect();
-    let loaded_table = find("rrul");
-    let windows: Vec<&crate::Figure> = report
-        .figures
-        .iter()
-        .filter(|f| f.id.contains("-windows-"))
-        .collect();
+    let Parts {
+        series,
+        windows,
+        loaded,
+        loaded_table,
+    } = parts;
     if !series.is_empty() {
         out.push_str("<li><a href=\"#over-time\">Over time</a></li>\n");
     }
@@ -162,9 +211,11 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         out.push_str("<li><a href=\"#wifi\">Wi-Fi</a></li>\n");
     }
     out.push_str("<li><a href=\"#method\">Method</a></li>\n<li><a href=\"#systems\">Systems and runs</a></li>\n</ul></nav>\n<main>\n");
+}
 
-    // The first screen answers the question: the summaries (IP versions, then systems),
-    // then the figure of the headline comparison.
+/// The summaries, and the figure of the headline comparison.
+fn summary_section(out: &mut String, report: &Report) {
+    let find = |id: &str| find_table(report, id);
     out.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
     for id in ["summary", "summary-systems"] {
         if let Some(t) = find(id) {
@@ -185,6 +236,10 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         );
     }
     out.push_str("</section>\n");
+}
+
+/// The warnings, when there are any.
+fn warnings_section(out: &mut String, report: &Report) {
     if !report.warnings.is_empty() {
         out.push_str("<section id=\"warnings\" class=\"warnings\">\n<h2>Warnings</h2>\n<ul>\n");
         for w in &report.warnings {
@@ -192,6 +247,10 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         }
         out.push_str("</ul>\n</section>\n");
     }
+}
+
+/// The findings sentences, each with its evidence.
+fn findings_section(out: &mut String, report: &Report) {
     out.push_str("<section id=\"findings\">\n<h2>Findings</h2>\n");
     if report.findings.is_empty() {
         out.push_str("<p>No comparisons could be made: each needs IPv4 and IPv6 (or two systems) measured at the same packet size.</p>\n");
@@ -208,7 +267,12 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         out.push_str("</ol>\n");
     }
     out.push_str("</section>\n");
+}
 
+/// A section per view with a figure: the figure, the RTT percentiles' figure, the
+/// means and spread, and the per-size tests folded away.
+fn view_sections(out: &mut String, report: &Report) {
+    let find = |id: &str| find_table(report, id);
     for vd in &report.analysis.views {
         let id = &vd.view.id;
         let Some(fig) = report.figures.iter().find(|f| f.id == *id) else {
@@ -246,52 +310,70 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
             .iter()
             .filter_map(|i| find(i))
             .collect();
-        tables_html(&mut out, &main);
+        tables_html(out, &main);
         for (suffix, what) in [
             ("ipv4-vs-ipv6", "IPv4 vs IPv6"),
             ("systems", "system vs system"),
         ] {
             if let Some(t) = find(&format!("{id}-{suffix}")) {
                 let _ = writeln!(out, "<details><summary>Per-size tests, {what}</summary>");
-                tables_html(&mut out, &[t]);
+                tables_html(out, &[t]);
                 out.push_str("</details>\n");
             }
         }
         out.push_str("</section>\n");
     }
+}
 
+/// The selected runs over time, and their statistics per window.
+fn over_time_sections(out: &mut String, parts: &Parts) {
+    let Parts {
+        series, windows, ..
+    } = parts;
     if !series.is_empty() {
         out.push_str("<section id=\"over-time\">\n<h2>Over time: selected runs</h2>\n<p class=\"note\">What single runs did interval by interval, from the per-interval samples the client recorded: one figure per test and packet size, one line per system and IP version (the run with the median result of its cell unless chosen with <code>dualperf report --timeseries</code>). Every interval of every run is in <code>dualperf export --intervals</code>.</p>\n");
         out.push_str("<div class=\"figure-grid\">\n");
-        for f in &series {
+        for f in series.iter() {
             let _ = write!(out, "<figure>\n{}</figure>\n", f.svg);
         }
         out.push_str("</div>\n</section>\n");
     }
     if !windows.is_empty() {
         out.push_str("<section id=\"per-window\">\n<h2>Per window: statistics by send time</h2>\n<p class=\"note\">The runs drawn over time that were measured with <code>--stats-window</code> (as D-ITG's ITGDec decodes its logs): goodput, loss and mean one-way delay for the datagrams sent in each window. Every window of every run is in <code>dualperf export --intervals</code> (metrics named <code>window_*</code>).</p>\n<div class=\"figure-grid\">\n");
-        for f in &windows {
+        for f in windows.iter() {
             let _ = write!(out, "<figure>\n{}</figure>\n", f.svg);
         }
         out.push_str("</div>\n</section>\n");
     }
+}
 
+/// Latency under load: its table and figures.
+fn under_load_section(out: &mut String, parts: &Parts) {
+    let Parts {
+        loaded,
+        loaded_table,
+        ..
+    } = parts;
     if !loaded.is_empty() || loaded_table.is_some() {
         let _ = write!(
             out,
             "<section id=\"under-load\">\n<h2>Latency under load (rrul)</h2>\n<p class=\"note\">UDP and TCP request/response probes on their own flows, first on the idle path, then beside TCP streams loading it (flent's RRUL test as one command). The IPv4-vs-IPv6 comparisons of the loaded median RTT, responsiveness (RPM, after {}) and goodput per direction are in their own sections above, with the same tests as every other metric; here: RTT distributions idle against loaded, and selected runs over time.</p>\n",
             wire::metrics::RPM_REFERENCE
         );
-        if let Some(t) = loaded_table {
-            tables_html(&mut out, &[t]);
+        if let Some(t) = *loaded_table {
+            tables_html(out, &[t]);
         }
         out.push_str("<div class=\"figure-grid\">\n");
-        for f in &loaded {
+        for f in loaded.iter() {
             let _ = write!(out, "<figure>\n{}</figure>\n", f.svg);
         }
         out.push_str("</div>\n</section>\n");
     }
+}
 
+/// The header overhead against the model, and Wi-Fi against the airtime model.
+fn overhead_sections(out: &mut String, report: &Report) {
+    let find = |id: &str| find_table(report, id);
     out.push_str("<section id=\"overhead\">\n<h2>Header overhead</h2>\n");
     let overhead: Vec<&Table> = ["header-overhead", "efficiency"]
         .iter()
@@ -300,14 +382,17 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
     if overhead.is_empty() {
         out.push_str("<p>No throughput was measured, so there is nothing to compare with the header-overhead model.</p>\n");
     }
-    tables_html(&mut out, &overhead);
+    tables_html(out, &overhead);
     out.push_str("</section>\n");
     if let Some(t) = find("wifi-airtime") {
         out.push_str("<section id=\"wifi\">\n<h2>Wi-Fi against the airtime model</h2>\n");
-        tables_html(&mut out, &[t]);
+        tables_html(out, &[t]);
         out.push_str("</section>\n");
     }
+}
 
+/// The method: the statistics, the UDP method, and what each comparison could reach.
+fn method_section(out: &mut String, report: &Report) {
     let _ = write!(
         out,
         "<section id=\"method\">\n<h2>Method</h2>\n<p>Each cell (system × IP version × test × packet size) summarises the runs that finished, without warm-up runs: n, mean, sample standard deviation, median, minimum and maximum, and the {lvl:.0}% confidence interval of the mean from Student's t distribution. IPv4 and IPv6 (and each pair of systems) are compared at each size by the difference of means with its Welch confidence interval, Welch's t-test, and for RTT and jitter the Mann-Whitney U test (exact when there are no ties and min(n₁, n₂)·n₁·n₂ ≤ 2·10⁷, i.e. up to 271 runs per side; with ties exact given the ties, the permutation distribution of the midrank sum, up to 39 runs per side; beyond these, the normal approximation with tie and continuity correction), which is then the primary test: its direction (which side's runs were higher in most pairs) names the side, and its effect is the Hodges-Lehmann shift, never the difference of means. Effect size is Hedges' g. p-values are corrected with Holm's method {holm} (dualperf report --holm-family comparison|report chooses); a difference is called significant when the corrected p is below {alpha}. Expected IPv6/IPv4 ratios come from header and framing sizes (IPv4 20 bytes, IPv6 40, UDP 8, TCP 20 + 12 bytes of timestamps).</p>\n",
@@ -330,19 +415,16 @@ pub fn page(report: &Report, title: &str, generator: &str) -> String {
         out.push_str("</ul>\n");
     }
     out.push_str("</section>\n");
+}
 
+/// Each campaign's runs and metadata.
+fn systems_section(out: &mut String, report: &Report) {
     out.push_str("<section id=\"systems\">\n<h2>Systems and runs</h2>\n");
     let context: Vec<&Table> = report
         .tables
         .iter()
         .filter(|t| t.id == "runs" || t.id.starts_with("metadata-"))
         .collect();
-    tables_html(&mut out, &context);
+    tables_html(out, &context);
     out.push_str("</section>\n</main>\n");
-    let _ = writeln!(
-        out,
-        "<footer><p>{}</p></footer>\n</body>\n</html>",
-        escape::html(generator)
-    );
-    out
 }

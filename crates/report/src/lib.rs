@@ -8,17 +8,29 @@
 //! Returns strings and bytes; never writes files (the CLI does).
 //!
 //! Modules, by what they hold:
-//! - input: [`dataset`] (what the report reads: `store::dataset`'s types, which
-//!   `runner::report_data` fills from the store), [`fixture`] (a fixed synthetic dataset
-//!   for tests and demonstrations), [`left_out`] (runs not counted, and why);
-//! - numbers: [`analysis`] (views, comparisons, corrections), [`caveats`] (what limits
-//!   the conclusions), [`headers`] (header overhead against the link model), [`wifi`]
-//!   (802.11 links against the airtime model), [`loaded`] (latency under load),
-//!   [`windows`] (per-window statistics over time);
-//! - words and tables: [`findings`], [`tables`], [`context`], [`table`] (one table and
-//!   its renderings), [`format`] (numbers as text), [`escape`] (one escaping function
-//!   per output format), [`latex`];
-//! - figures and the page: [`svg`], [`timeseries`], `png`, `pdf`, [`html`].
+//! - [`dataset`]: what the report reads: `store::dataset`'s types (campaigns, their
+//!   metadata and run rows), which `runner::report_data` fills from the store;
+//! - [`fixture`]: a fixed synthetic dataset for tests and demonstrations;
+//! - [`left_out`]: the runs not counted (a stored value that cannot be a measurement), and why;
+//! - [`analysis`]: views, cell summaries, comparisons and their corrections;
+//! - [`caveats`]: what limits the conclusions (the smallest p each comparison could reach);
+//! - [`headers`]: the header overhead, measured against the link model;
+//! - [`wifi`]: 802.11 links against the airtime model;
+//! - [`loaded`]: latency under load (rrul), idle against loaded;
+//! - [`window_stats`]: per-window statistics over time (`--stats-window`);
+//! - [`findings`]: sentences of findings, each with its evidence;
+//! - [`tables`]: the studies' tables built from an analysis;
+//! - [`context`]: where the numbers come from (campaigns, runs, metadata);
+//! - [`table`]: one table and its renderings (text, Markdown, CSV, HTML);
+//! - [`format`]: numbers as text, the same everywhere;
+//! - [`escape`]: one escaping function per output format (`wire::escape`, shared with
+//!   the export);
+//! - [`latex`]: the tables as LaTeX (booktabs, siunitx);
+//! - [`svg`]: figures of a metric against packet size, and what every figure shares;
+//! - [`timeseries`]: selected runs interval by interval;
+//! - `png`: PNG copies of the figures (feature `png`);
+//! - `pdf`: PDF copies of the figures with their fonts embedded (feature `pdf`);
+//! - [`html`]: the self-contained `report.html`.
 #![forbid(unsafe_code)]
 
 pub mod analysis;
@@ -42,7 +54,7 @@ pub mod table;
 pub mod tables;
 pub mod timeseries;
 pub mod wifi;
-pub mod windows;
+pub mod window_stats;
 
 /// One escaping function per output format, shared with the export (`wire::escape`).
 pub use wire::escape;
@@ -280,7 +292,7 @@ fn build_with(data: &Dataset, options: &ReportOptions, with_figures: bool) -> Re
         .collect();
     if with_figures {
         figures.extend(timeseries::figures(data, &analysis.systems));
-        figures.extend(windows::figures(data, &analysis.systems));
+        figures.extend(window_stats::figures(data, &analysis.systems));
         figures.extend(loaded::figures(data, &analysis.systems));
     }
     let mut findings = findings::findings(&analysis, &links);

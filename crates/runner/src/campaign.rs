@@ -326,7 +326,7 @@ pub fn history(store: &Store, campaign_id: i64) -> Result<Vec<PastRun>, store::S
 }
 
 /// [`history`], and when each of those runs started (Unix ns), for the pace of a
-/// resumed campaign (`study::runner::recorded_pace_s`).
+/// resumed campaign (`study::schedule::recorded_pace_s`).
 pub fn history_with_starts(
     store: &Store,
     campaign_id: i64,
@@ -445,7 +445,7 @@ mod tests {
             "tests=['tcp-stream','udp-rr']\nsizes=[128]\nruns=2\nwarmup=1\nduration_s=0.01\n",
         );
         let mut journal = StoreJournal::new(store, id, &spec, Seen::default());
-        let outcome = study::Runner::new(&spec)
+        let outcome = study::Scheduler::new(&spec)
             .run(&mut FakeExecutor::default(), &mut journal)
             .unwrap();
         let (store, seen) = journal.into_parts();
@@ -473,7 +473,7 @@ mod tests {
         let (store, id, spec) = campaign(&dir, "tests=['tcp-rr']\nsizes=[128,256]\nruns=20\n");
         let mut journal = StoreJournal::new(store, id, &spec, Seen::default());
         let mut exec = FakeExecutor::new(|_, _, _| Err("connection refused".into()));
-        let err = study::Runner::new(&spec)
+        let err = study::Scheduler::new(&spec)
             .run(&mut exec, &mut journal)
             .unwrap_err()
             .to_string();

@@ -52,7 +52,7 @@ pub struct Left {
     /// Runs done (replayed), cells finished, runs left at least and at most.
     pub progress: study::Progress,
     /// Seconds per run at the recorded pace (`None` with fewer than two runs recorded);
-    /// the time left is `study::runner::time_left_s` at it.
+    /// the time left is `study::schedule::time_left_s` at it.
     pub pace_s: Option<f64>,
 }
 
@@ -83,12 +83,12 @@ impl OpenCampaign {
         if self.past.is_empty() {
             return None;
         }
-        let progress = study::Runner::new(&self.spec)
+        let progress = study::Scheduler::new(&self.spec)
             .with_history(self.past.clone())
             .remaining()?;
         Some(Left {
             progress,
-            pace_s: study::runner::recorded_pace_s(&self.past_starts),
+            pace_s: study::schedule::recorded_pace_s(&self.past_starts),
         })
     }
 
@@ -279,7 +279,7 @@ pub fn run<V: ProgressView>(
         ..
     } = campaign;
     let mut journal = StoreJournal::new(store, id, &spec, view);
-    let result = study::Runner::new(&spec)
+    let result = study::Scheduler::new(&spec)
         .with_history(past)
         .with_stop_flag(stop)
         .run(target, &mut journal);
@@ -297,7 +297,7 @@ pub fn run<V: ProgressView>(
                 failed_cells,
             }
         }
-        Err(study::RunnerError::Interrupted) => End::Interrupted,
+        Err(study::ScheduleError::Interrupted) => End::Interrupted,
         Err(e) => End::Stopped(e.to_string()),
     };
     Ok(Ran {

@@ -1,5 +1,5 @@
 //! `dualperf run` as a campaign of one test with no store: a one-cell study (one run,
-//! no warm-up, no retry) run by `study::Runner` on the same [`Target`] a study uses,
+//! no warm-up, no retry) run by `study::Scheduler` on the same [`Target`] a study uses,
 //! with a journal that keeps the attempt in memory. The target hands back the test's
 //! whole result (or its error, typed) for `run` to show; the interval samples reach the
 //! caller as they end through [`Target::observe_intervals`].
@@ -53,7 +53,7 @@ pub enum SingleError {
     #[error(transparent)]
     Failed(study::AttemptFailure),
     #[error(transparent)]
-    Runner(#[from] study::RunnerError),
+    Runner(#[from] study::ScheduleError),
     #[error("the run made no attempt")]
     NoAttempt,
 }
@@ -115,13 +115,13 @@ impl Single {
         self
     }
 
-    /// Runs the test on `target` through `study::Runner`: its one attempt, and the
+    /// Runs the test on `target` through `study::Scheduler`: its one attempt, and the
     /// target's whole result. A busy iperf3 server fails the run at once unless the run
     /// is [`Single::waiting`].
     pub fn attempt(&self, target: &mut Target) -> Result<Tried, SingleError> {
         target.set_study(&self.spec);
         target.set_waits(self.waits);
-        let runner = study::Runner::of_cells(&self.spec, vec![self.cell.clone()]);
+        let runner = study::Scheduler::of_cells(&self.spec, vec![self.cell.clone()]);
         let mut kept = Kept::default();
         runner.run(target, &mut kept)?;
         let attempt = kept.attempts.pop().ok_or(SingleError::NoAttempt)?;

@@ -1,12 +1,12 @@
 //! A fake executor with deterministic results on virtual time, and an in-memory
-//! journal, for testing the runner (and the binary's study pipeline) without sockets.
+//! journal, for testing the scheduler (and the binary's study pipeline) without sockets.
 //!
 //! Results depend only on (cell, repetition, attempt), never on how often or in what
 //! order the executor was called, so an interrupted-and-resumed study must end with
 //! exactly the same runs as an uninterrupted one.
 
 use crate::plan::{Cell, Slot, SplitMix64};
-use crate::runner::{
+use crate::schedule::{
     Attempt, AttemptFailure, Finished, Journal, JournalError, PastRun, RunOutput, Sample,
 };
 use std::collections::BTreeMap;
@@ -42,7 +42,7 @@ impl FakeExecutor {
     }
 }
 
-impl crate::runner::Executor for FakeExecutor {
+impl crate::schedule::Executor for FakeExecutor {
     fn execute(&mut self, cell: &Cell, slot: &Slot, attempt: u32) -> Attempt {
         self.calls.push((cell.index, *slot, attempt));
         let duration_ns = match cell.test.bound {
@@ -135,7 +135,7 @@ pub struct MemoryJournal {
 }
 
 impl MemoryJournal {
-    /// The journalled runs as history for a resumed runner.
+    /// The journalled runs as history for a resumed scheduler.
     pub fn history(&self) -> Vec<PastRun> {
         self.runs.iter().map(|(_, p)| p.clone()).collect()
     }
@@ -167,7 +167,7 @@ impl Journal for MemoryJournal {
     fn cell_done(
         &mut self,
         cell: &Cell,
-        outcome: &crate::runner::CellOutcome,
+        outcome: &crate::schedule::CellOutcome,
     ) -> Result<(), JournalError> {
         self.cells_done.push((cell.index, outcome.target_met));
         Ok(())

@@ -125,6 +125,26 @@ impl Default for LoadedOpts {
     }
 }
 
+/// Shortest loaded phase of a loaded-latency test, ns: the probes need a window between
+/// the ramps. The engine refuses shorter, and so do study specs and `run`'s options.
+pub const MIN_LOADED_NS: u64 = 1_000_000_000;
+/// Shortest idle phase of a loaded-latency test, ns.
+pub const MIN_IDLE_NS: u64 = 200_000_000;
+/// Fewest probes of each type the loaded window must hold.
+pub const MIN_LOADED_PROBES: f64 = 10.0;
+
+/// The ramp at each end of a loaded phase of `duration_ns`: a fifth of it, between 0.2 s
+/// and 2 s.
+pub fn loaded_ramp_ns(duration_ns: u64) -> u64 {
+    (duration_ns / 5).clamp(200_000_000, 2_000_000_000)
+}
+
+/// How long the loaded probes run in a loaded phase of `duration_ns`: the phase less
+/// its two ramps.
+pub fn loaded_probe_ns(duration_ns: u64) -> u64 {
+    duration_ns.saturating_sub(2 * loaded_ramp_ns(duration_ns))
+}
+
 /// The write size of the load when none is given (`-s`), as iperf3's TCP default.
 pub const DEFAULT_LOAD_WRITE_BYTES: u32 = 128 * 1024;
 

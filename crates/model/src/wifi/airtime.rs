@@ -520,5 +520,4 @@ pub fn estimate(
 }
 
 #[cfg(test)]
-#[path = "airtime_tests.rs"]
 mod tests;

@@ -225,5 +225,4 @@ impl Phy {
 }
 
 #[cfg(test)]
-#[path = "phy_tests.rs"]
 mod tests;

@@ -41,7 +41,6 @@ pub(crate) use linux::*;
 /// Path-MTU and extension-header options: Linux only (`linux::pathmtu`); elsewhere
 /// every call answers "not supported on this system".
 #[cfg(not(target_os = "linux"))]
-#[path = "pathmtu_unsupported.rs"]
 pub(crate) mod pathmtu;
 
 #[cfg(windows)]

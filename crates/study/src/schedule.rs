@@ -1,8 +1,8 @@
-//! The study runner: runs the rounds of a plan through an [`Executor`], records each
+//! The study scheduler: runs the rounds of a plan through an [`Executor`], records each
 //! finished attempt in a [`Journal`] before starting the next, retries failed runs and
 //! applies the repetition rule. It reads no clock and does no I/O of its own.
 //!
-//! Resume is replay: given the runs already journalled ([`PastRun`]), the runner walks
+//! Resume is replay: given the runs already journalled ([`PastRun`]), the scheduler walks
 //! the same deterministic schedule and reuses every slot that has a result, so no
 //! completed run is repeated or lost, and the stopping decisions come out the same.
 
@@ -107,7 +107,7 @@ impl std::error::Error for JournalError {
     }
 }
 
-/// Where the runner reports. `record` must persist the attempt before returning; an
+/// Where the scheduler reports. `record` must persist the attempt before returning; an
 /// error stops the study (the attempt is then lost, as if the process had died).
 pub trait Journal {
     fn record(&mut self, finished: &Finished<'_>) -> Result<(), JournalError>;
@@ -208,7 +208,7 @@ pub struct StudyOutcome {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum RunnerError {
+pub enum ScheduleError {
     #[error("study stopped: {0}")]
     Journal(JournalError),
     #[error("study interrupted (resume it with --resume)")]
@@ -224,16 +224,16 @@ struct CellState {
 }
 
 /// Runs a study.
-pub struct Runner<'s> {
+pub struct Scheduler<'s> {
     spec: &'s StudySpec,
     cells: Vec<Cell>,
     history: HashMap<(u32, bool, u32), Vec<PastRun>>,
     stop: Option<&'s AtomicBool>,
 }
 
-impl<'s> Runner<'s> {
-    pub fn new(spec: &'s StudySpec) -> Runner<'s> {
-        Runner {
+impl<'s> Scheduler<'s> {
+    pub fn new(spec: &'s StudySpec) -> Scheduler<'s> {
+        Scheduler {
             spec,
             cells: plan::cells(spec),
             history: HashMap::new(),
@@ -245,8 +245,8 @@ impl<'s> Runner<'s> {
     /// `dualperf run`'s one test, whose write size may lie beyond a study's size axis
     /// (a 128 KiB TCP write) and whose rate search keeps the run's own bound. The spec
     /// still gives the repetition, order, warm-up and retries.
-    pub fn of_cells(spec: &'s StudySpec, cells: Vec<Cell>) -> Runner<'s> {
-        Runner {
+    pub fn of_cells(spec: &'s StudySpec, cells: Vec<Cell>) -> Scheduler<'s> {
+        Scheduler {
             spec,
             cells,
             history: HashMap::new(),
@@ -255,7 +255,7 @@ impl<'s> Runner<'s> {
     }
 
     /// Runs recorded by an earlier invocation of the same study.
-    pub fn with_history(mut self, past: Vec<PastRun>) -> Runner<'s> {
+    pub fn with_history(mut self, past: Vec<PastRun>) -> Scheduler<'s> {
         for p in past {
             self.history
                 .entry((p.cell_index, p.warmup, p.repetition))
@@ -266,7 +266,7 @@ impl<'s> Runner<'s> {
     }
 
     /// Stop cleanly before the next attempt once this flag is set (Ctrl-C).
-    pub fn with_stop_flag(mut self, stop: &'s AtomicBool) -> Runner<'s> {
+    pub fn with_stop_flag(mut self, stop: &'s AtomicBool) -> Scheduler<'s> {
         self.stop = Some(stop);
         self
     }
@@ -275,9 +275,9 @@ impl<'s> Runner<'s> {
         &self.cells
     }
 
-    /// What is left once the journalled runs ([`Runner::with_history`]) are replayed:
+    /// What is left once the journalled runs ([`Scheduler::with_history`]) are replayed:
     /// the progress at the first slot that has no result yet (`None`: none is left).
-    /// Replay makes the same stopping decisions as [`Runner::run`], so this is the
+    /// Replay makes the same stopping decisions as [`Scheduler::run`], so this is the
     /// state a resumed study starts from. Nothing is executed.
     pub fn remaining(&self) -> Option<Progress> {
         struct Never;
@@ -302,7 +302,7 @@ impl<'s> Runner<'s> {
             }
         }
         let stop = AtomicBool::new(true);
-        let replay = Runner {
+        let replay = Scheduler {
             spec: self.spec,
             cells: self.cells.clone(),
             history: self.history.clone(),
@@ -310,7 +310,7 @@ impl<'s> Runner<'s> {
         };
         let mut at = At::default();
         match replay.run(&mut Never, &mut at) {
-            Err(RunnerError::Interrupted) => at.0,
+            Err(ScheduleError::Interrupted) => at.0,
             _ => None,
         }
     }
@@ -320,7 +320,7 @@ impl<'s> Runner<'s> {
         &self,
         exec: &mut dyn Executor,
         journal: &mut dyn Journal,
-    ) -> Result<StudyOutcome, RunnerError> {
+    ) -> Result<StudyOutcome, ScheduleError> {
         let mut states: Vec<CellState> = self.cells.iter().map(|_| CellState::default()).collect();
         let mut out = StudyOutcome {
             cells: Vec::new(),
@@ -376,7 +376,7 @@ impl<'s> Runner<'s> {
                     st.done = true;
                     journal
                         .cell_done(&self.cells[ci as usize], &outcome)
-                        .map_err(RunnerError::Journal)?;
+                        .map_err(ScheduleError::Journal)?;
                     out.cells.push(outcome);
                 }
             }
@@ -468,7 +468,7 @@ impl<'s> Runner<'s> {
         exec: &mut dyn Executor,
         journal: &mut dyn Journal,
         out: &mut StudyOutcome,
-    ) -> Result<Option<BTreeMap<String, f64>>, RunnerError> {
+    ) -> Result<Option<BTreeMap<String, f64>>, ScheduleError> {
         let past = self
             .history
             .get(&(slot.cell_index, slot.warmup, slot.repetition));
@@ -487,7 +487,7 @@ impl<'s> Runner<'s> {
         for attempt in first_attempt..=self.spec.retries {
             if self.stop.map(|s| s.load(Ordering::SeqCst)).unwrap_or(false) {
                 journal.stopped(&progress);
-                return Err(RunnerError::Interrupted);
+                return Err(ScheduleError::Interrupted);
             }
             journal.starting(cell, &slot, attempt, &progress);
             let run = exec.execute(cell, &slot, attempt);
@@ -499,7 +499,7 @@ impl<'s> Runner<'s> {
                     attempt,
                     run: &run,
                 })
-                .map_err(RunnerError::Journal)?;
+                .map_err(ScheduleError::Journal)?;
             match run.result {
                 Ok(o) => return Ok(Some(o.metrics)),
                 Err(_) => out.failed_attempts += 1,

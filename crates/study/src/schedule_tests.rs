@@ -1,10 +1,12 @@
-//! Runner tests with the fake executor: order, warm-ups, the confidence stopping rule,
+//! Scheduler tests with the fake executor: order, warm-ups, the confidence stopping rule,
 //! retries, and resume after an interruption at every point.
 
 use crate::confidence::width_pct;
 use crate::fake::{plausible_metrics, FakeExecutor, MemoryJournal};
 use crate::plan::{Cell, Slot};
-use crate::runner::{Finished, Journal, JournalError, PastRun, Progress, Runner, RunnerError};
+use crate::schedule::{
+    Finished, Journal, JournalError, PastRun, Progress, ScheduleError, Scheduler,
+};
 use crate::spec::{SpecFile, StudySpec};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -22,7 +24,7 @@ fn tput(v: f64) -> BTreeMap<String, f64> {
 #[test]
 fn fixed_runs_make_every_slot_once_with_warmups_first_and_uncounted() {
     let s = spec("tests=['tcp-stream','udp-rr']\nsizes=[128,1408]\nruns=3\nwarmup=1\n");
-    let runner = Runner::new(&s);
+    let runner = Scheduler::new(&s);
     let mut exec = FakeExecutor::default();
     let mut j = MemoryJournal::default();
     let out = runner.run(&mut exec, &mut j).unwrap();
@@ -47,7 +49,7 @@ fn random_order_follows_the_seed() {
     let order_of = |seed: u64| {
         let s = spec(&format!("order='random'\nseed={seed}\nruns=2\n"));
         let mut exec = FakeExecutor::default();
-        Runner::new(&s)
+        Scheduler::new(&s)
             .run(&mut exec, &mut MemoryJournal::default())
             .unwrap();
         exec.calls.iter().map(|c| c.0).collect::<Vec<_>>()
@@ -81,7 +83,7 @@ fn confidence_rule_stops_exactly_when_the_width_is_reached() {
             }))
         });
         let mut j = MemoryJournal::default();
-        let out = Runner::new(&s).run(&mut exec, &mut j).unwrap();
+        let out = Scheduler::new(&s).run(&mut exec, &mut j).unwrap();
         assert_eq!(out.cells[0].ok_runs, expect_runs, "target {target}%");
         assert_eq!(out.cells[0].target_met, Some(true));
         assert_eq!(j.cells_done, vec![(0, Some(true))]);
@@ -93,7 +95,7 @@ fn confidence_rule_never_stops_one_run_early_or_late_on_realistic_data() {
     let s = spec("confidence=95\nci_width=1.5\nmin_runs=2\nmax_runs=40\nsizes=[128,640]\n");
     let mut exec = FakeExecutor::default();
     let mut j = MemoryJournal::default();
-    let runner = Runner::new(&s);
+    let runner = Scheduler::new(&s);
     let out = runner.run(&mut exec, &mut j).unwrap();
     for c in &out.cells {
         let cell = &runner.cells()[c.cell_index as usize];
@@ -141,7 +143,7 @@ fn confidence_rule_stops_at_max_runs_and_marks_the_target_missed() {
         }))
     });
     let mut j = MemoryJournal::default();
-    let out = Runner::new(&s).run(&mut exec, &mut j).unwrap();
+    let out = Scheduler::new(&s).run(&mut exec, &mut j).unwrap();
     assert_eq!(exec.calls.len(), 2 * 7);
     assert!(out
         .cells
@@ -165,7 +167,7 @@ fn failed_runs_are_retried_recorded_and_the_study_goes_on() {
         }
     });
     let mut j = MemoryJournal::default();
-    let out = Runner::new(&s).run(&mut exec, &mut j).unwrap();
+    let out = Scheduler::new(&s).run(&mut exec, &mut j).unwrap();
     // cell 0: 3 attempts + 1; cell 1: 3 + 3.
     assert_eq!(exec.calls.len(), 10);
     assert_eq!(j.runs.len(), 10);
@@ -216,7 +218,9 @@ fn resume_after_an_interruption_at_every_point_loses_and_repeats_nothing() {
     };
     let mut reference = MemoryJournal::default();
     let mut ref_exec = make_exec();
-    let ref_out = Runner::new(&s).run(&mut ref_exec, &mut reference).unwrap();
+    let ref_out = Scheduler::new(&s)
+        .run(&mut ref_exec, &mut reference)
+        .unwrap();
     let total = reference.runs.len();
     assert!(total > 20, "{total}");
     for k in 0..total {
@@ -224,11 +228,11 @@ fn resume_after_an_interruption_at_every_point_loses_and_repeats_nothing() {
             fail_after: Some(k),
             ..MemoryJournal::default()
         };
-        let err = Runner::new(&s)
+        let err = Scheduler::new(&s)
             .run(&mut make_exec(), &mut first)
             .unwrap_err();
         assert!(
-            matches!(&err, RunnerError::Journal(j) if j.inner().is::<crate::fake::SimulatedCrash>()),
+            matches!(&err, ScheduleError::Journal(j) if j.inner().is::<crate::fake::SimulatedCrash>()),
             "{err}"
         );
         assert_eq!(first.runs.len(), k);
@@ -237,7 +241,7 @@ fn resume_after_an_interruption_at_every_point_loses_and_repeats_nothing() {
             ..MemoryJournal::default()
         };
         let mut exec = make_exec();
-        let out = Runner::new(&s)
+        let out = Scheduler::new(&s)
             .with_history(first.history())
             .run(&mut exec, &mut resumed)
             .unwrap();
@@ -282,21 +286,21 @@ fn remaining_is_where_a_resumed_study_starts() {
         }
     }
     let mut reference = MemoryJournal::default();
-    Runner::new(&s)
+    Scheduler::new(&s)
         .run(&mut make_exec(), &mut reference)
         .unwrap();
     let total = reference.runs.len();
     assert_eq!(
-        Runner::new(&s)
+        Scheduler::new(&s)
             .remaining()
             .map(|p| (p.done_slots, p.cells_finished)),
         Some((0, 0))
     );
     for k in 0..total {
         let past: Vec<PastRun> = reference.runs[..k].iter().map(|(_, p)| p.clone()).collect();
-        let left = Runner::new(&s).with_history(past.clone()).remaining();
+        let left = Scheduler::new(&s).with_history(past.clone()).remaining();
         let mut resumed = FirstStart::default();
-        Runner::new(&s)
+        Scheduler::new(&s)
             .with_history(past)
             .run(&mut make_exec(), &mut resumed)
             .unwrap();
@@ -304,12 +308,12 @@ fn remaining_is_where_a_resumed_study_starts() {
         assert!(left.is_some(), "after {k} runs");
     }
     let all = reference.history();
-    assert_eq!(Runner::new(&s).with_history(all).remaining(), None);
+    assert_eq!(Scheduler::new(&s).with_history(all).remaining(), None);
 }
 
 #[test]
 fn recorded_pace_is_the_median_gap_between_starts() {
-    use crate::runner::recorded_pace_s;
+    use crate::schedule::recorded_pace_s;
     assert_eq!(recorded_pace_s(&[]), None);
     assert_eq!(recorded_pace_s(&[5]), None);
     // Runs every 2 s, then an interruption of an hour, then every 2 s again; in any order.
@@ -328,11 +332,11 @@ fn stop_flag_interrupts_before_the_next_run() {
     let s = spec("runs=1\n");
     let stop = AtomicBool::new(true);
     let mut exec = FakeExecutor::default();
-    let err = Runner::new(&s)
+    let err = Scheduler::new(&s)
         .with_stop_flag(&stop)
         .run(&mut exec, &mut MemoryJournal::default())
         .unwrap_err();
-    assert!(matches!(err, RunnerError::Interrupted), "{err}");
+    assert!(matches!(err, ScheduleError::Interrupted), "{err}");
     assert!(exec.calls.is_empty());
 }
 
@@ -350,7 +354,7 @@ fn min_runs_counts_successful_runs_not_failed_slots() {
             Ok(tput(100.0))
         }
     });
-    let out = Runner::new(&s)
+    let out = Scheduler::new(&s)
         .run(&mut exec, &mut MemoryJournal::default())
         .unwrap();
     assert_eq!(out.cells[0].ok_runs, 4);
@@ -369,7 +373,7 @@ fn given_cells_run_instead_of_the_specs_matrix_under_its_repetition() {
         assert_eq!(c.test.payload_bytes, 131_072, "the given cell runs");
         Ok(tput(1e9))
     });
-    let runner = Runner::of_cells(&s, vec![cell]);
+    let runner = Scheduler::of_cells(&s, vec![cell]);
     assert_eq!(runner.cells().len(), 1);
     let out = runner
         .run(&mut exec, &mut MemoryJournal::default())
@@ -381,25 +385,34 @@ fn given_cells_run_instead_of_the_specs_matrix_under_its_repetition() {
     assert_eq!(out.cells[0].ok_runs, 2);
 }
 
-/// A journal that keeps every progress the runner reports, over a memory journal.
+/// A journal that keeps every progress the scheduler reports, over a memory journal.
 #[derive(Default)]
 struct Watching {
     inner: MemoryJournal,
-    seen: Vec<crate::runner::Progress>,
+    seen: Vec<crate::schedule::Progress>,
 }
 
-impl crate::runner::Journal for Watching {
-    fn record(&mut self, f: &crate::runner::Finished) -> Result<(), crate::runner::JournalError> {
+impl crate::schedule::Journal for Watching {
+    fn record(
+        &mut self,
+        f: &crate::schedule::Finished,
+    ) -> Result<(), crate::schedule::JournalError> {
         self.inner.record(f)
     }
     fn cell_done(
         &mut self,
         cell: &crate::Cell,
-        o: &crate::runner::CellOutcome,
-    ) -> Result<(), crate::runner::JournalError> {
+        o: &crate::schedule::CellOutcome,
+    ) -> Result<(), crate::schedule::JournalError> {
         self.inner.cell_done(cell, o)
     }
-    fn starting(&mut self, _: &crate::Cell, _: &crate::Slot, _: u32, p: &crate::runner::Progress) {
+    fn starting(
+        &mut self,
+        _: &crate::Cell,
+        _: &crate::Slot,
+        _: u32,
+        p: &crate::schedule::Progress,
+    ) {
         self.seen.push(*p);
     }
 }
@@ -412,7 +425,7 @@ fn progress_says_cells_finished_and_a_range_of_runs_left_that_only_narrows() {
         "tests=['udp-rr']\nsizes=[128,256]\nconfidence=95.0\nci_width=0.001\nmin_runs=3\nmax_runs=6\nwarmup=1\n",
     );
     let mut j = Watching::default();
-    Runner::new(&s)
+    Scheduler::new(&s)
         .run(&mut FakeExecutor::default(), &mut j)
         .unwrap();
     let first = j.seen[0];
@@ -438,7 +451,7 @@ fn progress_says_cells_finished_and_a_range_of_runs_left_that_only_narrows() {
 
 #[test]
 fn time_left_is_the_runs_left_at_the_mean_run_length_so_far() {
-    use crate::runner::{time_left_s, Progress};
+    use crate::schedule::{time_left_s, Progress};
     let p = Progress {
         done_slots: 10,
         expected_slots: 40,
