@@ -203,11 +203,18 @@ fn a_study_over_an_emulated_80211g_link_is_set_against_its_airtime_model() {
             };
             assert!(share > 50.0, "{fam} {size}: {share}% of the model\n{md}");
         }
+        // Under load the IPv6/IPv4 gap at a size may not reach significance: then the
+        // cell reads "n.s.", which is the verdict the guide gives such cells.
         let verdict = row[verdict_col].text();
         assert!(
-            ["explained", "below the prediction", "above the prediction"]
-                .iter()
-                .any(|v| verdict.contains(v)),
+            [
+                "explained",
+                "below the prediction",
+                "above the prediction",
+                "n.s. (no significant gap to explain)",
+            ]
+            .iter()
+            .any(|v| verdict.contains(v)),
             "{size}: {verdict}\n{md}"
         );
         assert!(!verdict.contains("above the model's maximum"), "{md}");
