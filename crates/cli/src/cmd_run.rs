@@ -30,7 +30,8 @@ pub use runner::RunTest;
 pub struct RunArgs {
     #[command(flatten)]
     target: crate::args::TargetArgs,
-    /// tcp-stream, udp-stream, tcp-rr, udp-rr, or rrul (latency under load).
+    /// tcp-stream, udp-stream, tcp-rr, udp-rr, rrul (latency under load), or tcp-crr
+    /// (one connection per transaction: connect, request, response, close).
     ///
     /// rrul: UDP and TCP request/response probes at --probe-rate, first idle for --idle,
     /// then beside -P TCP streams per direction (--load) for -d; reports idle and loaded
@@ -508,7 +509,8 @@ fn group(name: &str) -> &'static str {
         | m::SEND_RATE_BPS
         | m::RECV_PPS
         | m::SENT_PPS
-        | m::TRANSACTIONS_PER_S => "rate",
+        | m::TRANSACTIONS_PER_S
+        | m::CONNECTIONS_PER_S => "rate",
         m::LOST_PACKETS
         | m::LOSS_PCT
         | m::DUP_PACKETS
@@ -533,7 +535,15 @@ fn group(name: &str) -> &'static str {
         | m::OWD_MEAN_NS
         | m::OWD_MAX_NS
         | m::CLOCK_OFFSET_NS
-        | m::CLOCK_OFFSET_UNCERTAINTY_NS => "latency",
+        | m::CLOCK_OFFSET_UNCERTAINTY_NS
+        | m::CONNECT_TIME_MEAN_NS
+        | m::CONNECT_TIME_P50_NS
+        | m::CONNECT_TIME_P90_NS
+        | m::CONNECT_TIME_P99_NS
+        | m::TRANSACTION_TIME_MEAN_NS
+        | m::TRANSACTION_TIME_P50_NS
+        | m::TRANSACTION_TIME_P90_NS
+        | m::TRANSACTION_TIME_P99_NS => "latency",
         m::CPU_LOCAL_PCT
         | m::CPU_REMOTE_PCT
         | m::CPU_LOCAL_BUSIEST_CORE_PCT
@@ -623,6 +633,15 @@ fn label(name: &str) -> String {
         m::LOADED_UDP_PROBES_ANSWERED => "UDP probes answered under load",
         m::LOADED_TCP_PROBES_SENT => "TCP probes sent under load",
         m::LOADED_TCP_PROBES_ANSWERED => "TCP probes answered under load",
+        m::CONNECTIONS_PER_S => "connections/s",
+        m::CONNECT_TIME_MEAN_NS => "connect time mean",
+        m::CONNECT_TIME_P50_NS => "connect time p50",
+        m::CONNECT_TIME_P90_NS => "connect time p90",
+        m::CONNECT_TIME_P99_NS => "connect time p99",
+        m::TRANSACTION_TIME_MEAN_NS => "transaction time mean",
+        m::TRANSACTION_TIME_P50_NS => "transaction time p50",
+        m::TRANSACTION_TIME_P90_NS => "transaction time p90",
+        m::TRANSACTION_TIME_P99_NS => "transaction time p99",
         other => return other.replace('_', " "),
     };
     l.to_string()

@@ -15,6 +15,7 @@
 mod client;
 mod control;
 mod cpu;
+mod crr;
 mod data;
 mod error;
 mod loaded;

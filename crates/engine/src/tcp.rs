@@ -115,7 +115,7 @@ fn write_all_by(
 }
 
 /// Fill `buf`. `Ok(false)`: clean EOF before the first byte, or abort.
-fn read_full(s: &mut TcpStream, buf: &mut [u8], shared: &Shared) -> io::Result<bool> {
+pub(crate) fn read_full(s: &mut TcpStream, buf: &mut [u8], shared: &Shared) -> io::Result<bool> {
     let mut off = 0;
     let mut drain_seen = None;
     while off < buf.len() {

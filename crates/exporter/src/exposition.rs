@@ -128,6 +128,42 @@ const FIGURES: &[(&str, &str, f64, &str)] = &[
         1.0,
         "Length of the test itself (the probe's duration less setup)",
     ),
+    (
+        m::CONNECTIONS_PER_S,
+        "dualperf_probe_connections_per_second",
+        1.0,
+        "tcp-crr: connections completed per second (connect, request, response, close)",
+    ),
+    (
+        m::CONNECT_TIME_MEAN_NS,
+        "dualperf_probe_connect_time_mean_seconds",
+        1e-9,
+        "tcp-crr: mean connect time (socket creation to the end of the handshake)",
+    ),
+    (
+        m::CONNECT_TIME_P50_NS,
+        "dualperf_probe_connect_time_p50_seconds",
+        1e-9,
+        "tcp-crr: median connect time",
+    ),
+    (
+        m::CONNECT_TIME_P90_NS,
+        "dualperf_probe_connect_time_p90_seconds",
+        1e-9,
+        "tcp-crr: 90th percentile of the connect time",
+    ),
+    (
+        m::CONNECT_TIME_P99_NS,
+        "dualperf_probe_connect_time_p99_seconds",
+        1e-9,
+        "tcp-crr: 99th percentile of the connect time",
+    ),
+    (
+        m::TRANSACTION_TIME_MEAN_NS,
+        "dualperf_probe_connection_transaction_time_mean_seconds",
+        1e-9,
+        "tcp-crr: mean time of a whole connection's transaction (socket creation to the server's close)",
+    ),
 ];
 
 /// The exported name of the ratio's headline figure.

@@ -253,6 +253,53 @@ const VIEW_DEFS: &[ViewDef] = &[
         scale: 1e-6,
         rank_test: false,
     },
+    // Connection setup (tcp-crr): the rate and the connect-time percentiles, tested as
+    // RTT is (Welch and the rank test).
+    ViewDef {
+        quantity: "connect rate",
+        metric: metrics::CONNECTIONS_PER_S,
+        transport: Transport::Tcp,
+        kinds: &[TestKind::TcpCrr],
+        unit: "connections/s",
+        scale: 1.0,
+        rank_test: true,
+    },
+    ViewDef {
+        quantity: "connect time (p50)",
+        metric: metrics::CONNECT_TIME_P50_NS,
+        transport: Transport::Tcp,
+        kinds: &[TestKind::TcpCrr],
+        unit: "ms",
+        scale: 1e-6,
+        rank_test: true,
+    },
+    ViewDef {
+        quantity: "connect time (p90)",
+        metric: metrics::CONNECT_TIME_P90_NS,
+        transport: Transport::Tcp,
+        kinds: &[TestKind::TcpCrr],
+        unit: "ms",
+        scale: 1e-6,
+        rank_test: true,
+    },
+    ViewDef {
+        quantity: "connect time (p99)",
+        metric: metrics::CONNECT_TIME_P99_NS,
+        transport: Transport::Tcp,
+        kinds: &[TestKind::TcpCrr],
+        unit: "ms",
+        scale: 1e-6,
+        rank_test: true,
+    },
+    ViewDef {
+        quantity: "connection transaction time",
+        metric: metrics::TRANSACTION_TIME_MEAN_NS,
+        transport: Transport::Tcp,
+        kinds: &[TestKind::TcpCrr],
+        unit: "ms",
+        scale: 1e-6,
+        rank_test: true,
+    },
 ];
 
 /// Analysis settings.
