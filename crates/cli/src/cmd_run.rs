@@ -757,6 +757,16 @@ fn summary(r: &RunResult, embedded: bool, emulated: bool) -> String {
                 ));
             }
         }
+        // tcp-crr: which side keeps TIME_WAIT decides whether a long run can exhaust
+        // the client's ephemeral ports.
+        if *g == "latency" {
+            if let Some(holder) = r.client.applied.get(engine::TCP_CRR_TIME_WAIT_KEY) {
+                out.push_str(&format!(
+                    "    {:<32} TIME_WAIT: {holder}\n",
+                    "connection close"
+                ));
+            }
+        }
         if *g == "delivery and jitter" {
             if let Some(why) = r.drop_counts_unavailable() {
                 out.push_str(&format!(
