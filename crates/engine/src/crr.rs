@@ -240,3 +240,89 @@ fn bound_to_session(s: &mut TcpStream, binding: &DataBinding, shared: &Shared) -
     }
     binding.matches(&got)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// One connection to `addr` that writes `bytes` and reads until the server closes:
+    /// what it got back.
+    fn connect_and_send(addr: SocketAddr, bytes: &[u8]) -> Vec<u8> {
+        let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(5)) else {
+            return Vec::new();
+        };
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let _ = s.write_all(bytes);
+        let mut got = Vec::new();
+        let _ = s.read_to_end(&mut got);
+        got
+    }
+
+    /// A connection flood gets no more than the session admitted: connections without
+    /// the session's binding are closed unanswered and uncounted, and a count-bound
+    /// test answers exactly its count, then closes its listener.
+    #[test]
+    fn the_server_answers_only_bound_connections_and_no_more_than_the_count() {
+        let (l, _) =
+            net::tcp_listen("127.0.0.1:0".parse().unwrap(), &SocketOpts::default()).unwrap();
+        let addr = l.local_addr().unwrap();
+        let binding = DataBinding::keyless(0x0102_0304_0506_0708);
+        let shared = Shared::new(Instant::now(), binding.token, None);
+        let (sh, b) = (shared.clone(), binding.clone());
+        let server = std::thread::spawn(move || server(l, b, 4, Some(3), sh));
+        let request = |prefix: &[u8]| [prefix, &[9u8, 8, 7, 6][..]].concat();
+        // Strangers: a wrong binding, and a connection that sends nothing (held for
+        // BINDING_WAIT at most).
+        assert!(connect_and_send(addr, &request(&[0; 8])).is_empty());
+        assert!(connect_and_send(addr, &[]).is_empty());
+        for _ in 0..3 {
+            assert_eq!(
+                connect_and_send(addr, &request(&binding.prefix)),
+                [9, 8, 7, 6]
+            );
+        }
+        // A fourth bound connection is not answered: refused, or reset with the
+        // listener once the server has stopped.
+        assert!(connect_and_send(addr, &request(&binding.prefix)).is_empty());
+        shared.drain.store(true, Relaxed);
+        let o = server.join().unwrap();
+        assert_eq!(o.transactions, 3);
+        assert_eq!((o.recv_bytes, o.sent_bytes), (12, 12));
+        assert_eq!(o.io["tcp_crr.refused_connections"], "2");
+        assert!(o.errors.is_empty(), "{:?}", o.errors);
+    }
+
+    /// The client's loop: one connection per transaction, connect time within its
+    /// transaction's, and the statement of where TIME_WAIT goes in its settings.
+    #[test]
+    fn the_client_counts_one_connection_per_transaction() {
+        let (l, _) =
+            net::tcp_listen("127.0.0.1:0".parse().unwrap(), &SocketOpts::default()).unwrap();
+        let addr = l.local_addr().unwrap();
+        let binding = DataBinding::keyless(7);
+        let shared = Shared::new(Instant::now(), binding.token, None);
+        let (sh, b) = (shared.clone(), binding.clone());
+        let server = std::thread::spawn(move || server(l, b, 16, Some(20), sh));
+        let bound = SendBound {
+            deadline: None,
+            count: Some(20),
+        };
+        let o = client(
+            addr,
+            SocketOpts::default(),
+            binding.prefix.clone(),
+            16,
+            bound,
+            shared,
+        );
+        let s = server.join().unwrap();
+        assert!(o.errors.is_empty(), "{:?}", o.errors);
+        assert_eq!((o.transactions, s.transactions), (20, 20));
+        let (c, t) = (o.connect.unwrap(), o.rtt.unwrap());
+        assert_eq!((c.count(), t.count()), (20, 20));
+        assert!(c.summary().max_ns <= t.summary().max_ns);
+        assert!(c.summary().mean_ns <= t.summary().mean_ns);
+        assert_eq!(o.io[TIME_WAIT_KEY], TIME_WAIT_HOLDER);
+    }
+}
