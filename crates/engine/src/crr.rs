@@ -14,7 +14,7 @@
 //! TIME_WAIT is accepted by the server's kernel, RFC 6191 with timestamps.)
 
 use crate::data::{Outcome, SendBound, Shared, POLL};
-use crate::tcp::{pattern, read_full, write_full};
+use crate::tcp::{count_transaction, pattern, read_full, timed_out, write_full};
 use crate::DataBinding;
 use measure::LatencyHistogram;
 use std::io::{self, Read};
@@ -35,13 +35,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long the server waits for a new connection's binding bytes: a stranger that
 /// connects and sends nothing holds the server this long at most.
 const BINDING_WAIT: Duration = Duration::from_secs(1);
-
-fn timed_out(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
-    )
-}
 
 /// Wait for the peer's close after the whole response. `Ok(false)`: abort.
 fn read_eof(s: &mut TcpStream, shared: &Shared) -> io::Result<bool> {
@@ -113,15 +106,7 @@ pub(crate) fn client(
                 let t_ns = t2.duration_since(t0).as_nanos().max(1) as u64;
                 connect.record(c_ns);
                 txn.record(t_ns);
-                shared.add_rtt(t_ns);
-                o.transactions += 1;
-                o.sent_packets += 1;
-                o.recv_packets += 1;
-                o.sent_bytes += payload_bytes as u64;
-                o.recv_bytes += payload_bytes as u64;
-                shared.add_sent(payload_bytes as u64, 1);
-                shared.add_recv(payload_bytes as u64, 1);
-                o.last_recv_ns = shared.ns_since_go(t2);
+                count_transaction(&mut o, &shared, payload_bytes, t_ns, t2);
                 if o.transactions == 1 {
                     // What the kernel applied, read once, outside the timed span.
                     if let Ok(a) = net::read_applied(&s) {
