@@ -28,7 +28,8 @@ pub use runner::RunTest;
 pub struct RunArgs {
     #[command(flatten)]
     target: crate::args::TargetArgs,
-    /// tcp-stream, udp-stream, tcp-rr, udp-rr, or rrul (latency under load).
+    /// tcp-stream, udp-stream, tcp-rr, udp-rr, rrul (latency under load), or tcp-crr
+    /// (one connection per transaction: connect, request, response, close).
     ///
     /// rrul: UDP and TCP request/response probes at --probe-rate, first idle for --idle,
     /// then beside -P TCP streams per direction (--load) for -d; reports idle and loaded
@@ -607,6 +608,17 @@ fn summary(r: &RunResult, embedded: bool, emulated: bool) -> String {
                 out.push_str(&format!(
                     "    {:<32} {line}\n",
                     format!("goodput, stream {}", st.stream_id)
+                ));
+            }
+        }
+        // tcp-crr: which side keeps TIME_WAIT decides whether a long run can exhaust
+        // the client's ephemeral ports.
+        if g == Some(Section::Latency) {
+            if let Some(holder) = r.client.applied.get(engine::TCP_CRR_TIME_WAIT_KEY) {
+                out.push_str(&format!(
+                    "    {:<32} TIME_WAIT: {holder}
+",
+                    "connection close"
                 ));
             }
         }

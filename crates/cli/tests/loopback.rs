@@ -8,6 +8,7 @@ mod support;
 
 mod loopback {
     mod auth_e2e;
+    mod crr_e2e;
     mod engine_e2e;
     mod engine_errors;
     mod faults_study;

@@ -6,6 +6,7 @@
 mod support;
 
 mod netns {
+    mod crr_ports;
     mod faults_lab;
     mod lab_accuracy;
     mod lab_cli;

@@ -80,12 +80,16 @@ struct Opened {
     udp_in_port: Option<u16>,
     applied: AppliedOpts,
     token: u64,
+    /// tcp-crr: the server's data address and the bytes each connection starts with
+    /// (its connections are opened per transaction, after `start`).
+    crr: Option<(SocketAddr, Vec<u8>)>,
 }
 
 /// RR numbers and warnings that stay on the client.
 #[derive(Default)]
 struct LocalExtra {
     rtt: Option<measure::LatencySummary>,
+    connect_time: Option<measure::LatencySummary>,
     transactions: u64,
     rr_timeouts: u64,
     warnings: Vec<String>,
@@ -165,6 +169,7 @@ pub fn run_client(
         client,
         server,
         rtt: extra.rtt,
+        connect_time: extra.connect_time,
         transactions: extra.transactions,
         rr_timeouts: extra.rr_timeouts,
         warnings: extra.warnings,
@@ -442,6 +447,11 @@ fn finish_local(r: Running, recorder: &mut dyn Recorder) -> (SideStats, LocalExt
             .as_ref()
             .filter(|h| !h.is_empty())
             .map(|h| h.summary()),
+        connect_time: outcome
+            .connect
+            .as_ref()
+            .filter(|h| !h.is_empty())
+            .map(|h| h.summary()),
         transactions: outcome.transactions,
         rr_timeouts: outcome.rr_timeouts,
         warnings: outcome.errors.clone(),
@@ -467,9 +477,13 @@ fn open_data(
         udp_in_port: None,
         applied: AppliedOpts::new(),
         token: binding.token,
+        crr: None,
     };
     let socket = plan::effective_opts(spec);
     match transport {
+        Transport::Tcp if spec.kind == TestKind::TcpCrr => {
+            o.crr = Some((server, binding.prefix.clone()));
+        }
         Transport::Tcp => {
             for _ in 0..spec.streams {
                 let (mut s, applied) = net::tcp_connect(server, &socket, Duration::from_secs(3))?;
@@ -557,6 +571,14 @@ fn start(spec: &TestSpec, o: Opened, early: Option<Running>) -> Result<Running, 
         }
         TestKind::UdpRr => plan::start_udp_rr_clients(spec, o.udp_out, shared, w)?,
         TestKind::UdpStream => plan::start_udp_senders(spec, o.udp_out, shared, w)?,
+        TestKind::TcpCrr => match o.crr {
+            Some((server, prefix)) => plan::start_crr_client(spec, server, prefix, shared, w)?,
+            None => {
+                return Err(EngineError::Protocol(
+                    "tcp-crr started without the server's data address".into(),
+                ))
+            }
+        },
         // Refused by validate_spec before any socket: run_loaded runs its parts.
         TestKind::Rrul => {
             return Err(EngineError::Spec(wire::proto::TestSpecError::Invalid(

@@ -519,6 +519,8 @@ pub(crate) struct Outcome {
     /// Per-window counts (UDP stream with a window width).
     pub windows: Option<measure::Windows>,
     pub rtt: Option<LatencyHistogram>,
+    /// tcp-crr: connect times (`rtt` holds the transaction times).
+    pub connect: Option<LatencyHistogram>,
     pub transactions: u64,
     pub rr_timeouts: u64,
     pub streams: Vec<StreamStats>,
@@ -558,6 +560,7 @@ impl Outcome {
             _ => {}
         }
         merge_hist(&mut self.rtt, o.rtt);
+        merge_hist(&mut self.connect, o.connect);
         self.transactions += o.transactions;
         self.rr_timeouts += o.rr_timeouts;
         self.streams.extend(o.streams);

@@ -15,6 +15,7 @@
 mod client;
 mod control;
 mod cpu;
+mod crr;
 mod data;
 mod error;
 mod loaded;
@@ -30,6 +31,7 @@ mod tcp_model;
 mod udp;
 
 pub use client::{run_client, ClientConfig};
+pub use crr::TIME_WAIT_KEY as TCP_CRR_TIME_WAIT_KEY;
 pub use data::DROP_EVERY_ENV;
 pub use error::EngineError;
 pub use loaded::{

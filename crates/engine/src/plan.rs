@@ -3,8 +3,8 @@
 
 use crate::data::{Pace, Role, SendBound, Shared, Workers};
 use crate::error::{EngineError, IoContext};
-use crate::{tcp, tcp_model, udp};
-use std::net::{TcpStream, UdpSocket};
+use crate::{crr, tcp, tcp_model, udp};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::Arc;
 use std::time::Duration;
 use wire::spec::{Bound, Direction, SocketOpts, TestKind, TestSpec};
@@ -18,10 +18,12 @@ pub(crate) enum Side {
 /// Server metadata key saying it answers clock queries (the client then asks them).
 pub(crate) const CLOCK_QUERY_KEY: &str = "dualperf.clock_query";
 
-/// The options this side applies: the user's, with TCP_NODELAY always on for tcp-rr.
+/// The options this side applies: the user's, with TCP_NODELAY always on for tcp-rr
+/// and tcp-crr (a request or response larger than one segment must not wait for an
+/// ACK of the first).
 pub(crate) fn effective_opts(spec: &TestSpec) -> SocketOpts {
     let mut o = spec.socket.clone();
-    if spec.kind == TestKind::TcpRr {
+    if spec.kind == TestKind::TcpRr || spec.kind == TestKind::TcpCrr {
         o.nodelay = true;
     }
     o
@@ -162,4 +164,45 @@ pub(crate) fn start_udp_rr_clients(
             .ctx("cannot start a data thread")?;
     }
     Ok(())
+}
+
+/// Start the tcp-crr client: one connection per transaction to `server`, each starting
+/// with the session's `prefix`.
+pub(crate) fn start_crr_client(
+    spec: &TestSpec,
+    server: SocketAddr,
+    prefix: Vec<u8>,
+    shared: &Arc<Shared>,
+    workers: &mut Workers,
+) -> Result<(), EngineError> {
+    let payload = spec.payload_bytes as usize;
+    let bound = SendBound::of(spec, shared.data_start());
+    let (opts, sh) = (effective_opts(spec), shared.clone());
+    workers
+        .spawn(Role::Rr, "dp-tcp-crr", move || {
+            crr::client(server, opts, prefix, payload, bound, sh)
+        })
+        .ctx("cannot start a data thread")
+}
+
+/// Start the tcp-crr server on the test's data listener: it answers at most the
+/// spec's count of connections (a count-bound run), one at a time.
+pub(crate) fn start_crr_server(
+    spec: &TestSpec,
+    listener: TcpListener,
+    binding: crate::DataBinding,
+    shared: &Arc<Shared>,
+    workers: &mut Workers,
+) -> Result<(), EngineError> {
+    let payload = spec.payload_bytes as usize;
+    let limit = match spec.bound {
+        Bound::Count(n) => Some(n),
+        Bound::DurationNs(_) => None,
+    };
+    let sh = shared.clone();
+    workers
+        .spawn(Role::Rr, "dp-tcp-crr-echo", move || {
+            crr::server(listener, binding, payload, limit, sh)
+        })
+        .ctx("cannot start a data thread")
 }

@@ -26,8 +26,13 @@ pub struct RunResult {
     pub client: SideStats,
     /// What the server measured.
     pub server: SideStats,
-    /// Request/response tests: RTT summary measured at the client.
+    /// Request/response tests: RTT summary measured at the client; tcp-crr: the
+    /// transaction time (socket creation to the server's close after the response).
     pub rtt: Option<LatencySummary>,
+    /// tcp-crr: connect times measured at the client (socket creation to the end of
+    /// the handshake).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_time: Option<LatencySummary>,
     pub transactions: u64,
     pub rr_timeouts: u64,
     /// Data-path problems that did not stop the run (e.g. a stream's socket error).
@@ -210,6 +215,7 @@ impl RunResult {
             client,
             server,
             rtt: None,
+            connect_time: None,
             transactions: 0,
             rr_timeouts: 0,
             warnings: Vec::new(),
@@ -425,15 +431,39 @@ impl RunResult {
             put(m::SENT_PACKETS, Some(c.sent_packets as f64));
             put(m::RECV_PACKETS, Some(c.recv_packets as f64));
             put(m::TRANSACTIONS, Some(self.transactions as f64));
-            put(
-                m::TRANSACTIONS_PER_S,
-                per_s(self.transactions as f64, elapsed),
-            );
             put(m::DURATION_S, Some(elapsed as f64 / 1e9));
+            if spec.kind == TestKind::TcpCrr {
+                // One connection per transaction: the rate is connections per second,
+                // the times are the connect and transaction times, not an RTT.
+                put(
+                    m::CONNECTIONS_PER_S,
+                    per_s(self.transactions as f64, elapsed),
+                );
+                if let Some(c) = self.connect_time.filter(|r| r.count > 0) {
+                    put(m::CONNECT_TIME_MEAN_NS, Some(c.mean_ns));
+                    put(m::CONNECT_TIME_P50_NS, Some(c.p50_ns as f64));
+                    put(m::CONNECT_TIME_P90_NS, Some(c.p90_ns as f64));
+                    put(m::CONNECT_TIME_P99_NS, Some(c.p99_ns as f64));
+                }
+                if let Some(t) = self.rtt.filter(|r| r.count > 0) {
+                    put(m::TRANSACTION_TIME_MEAN_NS, Some(t.mean_ns));
+                    put(m::TRANSACTION_TIME_P50_NS, Some(t.p50_ns as f64));
+                    put(m::TRANSACTION_TIME_P90_NS, Some(t.p90_ns as f64));
+                    put(m::TRANSACTION_TIME_P99_NS, Some(t.p99_ns as f64));
+                }
+            } else {
+                put(
+                    m::TRANSACTIONS_PER_S,
+                    per_s(self.transactions as f64, elapsed),
+                );
+            }
             if is_udp {
                 put(m::RR_TIMEOUTS, Some(self.rr_timeouts as f64));
             }
-            if let Some(r) = self.rtt.filter(|r| r.count > 0) {
+            if let Some(r) = self
+                .rtt
+                .filter(|r| r.count > 0 && spec.kind != TestKind::TcpCrr)
+            {
                 put(m::RTT_MEAN_NS, Some(r.mean_ns));
                 put(m::RTT_STDDEV_NS, Some(r.stddev_ns));
                 put(m::RTT_MIN_NS, Some(r.min_ns as f64));

@@ -266,7 +266,13 @@ impl<'a> Test<'a> {
         let data = self.data.take();
         let mut tcp_conns = Vec::new();
         let mut udp_sock = None;
+        let mut crr_listener = None;
         match data {
+            // tcp-crr: its connections come one per transaction, after `started`.
+            Some(DataSock::Tcp(l)) if spec.kind == TestKind::TcpCrr => {
+                self.applied = sockopt::to_map(&net::read_applied(&l)?);
+                crr_listener = Some(l);
+            }
             Some(DataSock::Tcp(l)) => {
                 tcp_conns = accept_data(&l, spec.streams, &self.binding, ctx)?;
                 if let Some(c) = tcp_conns.first() {
@@ -310,6 +316,11 @@ impl<'a> Test<'a> {
                 if let (true, Some(s)) = (recvs, udp_sock) {
                     plan::start_udp_receiver(&spec, s, &shared, w)?;
                 }
+            }
+            TestKind::TcpCrr => {
+                let l = crr_listener
+                    .ok_or_else(|| EngineError::Protocol("tcp-crr has no data listener".into()))?;
+                plan::start_crr_server(&spec, l, self.binding.clone(), &shared, w)?
             }
             // Refused by validate_spec when the test was offered.
             TestKind::Rrul => {

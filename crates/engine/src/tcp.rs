@@ -78,7 +78,7 @@ impl LowWater {
     }
 }
 
-fn timed_out(e: &io::Error) -> bool {
+pub(crate) fn timed_out(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
@@ -115,7 +115,7 @@ fn write_all_by(
 }
 
 /// Fill `buf`. `Ok(false)`: clean EOF before the first byte, or abort.
-fn read_full(s: &mut TcpStream, buf: &mut [u8], shared: &Shared) -> io::Result<bool> {
+pub(crate) fn read_full(s: &mut TcpStream, buf: &mut [u8], shared: &Shared) -> io::Result<bool> {
     let mut off = 0;
     let mut drain_seen = None;
     while off < buf.len() {
@@ -410,15 +410,7 @@ pub(crate) fn rr_client(
                 let t1 = Instant::now();
                 let ns = t1.duration_since(t0).as_nanos().max(1) as u64;
                 rtt.record(ns);
-                shared.add_rtt(ns);
-                o.transactions += 1;
-                o.sent_packets += 1;
-                o.recv_packets += 1;
-                o.sent_bytes += payload_bytes as u64;
-                o.recv_bytes += payload_bytes as u64;
-                shared.add_sent(payload_bytes as u64, 1);
-                shared.add_recv(payload_bytes as u64, 1);
-                o.last_recv_ns = shared.ns_since_go(t1);
+                count_transaction(&mut o, &shared, payload_bytes, ns, t1);
             }
             Ok(false) => break,
             Err(e) => {
@@ -431,6 +423,26 @@ pub(crate) fn rr_client(
     let _ = s.shutdown(Shutdown::Write);
     o.rtt = Some(rtt);
     o
+}
+
+/// One transaction of `payload_bytes` each way completed at `end`, taking `ns`: in a
+/// client's counts and the live counters (the interval samples' RTT).
+pub(crate) fn count_transaction(
+    o: &mut Outcome,
+    shared: &Shared,
+    payload_bytes: usize,
+    ns: u64,
+    end: Instant,
+) {
+    shared.add_rtt(ns);
+    o.transactions += 1;
+    o.sent_packets += 1;
+    o.recv_packets += 1;
+    o.sent_bytes += payload_bytes as u64;
+    o.recv_bytes += payload_bytes as u64;
+    shared.add_sent(payload_bytes as u64, 1);
+    shared.add_recv(payload_bytes as u64, 1);
+    o.last_recv_ns = shared.ns_since_go(end);
 }
 
 /// Request/response responder: read one request, write one response, until EOF.

@@ -96,7 +96,7 @@ pub enum ModuleError {
     #[error(transparent)]
     UnknownTest(#[from] runner::options::UnknownTest),
     #[error(
-        "test '{0}' is not served by the exporter: use tcp-stream, udp-stream, tcp-rr or udp-rr"
+        "test '{0}' is not served by the exporter: use tcp-stream, udp-stream, tcp-rr, udp-rr or tcp-crr"
     )]
     NotServed(String),
     #[error("size {0} is too large")]
@@ -126,7 +126,7 @@ pub enum Quantity {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Module {
-    /// tcp-stream, udp-stream, tcp-rr or udp-rr.
+    /// tcp-stream, udp-stream, tcp-rr, udp-rr or tcp-crr.
     pub test: String,
     /// Payload bytes per send, datagram or request.
     #[serde(default)]
@@ -206,6 +206,7 @@ pub fn builtin_modules() -> BTreeMap<String, Module> {
             "udp_stream_1408".to_string(),
             Module::new("udp-stream", 1408, Some("100M")),
         ),
+        ("tcp_crr".to_string(), Module::new("tcp-crr", 64, None)),
     ])
 }
 
@@ -564,7 +565,13 @@ mod tests {
     #[test]
     fn builtin_modules_are_valid_and_probe_both_families() {
         let c = parse("").unwrap();
-        for name in ["udp_rr", "tcp_rr", "tcp_stream", "udp_stream_1408"] {
+        for name in [
+            "udp_rr",
+            "tcp_rr",
+            "tcp_stream",
+            "udp_stream_1408",
+            "tcp_crr",
+        ] {
             let m = &c.modules[name];
             let fams: Vec<Family> = m.specs().map(|s| s.family).collect();
             assert_eq!(fams, [Family::V4, Family::V6], "{name}");
@@ -738,7 +745,7 @@ mod tests {
 
     #[test]
     fn a_modules_defaults_are_those_of_run_for_the_same_test() {
-        for test in ["tcp-stream", "udp-stream", "tcp-rr", "udp-rr"] {
+        for test in ["tcp-stream", "udp-stream", "tcp-rr", "udp-rr", "tcp-crr"] {
             let c = parse(&format!("[modules.a]\ntest = \"{test}\"")).unwrap();
             let m = &c.modules["a"];
             for (i, family) in [Family::V4, Family::V6].into_iter().enumerate() {
@@ -781,6 +788,6 @@ mod tests {
         let c =
             parse("[modules.udp_rr]\ntest = \"udp-rr\"\nsize = 200\nduration = \"1s\"").unwrap();
         assert_eq!(c.modules["udp_rr"].runs[0].cell().test.payload_bytes, 200);
-        assert_eq!(c.modules.len(), 4);
+        assert_eq!(c.modules.len(), builtin_modules().len());
     }
 }

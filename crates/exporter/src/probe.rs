@@ -67,9 +67,12 @@ impl ProbeOutcome {
 }
 
 /// The one number a test is judged by: goodput for streams, mean RTT for
-/// request/response (as the study's progress line shows).
+/// request/response, connections per second for tcp-crr (as the study's progress line
+/// shows).
 pub fn headline_metric(spec: &TestSpec) -> &'static str {
-    if spec.kind.is_rr() {
+    if spec.kind == wire::spec::TestKind::TcpCrr {
+        m::CONNECTIONS_PER_S
+    } else if spec.kind.is_rr() {
         m::RTT_MEAN_NS
     } else {
         m::THROUGHPUT_BPS

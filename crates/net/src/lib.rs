@@ -53,8 +53,8 @@ pub use readings::{
     udp_error_counters,
 };
 pub use socket::{
-    set_accept_timeout, tcp_connect, tcp_listen, tcp_listen_with, udp_bind, udp_bind_with,
-    udp_connect, BindOpts, V6Peers,
+    set_accept_timeout, tcp_connect, tcp_connect_again, tcp_listen, tcp_listen_with, udp_bind,
+    udp_bind_with, udp_connect, BindOpts, V6Peers,
 };
 pub use sockopt::{
     apply_socket_opts, available_congestion_controls, read_applied, register_flowlabel,

@@ -104,6 +104,23 @@ pub fn tcp_connect(
     Ok((sock.into(), applied))
 }
 
+/// [`tcp_connect`] without reading the settings back: one connection of many opened
+/// with the same `opts` (tcp-crr opens one per transaction and times it; the first is
+/// opened with [`tcp_connect`] or read back with [`read_applied`]). No local port is
+/// bound: the kernel picks an ephemeral port per connection.
+pub fn tcp_connect_again(
+    peer: SocketAddr,
+    opts: &SocketOpts,
+    timeout: Duration,
+) -> Result<TcpStream, NetError> {
+    let sock = new_socket(peer, Type::STREAM, Protocol::TCP)?;
+    crate::sockopt::set_socket_opts(&sock, opts)?;
+    let (target, _) = labelled_peer(&sock, peer, opts)?;
+    sock.connect_timeout(&SockAddr::from(target), timeout)
+        .map_err(|source| NetError::Connect { addr: peer, source })?;
+    Ok(sock.into())
+}
+
 /// Bind and listen on `addr` (SO_REUSEADDR set; IPv6 only on an IPv6 address) with
 /// `opts` applied to the listener, so accepted connections inherit them. Read an
 /// accepted stream's settings with [`read_applied`].

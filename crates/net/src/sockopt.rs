@@ -71,6 +71,31 @@ pub fn apply_socket_opts<S: AsOsSocket>(
     sock: &S,
     opts: &SocketOpts,
 ) -> Result<AppliedOpts, NetError> {
+    let notes = set_socket_opts(sock, opts)?;
+    let s = SockRef::from(sock);
+    let kind = sock_kind(&s)?;
+    let mut notes = notes;
+    let mut applied = read_applied(sock)?;
+    if let Some(tos) = opts.tos {
+        if applied.tos != Some(tos) {
+            notes.push(format!(
+                "TOS/traffic class {tos:#04x} requested, kernel applied {:#04x}{}",
+                applied.tos.unwrap_or(0),
+                sys::sockopt::tos_note(kind)
+            ));
+        }
+    }
+    applied.notes = notes;
+    Ok(applied)
+}
+
+/// Set every option of [`apply_socket_opts`] without reading anything back (for a
+/// socket whose twin was already read back: tcp-crr's per-transaction connections).
+/// Returns the notes on buffer sizes the kernel changed.
+pub(crate) fn set_socket_opts<S: AsOsSocket>(
+    sock: &S,
+    opts: &SocketOpts,
+) -> Result<Vec<String>, NetError> {
     let s = SockRef::from(sock);
     let kind = sock_kind(&s)?;
     let mut notes = Vec::new();
@@ -107,19 +132,7 @@ pub fn apply_socket_opts<S: AsOsSocket>(
         check_flowlabel(kind, label)?;
         sys::sockopt::enable_flowinfo_send(&s)?;
     }
-
-    let mut applied = read_applied(sock)?;
-    if let Some(tos) = opts.tos {
-        if applied.tos != Some(tos) {
-            notes.push(format!(
-                "TOS/traffic class {tos:#04x} requested, kernel applied {:#04x}{}",
-                applied.tos.unwrap_or(0),
-                sys::sockopt::tos_note(kind)
-            ));
-        }
-    }
-    applied.notes = notes;
-    Ok(applied)
+    Ok(notes)
 }
 
 fn set_buffer(

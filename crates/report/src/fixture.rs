@@ -72,6 +72,17 @@ fn run_metrics(
             put(metrics::RTT_MEAN_NS, (base_us + v6_us + 3.0 * n(5)) * 1e3);
             put(metrics::TRANSACTIONS_PER_S, 1e6 / (base_us + v6_us));
         }
+        TestKind::TcpCrr => {
+            // A handshake more than tcp-rr's transaction; IPv6's connect 3 µs slower.
+            let connect_us = 25.0 + 5.0 * system as f64 + if v6 { 3.0 } else { 0.0 } + n(10);
+            let txn_us = connect_us + 40.0 + size as f64 / 50.0 + 2.0 * n(11);
+            put(metrics::CONNECT_TIME_MEAN_NS, connect_us * 1e3);
+            put(metrics::CONNECT_TIME_P50_NS, connect_us * 0.95e3);
+            put(metrics::CONNECT_TIME_P90_NS, connect_us * 1.3e3);
+            put(metrics::CONNECT_TIME_P99_NS, connect_us * 2.0e3);
+            put(metrics::TRANSACTION_TIME_MEAN_NS, txn_us * 1e3);
+            put(metrics::CONNECTIONS_PER_S, 1e6 / txn_us);
+        }
         TestKind::Rrul => {
             // Idle ~100 µs; the load adds a queue of ~2 ms (IPv6 0.3 ms more), growing
             // with the load's write size; goodput split between the directions.

@@ -288,9 +288,15 @@ impl<V: ProgressView> Journal for StoreJournal<V> {
     }
 }
 
-/// The one number that says how a run went: goodput for streams, RTT for RR.
+/// The one number that says how a run went: goodput for streams, RTT for RR,
+/// connections per second for tcp-crr.
 pub fn headline(cell: &Cell, metrics: &BTreeMap<String, f64>) -> String {
-    if cell.kind.is_rr() {
+    if cell.kind == wire::spec::TestKind::TcpCrr {
+        match metrics.get(m::CONNECTIONS_PER_S) {
+            Some(r) => format!("{r:.0} connections/s"),
+            None => "no connection rate".into(),
+        }
+    } else if cell.kind.is_rr() {
         match metrics.get(m::RTT_MEAN_NS) {
             Some(ns) => format!("RTT {:.1} µs", ns / 1e3),
             None => "no RTT".into(),

@@ -246,6 +246,25 @@ fn refuse_for_one(o: &TestOptions, one: &OneTest) -> Result<(), ResolveError> {
     {
         return refuse("--load, --probe-rate, --probe-size and --idle apply to -t rrul only");
     }
+    if kind == TestKind::TcpCrr {
+        let refused = [
+            (
+                o.rate.is_some(),
+                "--rate does not apply to -t tcp-crr: it opens its connections back to back",
+            ),
+            (
+                o.streams.is_some_and(|p| p != 1),
+                "-P does not apply to -t tcp-crr: it runs one connection at a time",
+            ),
+            (
+                o.reverse || o.bidir,
+                "--reverse/--bidir do not apply to -t tcp-crr: each connection carries one request and one response",
+            ),
+        ];
+        if let Some((_, why)) = refused.iter().find(|(on, _)| *on) {
+            return refuse(why);
+        }
+    }
     if o.rate.is_some() && kind != TestKind::UdpStream {
         return refuse("--rate applies to udp-stream only");
     }
@@ -431,6 +450,54 @@ mod tests {
         };
         // The engine's validate_spec (run by the client and the server) refuses it.
         assert!(wire::proto::validate_spec(&s).is_err());
+    }
+
+    #[test]
+    fn tcp_crr_refuses_rate_parallel_streams_and_directions_with_the_reason() {
+        let crr = one(RunTest::One(TestKind::TcpCrr));
+        let cases = [
+            (
+                TestOptions {
+                    rate: Some(Rate::PacketsPerSec(10)),
+                    ..TestOptions::default()
+                },
+                "--rate does not apply to -t tcp-crr",
+            ),
+            (
+                TestOptions {
+                    streams: Some(4),
+                    ..TestOptions::default()
+                },
+                "-P does not apply to -t tcp-crr",
+            ),
+            (
+                TestOptions {
+                    bidir: true,
+                    ..TestOptions::default()
+                },
+                "--reverse/--bidir do not apply to -t tcp-crr",
+            ),
+        ];
+        for (o, words) in cases {
+            let e = resolve_run(&o, &crr).unwrap_err().to_string();
+            assert!(e.contains(words), "{e}");
+        }
+        // Size, count and family reach the test.
+        let o = TestOptions {
+            count: Some(500),
+            ..TestOptions::default()
+        };
+        let mut six = crr.clone();
+        six.family = Family::V6;
+        six.size_bytes = Some(64);
+        let RunSpec::One(t) = resolve_run(&o, &six).unwrap() else {
+            panic!("one test")
+        };
+        assert_eq!(
+            (t.kind, t.family, t.payload_bytes, t.bound, t.streams),
+            (TestKind::TcpCrr, Family::V6, 64, Bound::Count(500), 1)
+        );
+        assert_eq!(wire::proto::validate_spec(&t), Ok(()));
     }
 
     #[test]

@@ -473,6 +473,11 @@ pub const REPORT_READS: &[&str] = {
         m::LOADED_TCP_RTT_P50_NS,
         m::ADDED_UDP_RTT_P50_NS,
         m::ADDED_TCP_RTT_P50_NS,
+        m::CONNECTIONS_PER_S,
+        m::CONNECT_TIME_P50_NS,
+        m::CONNECT_TIME_P90_NS,
+        m::CONNECT_TIME_P99_NS,
+        m::TRANSACTION_TIME_MEAN_NS,
     ]
 };
 

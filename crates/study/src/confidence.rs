@@ -8,6 +8,7 @@
 //! - tcp-stream: throughput, local and remote CPU (as netperf -I with -c -C);
 //! - udp-stream: throughput, local and remote CPU;
 //! - tcp-rr, udp-rr: transaction rate, mean RTT, local and remote CPU;
+//! - tcp-crr: connection rate, mean connect time, local and remote CPU;
 //! - rrul: responsiveness under load (RPM, from the TCP probes' trimmed mean RTT) and
 //!   the goodput of each loaded direction.
 //!
@@ -33,6 +34,12 @@ pub fn counted_metrics(kind: TestKind) -> &'static [&'static str] {
             m::CPU_REMOTE_PCT,
         ],
         TestKind::Rrul => &[m::RPM_LOADED, m::UPLOAD_BPS, m::DOWNLOAD_BPS],
+        TestKind::TcpCrr => &[
+            m::CONNECTIONS_PER_S,
+            m::CONNECT_TIME_MEAN_NS,
+            m::CPU_LOCAL_PCT,
+            m::CPU_REMOTE_PCT,
+        ],
     }
 }
 

@@ -96,6 +96,13 @@ pub fn plausible_metrics(cell: &Cell, slot: &Slot) -> BTreeMap<String, f64> {
             out.insert(m::RTT_MEAN_NS.to_string(), rtt);
             out.insert(m::TRANSACTIONS_PER_S.to_string(), 1e9 / rtt);
         }
+        TestKind::TcpCrr => {
+            let connect = (15_000.0 + hdr) * noise;
+            let txn = connect + (20_000.0 + size + hdr) * noise;
+            out.insert(m::CONNECT_TIME_MEAN_NS.to_string(), connect);
+            out.insert(m::TRANSACTION_TIME_MEAN_NS.to_string(), txn);
+            out.insert(m::CONNECTIONS_PER_S.to_string(), 1e9 / txn);
+        }
         TestKind::Rrul => {
             let idle = (20_000.0 + hdr) * noise;
             let loaded = idle * 10.0 + size;

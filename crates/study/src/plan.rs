@@ -60,6 +60,10 @@ pub fn cells(spec: &StudySpec) -> Vec<Cell> {
                 test.bound = cell_bound(spec, kind);
                 test.direction = spec.direction;
                 test.streams = spec.streams;
+                if kind == TestKind::TcpCrr {
+                    // One connection at a time, back to back: -P is the streams'.
+                    test.streams = 1;
+                }
                 test.rate = if kind == TestKind::UdpStream {
                     spec.rate
                 } else {

@@ -386,6 +386,42 @@ pub const TABLE: &[MetricInfo] = &[
     ),
     MetricInfo::new(m::IP_PACKET_BYTES, Framing, "IP packet size"),
     MetricInfo::new(m::ETH_FRAME_BYTES, Framing, "Ethernet frame size"),
+    // tcp-crr: one connection per transaction (connect, request, response, close).
+    MetricInfo::new(m::CONNECTIONS_PER_S, Rate, "connections/s")
+        .higher_is_better()
+        .quantity("connect rate")
+        .exposed(
+            "connections_per_second",
+            "tcp-crr: connections completed per second (connect, request, response, close)",
+        ),
+    MetricInfo::new(m::CONNECT_TIME_MEAN_NS, Latency, "connect time mean").exposed(
+        "connect_time_mean_seconds",
+        "tcp-crr: mean connect time (socket creation to the end of the handshake)",
+    ),
+    MetricInfo::new(m::CONNECT_TIME_P50_NS, Latency, "connect time p50")
+        .quantity("connect time (p50)")
+        .exposed("connect_time_p50_seconds", "tcp-crr: median connect time"),
+    MetricInfo::new(m::CONNECT_TIME_P90_NS, Latency, "connect time p90")
+        .quantity("connect time (p90)")
+        .exposed(
+            "connect_time_p90_seconds",
+            "tcp-crr: 90th percentile of the connect time",
+        ),
+    MetricInfo::new(m::CONNECT_TIME_P99_NS, Latency, "connect time p99")
+        .quantity("connect time (p99)")
+        .exposed(
+            "connect_time_p99_seconds",
+            "tcp-crr: 99th percentile of the connect time",
+        ),
+    MetricInfo::new(m::TRANSACTION_TIME_MEAN_NS, Latency, "transaction time mean")
+        .quantity("connection transaction time")
+        .exposed(
+            "connection_transaction_time_mean_seconds",
+            "tcp-crr: mean time of a whole connection's transaction (socket creation to the server's close)",
+        ),
+    MetricInfo::new(m::TRANSACTION_TIME_P50_NS, Latency, "transaction time p50"),
+    MetricInfo::new(m::TRANSACTION_TIME_P90_NS, Latency, "transaction time p90"),
+    MetricInfo::new(m::TRANSACTION_TIME_P99_NS, Latency, "transaction time p99"),
 ];
 
 #[cfg(test)]

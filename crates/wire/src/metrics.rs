@@ -89,6 +89,23 @@ pub const RTT_P99_NS: &str = "rtt_p99_ns";
 pub const RTT_P999_NS: &str = "rtt_p999_ns";
 pub const RTT_MAX_NS: &str = "rtt_max_ns";
 
+// --- connection setup (tcp-crr: one connection per transaction) ---
+/// Connections completed per second: transactions (connect, request, response, the
+/// server's close) over the run's duration.
+pub const CONNECTIONS_PER_S: &str = "connections_per_s";
+/// Connect time: from the socket's creation to the end of the handshake (connect(2)
+/// returning), as netperf's TCP_CRR timer starts before the socket.
+pub const CONNECT_TIME_MEAN_NS: &str = "connect_time_mean_ns";
+pub const CONNECT_TIME_P50_NS: &str = "connect_time_p50_ns";
+pub const CONNECT_TIME_P90_NS: &str = "connect_time_p90_ns";
+pub const CONNECT_TIME_P99_NS: &str = "connect_time_p99_ns";
+/// Transaction time: from the socket's creation to the server's close arriving after
+/// the whole response (netperf's TCP_CRR transaction).
+pub const TRANSACTION_TIME_MEAN_NS: &str = "transaction_time_mean_ns";
+pub const TRANSACTION_TIME_P50_NS: &str = "transaction_time_p50_ns";
+pub const TRANSACTION_TIME_P90_NS: &str = "transaction_time_p90_ns";
+pub const TRANSACTION_TIME_P99_NS: &str = "transaction_time_p99_ns";
+
 // --- CPU: two different things, never one for the other ---
 // The host's state: system-wide busy % of all cores (/proc/stat), every process's load
 // included (another program's busy loop shows here).
@@ -265,6 +282,15 @@ pub const ALL: &[&str] = &[
     LOADED_TCP_PROBES_ANSWERED,
     IP_PACKET_BYTES,
     ETH_FRAME_BYTES,
+    CONNECTIONS_PER_S,
+    CONNECT_TIME_MEAN_NS,
+    CONNECT_TIME_P50_NS,
+    CONNECT_TIME_P90_NS,
+    CONNECT_TIME_P99_NS,
+    TRANSACTION_TIME_MEAN_NS,
+    TRANSACTION_TIME_P50_NS,
+    TRANSACTION_TIME_P90_NS,
+    TRANSACTION_TIME_P99_NS,
 ];
 
 /// The unit a metric name carries.

@@ -547,6 +547,9 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), TestSpecError> {
             _ => {}
         }
     }
+    if spec.kind == TestKind::TcpCrr {
+        check_crr(spec)?;
+    }
     if spec.kind == TestKind::UdpRr && spec.rr_timeout_ns == 0 {
         return Err(TestSpecError::Invalid("rr timeout must be > 0".into()));
     }
@@ -580,6 +583,28 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), TestSpecError> {
                 "at most {MAX_INTERVAL_SAMPLES} interval samples per test: use a longer --interval"
             )));
         }
+    }
+    Ok(())
+}
+
+/// tcp-crr opens one connection per transaction, back to back, on one stream: a rate
+/// or parallel streams would measure something else (a paced prober, a connection
+/// flood), and a traffic model replaces what a transaction is.
+fn check_crr(spec: &TestSpec) -> Result<(), TestSpecError> {
+    if spec.rate.is_some() {
+        return Err(TestSpecError::Invalid(
+            "tcp-crr runs its connections back to back: drop the rate (-b)".into(),
+        ));
+    }
+    if spec.streams != 1 {
+        return Err(TestSpecError::Invalid(
+            "tcp-crr runs one connection at a time: drop -P (parallel streams)".into(),
+        ));
+    }
+    if spec.traffic.is_some() {
+        return Err(TestSpecError::Invalid(
+            "tcp-crr sends one request and one response of the payload size: drop the traffic model".into(),
+        ));
     }
     Ok(())
 }
@@ -734,6 +759,27 @@ mod tests {
             u.zerocopy = Some(ZeroCopyMethod::Msg);
             let err = validate_spec(&u).unwrap_err().to_string();
             assert!(err.contains("--zerocopy"), "{kind}: {err}");
+        }
+    }
+
+    #[test]
+    fn tcp_crr_refuses_a_rate_parallel_streams_and_other_directions_with_the_fix() {
+        use crate::spec::{Direction, Rate};
+        let ok = TestSpec::new(TestKind::TcpCrr, Family::V6, 64);
+        assert_eq!(validate_spec(&ok), Ok(()));
+        let mut rate = ok.clone();
+        rate.rate = Some(Rate::PacketsPerSec(100));
+        let mut streams = ok.clone();
+        streams.streams = 4;
+        let mut bidir = ok.clone();
+        bidir.direction = Direction::Bidir;
+        for (s, words) in [
+            (rate, "drop the rate"),
+            (streams, "drop -P"),
+            (bidir, "--reverse and --bidir apply to stream tests only"),
+        ] {
+            let e = validate_spec(&s).unwrap_err().to_string();
+            assert!(e.contains(words), "{e}");
         }
     }
 

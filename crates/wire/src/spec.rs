@@ -58,7 +58,7 @@ impl fmt::Display for Family {
 pub enum UnknownName {
     #[error("unknown IP family '{0}' (use 4 or 6)")]
     Family(String),
-    #[error("unknown test '{0}' (use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul)")]
+    #[error("unknown test '{0}' (use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul or tcp-crr)")]
     Test(String),
 }
 
@@ -164,18 +164,23 @@ pub enum TestKind {
     /// then beside TCP streams. A composite the client runs as tests of the four kinds
     /// above in one group; never a test on the wire itself ([`TestKind::on_wire`]).
     Rrul,
+    /// One TCP connection per transaction (Netperf TCP_CRR): connect, one request and
+    /// one response of the payload size, close. The server closes first, so TIME_WAIT
+    /// sits on the server's side and the client's ephemeral ports are free at once.
+    TcpCrr,
 }
 
 impl TestKind {
     /// Every test a study or report knows, in display order.
-    pub const ALL: [TestKind; 5] = [
+    pub const ALL: [TestKind; 6] = [
         TestKind::TcpStream,
         TestKind::UdpStream,
         TestKind::TcpRr,
         TestKind::UdpRr,
         TestKind::Rrul,
+        TestKind::TcpCrr,
     ];
-    /// The tests a server runs (and the default study's).
+    /// The default study's tests (a server also runs tcp-crr).
     pub const WIRE: [TestKind; 4] = [
         TestKind::TcpStream,
         TestKind::UdpStream,
@@ -189,6 +194,7 @@ impl TestKind {
             TestKind::TcpRr => "tcp-rr",
             TestKind::UdpRr => "udp-rr",
             TestKind::Rrul => "rrul",
+            TestKind::TcpCrr => "tcp-crr",
         }
     }
     /// A test one control session runs (every kind but the composite rrul).
@@ -199,7 +205,7 @@ impl TestKind {
         matches!(self, TestKind::UdpStream | TestKind::UdpRr)
     }
     pub fn is_rr(self) -> bool {
-        matches!(self, TestKind::TcpRr | TestKind::UdpRr)
+        matches!(self, TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr)
     }
     pub fn transport(self) -> Transport {
         if self.is_udp() {
@@ -644,7 +650,7 @@ mod tests {
         );
         assert_eq!(
             "sctp".parse::<TestKind>().unwrap_err().to_string(),
-            "unknown test 'sctp' (use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul)"
+            "unknown test 'sctp' (use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul or tcp-crr)"
         );
     }
 

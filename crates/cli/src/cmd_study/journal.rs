@@ -306,7 +306,9 @@ pub fn summary_text(
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
     for c in cells.iter().filter(|c| c.family == spec.families[0]) {
-        let (name, scale, unit) = if c.kind.is_rr() {
+        let (name, scale, unit) = if c.kind == wire::spec::TestKind::TcpCrr {
+            (m::CONNECTIONS_PER_S, 1.0, "connections/s")
+        } else if c.kind.is_rr() {
             (m::RTT_MEAN_NS, 1e-3, "µs RTT")
         } else if c.kind == wire::spec::TestKind::Rrul {
             (

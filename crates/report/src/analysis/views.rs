@@ -89,7 +89,7 @@ pub(super) struct ViewDef {
     pub(super) rank_test: bool,
 }
 
-use TestKind::{Rrul, TcpRr, TcpStream, UdpRr, UdpStream};
+use TestKind::{Rrul, TcpCrr, TcpRr, TcpStream, UdpRr, UdpStream};
 
 /// The figures the studies publish, in display order. For each, the first test kind
 /// with data supplies the metric (RTT from request/response tests when there are any).
@@ -197,6 +197,38 @@ pub(super) const VIEW_DEFS: &[ViewDef] = &[
         transport: Transport::Tcp,
         kinds: &[Rrul],
         rank_test: false,
+    },
+    // Connection setup (tcp-crr): the rate and the connect-time percentiles, tested as
+    // RTT is (Welch and the rank test).
+    ViewDef {
+        metric: metrics::CONNECTIONS_PER_S,
+        transport: Transport::Tcp,
+        kinds: &[TcpCrr],
+        rank_test: true,
+    },
+    ViewDef {
+        metric: metrics::CONNECT_TIME_P50_NS,
+        transport: Transport::Tcp,
+        kinds: &[TcpCrr],
+        rank_test: true,
+    },
+    ViewDef {
+        metric: metrics::CONNECT_TIME_P90_NS,
+        transport: Transport::Tcp,
+        kinds: &[TcpCrr],
+        rank_test: true,
+    },
+    ViewDef {
+        metric: metrics::CONNECT_TIME_P99_NS,
+        transport: Transport::Tcp,
+        kinds: &[TcpCrr],
+        rank_test: true,
+    },
+    ViewDef {
+        metric: metrics::TRANSACTION_TIME_MEAN_NS,
+        transport: Transport::Tcp,
+        kinds: &[TcpCrr],
+        rank_test: true,
     },
 ];
 

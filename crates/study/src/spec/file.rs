@@ -21,7 +21,7 @@ pub struct SpecFile {
     pub label: Option<String>,
     /// 4 and/or 6.
     pub families: Option<Vec<u8>>,
-    /// tcp-stream, udp-stream, tcp-rr, udp-rr (the default: these four), rrul.
+    /// tcp-stream, udp-stream, tcp-rr, udp-rr (the default: these four), rrul, tcp-crr.
     pub tests: Option<Vec<String>>,
     pub sizes: Option<SizesField>,
     /// Length of each run in seconds (exclusive with `count`).
