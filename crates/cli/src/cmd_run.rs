@@ -437,6 +437,9 @@ struct JsonOut<'a> {
     /// UDP streams of too few datagrams: why the rate metrics are absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     rate_unavailable: Option<String>,
+    /// pmtu: the finding in words ("path MTU 1280, signalled by fd02::1").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pmtu_verdict: Option<String>,
 }
 
 fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String> {
@@ -454,6 +457,7 @@ fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String
             .then(|| r.one_way_delay().err().map(|e| e.to_string()))
             .flatten(),
         rate_unavailable: r.rate_unavailable(),
+        pmtu_verdict: r.pmtu.as_ref().map(|p| p.verdict()),
     };
     serde_json::to_string_pretty(&out).context("cannot encode the result as JSON")
 }
@@ -491,6 +495,7 @@ const GROUPS: &[&str] = &[
     "CPU",
     // Headed with the path's framing model (`RunResult::path_framing`).
     "framing",
+    "path MTU",
     "other",
 ];
 
@@ -544,6 +549,7 @@ fn group(name: &str) -> &'static str {
         | m::SERVICE_DEMAND_REMOTE_US => "CPU",
         m::IP_PACKET_BYTES | m::ETH_FRAME_BYTES => "framing",
         n if m::LOADED.contains(&n) => "latency under load",
+        n if m::PMTU.contains(&n) => "path MTU",
         _ => "other",
     }
 }
@@ -623,6 +629,11 @@ fn label(name: &str) -> String {
         m::LOADED_UDP_PROBES_ANSWERED => "UDP probes answered under load",
         m::LOADED_TCP_PROBES_SENT => "TCP probes sent under load",
         m::LOADED_TCP_PROBES_ANSWERED => "TCP probes answered under load",
+        m::PATH_MTU_BYTES => "path MTU (probed)",
+        m::KERNEL_PATH_MTU_BYTES => "path MTU the kernel learned",
+        m::PTB_RECEIVED => "Packet Too Big received",
+        m::BLACK_HOLE => "black hole",
+        m::PMTU_PROBES_SENT => "probes sent",
         other => return other.replace('_', " "),
     };
     l.to_string()
@@ -653,9 +664,10 @@ fn summary(r: &RunResult, embedded: bool, emulated: bool) -> String {
         Direction::Reverse => "server → client",
         Direction::Bidir => "both directions",
     };
-    // A traffic model's drawn sizes replace the payload size.
+    // A traffic model's drawn sizes replace the payload size; pmtu searches its sizes.
     let payload = match s.traffic.as_ref().and_then(|t| t.size.as_deref()) {
         Some(d) => format!("payload sizes {d}"),
+        None if s.kind == TestKind::Pmtu => "don't-fragment probes of searched size".into(),
         None => format!("{}-byte payload", s.payload_bytes),
     };
     let mut out = format!(
@@ -698,6 +710,9 @@ fn summary(r: &RunResult, embedded: bool, emulated: bool) -> String {
                         .to_string()
                 }
                 m::RECEIVER_LIMITED => "no".to_string(),
+                m::PTB_RECEIVED | m::BLACK_HOLE => {
+                    if x.value > 0.0 { "yes" } else { "no" }.to_string()
+                }
                 m::SENT_PPS | m::RECV_PPS if !s.kind.is_udp() => {
                     format!("{:.0} messages/s", x.value)
                 }
@@ -720,6 +735,11 @@ fn summary(r: &RunResult, embedded: bool, emulated: bool) -> String {
                 Err(why) => {
                     out.push_str(&format!("    {:<32} unavailable: {why}\n", "one-way delay"))
                 }
+            }
+        }
+        if *g == "path MTU" {
+            if let Some(p) = &r.pmtu {
+                out.push_str(&format!("    {:<32} {}\n", "verdict", p.verdict()));
             }
         }
         if let Some(why) = &rate_unavailable {

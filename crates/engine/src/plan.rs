@@ -163,3 +163,24 @@ pub(crate) fn start_udp_rr_clients(
     }
     Ok(())
 }
+
+/// Start the pmtu search on the first connected socket (the test probes one path).
+pub(crate) fn start_pmtu_client(
+    spec: &TestSpec,
+    socks: Vec<UdpSocket>,
+    shared: &Arc<Shared>,
+    workers: &mut Workers,
+) -> Result<(), EngineError> {
+    let bound = SendBound::of(spec, shared.data_start());
+    let timeout = Duration::from_nanos(spec.rr_timeout_ns);
+    let family = spec.family;
+    if let Some(s) = socks.into_iter().next() {
+        let sh = shared.clone();
+        workers
+            .spawn(Role::Rr, "dp-pmtu", move || {
+                crate::pmtu::probe_client(s, family, timeout, bound, sh)
+            })
+            .ctx("cannot start a data thread")?;
+    }
+    Ok(())
+}

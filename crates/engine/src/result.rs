@@ -43,6 +43,9 @@ pub struct RunResult {
     /// replies passed the checks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_unavailable: Option<String>,
+    /// pmtu: what the path-MTU search found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pmtu: Option<crate::pmtu::PmtuReport>,
 }
 
 /// What an RFC 2544 throughput search (`run_rate_search`) did, kept with the run.
@@ -216,6 +219,7 @@ impl RunResult {
             rate_search: None,
             clock: None,
             clock_unavailable: None,
+            pmtu: None,
         }
     }
 
@@ -417,6 +421,10 @@ impl RunResult {
         };
         let spec = &self.spec;
         let is_udp = spec.kind.is_udp();
+        if spec.kind == TestKind::Pmtu {
+            self.pmtu_metrics(&mut put);
+            return out;
+        }
         if spec.kind.is_rr() {
             let c = &self.client;
             let elapsed = c.recv_elapsed_ns.max(c.send_elapsed_ns);
@@ -583,6 +591,29 @@ impl RunResult {
             Some(f64::from(frame)).filter(|_| ethernet),
         );
         out
+    }
+
+    /// pmtu's figures: the path MTU (absent when nothing was answered), the kernel's,
+    /// whether a Packet Too Big came and whether the path is a black hole (absent when
+    /// the search could not tell), the probes.
+    fn pmtu_metrics(&self, put: &mut impl FnMut(&str, Option<f64>)) {
+        let Some(p) = &self.pmtu else {
+            return;
+        };
+        let flag = |b: bool| if b { 1.0 } else { 0.0 };
+        put(m::PATH_MTU_BYTES, p.path_mtu_bytes.map(f64::from));
+        put(
+            m::KERNEL_PATH_MTU_BYTES,
+            p.kernel_path_mtu_bytes.map(f64::from),
+        );
+        put(m::PTB_RECEIVED, Some(flag(p.too_big.is_some())));
+        put(m::BLACK_HOLE, p.black_hole().map(flag));
+        put(m::PMTU_PROBES_SENT, Some(p.probes_sent as f64));
+        let c = &self.client;
+        put(m::SENT_PACKETS, Some(c.sent_packets as f64));
+        put(m::RECV_PACKETS, Some(c.recv_packets as f64));
+        let elapsed = c.recv_elapsed_ns.max(c.send_elapsed_ns);
+        put(m::DURATION_S, Some(elapsed as f64 / 1e9));
     }
 
     fn cpu_metrics(&self, put: &mut impl FnMut(&str, Option<f64>)) {

@@ -124,6 +124,14 @@ fn run_metrics(
             put(metrics::UPLOAD_BPS, (gbps + 0.02 * n(11)) * 1e9);
             put(metrics::DOWNLOAD_BPS, (gbps + 0.02 * n(12)) * 1e9);
         }
+        TestKind::Pmtu => {
+            // A clean 1500-byte path: no Packet Too Big, no black hole.
+            put(metrics::PATH_MTU_BYTES, 1500.0);
+            put(metrics::KERNEL_PATH_MTU_BYTES, 1500.0);
+            put(metrics::PTB_RECEIVED, 0.0);
+            put(metrics::BLACK_HOLE, 0.0);
+            put(metrics::PMTU_PROBES_SENT, 16.0 + (seed % 3) as f64);
+        }
     }
     m
 }

@@ -114,6 +114,11 @@ pub fn plausible_metrics(cell: &Cell, slot: &Slot) -> BTreeMap<String, f64> {
                 out.insert(name.to_string(), v);
             }
         }
+        TestKind::Pmtu => {
+            out.insert(m::PATH_MTU_BYTES.to_string(), 1500.0);
+            out.insert(m::PTB_RECEIVED.to_string(), 0.0);
+            out.insert(m::BLACK_HOLE.to_string(), 0.0);
+        }
     }
     out
 }

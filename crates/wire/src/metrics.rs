@@ -184,6 +184,28 @@ pub fn rtt_ladder_name(loaded: bool, udp: bool, pct: u32) -> String {
     )
 }
 
+// --- path MTU (pmtu) ---
+/// The largest IP packet (bytes, IP header included) that crossed the path with
+/// don't-fragment set and was acknowledged: the path MTU found by probing.
+pub const PATH_MTU_BYTES: &str = "path_mtu_bytes";
+/// The path MTU the client's kernel holds for the server after the probes (IP_MTU /
+/// IPV6_MTU): lower than the interface's only when a Packet Too Big arrived.
+pub const KERNEL_PATH_MTU_BYTES: &str = "kernel_path_mtu_bytes";
+/// 1 when an ICMPv6 Packet Too Big / ICMP fragmentation-needed reached the client.
+pub const PTB_RECEIVED: &str = "ptb_received";
+/// 1 when probes above the path MTU vanished and no Packet Too Big arrived.
+pub const BLACK_HOLE: &str = "black_hole";
+/// Probe datagrams the search sent (retries included).
+pub const PMTU_PROBES_SENT: &str = "pmtu_probes_sent_count";
+/// The metrics of the pmtu test.
+pub const PMTU: &[&str] = &[
+    PATH_MTU_BYTES,
+    KERNEL_PATH_MTU_BYTES,
+    PTB_RECEIVED,
+    BLACK_HOLE,
+    PMTU_PROBES_SENT,
+];
+
 // --- framing implied by the payload size, family and transport (added by the engine) ---
 /// The largest IP packet one payload puts on an Ethernet link of MTU 1500 (the report's
 /// header-overhead model): payload + transport header (+ TCP timestamp option) + IP
@@ -265,6 +287,11 @@ pub const ALL: &[&str] = &[
     LOADED_TCP_PROBES_ANSWERED,
     IP_PACKET_BYTES,
     ETH_FRAME_BYTES,
+    PATH_MTU_BYTES,
+    KERNEL_PATH_MTU_BYTES,
+    PTB_RECEIVED,
+    BLACK_HOLE,
+    PMTU_PROBES_SENT,
 ];
 
 /// The unit a metric name carries.
@@ -294,7 +321,7 @@ pub fn unit_of(name: &str) -> &'static str {
         "s"
     } else if name.ends_with("_us") {
         "µs"
-    } else if name == RECEIVER_LIMITED {
+    } else if name == RECEIVER_LIMITED || name == PTB_RECEIVED || name == BLACK_HOLE {
         "flag"
     } else if name.starts_with("rpm_") {
         "RPM"
@@ -316,6 +343,7 @@ pub fn higher_is_better(name: &str) -> bool {
             | RPM_IDLE
             | UPLOAD_BPS
             | DOWNLOAD_BPS
+            | PATH_MTU_BYTES
     )
 }
 

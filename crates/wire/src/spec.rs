@@ -144,16 +144,21 @@ pub enum TestKind {
     /// then beside TCP streams. A composite the client runs as tests of the four kinds
     /// above in one group; never a test on the wire itself ([`TestKind::on_wire`]).
     Rrul,
+    /// The path MTU: don't-fragment UDP probes of a searched size that the server
+    /// acknowledges with a small reply, the MTU the kernel learned and any Packet Too
+    /// Big / fragmentation-needed that arrived (RFC 8899's probing, on datagrams).
+    Pmtu,
 }
 
 impl TestKind {
     /// Every test a study or report knows, in display order.
-    pub const ALL: [TestKind; 5] = [
+    pub const ALL: [TestKind; 6] = [
         TestKind::TcpStream,
         TestKind::UdpStream,
         TestKind::TcpRr,
         TestKind::UdpRr,
         TestKind::Rrul,
+        TestKind::Pmtu,
     ];
     /// The tests a server runs (and the default study's).
     pub const WIRE: [TestKind; 4] = [
@@ -169,6 +174,7 @@ impl TestKind {
             TestKind::TcpRr => "tcp-rr",
             TestKind::UdpRr => "udp-rr",
             TestKind::Rrul => "rrul",
+            TestKind::Pmtu => "pmtu",
         }
     }
     /// A test one control session runs (every kind but the composite rrul).
@@ -176,7 +182,7 @@ impl TestKind {
         self != TestKind::Rrul
     }
     pub fn is_udp(self) -> bool {
-        matches!(self, TestKind::UdpStream | TestKind::UdpRr)
+        matches!(self, TestKind::UdpStream | TestKind::UdpRr | TestKind::Pmtu)
     }
     pub fn is_rr(self) -> bool {
         matches!(self, TestKind::TcpRr | TestKind::UdpRr)

@@ -45,6 +45,7 @@ fn small_real_study_records_every_cell_run_and_metric() {
             TestKind::TcpStream | TestKind::UdpStream => &[m::THROUGHPUT_BPS, m::DURATION_S],
             TestKind::TcpRr | TestKind::UdpRr => &[m::RTT_MEAN_NS, m::TRANSACTIONS_PER_S],
             TestKind::Rrul => &[m::RPM_LOADED, m::UPLOAD_BPS, m::DOWNLOAD_BPS],
+            TestKind::Pmtu => &[m::PATH_MTU_BYTES],
         };
         for name in want {
             let v = r.metrics.get(*name).copied().unwrap_or(f64::NAN);
