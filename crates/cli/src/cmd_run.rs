@@ -30,7 +30,8 @@ pub use runner::RunTest;
 pub struct RunArgs {
     #[command(flatten)]
     target: crate::args::TargetArgs,
-    /// tcp-stream, udp-stream, tcp-rr, udp-rr, or rrul (latency under load).
+    /// tcp-stream, udp-stream, tcp-rr, udp-rr, rrul (latency under load), or the
+    /// path-health tests pmtu, frag, ext-headers (docs/guide/path-health.md).
     ///
     /// rrul: UDP and TCP request/response probes at --probe-rate, first idle for --idle,
     /// then beside -P TCP streams per direction (--load) for -d; reports idle and loaded
@@ -495,7 +496,7 @@ const GROUPS: &[&str] = &[
     "CPU",
     // Headed with the path's framing model (`RunResult::path_framing`).
     "framing",
-    "path MTU",
+    "path health",
     "other",
 ];
 
@@ -549,7 +550,7 @@ fn group(name: &str) -> &'static str {
         | m::SERVICE_DEMAND_REMOTE_US => "CPU",
         m::IP_PACKET_BYTES | m::ETH_FRAME_BYTES => "framing",
         n if m::LOADED.contains(&n) => "latency under load",
-        n if m::PMTU.contains(&n) => "path MTU",
+        n if m::PMTU.contains(&n) || m::DELIVERY.contains(&n) => "path health",
         _ => "other",
     }
 }
@@ -634,6 +635,18 @@ fn label(name: &str) -> String {
         m::PTB_RECEIVED => "Packet Too Big received",
         m::BLACK_HOLE => "black hole",
         m::PMTU_PROBES_SENT => "probes sent",
+        m::DELIVERED_PCT => "delivered (acknowledged)",
+        m::DELIVERED_CI_LOW_PCT => "delivered, 95 % CI low (Wilson)",
+        m::DELIVERED_CI_HIGH_PCT => "delivered, 95 % CI high (Wilson)",
+        m::PLAIN_DELIVERED_PCT => "plain IPv6 delivered",
+        m::PLAIN_DELIVERED_CI_LOW_PCT => "plain, 95 % CI low",
+        m::PLAIN_DELIVERED_CI_HIGH_PCT => "plain, 95 % CI high",
+        m::DEST_OPTS_DELIVERED_PCT => "Destination Options delivered",
+        m::DEST_OPTS_DELIVERED_CI_LOW_PCT => "Destination Options, CI low",
+        m::DEST_OPTS_DELIVERED_CI_HIGH_PCT => "Destination Options, CI high",
+        m::HOP_BY_HOP_DELIVERED_PCT => "Hop-by-Hop delivered",
+        m::HOP_BY_HOP_DELIVERED_CI_LOW_PCT => "Hop-by-Hop, 95 % CI low",
+        m::HOP_BY_HOP_DELIVERED_CI_HIGH_PCT => "Hop-by-Hop, 95 % CI high",
         other => return other.replace('_', " "),
     };
     l.to_string()
@@ -737,9 +750,12 @@ fn summary(r: &RunResult, embedded: bool, emulated: bool) -> String {
                 }
             }
         }
-        if *g == "path MTU" {
+        if *g == "path health" {
             if let Some(p) = &r.pmtu {
                 out.push_str(&format!("    {:<32} {}\n", "verdict", p.verdict()));
+            }
+            if let Some(what) = r.client.applied.get(engine::EXT_HEADERS_APPLIED_KEY) {
+                out.push_str(&format!("    {:<32} {what}\n", "extension headers"));
             }
         }
         if let Some(why) = &rate_unavailable {

@@ -565,14 +565,20 @@ fn open_data(
         }
         Transport::Udp => {
             let (sends, recvs) = match spec.kind {
-                TestKind::UdpRr | TestKind::Pmtu => (true, false),
+                TestKind::UdpRr | TestKind::Pmtu | TestKind::Frag | TestKind::ExtHeaders => {
+                    (true, false)
+                }
                 _ => plan::stream_roles(spec, Side::Client),
             };
             let any: SocketAddr = match ip {
                 IpAddr::V4(_) => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
                 IpAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
             };
-            if sends {
+            if spec.kind == TestKind::ExtHeaders {
+                let (socks, applied) = crate::ext::open(spec, any, server, &socket)?;
+                o.applied = applied;
+                o.udp_out = socks;
+            } else if sends {
                 for _ in 0..spec.streams {
                     let (s, _) = net::udp_bind(any, &socket)?;
                     let applied = net::udp_connect(&s, server, &socket)?;
@@ -581,6 +587,11 @@ fn open_data(
                         crate::pmtu::prepare(&s)?;
                         o.applied
                             .insert("dont_fragment".into(), "probe (PMTUDISC_PROBE)".into());
+                    }
+                    if spec.kind == TestKind::Frag {
+                        net::pathmtu::set_df_mode(&s, net::pathmtu::DfMode::Fragment)?;
+                        o.applied
+                            .insert("dont_fragment".into(), "off (PMTUDISC_DONT)".into());
                     }
                     o.udp_out.push(s);
                 }
@@ -644,7 +655,9 @@ fn start(spec: &TestSpec, o: Opened, early: Option<Running>) -> Result<Running, 
         TestKind::TcpStream | TestKind::TcpRr => {
             plan::start_tcp(spec, Side::Client, o.tcp, shared, w)?
         }
-        TestKind::UdpRr => plan::start_udp_rr_clients(spec, o.udp_out, shared, w)?,
+        TestKind::UdpRr | TestKind::Frag | TestKind::ExtHeaders => {
+            plan::start_udp_rr_clients(spec, o.udp_out, shared, w)?
+        }
         TestKind::UdpStream => plan::start_udp_senders(spec, o.udp_out, shared, w)?,
         TestKind::Pmtu => plan::start_pmtu_client(spec, o.udp_out, shared, w)?,
         // Refused by validate_spec before any socket: run_loaded runs its parts.

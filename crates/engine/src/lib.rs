@@ -17,6 +17,7 @@ mod control;
 mod cpu;
 mod data;
 mod error;
+mod ext;
 mod loaded;
 mod plan;
 mod pmtu;
@@ -33,6 +34,7 @@ mod udp;
 pub use client::{run_client, ClientConfig};
 pub use data::DROP_EVERY_ENV;
 pub use error::EngineError;
+pub use ext::APPLIED_KEY as EXT_HEADERS_APPLIED_KEY;
 pub use loaded::{
     run_loaded, LoadedPart, LoadedResult, LoadedSpec, PartIntervals, Probes, MIN_LOADED_NS,
     RPM_REFERENCE,

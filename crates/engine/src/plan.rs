@@ -157,7 +157,17 @@ pub(crate) fn start_udp_rr_clients(
         let pace = Pace::of(spec, shared.data_start());
         workers
             .spawn(Role::Rr, "dp-udp-rr", move || {
-                udp::rr_client(s, i as u16, payload, timeout, bound, pace, sh)
+                let mut o = udp::rr_client(s, i as u16, payload, timeout, bound, pace, sh);
+                // Each stream's requests and answers (ext-headers tells its datagram
+                // kinds apart by stream).
+                o.streams.push(wire::proto::StreamStats {
+                    stream_id: i as u16,
+                    sent_bytes: o.sent_bytes,
+                    sent_packets: o.sent_packets,
+                    recv_bytes: o.recv_bytes,
+                    recv_packets: o.transactions,
+                });
+                o
             })
             .ctx("cannot start a data thread")?;
     }

@@ -425,6 +425,16 @@ impl RunResult {
             self.pmtu_metrics(&mut put);
             return out;
         }
+        if spec.kind == TestKind::ExtHeaders {
+            self.ext_header_metrics(&mut put);
+            return out;
+        }
+        if spec.kind == TestKind::Frag {
+            self.delivery_metrics(&mut put);
+            let (ip, _) = framing_bytes(spec, &self.path_framing().packet_model(spec.family));
+            put(m::IP_PACKET_BYTES, Some(f64::from(ip)));
+            return out;
+        }
         if spec.kind.is_rr() {
             let c = &self.client;
             let elapsed = c.recv_elapsed_ns.max(c.send_elapsed_ns);
@@ -614,6 +624,51 @@ impl RunResult {
         put(m::RECV_PACKETS, Some(c.recv_packets as f64));
         let elapsed = c.recv_elapsed_ns.max(c.send_elapsed_ns);
         put(m::DURATION_S, Some(elapsed as f64 / 1e9));
+    }
+
+    /// frag's figures: datagrams sent and acknowledged, the share acknowledged and its
+    /// Wilson 95 % interval (absent when nothing was sent).
+    fn delivery_metrics(&self, put: &mut impl FnMut(&str, Option<f64>)) {
+        let c = &self.client;
+        let (sent, delivered) = (c.sent_packets, self.transactions.min(c.sent_packets));
+        put(m::SENT_PACKETS, Some(sent as f64));
+        put(m::RECV_PACKETS, Some(delivered as f64));
+        put(
+            m::DURATION_S,
+            Some(c.recv_elapsed_ns.max(c.send_elapsed_ns) as f64 / 1e9),
+        );
+        put(
+            m::DELIVERED_PCT,
+            (sent > 0).then(|| 100.0 * delivered as f64 / sent as f64),
+        );
+        if let Some((lo, hi)) = stats::wilson_interval(delivered, sent, 0.95) {
+            put(m::DELIVERED_CI_LOW_PCT, Some(100.0 * lo));
+            put(m::DELIVERED_CI_HIGH_PCT, Some(100.0 * hi));
+        }
+    }
+
+    /// ext-headers' figures: per datagram kind (stream 0 plain, 1 Destination Options,
+    /// 2 Hop-by-Hop), the share acknowledged and its Wilson 95 % interval; a kind that
+    /// was not sent (IPv4, no CAP_NET_RAW) is absent and `ext_headers` in the applied
+    /// settings says why.
+    fn ext_header_metrics(&self, put: &mut impl FnMut(&str, Option<f64>)) {
+        for st in &self.client.streams {
+            let Some([pct, lo, hi]) = m::EXT_HEADER_DELIVERY.get(usize::from(st.stream_id)) else {
+                continue;
+            };
+            let (sent, delivered) = (st.sent_packets, st.recv_packets.min(st.sent_packets));
+            put(
+                pct,
+                (sent > 0).then(|| 100.0 * delivered as f64 / sent as f64),
+            );
+            if let Some((l, h)) = stats::wilson_interval(delivered, sent, 0.95) {
+                put(lo, Some(100.0 * l));
+                put(hi, Some(100.0 * h));
+            }
+        }
+        let c = &self.client;
+        put(m::SENT_PACKETS, Some(c.sent_packets as f64));
+        put(m::RECV_PACKETS, Some(self.transactions as f64));
     }
 
     fn cpu_metrics(&self, put: &mut impl FnMut(&str, Option<f64>)) {

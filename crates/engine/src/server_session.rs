@@ -299,7 +299,7 @@ impl<'a> Test<'a> {
             }
             // pmtu probes are acknowledged by their header alone: the reply crosses any
             // return path whatever the probe's size.
-            TestKind::Pmtu => {
+            TestKind::Pmtu | TestKind::Frag | TestKind::ExtHeaders => {
                 if let Some(s) = udp_sock {
                     let sh = shared.clone();
                     w.spawn(Role::Rr, "dp-pmtu-ack", move || {

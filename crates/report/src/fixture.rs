@@ -132,6 +132,23 @@ fn run_metrics(
             put(metrics::BLACK_HOLE, 0.0);
             put(metrics::PMTU_PROBES_SENT, 16.0 + (seed % 3) as f64);
         }
+        TestKind::Frag => {
+            // Fragments cross the IPv4 path; one IPv6 path in ten drops them.
+            let pct = if v6 { 90.0 } else { 100.0 };
+            put(metrics::DELIVERED_PCT, pct);
+            put(metrics::DELIVERED_CI_LOW_PCT, pct - 5.0);
+            put(metrics::DELIVERED_CI_HIGH_PCT, 100.0);
+        }
+        TestKind::ExtHeaders => {
+            // Plain and Destination Options cross; Hop-by-Hop is dropped (IPv6 only).
+            if v6 {
+                put(metrics::PLAIN_DELIVERED_PCT, 100.0);
+                put(metrics::DEST_OPTS_DELIVERED_PCT, 100.0);
+                put(metrics::HOP_BY_HOP_DELIVERED_PCT, 0.0);
+            } else {
+                put(metrics::PLAIN_DELIVERED_PCT, 100.0);
+            }
+        }
     }
     m
 }

@@ -35,6 +35,8 @@ pub fn counted_metrics(kind: TestKind) -> &'static [&'static str] {
         TestKind::Rrul => &[m::RPM_LOADED, m::UPLOAD_BPS, m::DOWNLOAD_BPS],
         // A path MTU repeats exactly on a stable path: its interval closes at once.
         TestKind::Pmtu => &[m::PATH_MTU_BYTES],
+        TestKind::Frag => &[m::DELIVERED_PCT],
+        TestKind::ExtHeaders => &[m::PLAIN_DELIVERED_PCT],
     }
 }
 

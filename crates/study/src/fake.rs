@@ -119,6 +119,12 @@ pub fn plausible_metrics(cell: &Cell, slot: &Slot) -> BTreeMap<String, f64> {
             out.insert(m::PTB_RECEIVED.to_string(), 0.0);
             out.insert(m::BLACK_HOLE.to_string(), 0.0);
         }
+        TestKind::Frag => {
+            out.insert(m::DELIVERED_PCT.to_string(), 100.0);
+        }
+        TestKind::ExtHeaders => {
+            out.insert(m::PLAIN_DELIVERED_PCT.to_string(), 100.0);
+        }
     }
     out
 }

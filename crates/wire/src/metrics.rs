@@ -206,6 +206,58 @@ pub const PMTU: &[&str] = &[
     PMTU_PROBES_SENT,
 ];
 
+// --- delivery of datagrams the path may treat specially (frag, ext-headers) ---
+/// Datagrams the server acknowledged, % of those sent (each waits for its
+/// acknowledgement up to the request timeout).
+pub const DELIVERED_PCT: &str = "delivered_pct";
+/// The Wilson 95 % interval of that proportion (stats::wilson_interval).
+pub const DELIVERED_CI_LOW_PCT: &str = "delivered_ci_low_pct";
+pub const DELIVERED_CI_HIGH_PCT: &str = "delivered_ci_high_pct";
+/// ext-headers: the same for plain IPv6 datagrams, with a Destination Options header
+/// and with a Hop-by-Hop Options header, sent in the same run.
+pub const PLAIN_DELIVERED_PCT: &str = "plain_delivered_pct";
+pub const PLAIN_DELIVERED_CI_LOW_PCT: &str = "plain_delivered_ci_low_pct";
+pub const PLAIN_DELIVERED_CI_HIGH_PCT: &str = "plain_delivered_ci_high_pct";
+pub const DEST_OPTS_DELIVERED_PCT: &str = "dest_opts_delivered_pct";
+pub const DEST_OPTS_DELIVERED_CI_LOW_PCT: &str = "dest_opts_delivered_ci_low_pct";
+pub const DEST_OPTS_DELIVERED_CI_HIGH_PCT: &str = "dest_opts_delivered_ci_high_pct";
+pub const HOP_BY_HOP_DELIVERED_PCT: &str = "hop_by_hop_delivered_pct";
+pub const HOP_BY_HOP_DELIVERED_CI_LOW_PCT: &str = "hop_by_hop_delivered_ci_low_pct";
+pub const HOP_BY_HOP_DELIVERED_CI_HIGH_PCT: &str = "hop_by_hop_delivered_ci_high_pct";
+/// The ext-headers datagram kinds by stream id: (share, CI low, CI high).
+pub const EXT_HEADER_DELIVERY: [[&str; 3]; 3] = [
+    [
+        PLAIN_DELIVERED_PCT,
+        PLAIN_DELIVERED_CI_LOW_PCT,
+        PLAIN_DELIVERED_CI_HIGH_PCT,
+    ],
+    [
+        DEST_OPTS_DELIVERED_PCT,
+        DEST_OPTS_DELIVERED_CI_LOW_PCT,
+        DEST_OPTS_DELIVERED_CI_HIGH_PCT,
+    ],
+    [
+        HOP_BY_HOP_DELIVERED_PCT,
+        HOP_BY_HOP_DELIVERED_CI_LOW_PCT,
+        HOP_BY_HOP_DELIVERED_CI_HIGH_PCT,
+    ],
+];
+/// The metrics of the delivery tests.
+pub const DELIVERY: &[&str] = &[
+    DELIVERED_PCT,
+    DELIVERED_CI_LOW_PCT,
+    DELIVERED_CI_HIGH_PCT,
+    PLAIN_DELIVERED_PCT,
+    PLAIN_DELIVERED_CI_LOW_PCT,
+    PLAIN_DELIVERED_CI_HIGH_PCT,
+    DEST_OPTS_DELIVERED_PCT,
+    DEST_OPTS_DELIVERED_CI_LOW_PCT,
+    DEST_OPTS_DELIVERED_CI_HIGH_PCT,
+    HOP_BY_HOP_DELIVERED_PCT,
+    HOP_BY_HOP_DELIVERED_CI_LOW_PCT,
+    HOP_BY_HOP_DELIVERED_CI_HIGH_PCT,
+];
+
 // --- framing implied by the payload size, family and transport (added by the engine) ---
 /// The largest IP packet one payload puts on an Ethernet link of MTU 1500 (the report's
 /// header-overhead model): payload + transport header (+ TCP timestamp option) + IP
@@ -292,6 +344,18 @@ pub const ALL: &[&str] = &[
     PTB_RECEIVED,
     BLACK_HOLE,
     PMTU_PROBES_SENT,
+    DELIVERED_PCT,
+    DELIVERED_CI_LOW_PCT,
+    DELIVERED_CI_HIGH_PCT,
+    PLAIN_DELIVERED_PCT,
+    PLAIN_DELIVERED_CI_LOW_PCT,
+    PLAIN_DELIVERED_CI_HIGH_PCT,
+    DEST_OPTS_DELIVERED_PCT,
+    DEST_OPTS_DELIVERED_CI_LOW_PCT,
+    DEST_OPTS_DELIVERED_CI_HIGH_PCT,
+    HOP_BY_HOP_DELIVERED_PCT,
+    HOP_BY_HOP_DELIVERED_CI_LOW_PCT,
+    HOP_BY_HOP_DELIVERED_CI_HIGH_PCT,
 ];
 
 /// The unit a metric name carries.
@@ -344,6 +408,10 @@ pub fn higher_is_better(name: &str) -> bool {
             | UPLOAD_BPS
             | DOWNLOAD_BPS
             | PATH_MTU_BYTES
+            | DELIVERED_PCT
+            | PLAIN_DELIVERED_PCT
+            | DEST_OPTS_DELIVERED_PCT
+            | HOP_BY_HOP_DELIVERED_PCT
     )
 }
 

@@ -148,17 +148,27 @@ pub enum TestKind {
     /// acknowledges with a small reply, the MTU the kernel learned and any Packet Too
     /// Big / fragmentation-needed that arrived (RFC 8899's probing, on datagrams).
     Pmtu,
+    /// Fragment delivery: UDP datagrams of the payload size sent without don't-fragment
+    /// (fragmented at the source or on the path when larger than the path MTU), one at a
+    /// time, each acknowledged by the server with a small reply.
+    Frag,
+    /// IPv6 extension headers: datagrams with a Destination Options header and with a
+    /// Hop-by-Hop Options header (PadN) beside plain ones, each acknowledged by the
+    /// server; delivery of each kind in the same run (RFC 7872).
+    ExtHeaders,
 }
 
 impl TestKind {
     /// Every test a study or report knows, in display order.
-    pub const ALL: [TestKind; 6] = [
+    pub const ALL: [TestKind; 8] = [
         TestKind::TcpStream,
         TestKind::UdpStream,
         TestKind::TcpRr,
         TestKind::UdpRr,
         TestKind::Rrul,
         TestKind::Pmtu,
+        TestKind::Frag,
+        TestKind::ExtHeaders,
     ];
     /// The tests a server runs (and the default study's).
     pub const WIRE: [TestKind; 4] = [
@@ -175,6 +185,8 @@ impl TestKind {
             TestKind::UdpRr => "udp-rr",
             TestKind::Rrul => "rrul",
             TestKind::Pmtu => "pmtu",
+            TestKind::Frag => "frag",
+            TestKind::ExtHeaders => "ext-headers",
         }
     }
     /// A test one control session runs (every kind but the composite rrul).
@@ -182,7 +194,14 @@ impl TestKind {
         self != TestKind::Rrul
     }
     pub fn is_udp(self) -> bool {
-        matches!(self, TestKind::UdpStream | TestKind::UdpRr | TestKind::Pmtu)
+        matches!(
+            self,
+            TestKind::UdpStream
+                | TestKind::UdpRr
+                | TestKind::Pmtu
+                | TestKind::Frag
+                | TestKind::ExtHeaders
+        )
     }
     pub fn is_rr(self) -> bool {
         matches!(self, TestKind::TcpRr | TestKind::UdpRr)

@@ -207,3 +207,100 @@ fn a_study_over_a_black_hole_records_it_as_the_failure_reason() {
         );
     }
 }
+
+/// `frag` (3000-byte datagrams without don't-fragment, fragmented at the source on the
+/// lab's 1500-byte links) over the routed lab: every datagram acknowledged, and none
+/// with the router dropping fragments. Each waits up to 1 s for its acknowledgement (a
+/// loaded machine does not turn a slow answer into a loss); `-n` bounds the traffic.
+#[test]
+fn fragments_are_delivered_unless_the_router_drops_them_on_both_families() {
+    let _turn = shared();
+    if !labs_or_skip() {
+        return;
+    }
+    for (family, _) in ROUTER {
+        for (drops, count, want_pct) in [(&[][..], "100", 100.0), (&["fragments"][..], "5", 0.0)] {
+            let mut args = vec!["-t", "frag", "-s", "3000", "-f", family, "-n", count];
+            args.extend(["--rr-timeout-ms", "1000"]);
+            for d in drops {
+                args.extend(["--lab-drop", d]);
+            }
+            let doc = run_json(&args);
+            assert_eq!(metric(&doc, "sent_packets"), count.parse::<f64>().unwrap());
+            assert_eq!(metric(&doc, "delivered_pct"), want_pct, "{drops:?}: {doc}");
+            let (lo, hi) = (
+                metric(&doc, "delivered_ci_low_pct"),
+                metric(&doc, "delivered_ci_high_pct"),
+            );
+            assert!(
+                lo <= want_pct && want_pct <= hi && hi - lo > 0.0,
+                "{lo}..{hi}"
+            );
+        }
+    }
+}
+
+/// `ext-headers` over the routed lab: with Hop-by-Hop dropped by the router, plain
+/// datagrams and those with a Destination Options header arrive and those with a
+/// Hop-by-Hop header do not; IPv4 says the test does not apply and sends plain ones.
+#[test]
+fn hop_by_hop_is_dropped_while_destination_options_pass() {
+    let _turn = shared();
+    if !labs_or_skip() {
+        return;
+    }
+    let base = ["-t", "ext-headers", "-s", "64", "-n", "10"];
+    let mut args = base.to_vec();
+    args.extend([
+        "-f",
+        "6",
+        "--lab-drop",
+        "hop-by-hop",
+        "--rr-timeout-ms",
+        "1000",
+    ]);
+    let doc = run_json(&args);
+    let got = [
+        "plain_delivered_pct",
+        "dest_opts_delivered_pct",
+        "hop_by_hop_delivered_pct",
+    ]
+    .map(|n| metric(&doc, n));
+    assert_eq!(got, [100.0, 100.0, 0.0], "{doc}");
+    let mut args = base.to_vec();
+    args.extend(["-f", "4", "--rr-timeout-ms", "1000"]);
+    let doc = run_json(&args);
+    assert_eq!(metric(&doc, "plain_delivered_pct"), 100.0, "{doc}");
+    assert!(doc.to_string().contains("not applicable"), "{doc}");
+    assert_eq!(
+        crate::support::metric_opt(&doc, "hop_by_hop_delivered_pct"),
+        None
+    );
+}
+
+/// Without CAP_NET_RAW (dropped with setpriv) the headers cannot be set: the run still
+/// measures plain IPv6 and says why the rest is missing, instead of failing.
+#[test]
+fn ext_headers_without_cap_net_raw_say_so_instead_of_failing() {
+    let _turn = shared();
+    if !labs_or_skip() {
+        return;
+    }
+    let o = Command::new("setpriv")
+        .args(["--inh-caps=-net_raw", "--bounding-set=-net_raw", BIN])
+        .args(["run", "-t", "ext-headers", "-f", "6", "-s", "64", "-n", "5"])
+        .arg("--json")
+        .output()
+        .expect("setpriv runs the binary");
+    assert!(o.status.success(), "{}", text(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    assert_eq!(metric(&doc, "plain_delivered_pct"), 100.0, "{doc}");
+    assert_eq!(
+        crate::support::metric_opt(&doc, "dest_opts_delivered_pct"),
+        None
+    );
+    let why = doc["client"]["applied"]["ext_headers"]
+        .as_str()
+        .unwrap_or("");
+    assert!(why.contains("needs CAP_NET_RAW"), "{doc}");
+}
