@@ -128,6 +128,30 @@ const FIGURES: &[(&str, &str, f64, &str)] = &[
         1.0,
         "Length of the test itself (the probe's duration less setup)",
     ),
+    (
+        m::PATH_MTU_BYTES,
+        "dualperf_probe_path_mtu_bytes",
+        1.0,
+        "pmtu: the largest IP packet that crossed the path with don't-fragment set",
+    ),
+    (
+        m::PTB_RECEIVED,
+        "dualperf_probe_packet_too_big_received",
+        1.0,
+        "pmtu: 1 when a Packet Too Big / fragmentation-needed reached the client",
+    ),
+    (
+        m::BLACK_HOLE,
+        "dualperf_probe_path_mtu_black_hole",
+        1.0,
+        "pmtu: 1 when probes above the path MTU vanished and no Packet Too Big arrived",
+    ),
+    (
+        m::DELIVERED_PCT,
+        "dualperf_probe_delivered_ratio",
+        0.01,
+        "frag: share of the datagrams the server acknowledged",
+    ),
 ];
 
 /// The exported name of the ratio's headline figure.
@@ -315,6 +339,37 @@ mod tests {
         let (om, ct) = encode(&probe_registry(&p), true);
         assert_eq!(ct, OPENMETRICS_CONTENT_TYPE);
         assert!(om.ends_with("# EOF\n"), "{om}");
+    }
+
+    #[test]
+    fn a_pmtu_probe_exports_the_path_mtu_and_a_black_hole_per_family() {
+        let p = ProbeOutcome {
+            families: vec![
+                ok(
+                    Family::V4,
+                    &[(m::PATH_MTU_BYTES, 1500.0), (m::BLACK_HOLE, 0.0)],
+                ),
+                ok(
+                    Family::V6,
+                    &[
+                        (m::PATH_MTU_BYTES, 1400.0),
+                        (m::BLACK_HOLE, 1.0),
+                        (m::PTB_RECEIVED, 0.0),
+                    ],
+                ),
+            ],
+            headline: m::PATH_MTU_BYTES,
+        };
+        let (text, _) = encode(&probe_registry(&p), false);
+        for want in [
+            "dualperf_probe_path_mtu_bytes{family=\"ipv4\"} 1500",
+            "dualperf_probe_path_mtu_bytes{family=\"ipv6\"} 1400",
+            "dualperf_probe_path_mtu_black_hole{family=\"ipv6\"} 1",
+            "dualperf_probe_packet_too_big_received{family=\"ipv6\"} 0",
+            "dualperf_probe_ipv6_to_ipv4_ratio{metric=\"path_mtu_bytes\"} 0.93",
+        ] {
+            assert!(text.contains(want), "missing {want} in\n{text}");
+        }
     }
 
     #[test]

@@ -69,7 +69,11 @@ impl ProbeOutcome {
 /// The one number a test is judged by: goodput for streams, mean RTT for
 /// request/response (as the study's progress line shows).
 pub fn headline_metric(spec: &TestSpec) -> &'static str {
-    if spec.kind.is_rr() {
+    if spec.kind == wire::spec::TestKind::Pmtu {
+        m::PATH_MTU_BYTES
+    } else if spec.kind == wire::spec::TestKind::Frag {
+        m::DELIVERED_PCT
+    } else if spec.kind.is_rr() {
         m::RTT_MEAN_NS
     } else {
         m::THROUGHPUT_BPS
