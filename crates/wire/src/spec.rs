@@ -58,7 +58,7 @@ impl fmt::Display for Family {
 pub enum UnknownName {
     #[error("unknown IP family '{0}' (use 4 or 6)")]
     Family(String),
-    #[error("unknown test '{0}' (use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul)")]
+    #[error("unknown test '{0}' (use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, pmtu, frag or ext-headers)")]
     Test(String),
 }
 
@@ -649,7 +649,7 @@ mod tests {
         );
         assert_eq!(
             "sctp".parse::<TestKind>().unwrap_err().to_string(),
-            "unknown test 'sctp' (use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul)"
+            "unknown test 'sctp' (use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, pmtu, frag or ext-headers)"
         );
     }
 
