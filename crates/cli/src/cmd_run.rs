@@ -28,8 +28,9 @@ pub use runner::RunTest;
 pub struct RunArgs {
     #[command(flatten)]
     target: crate::args::TargetArgs,
-    /// tcp-stream, udp-stream, tcp-rr, udp-rr, rrul (latency under load), or tcp-crr
-    /// (one connection per transaction: connect, request, response, close).
+    /// tcp-stream, udp-stream, tcp-rr, udp-rr, rrul (latency under load), tcp-crr (one
+    /// connection per transaction), or the path-health tests pmtu, frag, ext-headers
+    /// (docs/guide/path-health.md).
     ///
     /// rrul: UDP and TCP request/response probes at --probe-rate, first idle for --idle,
     /// then beside -P TCP streams per direction (--load) for -d; reports idle and loaded
@@ -436,6 +437,9 @@ struct JsonOut<'a> {
     /// UDP streams of too few datagrams: why the rate metrics are absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     rate_unavailable: Option<String>,
+    /// pmtu: the finding in words ("path MTU 1280, signalled by fd02::1").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pmtu_verdict: Option<String>,
 }
 
 fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String> {
@@ -453,6 +457,7 @@ fn to_json(r: &RunResult, intervals: &[IntervalSample]) -> anyhow::Result<String
             .then(|| r.one_way_delay().err().map(|e| e.to_string()))
             .flatten(),
         rate_unavailable: r.rate_unavailable(),
+        pmtu_verdict: r.pmtu.as_ref().map(|p| p.verdict()),
     };
     serde_json::to_string_pretty(&out).context("cannot encode the result as JSON")
 }
@@ -522,9 +527,10 @@ fn summary(r: &RunResult, embedded: bool, emulated: bool) -> String {
         Direction::Reverse => "server → client",
         Direction::Bidir => "both directions",
     };
-    // A traffic model's drawn sizes replace the payload size.
+    // A traffic model's drawn sizes replace the payload size; pmtu searches its sizes.
     let payload = match s.traffic.as_ref().and_then(|t| t.size.as_deref()) {
         Some(d) => format!("payload sizes {d}"),
+        None if s.kind == TestKind::Pmtu => "don't-fragment probes of searched size".into(),
         None => format!("{}-byte payload", s.payload_bytes),
     };
     let mut out = format!(
@@ -571,6 +577,9 @@ fn summary(r: &RunResult, embedded: bool, emulated: bool) -> String {
                         .to_string()
                 }
                 m::RECEIVER_LIMITED => "no".to_string(),
+                m::PTB_RECEIVED | m::BLACK_HOLE => {
+                    if x.value > 0.0 { "yes" } else { "no" }.to_string()
+                }
                 m::SENT_PPS | m::RECV_PPS if !s.kind.is_udp() => {
                     format!("{:.0} messages/s", x.value)
                 }
@@ -593,6 +602,14 @@ fn summary(r: &RunResult, embedded: bool, emulated: bool) -> String {
                 Err(why) => {
                     out.push_str(&format!("    {:<32} unavailable: {why}\n", "one-way delay"))
                 }
+            }
+        }
+        if *g == "path health" {
+            if let Some(p) = &r.pmtu {
+                out.push_str(&format!("    {:<32} {}\n", "verdict", p.verdict()));
+            }
+            if let Some(what) = r.client.applied.get(engine::EXT_HEADERS_APPLIED_KEY) {
+                out.push_str(&format!("    {:<32} {what}\n", "extension headers"));
             }
         }
         if let Some(why) = &rate_unavailable {

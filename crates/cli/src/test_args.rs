@@ -133,7 +133,8 @@ pub struct TestArgs {
     /// rrul: length of the idle phase before the load [default: 1 s].
     #[arg(long, value_name = "SECS", value_parser = crate::args::parse_secs)]
     pub idle: Option<f64>,
-    /// udp-rr: how long to wait for a response before counting it lost [default: 200].
+    /// udp-rr: how long to wait for a response before counting it lost; pmtu: for each
+    /// probe's acknowledgement [default: 200].
     #[arg(long, value_name = "MS", hide_short_help = true)]
     pub rr_timeout_ms: Option<u64>,
     /// UDP datapath: auto, per-datagram, batched or gso [default: auto].

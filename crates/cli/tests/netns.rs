@@ -13,6 +13,7 @@ mod netns {
     mod lab_link;
     mod link_state_lab;
     mod loaded_lab;
+    mod path_lab;
     mod report_lab;
     mod run_lab;
     mod study_lab;

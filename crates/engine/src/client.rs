@@ -93,6 +93,7 @@ struct LocalExtra {
     transactions: u64,
     rr_timeouts: u64,
     warnings: Vec<String>,
+    pmtu: Option<crate::pmtu::PmtuReport>,
 }
 
 /// Run one test. Callable any number of times in one process: every thread and socket
@@ -176,6 +177,7 @@ pub fn run_client(
         rate_search: None,
         clock,
         clock_unavailable,
+        pmtu: extra.pmtu,
     };
     let starved = result.starved_streams();
     result.warnings.extend(starved);
@@ -197,6 +199,7 @@ fn drive(
     let spec = &cfg.spec;
     let mut opened: Option<Opened> = None;
     let mut mine: Option<(SideStats, LocalExtra)> = None;
+    let mut stall = StallWatch::of(spec, Instant::now());
     let mut accepted: Option<(u16, u64)> = None;
     // The wall clock when the last control message arrived (t4 of a clock reply).
     let mut last_rx_wall = 0u64;
@@ -245,6 +248,11 @@ fn drive(
                         r.shared.drain.store(true, Relaxed);
                     }
                 }
+                ClientEvent::Alive => {
+                    if let Some(e) = stall.as_ref().and_then(|w| w.verdict(Instant::now(), cfg)) {
+                        return Err(abort(sess, conn, e));
+                    }
+                }
                 ClientEvent::Result(server) => {
                     let (client, extra) = mine.take().unwrap_or_default();
                     return Ok((server, client, extra));
@@ -264,6 +272,15 @@ fn drive(
                     recorder.on_interval(&sample);
                 }
                 deadline = deadline.min(s.next_due(r.shared.go));
+            }
+            if let Some(w) = stall.as_mut() {
+                if w.observe(&r.shared, now) {
+                    sess.liveness_query(net::clock::wall_ns());
+                    continue;
+                }
+                if let Some(at) = w.next_check() {
+                    deadline = deadline.min(at);
+                }
             }
             if sess.state() == ClientState::Running && r.workers.all_done() {
                 if let Some(r) = run.take() {
@@ -289,6 +306,72 @@ fn drive(
             }
             Err(RecvError::Io(e)) => return Err(EngineError::io("reading from the server", e)),
         }
+    }
+}
+
+/// Data that has not moved for this long, while the server answers a query on the
+/// control connection, is a stalled data path: small control messages cross, the
+/// data does not (a path-MTU black hole, most often).
+pub(crate) const DATA_STALL: Duration = Duration::from_secs(10);
+
+/// Watches a TCP test's data for a stall ([`DATA_STALL`]); when there is one the client
+/// asks whether the server still answers, and its answer turns the stall into
+/// [`EngineError::DataStalled`] instead of a time-out that blames the server. TCP only:
+/// a UDP stream may legitimately be paced slower than one datagram per 10 s.
+struct StallWatch {
+    /// Bytes this side's workers had sent and received at the last change.
+    moved_bytes: u64,
+    since: Instant,
+    asked: bool,
+}
+
+impl StallWatch {
+    fn of(spec: &TestSpec, now: Instant) -> Option<StallWatch> {
+        let watched = match spec.kind {
+            TestKind::TcpStream => spec.traffic.is_none(),
+            TestKind::TcpRr => true,
+            _ => false,
+        };
+        watched.then_some(StallWatch {
+            moved_bytes: 0,
+            since: now,
+            asked: false,
+        })
+    }
+
+    /// Takes in what the workers moved by `now`; true when the data has stalled for
+    /// [`DATA_STALL`] and the server should be asked (once per stall).
+    fn observe(&mut self, shared: &Shared, now: Instant) -> bool {
+        let moved = shared
+            .live
+            .sent_bytes
+            .load(Relaxed)
+            .saturating_add(shared.live.recv_bytes.load(Relaxed));
+        if moved != self.moved_bytes {
+            self.moved_bytes = moved;
+            self.since = now;
+            self.asked = false;
+        }
+        let due = !self.asked && now.saturating_duration_since(self.since) >= DATA_STALL;
+        self.asked |= due;
+        due
+    }
+
+    /// When the stall is due, while the server has not been asked yet (once asked, the
+    /// loop waits for its answer on the control connection).
+    fn next_check(&self) -> Option<Instant> {
+        (!self.asked).then(|| self.since + DATA_STALL)
+    }
+
+    /// The server answered: the stall, if the data still has not moved.
+    fn verdict(&self, now: Instant, cfg: &ClientConfig) -> Option<EngineError> {
+        let stalled = now.saturating_duration_since(self.since);
+        (self.asked && stalled >= DATA_STALL).then(|| EngineError::DataStalled {
+            stalled_s: stalled.as_secs(),
+            moved_bytes: self.moved_bytes,
+            host: cfg.host.clone(),
+            family_number: cfg.spec.family.number(),
+        })
     }
 }
 
@@ -455,6 +538,7 @@ fn finish_local(r: Running, recorder: &mut dyn Recorder) -> (SideStats, LocalExt
         transactions: outcome.transactions,
         rr_timeouts: outcome.rr_timeouts,
         warnings: outcome.errors.clone(),
+        pmtu: outcome.pmtu.take(),
     };
     let mut stats = outcome.into_side_stats(cpu, applied, Vec::new());
     stats.realtime_at_go_ns = Some(shared.realtime_at_go_ns);
@@ -495,18 +579,34 @@ fn open_data(
         }
         Transport::Udp => {
             let (sends, recvs) = match spec.kind {
-                TestKind::UdpRr => (true, false),
+                TestKind::UdpRr | TestKind::Pmtu | TestKind::Frag | TestKind::ExtHeaders => {
+                    (true, false)
+                }
                 _ => plan::stream_roles(spec, Side::Client),
             };
             let any: SocketAddr = match ip {
                 IpAddr::V4(_) => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
                 IpAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
             };
-            if sends {
+            if spec.kind == TestKind::ExtHeaders {
+                let (socks, applied) = crate::ext::open(spec, any, server, &socket)?;
+                o.applied = applied;
+                o.udp_out = socks;
+            } else if sends {
                 for _ in 0..spec.streams {
                     let (s, _) = net::udp_bind(any, &socket)?;
                     let applied = net::udp_connect(&s, server, &socket)?;
                     o.applied = sockopt::to_map(&applied);
+                    if spec.kind == TestKind::Pmtu {
+                        crate::pmtu::prepare(&s)?;
+                        o.applied
+                            .insert("dont_fragment".into(), "probe (PMTUDISC_PROBE)".into());
+                    }
+                    if spec.kind == TestKind::Frag {
+                        net::pathmtu::set_df_mode(&s, net::pathmtu::DfMode::Fragment)?;
+                        o.applied
+                            .insert("dont_fragment".into(), "off (PMTUDISC_DONT)".into());
+                    }
                     o.udp_out.push(s);
                 }
             }
@@ -569,7 +669,9 @@ fn start(spec: &TestSpec, o: Opened, early: Option<Running>) -> Result<Running, 
         TestKind::TcpStream | TestKind::TcpRr => {
             plan::start_tcp(spec, Side::Client, o.tcp, shared, w)?
         }
-        TestKind::UdpRr => plan::start_udp_rr_clients(spec, o.udp_out, shared, w)?,
+        TestKind::UdpRr | TestKind::Frag | TestKind::ExtHeaders => {
+            plan::start_udp_rr_clients(spec, o.udp_out, shared, w)?
+        }
         TestKind::UdpStream => plan::start_udp_senders(spec, o.udp_out, shared, w)?,
         TestKind::TcpCrr => match o.crr {
             Some((server, prefix)) => plan::start_crr_client(spec, server, prefix, shared, w)?,
@@ -579,6 +681,7 @@ fn start(spec: &TestSpec, o: Opened, early: Option<Running>) -> Result<Running, 
                 ))
             }
         },
+        TestKind::Pmtu => plan::start_pmtu_client(spec, o.udp_out, shared, w)?,
         // Refused by validate_spec before any socket: run_loaded runs its parts.
         TestKind::Rrul => {
             return Err(EngineError::Spec(wire::proto::TestSpecError::Invalid(

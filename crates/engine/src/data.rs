@@ -529,6 +529,8 @@ pub(crate) struct Outcome {
     pub io: AppliedOpts,
     /// Zero-copy sending: what the completions said (summed over streams).
     pub zerocopy: Option<(wire::spec::ZeroCopyMethod, net::ZeroCopyStats)>,
+    /// What the pmtu search found (its client only).
+    pub pmtu: Option<crate::pmtu::PmtuReport>,
 }
 
 impl Outcome {
@@ -570,6 +572,9 @@ impl Outcome {
             (Some((m, a)), Some((_, b))) => Some((m, a.plus(&b))),
             (a, b) => a.or(b),
         };
+        if self.pmtu.is_none() {
+            self.pmtu = o.pmtu;
+        }
     }
 
     pub(crate) fn into_side_stats(

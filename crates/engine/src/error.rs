@@ -45,9 +45,22 @@ pub enum EngineError {
     Protocol(String),
     #[error("timed out: {0}")]
     Timeout(String),
+    /// The data stopped moving while the server still answered on the control
+    /// connection: small packets cross the path, full-size ones do not.
+    #[error("no data for {stalled_s} s after {moved_bytes} bytes while the server still answers: a path MTU black hole is likely; `dualperf run -t pmtu -f {family_number} {host}` checks")]
+    DataStalled {
+        stalled_s: u64,
+        /// Bytes the client had written to and read from its data sockets.
+        moved_bytes: u64,
+        host: String,
+        family_number: u8,
+    },
     /// A socket could not be set up as asked (e.g. an unknown congestion control).
     #[error(transparent)]
     Net(#[from] net::NetError),
+    /// A path-MTU option the pmtu test needs is missing or refused.
+    #[error(transparent)]
+    Path(#[from] net::pathmtu::PathError),
     /// One part of a compound test (e.g. a loaded-latency test's download streams).
     #[error("{0}: {1}")]
     Phase(&'static str, Box<EngineError>),

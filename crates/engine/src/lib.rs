@@ -18,8 +18,10 @@ mod cpu;
 mod crr;
 mod data;
 mod error;
+mod ext;
 mod loaded;
 mod plan;
+mod pmtu;
 mod result;
 mod search;
 mod server;
@@ -34,10 +36,12 @@ pub use client::{run_client, ClientConfig};
 pub use crr::TIME_WAIT_KEY as TCP_CRR_TIME_WAIT_KEY;
 pub use data::DROP_EVERY_ENV;
 pub use error::EngineError;
+pub use ext::APPLIED_KEY as EXT_HEADERS_APPLIED_KEY;
 pub use loaded::{
     run_loaded, LoadedPart, LoadedResult, LoadedSpec, PartIntervals, Probes, MIN_LOADED_NS,
     RPM_REFERENCE,
 };
+pub use pmtu::{MtuSearch, PmtuReport, SizeFate, TooBigSignal};
 pub use result::{
     framing_bytes, NoOneWayDelay, OneWayDelay, PathFraming, RunResult, SearchOutcome, StreamRow,
     WindowRow, MIN_RATE_DATAGRAMS, RESULT_SCHEMA_VERSION, STARVED_BELOW_FAIR_SHARE_PCT,

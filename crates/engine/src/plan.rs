@@ -159,7 +159,38 @@ pub(crate) fn start_udp_rr_clients(
         let pace = Pace::of(spec, shared.data_start());
         workers
             .spawn(Role::Rr, "dp-udp-rr", move || {
-                udp::rr_client(s, i as u16, payload, timeout, bound, pace, sh)
+                let mut o = udp::rr_client(s, i as u16, payload, timeout, bound, pace, sh);
+                // Each stream's requests and answers (ext-headers tells its datagram
+                // kinds apart by stream).
+                o.streams.push(wire::proto::StreamStats {
+                    stream_id: i as u16,
+                    sent_bytes: o.sent_bytes,
+                    sent_packets: o.sent_packets,
+                    recv_bytes: o.recv_bytes,
+                    recv_packets: o.transactions,
+                });
+                o
+            })
+            .ctx("cannot start a data thread")?;
+    }
+    Ok(())
+}
+
+/// Start the pmtu search on the first connected socket (the test probes one path).
+pub(crate) fn start_pmtu_client(
+    spec: &TestSpec,
+    socks: Vec<UdpSocket>,
+    shared: &Arc<Shared>,
+    workers: &mut Workers,
+) -> Result<(), EngineError> {
+    let bound = SendBound::of(spec, shared.data_start());
+    let timeout = Duration::from_nanos(spec.rr_timeout_ns);
+    let family = spec.family;
+    if let Some(s) = socks.into_iter().next() {
+        let sh = shared.clone();
+        workers
+            .spawn(Role::Rr, "dp-pmtu", move || {
+                crate::pmtu::probe_client(s, family, timeout, bound, sh)
             })
             .ctx("cannot start a data thread")?;
     }

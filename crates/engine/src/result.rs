@@ -48,6 +48,9 @@ pub struct RunResult {
     /// replies passed the checks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_unavailable: Option<String>,
+    /// pmtu: what the path-MTU search found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pmtu: Option<crate::pmtu::PmtuReport>,
 }
 
 /// What an RFC 2544 throughput search (`run_rate_search`) did, kept with the run.
@@ -222,6 +225,7 @@ impl RunResult {
             rate_search: None,
             clock: None,
             clock_unavailable: None,
+            pmtu: None,
         }
     }
 
@@ -423,6 +427,20 @@ impl RunResult {
         };
         let spec = &self.spec;
         let is_udp = spec.kind.is_udp();
+        if spec.kind == TestKind::Pmtu {
+            self.pmtu_metrics(&mut put);
+            return out;
+        }
+        if spec.kind == TestKind::ExtHeaders {
+            self.ext_header_metrics(&mut put);
+            return out;
+        }
+        if spec.kind == TestKind::Frag {
+            self.delivery_metrics(&mut put);
+            let (ip, _) = framing_bytes(spec, &self.path_framing().packet_model(spec.family));
+            put(m::IP_PACKET_BYTES, Some(f64::from(ip)));
+            return out;
+        }
         if spec.kind.is_rr() {
             let c = &self.client;
             let elapsed = c.recv_elapsed_ns.max(c.send_elapsed_ns);
@@ -613,6 +631,74 @@ impl RunResult {
             Some(f64::from(frame)).filter(|_| ethernet),
         );
         out
+    }
+
+    /// pmtu's figures: the path MTU (absent when nothing was answered), the kernel's,
+    /// whether a Packet Too Big came and whether the path is a black hole (absent when
+    /// the search could not tell), the probes.
+    fn pmtu_metrics(&self, put: &mut impl FnMut(&str, Option<f64>)) {
+        let Some(p) = &self.pmtu else {
+            return;
+        };
+        let flag = |b: bool| if b { 1.0 } else { 0.0 };
+        put(m::PATH_MTU_BYTES, p.path_mtu_bytes.map(f64::from));
+        put(
+            m::KERNEL_PATH_MTU_BYTES,
+            p.kernel_path_mtu_bytes.map(f64::from),
+        );
+        put(m::PTB_RECEIVED, Some(flag(p.too_big.is_some())));
+        put(m::BLACK_HOLE, p.black_hole().map(flag));
+        put(m::PMTU_PROBES_SENT, Some(p.probes_sent as f64));
+        let c = &self.client;
+        put(m::SENT_PACKETS, Some(c.sent_packets as f64));
+        put(m::RECV_PACKETS, Some(c.recv_packets as f64));
+        let elapsed = c.recv_elapsed_ns.max(c.send_elapsed_ns);
+        put(m::DURATION_S, Some(elapsed as f64 / 1e9));
+    }
+
+    /// frag's figures: datagrams sent and acknowledged, the share acknowledged and its
+    /// Wilson 95 % interval (absent when nothing was sent).
+    fn delivery_metrics(&self, put: &mut impl FnMut(&str, Option<f64>)) {
+        let c = &self.client;
+        let (sent, delivered) = (c.sent_packets, self.transactions.min(c.sent_packets));
+        put(m::SENT_PACKETS, Some(sent as f64));
+        put(m::RECV_PACKETS, Some(delivered as f64));
+        put(
+            m::DURATION_S,
+            Some(c.recv_elapsed_ns.max(c.send_elapsed_ns) as f64 / 1e9),
+        );
+        put(
+            m::DELIVERED_PCT,
+            (sent > 0).then(|| 100.0 * delivered as f64 / sent as f64),
+        );
+        if let Some((lo, hi)) = stats::wilson_interval(delivered, sent, 0.95) {
+            put(m::DELIVERED_CI_LOW_PCT, Some(100.0 * lo));
+            put(m::DELIVERED_CI_HIGH_PCT, Some(100.0 * hi));
+        }
+    }
+
+    /// ext-headers' figures: per datagram kind (stream 0 plain, 1 Destination Options,
+    /// 2 Hop-by-Hop), the share acknowledged and its Wilson 95 % interval; a kind that
+    /// was not sent (IPv4, no CAP_NET_RAW) is absent and `ext_headers` in the applied
+    /// settings says why.
+    fn ext_header_metrics(&self, put: &mut impl FnMut(&str, Option<f64>)) {
+        for st in &self.client.streams {
+            let Some([pct, lo, hi]) = m::EXT_HEADER_DELIVERY.get(usize::from(st.stream_id)) else {
+                continue;
+            };
+            let (sent, delivered) = (st.sent_packets, st.recv_packets.min(st.sent_packets));
+            put(
+                pct,
+                (sent > 0).then(|| 100.0 * delivered as f64 / sent as f64),
+            );
+            if let Some((l, h)) = stats::wilson_interval(delivered, sent, 0.95) {
+                put(lo, Some(100.0 * l));
+                put(hi, Some(100.0 * h));
+            }
+        }
+        let c = &self.client;
+        put(m::SENT_PACKETS, Some(c.sent_packets as f64));
+        put(m::RECV_PACKETS, Some(self.transactions as f64));
     }
 
     fn cpu_metrics(&self, put: &mut impl FnMut(&str, Option<f64>)) {

@@ -14,6 +14,7 @@ use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use wire::datagram::HEADER_BYTES;
 use wire::proto::{AppliedOpts, ErrorCode, IntervalSample, SideStats};
 use wire::session::{ServerEvent, ServerSession};
 use wire::spec::{TestKind, TestSpec, Transport};
@@ -296,7 +297,18 @@ impl<'a> Test<'a> {
                 if let Some(s) = udp_sock {
                     let sh = shared.clone();
                     w.spawn(Role::Rr, "dp-udp-echo", move || {
-                        crate::udp::rr_server(s, peer_ip, sh)
+                        crate::udp::rr_server(s, peer_ip, None, sh)
+                    })
+                    .ctx("cannot start a data thread")?;
+                }
+            }
+            // pmtu probes are acknowledged by their header alone: the reply crosses any
+            // return path whatever the probe's size.
+            TestKind::Pmtu | TestKind::Frag | TestKind::ExtHeaders => {
+                if let Some(s) = udp_sock {
+                    let sh = shared.clone();
+                    w.spawn(Role::Rr, "dp-pmtu-ack", move || {
+                        crate::udp::rr_server(s, peer_ip, Some(HEADER_BYTES), sh)
                     })
                     .ctx("cannot start a data thread")?;
                 }

@@ -769,8 +769,14 @@ fn finish_rr(mut o: Outcome, rtt: LatencyHistogram, shared: &Shared) -> Outcome 
 /// control connection's peer) comes back with the response flag, until the client has
 /// finished (drain) or abort. Requests from elsewhere are not answered: the token is in
 /// every datagram in clear, so a forged source address could otherwise have the echo
-/// reflected at any host.
-pub(crate) fn rr_server(sock: UdpSocket, client_ip: IpAddr, shared: Arc<Shared>) -> Outcome {
+/// reflected at any host. With `reply_bytes` the reply is cut to that many bytes (pmtu
+/// acknowledges a probe by its header).
+pub(crate) fn rr_server(
+    sock: UdpSocket,
+    client_ip: IpAddr,
+    reply_bytes: Option<usize>,
+    shared: Arc<Shared>,
+) -> Outcome {
     let client_ip = client_ip.to_canonical();
     let _ = sock.set_read_timeout(Some(POLL));
     let mut buf = vec![0u8; 65_536];
@@ -794,9 +800,10 @@ pub(crate) fn rr_server(sock: UdpSocket, client_ip: IpAddr, shared: Arc<Shared>)
         o.recv_packets += 1;
         o.recv_bytes += n as u64;
         v.set_flags(v.flags() | FLAG_RESPONSE);
-        if sock.send_to(&buf[..n], from).is_ok() {
+        let reply = reply_bytes.map_or(n, |r| r.min(n));
+        if sock.send_to(&buf[..reply], from).is_ok() {
             o.sent_packets += 1;
-            o.sent_bytes += n as u64;
+            o.sent_bytes += reply as u64;
             o.transactions += 1;
         }
         let now_ns = shared.ns_since_go(Instant::now());
@@ -865,7 +872,7 @@ mod tests {
         let sh = Arc::new(shared(None));
         let echo = {
             let sh = sh.clone();
-            std::thread::spawn(move || rr_server(server, "127.0.0.1".parse().unwrap(), sh))
+            std::thread::spawn(move || rr_server(server, "127.0.0.1".parse().unwrap(), None, sh))
         };
         let stranger = UdpSocket::bind("127.0.0.2:0").unwrap();
         let client = UdpSocket::bind("127.0.0.1:0").unwrap();

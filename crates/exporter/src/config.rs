@@ -96,7 +96,7 @@ pub enum ModuleError {
     #[error(transparent)]
     UnknownTest(#[from] runner::options::UnknownTest),
     #[error(
-        "test '{0}' is not served by the exporter: use tcp-stream, udp-stream, tcp-rr, udp-rr or tcp-crr"
+        "test '{0}' is not served by the exporter: use tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, pmtu, frag or ext-headers"
     )]
     NotServed(String),
     #[error("size {0} is too large")]
@@ -126,7 +126,7 @@ pub enum Quantity {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Module {
-    /// tcp-stream, udp-stream, tcp-rr, udp-rr or tcp-crr.
+    /// tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, pmtu, frag or ext-headers.
     pub test: String,
     /// Payload bytes per send, datagram or request.
     #[serde(default)]
@@ -605,6 +605,14 @@ mod tests {
         assert_eq!(s.rate, Some(wire::spec::Rate::BitsPerSec(10_000_000)));
         assert_eq!(s.socket.tos, Some(16));
         assert_eq!(m.test_time, Duration::from_millis(500));
+    }
+
+    #[test]
+    fn a_pmtu_module_probes_both_families_with_the_test_of_run() {
+        let c = parse("[modules.pmtu]\ntest = \"pmtu\"\nduration = \"20s\"").unwrap();
+        let m = &c.modules["pmtu"];
+        let kinds: Vec<_> = m.runs.iter().map(|r| r.cell().test.kind).collect();
+        assert_eq!(kinds, vec![TestKind::Pmtu, TestKind::Pmtu]);
     }
 
     #[test]

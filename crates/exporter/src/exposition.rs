@@ -246,6 +246,37 @@ mod tests {
     }
 
     #[test]
+    fn a_pmtu_probe_exports_the_path_mtu_and_a_black_hole_per_family() {
+        let p = ProbeOutcome {
+            families: vec![
+                ok(
+                    Family::V4,
+                    &[(m::PATH_MTU_BYTES, 1500.0), (m::BLACK_HOLE, 0.0)],
+                ),
+                ok(
+                    Family::V6,
+                    &[
+                        (m::PATH_MTU_BYTES, 1400.0),
+                        (m::BLACK_HOLE, 1.0),
+                        (m::PTB_RECEIVED, 0.0),
+                    ],
+                ),
+            ],
+            headline: m::PATH_MTU_BYTES,
+        };
+        let (text, _) = encode(&probe_registry(&p), false);
+        for want in [
+            "dualperf_probe_path_mtu_bytes{family=\"ipv4\"} 1500",
+            "dualperf_probe_path_mtu_bytes{family=\"ipv6\"} 1400",
+            "dualperf_probe_path_mtu_black_hole{family=\"ipv6\"} 1",
+            "dualperf_probe_packet_too_big_received{family=\"ipv6\"} 0",
+            "dualperf_probe_ipv6_to_ipv4_ratio{metric=\"path_mtu_bytes\"} 0.93",
+        ] {
+            assert!(text.contains(want), "missing {want} in\n{text}");
+        }
+    }
+
+    #[test]
     fn a_failed_family_says_why_in_a_fixed_label_and_has_no_duration() {
         let p = ProbeOutcome {
             families: vec![

@@ -72,6 +72,10 @@ impl ProbeOutcome {
 pub fn headline_metric(spec: &TestSpec) -> &'static str {
     if spec.kind == wire::spec::TestKind::TcpCrr {
         m::CONNECTIONS_PER_S
+    } else if spec.kind == wire::spec::TestKind::Pmtu {
+        m::PATH_MTU_BYTES
+    } else if spec.kind == wire::spec::TestKind::Frag {
+        m::DELIVERED_PCT
     } else if spec.kind.is_rr() {
         m::RTT_MEAN_NS
     } else {

@@ -87,6 +87,12 @@ pub fn drain_queued_errors<S: AsOsSocket>(sock: &S) -> Result<Vec<QueuedError>, 
     sys::pathmtu::drain_queued_errors(sock)
 }
 
+/// Whether a send failed because the datagram exceeds what this host may send with
+/// don't-fragment (EMSGSIZE: above the interface MTU in [`DfMode::Probe`]).
+pub fn is_message_too_big(e: &io::Error) -> bool {
+    sys::pathmtu::is_message_too_big(e)
+}
+
 /// Errors read per [`drain_queued_errors`] call at most: bounds the loop whatever the
 /// kernel queues meanwhile.
 pub const MAX_QUEUED_ERRORS_PER_READ: usize = 256;

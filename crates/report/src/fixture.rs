@@ -135,6 +135,31 @@ fn run_metrics(
             put(metrics::UPLOAD_BPS, (gbps + 0.02 * n(11)) * 1e9);
             put(metrics::DOWNLOAD_BPS, (gbps + 0.02 * n(12)) * 1e9);
         }
+        TestKind::Pmtu => {
+            // A clean 1500-byte path: no Packet Too Big, no black hole.
+            put(metrics::PATH_MTU_BYTES, 1500.0);
+            put(metrics::KERNEL_PATH_MTU_BYTES, 1500.0);
+            put(metrics::PTB_RECEIVED, 0.0);
+            put(metrics::BLACK_HOLE, 0.0);
+            put(metrics::PMTU_PROBES_SENT, 16.0 + (seed % 3) as f64);
+        }
+        TestKind::Frag => {
+            // Fragments cross the IPv4 path; one IPv6 path in ten drops them.
+            let pct = if v6 { 90.0 } else { 100.0 };
+            put(metrics::DELIVERED_PCT, pct);
+            put(metrics::DELIVERED_CI_LOW_PCT, pct - 5.0);
+            put(metrics::DELIVERED_CI_HIGH_PCT, 100.0);
+        }
+        TestKind::ExtHeaders => {
+            // Plain and Destination Options cross; Hop-by-Hop is dropped (IPv6 only).
+            if v6 {
+                put(metrics::PLAIN_DELIVERED_PCT, 100.0);
+                put(metrics::DEST_OPTS_DELIVERED_PCT, 100.0);
+                put(metrics::HOP_BY_HOP_DELIVERED_PCT, 0.0);
+            } else {
+                put(metrics::PLAIN_DELIVERED_PCT, 100.0);
+            }
+        }
     }
     m
 }

@@ -129,6 +129,9 @@ pub(crate) fn test_title(kind: TestKind, direction: Direction) -> String {
         TestKind::UdpRr => "UDP request/response",
         TestKind::Rrul => "Latency under load (rrul)",
         TestKind::TcpCrr => "TCP connect/request/response (crr)",
+        TestKind::Pmtu => "Path MTU",
+        TestKind::Frag => "Fragment delivery",
+        TestKind::ExtHeaders => "IPv6 extension-header delivery",
     };
     match direction {
         Direction::Forward => test.to_string(),

@@ -16,6 +16,9 @@ pub const MAX_SPEC_FILE_BYTES: u64 = 1 << 20;
 /// Payload bytes of `dualperf run` without `-s`: a datagram's or a request's (a
 /// tcp-stream writes [`DEFAULT_LOAD_WRITE_BYTES`]).
 pub const DEFAULT_RUN_PAYLOAD_BYTES: u32 = 1408;
+/// frag's payload when none is given: 3000 bytes, two or three fragments on a path of
+/// MTU 1280–1500.
+pub const DEFAULT_FRAG_PAYLOAD_BYTES: u32 = 3000;
 /// Run length of `dualperf run` without `-d` / `-n`, seconds (a study's runs are
 /// shorter: `study::spec::DEFAULT_DURATION_S`).
 pub const DEFAULT_RUN_DURATION_S: f64 = 10.0;
@@ -305,6 +308,8 @@ pub fn resolve_single(test: &TestOptions, one: &OneTest) -> Result<Single, Resol
     let bulk = loaded || one.test == RunTest::One(TestKind::TcpStream);
     let size = one.size_bytes.unwrap_or(if bulk {
         DEFAULT_LOAD_WRITE_BYTES
+    } else if one.test == RunTest::One(TestKind::Frag) {
+        DEFAULT_FRAG_PAYLOAD_BYTES
     } else {
         DEFAULT_RUN_PAYLOAD_BYTES
     });

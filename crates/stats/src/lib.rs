@@ -7,6 +7,7 @@
 pub mod compare;
 pub mod outliers;
 pub mod percent;
+pub mod proportion;
 pub mod ratio;
 pub mod reach;
 pub mod special;
@@ -18,6 +19,7 @@ pub use compare::{
 };
 pub use outliers::{outliers, OUTLIER_MIN_RELATIVE, OUTLIER_SCALED_MADS};
 pub use percent::{base_value, base_words, percent_difference, percent_of, PercentBase};
+pub use proportion::wilson_interval;
 pub use ratio::{ratio_ci, RatioCi};
 pub use reach::{smallest_corrected_p, smallest_p, PrimaryTest, Reach};
 pub use special::{normal_cdf, normal_quantile, student_t_cdf, student_t_quantile};

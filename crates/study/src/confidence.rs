@@ -40,6 +40,10 @@ pub fn counted_metrics(kind: TestKind) -> &'static [&'static str] {
             m::CPU_LOCAL_PCT,
             m::CPU_REMOTE_PCT,
         ],
+        // A path MTU repeats exactly on a stable path: its interval closes at once.
+        TestKind::Pmtu => &[m::PATH_MTU_BYTES],
+        TestKind::Frag => &[m::DELIVERED_PCT],
+        TestKind::ExtHeaders => &[m::PLAIN_DELIVERED_PCT],
     }
 }
 

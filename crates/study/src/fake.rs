@@ -121,6 +121,17 @@ pub fn plausible_metrics(cell: &Cell, slot: &Slot) -> BTreeMap<String, f64> {
                 out.insert(name.to_string(), v);
             }
         }
+        TestKind::Pmtu => {
+            out.insert(m::PATH_MTU_BYTES.to_string(), 1500.0);
+            out.insert(m::PTB_RECEIVED.to_string(), 0.0);
+            out.insert(m::BLACK_HOLE.to_string(), 0.0);
+        }
+        TestKind::Frag => {
+            out.insert(m::DELIVERED_PCT.to_string(), 100.0);
+        }
+        TestKind::ExtHeaders => {
+            out.insert(m::PLAIN_DELIVERED_PCT.to_string(), 100.0);
+        }
     }
     out
 }

@@ -201,6 +201,80 @@ pub fn rtt_ladder_name(loaded: bool, udp: bool, pct: u32) -> String {
     )
 }
 
+// --- path MTU (pmtu) ---
+/// The largest IP packet (bytes, IP header included) that crossed the path with
+/// don't-fragment set and was acknowledged: the path MTU found by probing.
+pub const PATH_MTU_BYTES: &str = "path_mtu_bytes";
+/// The path MTU the client's kernel holds for the server after the probes (IP_MTU /
+/// IPV6_MTU): lower than the interface's only when a Packet Too Big arrived.
+pub const KERNEL_PATH_MTU_BYTES: &str = "kernel_path_mtu_bytes";
+/// 1 when an ICMPv6 Packet Too Big / ICMP fragmentation-needed reached the client.
+pub const PTB_RECEIVED: &str = "ptb_received";
+/// 1 when probes above the path MTU vanished and no Packet Too Big arrived.
+pub const BLACK_HOLE: &str = "black_hole";
+/// Probe datagrams the search sent (retries included).
+pub const PMTU_PROBES_SENT: &str = "pmtu_probes_sent_count";
+/// The metrics of the pmtu test.
+pub const PMTU: &[&str] = &[
+    PATH_MTU_BYTES,
+    KERNEL_PATH_MTU_BYTES,
+    PTB_RECEIVED,
+    BLACK_HOLE,
+    PMTU_PROBES_SENT,
+];
+
+// --- delivery of datagrams the path may treat specially (frag, ext-headers) ---
+/// Datagrams the server acknowledged, % of those sent (each waits for its
+/// acknowledgement up to the request timeout).
+pub const DELIVERED_PCT: &str = "delivered_pct";
+/// The Wilson 95 % interval of that proportion (stats::wilson_interval).
+pub const DELIVERED_CI_LOW_PCT: &str = "delivered_ci_low_pct";
+pub const DELIVERED_CI_HIGH_PCT: &str = "delivered_ci_high_pct";
+/// ext-headers: the same for plain IPv6 datagrams, with a Destination Options header
+/// and with a Hop-by-Hop Options header, sent in the same run.
+pub const PLAIN_DELIVERED_PCT: &str = "plain_delivered_pct";
+pub const PLAIN_DELIVERED_CI_LOW_PCT: &str = "plain_delivered_ci_low_pct";
+pub const PLAIN_DELIVERED_CI_HIGH_PCT: &str = "plain_delivered_ci_high_pct";
+pub const DEST_OPTS_DELIVERED_PCT: &str = "dest_opts_delivered_pct";
+pub const DEST_OPTS_DELIVERED_CI_LOW_PCT: &str = "dest_opts_delivered_ci_low_pct";
+pub const DEST_OPTS_DELIVERED_CI_HIGH_PCT: &str = "dest_opts_delivered_ci_high_pct";
+pub const HOP_BY_HOP_DELIVERED_PCT: &str = "hop_by_hop_delivered_pct";
+pub const HOP_BY_HOP_DELIVERED_CI_LOW_PCT: &str = "hop_by_hop_delivered_ci_low_pct";
+pub const HOP_BY_HOP_DELIVERED_CI_HIGH_PCT: &str = "hop_by_hop_delivered_ci_high_pct";
+/// The ext-headers datagram kinds by stream id: (share, CI low, CI high).
+pub const EXT_HEADER_DELIVERY: [[&str; 3]; 3] = [
+    [
+        PLAIN_DELIVERED_PCT,
+        PLAIN_DELIVERED_CI_LOW_PCT,
+        PLAIN_DELIVERED_CI_HIGH_PCT,
+    ],
+    [
+        DEST_OPTS_DELIVERED_PCT,
+        DEST_OPTS_DELIVERED_CI_LOW_PCT,
+        DEST_OPTS_DELIVERED_CI_HIGH_PCT,
+    ],
+    [
+        HOP_BY_HOP_DELIVERED_PCT,
+        HOP_BY_HOP_DELIVERED_CI_LOW_PCT,
+        HOP_BY_HOP_DELIVERED_CI_HIGH_PCT,
+    ],
+];
+/// The metrics of the delivery tests.
+pub const DELIVERY: &[&str] = &[
+    DELIVERED_PCT,
+    DELIVERED_CI_LOW_PCT,
+    DELIVERED_CI_HIGH_PCT,
+    PLAIN_DELIVERED_PCT,
+    PLAIN_DELIVERED_CI_LOW_PCT,
+    PLAIN_DELIVERED_CI_HIGH_PCT,
+    DEST_OPTS_DELIVERED_PCT,
+    DEST_OPTS_DELIVERED_CI_LOW_PCT,
+    DEST_OPTS_DELIVERED_CI_HIGH_PCT,
+    HOP_BY_HOP_DELIVERED_PCT,
+    HOP_BY_HOP_DELIVERED_CI_LOW_PCT,
+    HOP_BY_HOP_DELIVERED_CI_HIGH_PCT,
+];
+
 // --- framing implied by the payload size, family and transport (added by the engine) ---
 /// The largest IP packet one payload puts on an Ethernet link of MTU 1500 (the report's
 /// header-overhead model): payload + transport header (+ TCP timestamp option) + IP
@@ -291,6 +365,23 @@ pub const ALL: &[&str] = &[
     TRANSACTION_TIME_P50_NS,
     TRANSACTION_TIME_P90_NS,
     TRANSACTION_TIME_P99_NS,
+    PATH_MTU_BYTES,
+    KERNEL_PATH_MTU_BYTES,
+    PTB_RECEIVED,
+    BLACK_HOLE,
+    PMTU_PROBES_SENT,
+    DELIVERED_PCT,
+    DELIVERED_CI_LOW_PCT,
+    DELIVERED_CI_HIGH_PCT,
+    PLAIN_DELIVERED_PCT,
+    PLAIN_DELIVERED_CI_LOW_PCT,
+    PLAIN_DELIVERED_CI_HIGH_PCT,
+    DEST_OPTS_DELIVERED_PCT,
+    DEST_OPTS_DELIVERED_CI_LOW_PCT,
+    DEST_OPTS_DELIVERED_CI_HIGH_PCT,
+    HOP_BY_HOP_DELIVERED_PCT,
+    HOP_BY_HOP_DELIVERED_CI_LOW_PCT,
+    HOP_BY_HOP_DELIVERED_CI_HIGH_PCT,
 ];
 
 /// The unit a metric name carries.
@@ -320,7 +411,7 @@ pub fn unit_of(name: &str) -> &'static str {
         "s"
     } else if name.ends_with("_us") {
         "µs"
-    } else if name == RECEIVER_LIMITED {
+    } else if name == RECEIVER_LIMITED || name == PTB_RECEIVED || name == BLACK_HOLE {
         "flag"
     } else if name.starts_with("rpm_") {
         "RPM"

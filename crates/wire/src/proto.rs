@@ -550,7 +550,21 @@ pub fn validate_spec(spec: &TestSpec) -> Result<(), TestSpecError> {
     if spec.kind == TestKind::TcpCrr {
         check_crr(spec)?;
     }
-    if spec.kind == TestKind::UdpRr && spec.rr_timeout_ns == 0 {
+    if matches!(
+        spec.kind,
+        TestKind::Pmtu | TestKind::Frag | TestKind::ExtHeaders
+    ) && (spec.streams != 1 || spec.direction != Direction::Forward)
+    {
+        return Err(TestSpecError::Invalid(format!(
+            "{} probes one path from the client to the server: no -P, --reverse or --bidir",
+            spec.kind
+        )));
+    }
+    if matches!(
+        spec.kind,
+        TestKind::UdpRr | TestKind::Pmtu | TestKind::Frag | TestKind::ExtHeaders
+    ) && spec.rr_timeout_ns == 0
+    {
         return Err(TestSpecError::Invalid("rr timeout must be > 0".into()));
     }
     if spec.interval_ns.is_some_and(|i| i < MIN_INTERVAL_NS) {

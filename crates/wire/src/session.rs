@@ -138,6 +138,9 @@ pub enum ClientEvent {
         t2_ns: u64,
         t3_ns: u64,
     },
+    /// The server answered a liveness query ([`ClientSession::liveness_query`]) while
+    /// the test ran: the control connection carries messages both ways.
+    Alive,
     /// Start sending / receiving.
     Started,
     /// The server's senders are done (drain, then finish).
@@ -321,6 +324,9 @@ impl ClientSession {
                 sent_packets,
                 sent_bytes,
             }),
+            (S::Running | S::AwaitResult, Msg::ClockReply { .. }) => {
+                self.events.push_back(ClientEvent::Alive)
+            }
             (S::AwaitResult, Msg::Result { stats }) => {
                 self.set_state(S::Done, None);
                 self.events.push_back(ClientEvent::Result(stats));
@@ -350,6 +356,15 @@ impl ClientSession {
     /// clock now. The reply comes as [`ClientEvent::Clock`].
     pub fn clock_query(&mut self, t1_ns: u64) {
         if self.state == ClientState::Connecting {
+            self.out.push_back(Msg::ClockQuery { t1_ns });
+        }
+    }
+
+    /// Ask whether the server still answers while the test runs (a clock query, which
+    /// a server answers in any state of the test); the answer is [`ClientEvent::Alive`].
+    /// For telling a stalled data path from a server that is gone.
+    pub fn liveness_query(&mut self, t1_ns: u64) {
+        if matches!(self.state, ClientState::Running | ClientState::AwaitResult) {
             self.out.push_back(Msg::ClockQuery { t1_ns });
         }
     }
@@ -596,7 +611,7 @@ impl ServerSession {
                     SessionError::Local(format!("bad test request: {e}")),
                 ),
             },
-            (S::AwaitStart, Msg::ClockQuery { t1_ns }) => {
+            (S::AwaitStart | S::Running | S::Finishing, Msg::ClockQuery { t1_ns }) => {
                 self.clock_queries += 1;
                 if self.clock_queries > crate::proto::MAX_CLOCK_QUERIES {
                     return self.fail_with_reply(
@@ -658,7 +673,10 @@ impl ServerSession {
 
     /// Answer a clock query: `t2_ns` when it arrived, `t3_ns` now (wall clock).
     pub fn clock_reply(&mut self, t1_ns: u64, t2_ns: u64, t3_ns: u64) {
-        if self.state == ServerState::AwaitStart {
+        if matches!(
+            self.state,
+            ServerState::AwaitStart | ServerState::Running | ServerState::Finishing
+        ) {
             self.out.push_back(Msg::ClockReply {
                 t1_ns,
                 t2_ns,

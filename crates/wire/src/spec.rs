@@ -58,7 +58,7 @@ impl fmt::Display for Family {
 pub enum UnknownName {
     #[error("unknown IP family '{0}' (use 4 or 6)")]
     Family(String),
-    #[error("unknown test '{0}' (use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul or tcp-crr)")]
+    #[error("unknown test '{0}' (use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, tcp-crr, pmtu, frag or ext-headers)")]
     Test(String),
 }
 
@@ -168,17 +168,32 @@ pub enum TestKind {
     /// one response of the payload size, close. The server closes first, so TIME_WAIT
     /// sits on the server's side and the client's ephemeral ports are free at once.
     TcpCrr,
+    /// The path MTU: don't-fragment UDP probes of a searched size that the server
+    /// acknowledges with a small reply, the MTU the kernel learned and any Packet Too
+    /// Big / fragmentation-needed that arrived (RFC 8899's probing, on datagrams).
+    Pmtu,
+    /// Fragment delivery: UDP datagrams of the payload size sent without don't-fragment
+    /// (fragmented at the source or on the path when larger than the path MTU), one at a
+    /// time, each acknowledged by the server with a small reply.
+    Frag,
+    /// IPv6 extension headers: datagrams with a Destination Options header and with a
+    /// Hop-by-Hop Options header (PadN) beside plain ones, each acknowledged by the
+    /// server; delivery of each kind in the same run (RFC 7872).
+    ExtHeaders,
 }
 
 impl TestKind {
     /// Every test a study or report knows, in display order.
-    pub const ALL: [TestKind; 6] = [
+    pub const ALL: [TestKind; 9] = [
         TestKind::TcpStream,
         TestKind::UdpStream,
         TestKind::TcpRr,
         TestKind::UdpRr,
         TestKind::Rrul,
         TestKind::TcpCrr,
+        TestKind::Pmtu,
+        TestKind::Frag,
+        TestKind::ExtHeaders,
     ];
     /// The default study's tests (a server also runs tcp-crr).
     pub const WIRE: [TestKind; 4] = [
@@ -195,6 +210,9 @@ impl TestKind {
             TestKind::UdpRr => "udp-rr",
             TestKind::Rrul => "rrul",
             TestKind::TcpCrr => "tcp-crr",
+            TestKind::Pmtu => "pmtu",
+            TestKind::Frag => "frag",
+            TestKind::ExtHeaders => "ext-headers",
         }
     }
     /// A test one control session runs (every kind but the composite rrul).
@@ -202,7 +220,14 @@ impl TestKind {
         self != TestKind::Rrul
     }
     pub fn is_udp(self) -> bool {
-        matches!(self, TestKind::UdpStream | TestKind::UdpRr)
+        matches!(
+            self,
+            TestKind::UdpStream
+                | TestKind::UdpRr
+                | TestKind::Pmtu
+                | TestKind::Frag
+                | TestKind::ExtHeaders
+        )
     }
     pub fn is_rr(self) -> bool {
         matches!(self, TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr)
@@ -650,7 +675,7 @@ mod tests {
         );
         assert_eq!(
             "sctp".parse::<TestKind>().unwrap_err().to_string(),
-            "unknown test 'sctp' (use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul or tcp-crr)"
+            "unknown test 'sctp' (use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, tcp-crr, pmtu, frag or ext-headers)"
         );
     }
 

@@ -10,7 +10,7 @@ use runner::target::{FullResult, Target, TargetError};
 use runner::{Single, SingleError};
 use serde_json::{json, Value};
 use std::process::ExitCode;
-use wire::spec::{Direction, TestSpec};
+use wire::spec::{Direction, TestKind, TestSpec};
 
 /// `host:port`, with brackets around an IPv6 literal.
 fn endpoint(host: &str, port: u16) -> String {
@@ -35,6 +35,16 @@ fn check(args: &RunArgs, spec: &TestSpec) -> anyhow::Result<String> {
             "{} is not possible with --peer iperf3: iperf3 has no request/response test, so \
              RTT, transactions/s and RR loss need a dualperf server. Use --test tcp-stream \
              or --test udp-stream with an iperf3 peer",
+            spec.kind
+        );
+    }
+    if matches!(
+        spec.kind,
+        TestKind::Pmtu | TestKind::Frag | TestKind::ExtHeaders
+    ) {
+        bail!(
+            "{} is not possible with --peer iperf3: each datagram must be acknowledged by a \
+             dualperf server",
             spec.kind
         );
     }

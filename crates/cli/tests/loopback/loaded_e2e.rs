@@ -135,7 +135,7 @@ fn what_does_not_apply_is_refused_before_any_traffic() {
         ),
         (
             vec!["-t", "sctp"],
-            "use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul or tcp-crr",
+            "use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, tcp-crr, pmtu, frag or ext-headers",
         ),
     ] {
         let o = run(&args);

@@ -280,6 +280,28 @@ fn rr_tests_and_a_missing_host_are_refused_with_an_iperf3_peer() {
     );
 }
 
+/// The path-health tests need a dualperf server to acknowledge each datagram: with an
+/// iperf3 peer they are refused, not run as a UDP stream under their name.
+#[test]
+fn path_health_tests_are_refused_with_an_iperf3_peer() {
+    let _turn = shared();
+    for test in ["pmtu", "frag", "ext-headers"] {
+        let o = Command::new(BIN)
+            .args(["run", "127.0.0.1", "-t", test])
+            .args(["--peer", "iperf3", "--port", "9"])
+            .output()
+            .expect("dualperf runs");
+        assert!(!o.status.success(), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!(
+                "{test} is not possible with --peer iperf3: each datagram must be acknowledged"
+            )),
+            "{err}"
+        );
+    }
+}
+
 #[test]
 fn the_iperf3_peer_port_defaults_to_5201() {
     let _turn = shared();

@@ -46,6 +46,9 @@ fn small_real_study_records_every_cell_run_and_metric() {
             TestKind::TcpRr | TestKind::UdpRr => &[m::RTT_MEAN_NS, m::TRANSACTIONS_PER_S],
             TestKind::Rrul => &[m::RPM_LOADED, m::UPLOAD_BPS, m::DOWNLOAD_BPS],
             TestKind::TcpCrr => &[m::CONNECTIONS_PER_S, m::CONNECT_TIME_MEAN_NS],
+            TestKind::Pmtu => &[m::PATH_MTU_BYTES],
+            TestKind::Frag => &[m::DELIVERED_PCT],
+            TestKind::ExtHeaders => &[m::PLAIN_DELIVERED_PCT],
         };
         for name in want {
             let v = r.metrics.get(*name).copied().unwrap_or(f64::NAN);

@@ -17,6 +17,10 @@ pub(crate) fn set_df_mode<S: AsOsSocket>(_sock: &S, _mode: DfMode) -> Result<(),
     unsupported("probing the path MTU (IP_PMTUDISC_PROBE)")
 }
 
+pub(crate) fn is_message_too_big(_e: &std::io::Error) -> bool {
+    false
+}
+
 pub(crate) fn kernel_path_mtu<S: AsOsSocket>(_sock: &S) -> Result<u32, PathError> {
     unsupported("reading the kernel's path MTU (IP_MTU)")
 }

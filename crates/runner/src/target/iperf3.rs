@@ -325,13 +325,27 @@ pub fn record_busy(
 
 /// The message refusing tests an iperf3 peer cannot run, if the study has any.
 pub fn refuse_rr(spec: &study::StudySpec) -> Option<String> {
-    if spec.tests.contains(&wire::spec::TestKind::Rrul) {
+    use wire::spec::TestKind;
+    if spec.tests.contains(&TestKind::Rrul) {
         return Some(
             "an iperf3 peer cannot run rrul (latency under load): iperf3 runs one test at a \
              time and has no request/response test, so it cannot answer probes beside the \
              load. Use a dualperf server for rrul"
                 .into(),
         );
+    }
+    let health: Vec<&str> = spec
+        .tests
+        .iter()
+        .filter(|t| matches!(t, TestKind::Pmtu | TestKind::Frag | TestKind::ExtHeaders))
+        .map(|t| t.name())
+        .collect();
+    if !health.is_empty() {
+        return Some(format!(
+            "an iperf3 peer cannot run {}: each datagram must be acknowledged by a dualperf \
+             server. Use a dualperf server for the path-health tests",
+            health.join(", ")
+        ));
     }
     let rr: Vec<String> = spec
         .tests
@@ -362,6 +376,11 @@ mod tests {
                 .unwrap()
         };
         assert_eq!(refuse_rr(&spec("['tcp-stream', 'udp-stream']")), None);
+        let why = refuse_rr(&spec("['tcp-stream', 'pmtu', 'frag']")).unwrap();
+        assert!(
+            why.contains("cannot run pmtu, frag: each datagram"),
+            "{why}"
+        );
         let why = refuse_rr(&spec("['tcp-stream', 'tcp-rr', 'udp-rr']")).unwrap();
         assert!(
             why.contains("tcp-rr, udp-rr") && why.contains("RTT"),

@@ -601,3 +601,34 @@ fn clock_queries_are_answered_while_connecting_and_bounded() {
     assert_eq!(p.server.state(), ServerState::Failed);
     assert_eq!(p.client.state(), ClientState::Failed);
 }
+
+#[test]
+fn a_running_server_answers_a_liveness_query_and_the_test_goes_on() {
+    let mut p = Pair::new(spec());
+    p.drive();
+    p.server.accept(p.now, 4242, 99);
+    p.drive();
+    p.client.connected(p.now, None);
+    p.drive();
+    p.server.started(p.now);
+    p.drive();
+    assert_eq!(p.client.state(), ClientState::Running);
+    // A stalled data path: the client asks whether the server is still there.
+    p.client.liveness_query(7);
+    p.drive();
+    let Some(ServerEvent::ClockQuery { t1_ns }) = p.server_events.last().cloned() else {
+        panic!("{:?}", p.server_events);
+    };
+    assert_eq!(t1_ns, 7);
+    p.server.clock_reply(t1_ns, 1, 2);
+    p.drive();
+    assert_eq!(p.client_events.last(), Some(&ClientEvent::Alive));
+    assert_eq!(p.client.state(), ClientState::Running);
+    assert_eq!(p.server.state(), ServerState::Running);
+    // The test ends as usual.
+    p.client.finish(p.now, SideStats::default());
+    p.drive();
+    p.server.result(SideStats::default());
+    p.drive();
+    assert_eq!(p.client.state(), ClientState::Done);
+}

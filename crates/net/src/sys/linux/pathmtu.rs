@@ -66,6 +66,10 @@ pub(crate) fn set_df_mode<S: AsFd>(sock: &S, mode: DfMode) -> Result<(), PathErr
     }
 }
 
+pub(crate) fn is_message_too_big(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EMSGSIZE)
+}
+
 pub(crate) fn kernel_path_mtu<S: AsFd>(sock: &S) -> Result<u32, PathError> {
     let (fd, v6) = fd_and_family(sock)?;
     let (level, name, what) = if v6 {
