@@ -500,6 +500,7 @@ const SECTIONS: &[Section] = &[
     Section::Cpu,
     // Headed with the path's framing model (`RunResult::path_framing`).
     Section::Framing,
+    Section::PathHealth,
 ];
 
 /// The metric's label ([`wire::metric_table`]'s); a name the table lacks, spelled out.
@@ -604,7 +605,7 @@ fn summary(r: &RunResult, embedded: bool, emulated: bool) -> String {
                 }
             }
         }
-        if *g == "path health" {
+        if g == Some(Section::PathHealth) {
             if let Some(p) = &r.pmtu {
                 out.push_str(&format!("    {:<32} {}\n", "verdict", p.verdict()));
             }

@@ -20,6 +20,9 @@ pub enum Section {
     Framing,
     /// rrul's figures (`run -t rrul` lays them out on its own).
     LatencyUnderLoad,
+    /// pmtu, frag and ext-headers: what the path does to DF probes, fragments and
+    /// extension headers.
+    PathHealth,
 }
 
 impl Section {
@@ -32,6 +35,7 @@ impl Section {
             Section::Cpu => "CPU",
             Section::Framing => "framing",
             Section::LatencyUnderLoad => "latency under load",
+            Section::PathHealth => "path health",
         }
     }
 }
@@ -422,6 +426,74 @@ pub const TABLE: &[MetricInfo] = &[
     MetricInfo::new(m::TRANSACTION_TIME_P50_NS, Latency, "transaction time p50"),
     MetricInfo::new(m::TRANSACTION_TIME_P90_NS, Latency, "transaction time p90"),
     MetricInfo::new(m::TRANSACTION_TIME_P99_NS, Latency, "transaction time p99"),
+    // pmtu: the path MTU searched with don't-fragment probes.
+    MetricInfo::new(m::PATH_MTU_BYTES, PathHealth, "path MTU (probed)")
+        .higher_is_better()
+        .quantity("path MTU")
+        .exposed(
+            "path_mtu_bytes",
+            "pmtu: the largest IP packet that crossed the path with don't-fragment set",
+        ),
+    MetricInfo::new(m::KERNEL_PATH_MTU_BYTES, PathHealth, "path MTU the kernel learned"),
+    MetricInfo::new(m::PTB_RECEIVED, PathHealth, "Packet Too Big received").exposed(
+        "packet_too_big_received",
+        "pmtu: 1 when a Packet Too Big / fragmentation-needed reached the client",
+    ),
+    MetricInfo::new(m::BLACK_HOLE, PathHealth, "black hole").exposed(
+        "path_mtu_black_hole",
+        "pmtu: 1 when probes above the path MTU vanished and no Packet Too Big arrived",
+    ),
+    MetricInfo::new(m::PMTU_PROBES_SENT, PathHealth, "probes sent"),
+    // frag and ext-headers: datagrams the server acknowledged, with Wilson intervals.
+    MetricInfo::new(m::DELIVERED_PCT, PathHealth, "delivered (acknowledged)")
+        .higher_is_better()
+        .quantity("fragment delivery")
+        .exposed(
+            "delivered_ratio",
+            "frag: share of the datagrams the server acknowledged",
+        ),
+    MetricInfo::new(
+        m::DELIVERED_CI_LOW_PCT,
+        PathHealth,
+        "delivered, 95 % CI low (Wilson)",
+    ),
+    MetricInfo::new(
+        m::DELIVERED_CI_HIGH_PCT,
+        PathHealth,
+        "delivered, 95 % CI high (Wilson)",
+    ),
+    MetricInfo::new(m::PLAIN_DELIVERED_PCT, PathHealth, "plain IPv6 delivered")
+        .higher_is_better(),
+    MetricInfo::new(m::PLAIN_DELIVERED_CI_LOW_PCT, PathHealth, "plain, 95 % CI low"),
+    MetricInfo::new(m::PLAIN_DELIVERED_CI_HIGH_PCT, PathHealth, "plain, 95 % CI high"),
+    MetricInfo::new(
+        m::DEST_OPTS_DELIVERED_PCT,
+        PathHealth,
+        "Destination Options delivered",
+    )
+    .higher_is_better(),
+    MetricInfo::new(
+        m::DEST_OPTS_DELIVERED_CI_LOW_PCT,
+        PathHealth,
+        "Destination Options, CI low",
+    ),
+    MetricInfo::new(
+        m::DEST_OPTS_DELIVERED_CI_HIGH_PCT,
+        PathHealth,
+        "Destination Options, CI high",
+    ),
+    MetricInfo::new(m::HOP_BY_HOP_DELIVERED_PCT, PathHealth, "Hop-by-Hop delivered")
+        .higher_is_better(),
+    MetricInfo::new(
+        m::HOP_BY_HOP_DELIVERED_CI_LOW_PCT,
+        PathHealth,
+        "Hop-by-Hop, 95 % CI low",
+    ),
+    MetricInfo::new(
+        m::HOP_BY_HOP_DELIVERED_CI_HIGH_PCT,
+        PathHealth,
+        "Hop-by-Hop, 95 % CI high",
+    ),
 ];
 
 #[cfg(test)]
