@@ -327,6 +327,8 @@ mod tests {
                     "%" => "_ratio",
                     "bytes" => "_bytes",
                     "1/s" => "_per_second",
+                    // 0 or 1: named for what is true when it is 1.
+                    "flag" => "",
                     u => panic!("{wire_name}: no base unit for {u}"),
                 };
                 assert!(e.name.ends_with(suffix), "{} for {wire_name}", e.name);
@@ -352,6 +354,16 @@ mod tests {
                 "dualperf_probe_rtt_p90_seconds",
                 "dualperf_probe_rtt_p99_seconds",
                 "dualperf_probe_rtt_max_seconds",
+                "dualperf_probe_connections_per_second",
+                "dualperf_probe_connect_time_mean_seconds",
+                "dualperf_probe_connect_time_p50_seconds",
+                "dualperf_probe_connect_time_p90_seconds",
+                "dualperf_probe_connect_time_p99_seconds",
+                "dualperf_probe_connection_transaction_time_mean_seconds",
+                "dualperf_probe_path_mtu_bytes",
+                "dualperf_probe_packet_too_big_received",
+                "dualperf_probe_path_mtu_black_hole",
+                "dualperf_probe_delivered_ratio",
             ]
         );
     }
