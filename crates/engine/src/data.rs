@@ -516,6 +516,9 @@ pub(crate) struct Outcome {
     pub io: AppliedOpts,
     /// Zero-copy sending: what the completions said (summed over streams).
     pub zerocopy: Option<(wire::spec::ZeroCopyMethod, net::ZeroCopyStats)>,
+    /// QUIC test: the end's view of its connection, and the client's RTT summary.
+    pub quic: Option<wire::proto::QuicSide>,
+    pub quic_rtt: Option<measure::LatencySummary>,
 }
 
 impl Outcome {
@@ -529,6 +532,10 @@ impl Outcome {
         self.dup_packets += o.dup_packets;
         self.reordered_packets += o.reordered_packets;
         self.jitter_weighted_ns += o.jitter_weighted_ns;
+        if self.quic.is_none() {
+            self.quic = o.quic;
+            self.quic_rtt = o.quic_rtt;
+        }
         self.jitter_samples += o.jitter_samples;
         if self.jitter_unavailable.is_none() {
             self.jitter_unavailable = o.jitter_unavailable;
@@ -588,6 +595,7 @@ impl Outcome {
         // One send stamp and one arrival per datagram, or no transit times either.
         let transit = self.transit.summary().filter(|_| jitter_ok);
         SideStats {
+            quic: self.quic,
             sent_bytes: self.sent_bytes,
             sent_packets: self.sent_packets,
             recv_bytes: self.recv_bytes,

@@ -19,6 +19,7 @@ mod data;
 mod error;
 mod loaded;
 mod plan;
+mod quic_hook;
 mod result;
 mod search;
 mod server;
@@ -36,6 +37,7 @@ pub use loaded::{
     run_loaded, LoadedPart, LoadedResult, LoadedSpec, PartIntervals, Probes, MIN_LOADED_NS,
     RPM_REFERENCE,
 };
+pub use quic_hook::{QuicEndpoint, QuicHook, QuicRun, NO_QUIC};
 pub use result::{
     framing_bytes, NoOneWayDelay, OneWayDelay, PathFraming, RunResult, SearchOutcome, StreamRow,
     WindowRow, MIN_RATE_DATAGRAMS, RESULT_SCHEMA_VERSION, STARVED_BELOW_FAIR_SHARE_PCT,

@@ -24,6 +24,10 @@ pub(crate) fn effective_opts(spec: &TestSpec) -> SocketOpts {
     if spec.kind == TestKind::TcpRr {
         o.nodelay = true;
     }
+    // A QUIC test's congestion controller is the QUIC library's, not the socket's.
+    if spec.kind.is_quic() {
+        o.congestion = None;
+    }
     o
 }
 

@@ -252,6 +252,24 @@ const VIEW_DEFS: &[ViewDef] = &[
         unit: "Mbit/s",
         scale: 1e-6,
         rank_test: false,
+    }, // QUIC runs over UDP: its views read "UDP … over QUIC".
+    ViewDef {
+        quantity: "goodput over QUIC",
+        metric: metrics::THROUGHPUT_BPS,
+        transport: Transport::Udp,
+        kinds: &[TestKind::QuicStream],
+        unit: "Mbit/s",
+        scale: 1e-6,
+        rank_test: false,
+    },
+    ViewDef {
+        quantity: "RTT over QUIC",
+        metric: metrics::RTT_MEAN_NS,
+        transport: Transport::Udp,
+        kinds: &[TestKind::QuicRr],
+        unit: "ms",
+        scale: 1e-6,
+        rank_test: true,
     },
 ];
 

@@ -128,6 +128,8 @@ pub(crate) fn test_title(kind: TestKind, direction: Direction) -> String {
         TestKind::TcpRr => "TCP request/response",
         TestKind::UdpRr => "UDP request/response",
         TestKind::Rrul => "Latency under load (rrul)",
+        TestKind::QuicStream => "QUIC stream",
+        TestKind::QuicRr => "QUIC request/response",
     };
     match direction {
         Direction::Forward => test.to_string(),

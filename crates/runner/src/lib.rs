@@ -22,6 +22,7 @@ pub mod lifecycle;
 pub mod monitor;
 pub mod options;
 pub mod out_files;
+pub mod quic;
 pub mod resolve;
 pub mod single;
 pub mod target;

@@ -33,6 +33,13 @@ pub fn counted_metrics(kind: TestKind) -> &'static [&'static str] {
             m::CPU_REMOTE_PCT,
         ],
         TestKind::Rrul => &[m::RPM_LOADED, m::UPLOAD_BPS, m::DOWNLOAD_BPS],
+        TestKind::QuicStream => &[m::THROUGHPUT_BPS, m::CPU_LOCAL_PCT, m::CPU_REMOTE_PCT],
+        TestKind::QuicRr => &[
+            m::TRANSACTIONS_PER_S,
+            m::RTT_MEAN_NS,
+            m::CPU_LOCAL_PCT,
+            m::CPU_REMOTE_PCT,
+        ],
     }
 }
 

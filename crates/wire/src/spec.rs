@@ -58,7 +58,7 @@ impl fmt::Display for Family {
 pub enum UnknownName {
     #[error("unknown IP family '{0}' (use 4 or 6)")]
     Family(String),
-    #[error("unknown test '{0}' (use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul)")]
+    #[error("unknown test '{0}' (use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, quic-stream or quic-rr)")]
     Test(String),
 }
 
@@ -144,16 +144,22 @@ pub enum TestKind {
     /// then beside TCP streams. A composite the client runs as tests of the four kinds
     /// above in one group; never a test on the wire itself ([`TestKind::on_wire`]).
     Rrul,
+    /// Bulk transfer on `-P` streams of one QUIC connection (RFC 9000), over UDP.
+    QuicStream,
+    /// One QUIC request/response exchange at a time on one stream.
+    QuicRr,
 }
 
 impl TestKind {
     /// Every test a study or report knows, in display order.
-    pub const ALL: [TestKind; 5] = [
+    pub const ALL: [TestKind; 7] = [
         TestKind::TcpStream,
         TestKind::UdpStream,
         TestKind::TcpRr,
         TestKind::UdpRr,
         TestKind::Rrul,
+        TestKind::QuicStream,
+        TestKind::QuicRr,
     ];
     /// The tests a server runs (and the default study's).
     pub const WIRE: [TestKind; 4] = [
@@ -169,6 +175,8 @@ impl TestKind {
             TestKind::TcpRr => "tcp-rr",
             TestKind::UdpRr => "udp-rr",
             TestKind::Rrul => "rrul",
+            TestKind::QuicStream => "quic-stream",
+            TestKind::QuicRr => "quic-rr",
         }
     }
     /// A test one control session runs (every kind but the composite rrul).
@@ -179,10 +187,15 @@ impl TestKind {
         matches!(self, TestKind::UdpStream | TestKind::UdpRr)
     }
     pub fn is_rr(self) -> bool {
-        matches!(self, TestKind::TcpRr | TestKind::UdpRr)
+        matches!(self, TestKind::TcpRr | TestKind::UdpRr | TestKind::QuicRr)
     }
+    /// A QUIC test: its data runs on one QUIC connection over one UDP socket per side.
+    pub fn is_quic(self) -> bool {
+        matches!(self, TestKind::QuicStream | TestKind::QuicRr)
+    }
+    /// The transport under the test's data (QUIC runs over UDP).
     pub fn transport(self) -> Transport {
-        if self.is_udp() {
+        if self.is_udp() || self.is_quic() {
             Transport::Udp
         } else {
             Transport::Tcp
@@ -624,7 +637,7 @@ mod tests {
         );
         assert_eq!(
             "sctp".parse::<TestKind>().unwrap_err().to_string(),
-            "unknown test 'sctp' (use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul)"
+            "unknown test 'sctp' (use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, quic-stream or quic-rr)"
         );
     }
 
