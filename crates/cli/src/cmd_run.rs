@@ -30,7 +30,8 @@ pub use runner::RunTest;
 pub struct RunArgs {
     #[command(flatten)]
     target: crate::args::TargetArgs,
-    /// tcp-stream, udp-stream, tcp-rr, udp-rr, or rrul (latency under load).
+    /// tcp-stream, udp-stream, tcp-rr, udp-rr, rrul (latency under load), quic-stream or
+    /// quic-rr (QUIC over UDP).
     ///
     /// rrul: UDP and TCP request/response probes at --probe-rate, first idle for --idle,
     /// then beside -P TCP streams per direction (--load) for -d; reports idle and loaded

@@ -86,7 +86,8 @@ pub struct StudyArgs {
     /// IP families, e.g. 4,6 [default: 4,6; the family of an IP-address HOST].
     #[arg(long, value_delimiter = ',', value_name = "4,6")]
     pub families: Option<Vec<u8>>,
-    /// Tests: tcp-stream, udp-stream, tcp-rr, udp-rr [default: these four], rrul.
+    /// Tests: tcp-stream, udp-stream, tcp-rr, udp-rr [default: these four], rrul,
+    /// quic-stream, quic-rr.
     ///
     /// Comma-separated. rrul: latency under load (idle probes, then UDP and TCP probes
     /// beside TCP streams; the size axis is the load's write size; see --load-duration).

@@ -105,7 +105,9 @@ pub enum RunTest {
 
 /// A `-t` that names no test.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown test '{0}': use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul")]
+#[error(
+    "unknown test '{0}': use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, quic-stream or quic-rr"
+)]
 pub struct UnknownTest(pub String);
 
 impl std::str::FromStr for RunTest {

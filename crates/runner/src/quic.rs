@@ -168,3 +168,45 @@ fn side_of(p: &PathFigures, congestion: Congestion) -> QuicSide {
         congestion: congestion.name().to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wire::spec::{Direction, Family};
+
+    #[test]
+    fn a_server_without_the_hook_refuses_quic_tests_with_the_reason() {
+        let server = engine::EmbeddedServer::start_with(ServerConfig::private()).unwrap();
+        let mut spec = TestSpec::new(TestKind::QuicStream, Family::V4, 1000);
+        spec.bound = wire::spec::Bound::Count(1);
+        let mut cfg = engine::ClientConfig::new("127.0.0.1", server.port(), spec);
+        cfg.quic = Some(hook());
+        let e = engine::run_client(&cfg, &mut engine::NullRecorder)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(engine::NO_QUIC), "{e}");
+    }
+
+    #[test]
+    fn the_servers_limits_are_the_quic_endpoints() {
+        let cfg = ServerConfig {
+            max_duration: std::time::Duration::from_secs(3),
+            max_streams: 2,
+            max_payload_bytes: Some(5000),
+            max_send_rate_bps: Some(1_000_000),
+            ..ServerConfig::default()
+        };
+        let l = limits_of(&cfg);
+        assert_eq!(l.max_duration, cfg.max_duration);
+        assert_eq!(l.max_streams, 2);
+        assert_eq!(l.max_payload_bytes, 5000);
+        assert_eq!(l.max_send_rate_bps, Some(1_000_000));
+        let mut spec = TestSpec::new(TestKind::QuicStream, Family::V4, 1000);
+        spec.streams = 3;
+        spec.direction = Direction::Bidir;
+        let t = test_of(&spec, &[1, 2, 3]).unwrap();
+        assert_eq!(&t.session[..4], &[1, 2, 3, 0]);
+        let why = quic::check(&t, &l, "192.0.2.1".parse().unwrap()).unwrap_err();
+        assert_eq!(why, "3 streams asked; this server allows at most 2");
+    }
+}

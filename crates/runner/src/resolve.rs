@@ -501,6 +501,48 @@ mod tests {
     }
 
     #[test]
+    fn a_quic_test_refuses_tcp_only_options_and_unknown_controllers() {
+        for kind in [TestKind::QuicStream, TestKind::QuicRr] {
+            for (o, words) in [
+                (
+                    TestOptions {
+                        mss_bytes: Some(1000),
+                        ..TestOptions::default()
+                    },
+                    "--mss does not apply to -t quic-",
+                ),
+                (
+                    TestOptions {
+                        nodelay: true,
+                        ..TestOptions::default()
+                    },
+                    "--nodelay does not apply to -t quic-",
+                ),
+                (
+                    TestOptions {
+                        congestion: Some("vegas".into()),
+                        ..TestOptions::default()
+                    },
+                    "--congestion vegas: a QUIC test's controller is one of cubic, new-reno, bbr",
+                ),
+            ] {
+                let e = resolve_run(&o, &one(RunTest::One(kind)))
+                    .unwrap_err()
+                    .to_string();
+                assert!(e.contains(words), "{kind}: {e}");
+            }
+            let bbr = TestOptions {
+                congestion: Some("bbr".into()),
+                ..TestOptions::default()
+            };
+            let RunSpec::One(s) = resolve_run(&bbr, &one(RunTest::One(kind))).unwrap() else {
+                panic!("one test")
+            };
+            assert_eq!(s.socket.congestion.as_deref(), Some("bbr"));
+        }
+    }
+
+    #[test]
     fn limits_are_the_studys_and_name_the_flag() {
         for (o, words) in [
             (

@@ -135,7 +135,7 @@ fn what_does_not_apply_is_refused_before_any_traffic() {
         ),
         (
             vec!["-t", "sctp"],
-            "use tcp-stream, udp-stream, tcp-rr, udp-rr or rrul",
+            "use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, quic-stream or quic-rr",
         ),
     ] {
         let o = run(&args);
