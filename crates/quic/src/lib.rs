@@ -53,6 +53,7 @@
 //!     payload_bytes: 65_536,
 //!     congestion: Congestion::Cubic,
 //!     rate_bps: None,
+//!     session: [0; 16],
 //! };
 //! let addr = server.local_addr()?;
 //! let deadline = Instant::now() + Duration::from_secs(10);
