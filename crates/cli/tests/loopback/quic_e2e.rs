@@ -153,3 +153,34 @@ fn a_short_quic_study_reaches_the_report() {
         );
     }
 }
+
+#[test]
+fn a_keyed_server_runs_quic_for_its_key_holders_only() {
+    let _turn = shared();
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("key");
+    std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    let key = key.display().to_string();
+    let server = ServerProc::start(BIN, &["--bind", "127.0.0.1", "--psk-file", &key]);
+    let port = server.port().to_string();
+    let run = |extra: &[&str]| {
+        Command::new(BIN)
+            .args(["run", "127.0.0.1", "--port", &port, "-t", "quic-stream"])
+            .args(["-n", "50", "-s", "1000", "--json"])
+            .args(extra)
+            .output()
+            .expect("dualperf run")
+    };
+    let keyed = run(&["--psk-file", &key]);
+    assert!(keyed.status.success(), "{}", text(&keyed));
+    let v: serde_json::Value = serde_json::from_slice(&keyed.stdout).unwrap();
+    assert_eq!(metric(&v, "sent_bytes"), 50_000.0);
+    assert_eq!(metric(&v, "recv_bytes"), 50_000.0);
+    let keyless = run(&[]);
+    assert!(!keyless.status.success(), "{}", text(&keyless));
+    assert!(
+        stderr(&keyless).contains("requires a pre-shared key"),
+        "{}",
+        stderr(&keyless)
+    );
+}
