@@ -21,28 +21,15 @@ fn quic_stream_receives_every_byte_sent_in_each_direction() {
             assert!(sent > 0.0, "{args:?}");
             assert_eq!(sent, metric(&v, "recv_bytes"), "{args:?}");
             assert!(metric(&v, "throughput_bps") > 0.0, "{args:?}");
-            let (c, s) = (&v["client"], &v["server"]);
-            let n = |x: &serde_json::Value| x.as_u64().unwrap_or(0);
-            match dir.first().copied() {
-                None => {
-                    assert!(n(&c["sent_bytes"]) > 0 && n(&s["sent_bytes"]) == 0);
-                    assert_eq!(n(&s["recv_bytes"]), n(&c["sent_bytes"]));
-                }
-                Some("--reverse") => {
-                    assert!(n(&s["sent_bytes"]) > 0 && n(&c["sent_bytes"]) == 0);
-                    assert_eq!(n(&c["recv_bytes"]), n(&s["sent_bytes"]));
-                }
-                _ => {
-                    assert!(n(&s["sent_bytes"]) > 0 && n(&c["sent_bytes"]) > 0);
-                    assert_eq!(n(&c["recv_bytes"]), n(&s["sent_bytes"]));
-                    assert_eq!(n(&s["recv_bytes"]), n(&c["sent_bytes"]));
-                }
-            }
+            each_side_moved_what_the_other_counted(&v, dir.first().copied());
             // The connection's own figures: a handshake, a path MTU at least QUIC's
             // minimum datagram, the congestion controller recorded.
             assert!(metric(&v, "quic_handshake_ns") > 0.0, "{args:?}");
             assert!(metric(&v, "quic_path_mtu_bytes") >= 1200.0, "{args:?}");
-            assert_eq!(c["applied"]["quic_congestion"], "cubic", "{args:?}");
+            assert_eq!(
+                v["client"]["applied"]["quic_congestion"], "cubic",
+                "{args:?}"
+            );
         }
     }
 }
