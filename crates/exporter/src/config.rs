@@ -96,7 +96,7 @@ pub enum ModuleError {
     #[error(transparent)]
     UnknownTest(#[from] runner::options::UnknownTest),
     #[error(
-        "test '{0}' is not served by the exporter: use tcp-stream, udp-stream, tcp-rr or udp-rr"
+        "test '{0}' is not served by the exporter: use tcp-stream, udp-stream, tcp-rr, udp-rr, quic-stream or quic-rr"
     )]
     NotServed(String),
     #[error("size {0} is too large")]
@@ -126,7 +126,7 @@ pub enum Quantity {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Module {
-    /// tcp-stream, udp-stream, tcp-rr or udp-rr.
+    /// tcp-stream, udp-stream, tcp-rr, udp-rr, quic-stream or quic-rr.
     pub test: String,
     /// Payload bytes per send, datagram or request.
     #[serde(default)]
@@ -196,6 +196,11 @@ pub fn builtin_modules() -> BTreeMap<String, Module> {
     BTreeMap::from([
         ("udp_rr".to_string(), Module::new("udp-rr", 64, None)),
         ("tcp_rr".to_string(), Module::new("tcp-rr", 64, None)),
+        ("quic_rr".to_string(), Module::new("quic-rr", 64, None)),
+        (
+            "quic_stream".to_string(),
+            Module::new("quic-stream", 131_072, None),
+        ),
         (
             "tcp_stream".to_string(),
             Module::new("tcp-stream", 131_072, None),
@@ -762,6 +767,6 @@ mod tests {
         let c =
             parse("[modules.udp_rr]\ntest = \"udp-rr\"\nsize = 200\nduration = \"1s\"").unwrap();
         assert_eq!(c.modules["udp_rr"].runs[0].cell().test.payload_bytes, 200);
-        assert_eq!(c.modules.len(), 4);
+        assert_eq!(c.modules.len(), builtin_modules().len());
     }
 }
