@@ -29,8 +29,8 @@ pub struct RunArgs {
     #[command(flatten)]
     target: crate::args::TargetArgs,
     /// tcp-stream, udp-stream, tcp-rr, udp-rr, rrul (latency under load), tcp-crr (one
-    /// connection per transaction), or the path-health tests pmtu, frag, ext-headers
-    /// (docs/guide/path-health.md).
+    /// connection per transaction), the path-health tests pmtu, frag, ext-headers
+    /// (docs/guide/path-health.md), quic-stream or quic-rr (QUIC over UDP).
     ///
     /// rrul: UDP and TCP request/response probes at --probe-rate, first idle for --idle,
     /// then beside -P TCP streams per direction (--load) for -d; reports idle and loaded
@@ -501,6 +501,7 @@ const SECTIONS: &[Section] = &[
     // Headed with the path's framing model (`RunResult::path_framing`).
     Section::Framing,
     Section::PathHealth,
+    Section::Quic,
 ];
 
 /// The metric's label ([`wire::metric_table`]'s); a name the table lacks, spelled out.

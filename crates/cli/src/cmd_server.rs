@@ -305,6 +305,7 @@ pub fn main(args: ServerArgs) -> anyhow::Result<ExitCode> {
         max_payload_bytes: limits.max_payload_bytes,
         max_connections: limits.max_connections,
         psk: crate::args::load_psk(args.psk_file.as_deref())?,
+        quic: Some(runner::quic::hook()),
         on_test: Some(Arc::new(|t: &TestLog| {
             // The log is for whoever watches; a closed stdout does not stop serving.
             let _ = outln!("{}", wire::text::terminal_safe_line(&log_line(t)));

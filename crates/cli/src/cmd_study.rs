@@ -83,7 +83,7 @@ pub struct StudyArgs {
     #[arg(long, value_delimiter = ',', value_name = "4,6")]
     pub families: Option<Vec<u8>>,
     /// Tests: tcp-stream, udp-stream, tcp-rr, udp-rr [default: these four], rrul, tcp-crr,
-    /// pmtu, frag, ext-headers.
+    /// pmtu, frag, ext-headers, quic-stream, quic-rr.
     ///
     /// Comma-separated. rrul: latency under load (idle probes, then UDP and TCP probes
     /// beside TCP streams; the size axis is the load's write size; see --load-duration).

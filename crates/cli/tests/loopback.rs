@@ -17,6 +17,7 @@ mod loopback {
     mod loaded_e2e;
     mod main_job_e2e;
     mod owd_e2e;
+    mod quic_e2e;
     mod robustness_limits;
     mod robustness_server;
     mod run_iperf3;

@@ -34,6 +34,8 @@ pub struct ClientConfig {
     pub protocol_version: u16,
     /// Pre-shared key: prove it, and require the server to prove it too.
     pub psk: Option<wire::auth::Psk>,
+    /// Runs QUIC tests; `None`: they fail with the reason.
+    pub quic: Option<Arc<dyn crate::QuicHook>>,
 }
 
 impl Default for ClientConfig {
@@ -47,6 +49,7 @@ impl Default for ClientConfig {
             client_info: None,
             protocol_version: PROTOCOL_VERSION,
             psk: None,
+            quic: None,
         }
     }
 }
@@ -83,6 +86,16 @@ struct Opened {
     /// tcp-crr: the server's data address and the bytes each connection starts with
     /// (its connections are opened per transaction, after `start`).
     crr: Option<(SocketAddr, Vec<u8>)>,
+    /// QUIC test: the socket, the server's endpoint and its certificate (DER), and the
+    /// binding's bytes the request carries.
+    quic: Option<OpenedQuic>,
+}
+
+struct OpenedQuic {
+    socket: UdpSocket,
+    server: SocketAddr,
+    cert_der: Vec<u8>,
+    token: Vec<u8>,
 }
 
 /// RR numbers and warnings that stay on the client.
@@ -209,12 +222,17 @@ fn drive(
         }
         while let Some(ev) = sess.poll_event() {
             match ev {
-                ClientEvent::Accepted { data_port, token } => {
+                ClientEvent::Accepted {
+                    data_port,
+                    token,
+                    quic_cert,
+                } => {
                     if wants_clock(spec, sess.server_info()) {
                         accepted = Some((data_port, token));
                         clock.query(sess);
                     } else {
-                        connect_data(cfg, addr, conn, sess, run, &mut opened, data_port, token)?;
+                        let data = (data_port, token, quic_cert.as_deref());
+                        connect_data(cfg, addr, conn, sess, run, &mut opened, data)?;
                     }
                 }
                 ClientEvent::Clock {
@@ -231,13 +249,14 @@ fn drive(
                     if clock.exchanges() < CLOCK_QUERIES {
                         clock.query(sess);
                     } else if let Some((data_port, token)) = accepted.take() {
-                        connect_data(cfg, addr, conn, sess, run, &mut opened, data_port, token)?;
+                        let data = (data_port, token, None);
+                        connect_data(cfg, addr, conn, sess, run, &mut opened, data)?;
                     }
                 }
                 ClientEvent::Started => {
                     clock.started_wall_ns = Some(net::clock::wall_ns());
                     if let Some(o) = opened.take() {
-                        match start(spec, o, run.take()) {
+                        match start(cfg, o, run.take()) {
                             Ok(r) => *run = Some(r),
                             Err(e) => return Err(abort(sess, conn, e)),
                         }
@@ -285,6 +304,10 @@ fn drive(
             if sess.state() == ClientState::Running && r.workers.all_done() {
                 if let Some(r) = run.take() {
                     let (stats, extra) = finish_local(r, recorder);
+                    if spec.kind.is_quic() && !extra.warnings.is_empty() {
+                        let why = extra.warnings.join("; ");
+                        return Err(abort(sess, conn, EngineError::Quic(why)));
+                    }
                     sess.finish(Instant::now(), stats.clone());
                     mine = Some((stats, extra));
                 }
@@ -393,15 +416,14 @@ fn connect_data(
     sess: &mut ClientSession,
     run: &mut Option<Running>,
     opened: &mut Option<Opened>,
-    data_port: u16,
-    token: u64,
+    (data_port, token, quic_cert): (u16, u64, Option<&str>),
 ) -> Result<(), EngineError> {
     let spec = &cfg.spec;
     let binding = match sess.session_token() {
         Some(t) => crate::DataBinding::keyed(&t),
         None => crate::DataBinding::keyless(token),
     };
-    let early = open_data(spec, addr.ip(), data_port, &binding)
+    let early = open_data(spec, addr.ip(), data_port, &binding, quic_cert)
         .and_then(|mut o| Ok((start_receiver_early(spec, &mut o)?, o)));
     match early {
         Ok((r, o)) => {
@@ -529,7 +551,8 @@ fn finish_local(r: Running, recorder: &mut dyn Recorder) -> (SideStats, LocalExt
             .rtt
             .as_ref()
             .filter(|h| !h.is_empty())
-            .map(|h| h.summary()),
+            .map(|h| h.summary())
+            .or(outcome.quic_rtt),
         connect_time: outcome
             .connect
             .as_ref()
@@ -551,6 +574,7 @@ fn open_data(
     ip: IpAddr,
     port: u16,
     binding: &crate::DataBinding,
+    quic_cert: Option<&str>,
 ) -> Result<Opened, EngineError> {
     let server = SocketAddr::new(ip, port);
     let transport = spec.kind.transport();
@@ -562,8 +586,30 @@ fn open_data(
         applied: AppliedOpts::new(),
         token: binding.token,
         crr: None,
+        quic: None,
     };
     let socket = plan::effective_opts(spec);
+    if spec.kind.is_quic() {
+        let hex = quic_cert.ok_or_else(|| {
+            EngineError::Protocol(
+                "the server accepted a QUIC test without sending its certificate".into(),
+            )
+        })?;
+        let cert_der = wire::proto::quic_cert_der(hex).map_err(EngineError::Protocol)?;
+        let any: SocketAddr = match ip {
+            IpAddr::V4(_) => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
+            IpAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+        };
+        let (s, applied) = net::udp_bind(any, &socket)?;
+        o.applied = sockopt::to_map(&applied);
+        o.quic = Some(OpenedQuic {
+            socket: s,
+            server,
+            cert_der,
+            token: binding.prefix.clone(),
+        });
+        return Ok(o);
+    }
     match transport {
         Transport::Tcp if spec.kind == TestKind::TcpCrr => {
             o.crr = Some((server, binding.prefix.clone()));
@@ -644,7 +690,12 @@ fn start_receiver_early(spec: &TestSpec, o: &mut Opened) -> Result<Option<Runnin
 }
 
 /// Start this side's workers (the server has started its own).
-fn start(spec: &TestSpec, o: Opened, early: Option<Running>) -> Result<Running, EngineError> {
+fn start(
+    cfg: &ClientConfig,
+    mut o: Opened,
+    early: Option<Running>,
+) -> Result<Running, EngineError> {
+    let spec = &cfg.spec;
     let now = Instant::now();
     let mut r = match early {
         Some(mut r) => {
@@ -682,6 +733,24 @@ fn start(spec: &TestSpec, o: Opened, early: Option<Running>) -> Result<Running, 
             }
         },
         TestKind::Pmtu => plan::start_pmtu_client(spec, o.udp_out, shared, w)?,
+        TestKind::QuicStream | TestKind::QuicRr => {
+            let hook = cfg
+                .quic
+                .clone()
+                .ok_or_else(|| EngineError::Quic("this client was built without QUIC".into()))?;
+            let q = o.quic.take().ok_or_else(|| {
+                EngineError::Protocol("the QUIC test's socket was not opened".into())
+            })?;
+            let deadline = crate::quic_hook::deadline(spec, &cfg.limits);
+            let spec = spec.clone();
+            w.spawn(crate::data::Role::Rr, "dp-quic-client", move || {
+                crate::quic_hook::outcome(
+                    &spec,
+                    hook.run_client(q.socket, q.server, q.cert_der, &spec, &q.token, deadline),
+                )
+            })
+            .ctx("cannot start a data thread")?;
+        }
         // Refused by validate_spec before any socket: run_loaded runs its parts.
         TestKind::Rrul => {
             return Err(EngineError::Spec(wire::proto::TestSpecError::Invalid(

@@ -531,6 +531,9 @@ pub(crate) struct Outcome {
     pub zerocopy: Option<(wire::spec::ZeroCopyMethod, net::ZeroCopyStats)>,
     /// What the pmtu search found (its client only).
     pub pmtu: Option<crate::pmtu::PmtuReport>,
+    /// QUIC test: the end's view of its connection, and the client's RTT summary.
+    pub quic: Option<wire::proto::QuicSide>,
+    pub quic_rtt: Option<measure::LatencySummary>,
 }
 
 impl Outcome {
@@ -544,6 +547,10 @@ impl Outcome {
         self.dup_packets += o.dup_packets;
         self.reordered_packets += o.reordered_packets;
         self.jitter_weighted_ns += o.jitter_weighted_ns;
+        if self.quic.is_none() {
+            self.quic = o.quic;
+            self.quic_rtt = o.quic_rtt;
+        }
         self.jitter_samples += o.jitter_samples;
         if self.jitter_unavailable.is_none() {
             self.jitter_unavailable = o.jitter_unavailable;
@@ -607,6 +614,7 @@ impl Outcome {
         // One send stamp and one arrival per datagram, or no transit times either.
         let transit = self.transit.summary().filter(|_| jitter_ok);
         SideStats {
+            quic: self.quic,
             sent_bytes: self.sent_bytes,
             sent_packets: self.sent_packets,
             recv_bytes: self.recv_bytes,

@@ -41,6 +41,9 @@ pub enum EngineError {
     /// The server reported numbers that cannot be true; the run has no result.
     #[error(transparent)]
     Implausible(#[from] wire::plausible::Implausible),
+    /// A QUIC test's connection failed or was refused (the reason is the QUIC end's).
+    #[error("QUIC test failed: {0}")]
+    Quic(String),
     #[error("control protocol error: {0}")]
     Protocol(String),
     #[error("timed out: {0}")]

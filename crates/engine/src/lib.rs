@@ -22,6 +22,7 @@ mod ext;
 mod loaded;
 mod plan;
 mod pmtu;
+mod quic_hook;
 mod result;
 mod search;
 mod server;
@@ -42,6 +43,7 @@ pub use loaded::{
     RPM_REFERENCE,
 };
 pub use pmtu::{MtuSearch, PmtuReport, SizeFate, TooBigSignal};
+pub use quic_hook::{QuicEndpoint, QuicHook, QuicRun, NO_QUIC};
 pub use result::{
     framing_bytes, NoOneWayDelay, OneWayDelay, PathFraming, RunResult, SearchOutcome, StreamRow,
     WindowRow, MIN_RATE_DATAGRAMS, RESULT_SCHEMA_VERSION, STARVED_BELOW_FAIR_SHARE_PCT,

@@ -26,6 +26,10 @@ pub(crate) fn effective_opts(spec: &TestSpec) -> SocketOpts {
     if spec.kind == TestKind::TcpRr || spec.kind == TestKind::TcpCrr {
         o.nodelay = true;
     }
+    // A QUIC test's congestion controller is the QUIC library's, not the socket's.
+    if spec.kind.is_quic() {
+        o.congestion = None;
+    }
     o
 }
 

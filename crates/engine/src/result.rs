@@ -621,6 +621,11 @@ impl RunResult {
             put(m::RATE_SEARCH_TRIALS, Some(s.trials.len() as f64));
         }
         self.cpu_metrics(&mut put);
+        self.quic_metrics(&mut put);
+        // A QUIC packet's size is the connection's (its path MTU), not the payload's.
+        if spec.kind.is_quic() {
+            return out;
+        }
         let framing = self.path_framing();
         let (ip, frame) = framing_bytes(spec, &framing.packet_model(spec.family));
         put(m::IP_PACKET_BYTES, Some(f64::from(ip)));
@@ -699,6 +704,32 @@ impl RunResult {
         let c = &self.client;
         put(m::SENT_PACKETS, Some(c.sent_packets as f64));
         put(m::RECV_PACKETS, Some(self.transactions as f64));
+
+    /// A QUIC test's connection figures: each end's view, the bulk sender's where one
+    /// end's matters (congestion window, datagrams per send).
+    fn quic_metrics(&self, put: &mut impl FnMut(&str, Option<f64>)) {
+        let (Some(c), Some(s)) = (&self.client.quic, &self.server.quic) else {
+            return;
+        };
+        let sender = if self.spec.direction == Direction::Reverse && !self.spec.kind.is_rr() {
+            s
+        } else {
+            c
+        };
+        put(m::QUIC_HANDSHAKE_NS, Some(c.handshake_ns as f64));
+        put(m::QUIC_SRTT_LOCAL_NS, Some(c.smoothed_rtt_ns as f64));
+        put(m::QUIC_SRTT_REMOTE_NS, Some(s.smoothed_rtt_ns as f64));
+        put(m::QUIC_CWND_BYTES, Some(sender.cwnd_bytes as f64));
+        put(
+            m::QUIC_LOST_PACKETS,
+            Some(c.lost_packets.saturating_add(s.lost_packets) as f64),
+        );
+        put(m::QUIC_PATH_MTU_BYTES, Some(f64::from(c.path_mtu_bytes)));
+        put(
+            m::QUIC_GSO_SEGMENTS_PER_SEND,
+            (sender.udp_tx_calls > 0)
+                .then(|| sender.udp_tx_datagrams as f64 / sender.udp_tx_calls as f64),
+        );
     }
 
     fn cpu_metrics(&self, put: &mut impl FnMut(&str, Option<f64>)) {

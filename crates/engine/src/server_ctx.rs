@@ -74,6 +74,8 @@ pub struct ServerConfig {
     /// Run every server thread on this CPU (the acceptor binds itself; session and data
     /// threads inherit it). `None`: wherever the scheduler puts them.
     pub pin_cpu: Option<usize>,
+    /// Runs QUIC tests; `None`: they are refused ([`crate::NO_QUIC`]).
+    pub quic: Option<std::sync::Arc<dyn crate::QuicHook>>,
 }
 
 impl Default for ServerConfig {
@@ -94,6 +96,7 @@ impl Default for ServerConfig {
             server_info: None,
             protocol_version: PROTOCOL_VERSION,
             pin_cpu: None,
+            quic: None,
         }
     }
 }
@@ -495,6 +498,10 @@ fn model_bounds(
 /// IP bytes per payload byte of this test's datagrams of `payload` bytes (UDP and IP
 /// headers from the overhead model); 1 for TCP, whose rate the limit does not bound.
 fn ip_bytes_per_payload_byte(spec: &TestSpec, payload: f64) -> f64 {
+    // QUIC: payload bits (its packet overhead is not in the overhead model yet).
+    if spec.kind.is_quic() {
+        return 1.0;
+    }
     match spec.kind.transport() {
         Transport::Udp => {
             let payload = payload.round().clamp(1.0, f64::from(u32::MAX)) as u32;
@@ -532,6 +539,8 @@ pub fn check_limits(
     let max_payload = cfg
         .max_payload_bytes
         .unwrap_or(match spec.kind.transport() {
+            // A QUIC write is a stream write, as TCP's.
+            Transport::Udp if spec.kind.is_quic() => wire::proto::MAX_TCP_PAYLOAD_BYTES,
             Transport::Udp => spec.family.max_udp_payload_bytes(),
             Transport::Tcp => wire::proto::MAX_TCP_PAYLOAD_BYTES,
         });
@@ -558,7 +567,8 @@ pub fn check_limits(
             });
         }
     }
-    let server_sends = spec.kind == TestKind::UdpStream && spec.direction != Direction::Forward;
+    let server_sends = matches!(spec.kind, TestKind::UdpStream | TestKind::QuicStream)
+        && spec.direction != Direction::Forward;
     // What the network carries: IP packets, payload with its UDP and IP headers (the
     // payload bits `--rate` counts times the overhead model's factor).
     let streams = u64::from(spec.streams);

@@ -30,6 +30,7 @@ const TICK: Duration = Duration::from_millis(20);
 enum DataSock {
     Tcp(TcpListener),
     Udp(UdpSocket),
+    Quic(Box<dyn crate::QuicEndpoint>),
 }
 
 struct Test<'a> {
@@ -99,15 +100,15 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
                     };
                     match ctx.try_admit(spec.group, peer.ip(), cost, Instant::now()) {
                         Err(why) => sess.reject(why.code(), &why.to_string()),
-                        Ok(guard) => match prepare(&spec, local_ip) {
-                            Ok((data, port, token)) => {
+                        Ok(guard) => match prepare(&spec, local_ip, peer.ip(), &ctx.cfg) {
+                            Ok((data, port, token, quic_cert)) => {
                                 // Keyed: streams carry the session token, which never goes
                                 // on the control connection, so `accept` carries none.
                                 let (binding, sent) = match sess.session_token() {
                                     Some(t) => (crate::DataBinding::keyed(&t), 0),
                                     None => (crate::DataBinding::keyless(token), token),
                                 };
-                                sess.accept(Instant::now(), port, sent);
+                                sess.accept_with_cert(Instant::now(), port, sent, quic_cert);
                                 // The client's choice wins; `auto` takes the server's default.
                                 if spec.udp_datapath.is_auto() {
                                     spec.udp_datapath = ctx.cfg.udp_datapath;
@@ -115,7 +116,12 @@ pub(crate) fn serve_conn(stream: TcpStream, ctx: &ServerCtx) {
                                 link_before = net::wifi::link_keys(local_ip, "before");
                                 test = Some(Test::new(spec, binding, data, guard));
                             }
-                            Err(e) => sess.reject(ErrorCode::Internal, &e.to_string()),
+                            Err(PrepareError::Refused(why)) => {
+                                sess.reject(ErrorCode::LimitExceeded, &why)
+                            }
+                            Err(PrepareError::Engine(e)) => {
+                                sess.reject(ErrorCode::Internal, &e.to_string())
+                            }
                         },
                     }
                 }
@@ -212,10 +218,55 @@ fn clock_shift_from_env() -> i64 {
         .unwrap_or(0)
 }
 
+/// Why a test's data socket was not opened.
+enum PrepareError {
+    /// The QUIC endpoint refused the test (no QUIC in this build, a limit).
+    Refused(String),
+    Engine(EngineError),
+}
+
+impl From<EngineError> for PrepareError {
+    fn from(e: EngineError) -> PrepareError {
+        PrepareError::Engine(e)
+    }
+}
+
+impl From<net::NetError> for PrepareError {
+    fn from(e: net::NetError) -> PrepareError {
+        PrepareError::Engine(e.into())
+    }
+}
+
+type Prepared = (DataSock, u16, u64, Option<String>);
+
 /// Bind the test's data socket on the control connection's local address, with the
-/// test's socket options (a TCP listener passes them on to the accepted connections).
-fn prepare(spec: &TestSpec, ip: IpAddr) -> Result<(DataSock, u16, u64), EngineError> {
+/// test's socket options (a TCP listener passes them on to the accepted connections);
+/// a QUIC test's endpoint on it, with its certificate (hex DER) for `accept`.
+fn prepare(
+    spec: &TestSpec,
+    ip: IpAddr,
+    peer: IpAddr,
+    cfg: &server_ctx::ServerConfig,
+) -> Result<Prepared, PrepareError> {
     let addr = SocketAddr::new(ip, 0);
+    if spec.kind.is_quic() {
+        let hook = cfg
+            .quic
+            .as_ref()
+            .ok_or_else(|| PrepareError::Refused(crate::NO_QUIC.into()))?;
+        let (s, _) = net::udp_bind(addr, &plan::effective_opts(spec))?;
+        let port = s.local_addr().ctx("data socket address")?.port();
+        let (der, endpoint) = hook
+            .bind(s, spec, cfg, peer)
+            .map_err(PrepareError::Refused)?;
+        let cert = wire::auth::to_hex(&der);
+        return Ok((
+            DataSock::Quic(endpoint),
+            port,
+            crate::random_token(),
+            Some(cert),
+        ));
+    }
     let opts = plan::effective_opts(spec);
     if spec.zerocopy.is_some() && crate::plan::stream_roles(spec, crate::plan::Side::Server).0 {
         net::zerocopy::check_supported()?;
@@ -232,7 +283,7 @@ fn prepare(spec: &TestSpec, ip: IpAddr) -> Result<(DataSock, u16, u64), EngineEr
             (DataSock::Udp(s), port)
         }
     };
-    Ok((data, port, crate::random_token()))
+    Ok((data, port, crate::random_token(), None))
 }
 
 impl<'a> Test<'a> {
@@ -268,7 +319,9 @@ impl<'a> Test<'a> {
         let mut tcp_conns = Vec::new();
         let mut udp_sock = None;
         let mut crr_listener = None;
+        let mut quic = None;
         match data {
+            Some(DataSock::Quic(endpoint)) => quic = Some(endpoint),
             // tcp-crr: its connections come one per transaction, after `started`.
             Some(DataSock::Tcp(l)) if spec.kind == TestKind::TcpCrr => {
                 self.applied = sockopt::to_map(&net::read_applied(&l)?);
@@ -333,6 +386,16 @@ impl<'a> Test<'a> {
                 let l = crr_listener
                     .ok_or_else(|| EngineError::Protocol("tcp-crr has no data listener".into()))?;
                 plan::start_crr_server(&spec, l, self.binding.clone(), &shared, w)?
+            TestKind::QuicStream | TestKind::QuicRr => {
+                if let Some(endpoint) = quic {
+                    let token = self.binding.prefix.clone();
+                    let deadline = crate::quic_hook::deadline(&spec, &ctx.cfg.limits);
+                    let spec = spec.clone();
+                    w.spawn(Role::Rr, "dp-quic-server", move || {
+                        crate::quic_hook::outcome(&spec, endpoint.serve(&spec, &token, deadline))
+                    })
+                    .ctx("cannot start a data thread")?;
+                }
             }
             // Refused by validate_spec when the test was offered.
             TestKind::Rrul => {

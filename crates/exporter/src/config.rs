@@ -96,7 +96,7 @@ pub enum ModuleError {
     #[error(transparent)]
     UnknownTest(#[from] runner::options::UnknownTest),
     #[error(
-        "test '{0}' is not served by the exporter: use tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, pmtu, frag or ext-headers"
+        "test '{0}' is not served by the exporter: use tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, pmtu, frag, ext-headers, quic-stream or quic-rr"
     )]
     NotServed(String),
     #[error("size {0} is too large")]
@@ -126,7 +126,8 @@ pub enum Quantity {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Module {
-    /// tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, pmtu, frag or ext-headers.
+    /// tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, pmtu, frag, ext-headers, quic-stream
+    /// or quic-rr.
     pub test: String,
     /// Payload bytes per send, datagram or request.
     #[serde(default)]
@@ -198,6 +199,11 @@ pub fn builtin_modules() -> BTreeMap<String, Module> {
     BTreeMap::from([
         ("udp_rr".to_string(), Module::new("udp-rr", 64, None)),
         ("tcp_rr".to_string(), Module::new("tcp-rr", 64, None)),
+        ("quic_rr".to_string(), Module::new("quic-rr", 64, None)),
+        (
+            "quic_stream".to_string(),
+            Module::new("quic-stream", 131_072, None),
+        ),
         (
             "tcp_stream".to_string(),
             Module::new("tcp-stream", 131_072, None),

@@ -62,6 +62,12 @@ impl Default for ClientOptions {
 
 /// The iperf3 parameters that ask for `spec`.
 pub fn params_for(spec: &TestSpec, opts: &ClientOptions) -> Result<Params, Iperf3Error> {
+    if spec.kind.is_quic() {
+        return Err(Iperf3Error::Unsupported(format!(
+            "iperf3 has no QUIC test ({}); QUIC needs a dualperf peer",
+            spec.kind
+        )));
+    }
     if spec.kind.is_rr() {
         return Err(Iperf3Error::Unsupported(format!(
             "iperf3 has no request/response test ({}); RR latency needs a dualperf peer",

@@ -217,6 +217,19 @@ fn rr_tests_are_refused_with_a_reason() {
 }
 
 #[test]
+fn quic_tests_are_refused_not_run_as_tcp() {
+    for kind in [TestKind::QuicStream, TestKind::QuicRr] {
+        let s = spec(kind, Family::V4, 64, 100);
+        let err = run("127.0.0.1", 1, &s, &ClientOptions::default()).unwrap_err();
+        assert!(matches!(err, Iperf3Error::Unsupported(_)), "{err}");
+        assert!(
+            err.to_string().contains("QUIC needs a dualperf peer"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn killed_iperf3_server_ends_our_test_with_an_error_at_once() {
     for direction in [Direction::Forward, Direction::Reverse] {
         let port = free_port();

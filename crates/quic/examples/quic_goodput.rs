@@ -30,6 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         payload_bytes: 131_072,
         congestion: Congestion::Cubic,
         rate_bps: None,
+        session: [0; 16],
     };
     let buffer: Option<u32> = args.get(3).map(|s| s.parse()).transpose()?;
     let opts = SocketOpts {

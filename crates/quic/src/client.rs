@@ -112,6 +112,7 @@ async fn session(
         transactions: rtts.count(),
         server_transactions: m.server.transactions,
         rtt: rtts.summary(),
+        elapsed_ns: m.receive_ns,
     });
     Ok(QuicResult {
         test: *test,
@@ -184,6 +185,7 @@ async fn measure(
         QuicKind::Rr => {
             let mut rtts = measure::latency::LatencyHistogram::new();
             rr_client(conn, test, start, &mut rtts).await?;
+            m.receive_ns = ns(start.elapsed());
             m.rtts = Some(rtts);
         }
     }

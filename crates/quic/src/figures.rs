@@ -149,6 +149,8 @@ pub struct RrFigures {
     pub server_transactions: u64,
     /// Time from a request's first byte written to its response's last byte read.
     pub rtt: measure::latency::LatencySummary,
+    /// The client's time from the start signal to its last response.
+    pub elapsed_ns: u64,
 }
 
 /// What the server tells the client at the end of a test.

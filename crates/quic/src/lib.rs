@@ -29,7 +29,7 @@
 //! # A test's life
 //!
 //! The client connects, opens a bidirectional control stream and writes the request
-//! ([`QuicTest::encode`], 32 bytes). The server checks it ([`check`] against its
+//! ([`QuicTest::encode`], 48 bytes, carrying the control session's token). The server checks it ([`check`] against its
 //! [`Limits`], and equality with the test the control connection agreed) and answers
 //! with a start byte or closes the connection with the reason, which the client reports
 //! as [`QuicError::Refused`]. The data then flows on unidirectional streams (stream
@@ -53,6 +53,7 @@
 //!     payload_bytes: 65_536,
 //!     congestion: Congestion::Cubic,
 //!     rate_bps: None,
+//!     session: [0; 16],
 //! };
 //! let addr = server.local_addr()?;
 //! let deadline = Instant::now() + Duration::from_secs(10);
@@ -82,7 +83,7 @@ pub use figures::{
 };
 pub use rustls::pki_types::CertificateDer;
 pub use server::{QuicServer, ServerCloser};
-pub use spec::{check, Congestion, Limits, QuicKind, QuicTest, REQUEST_BYTES};
+pub use spec::{check, Congestion, Limits, QuicKind, QuicTest, REQUEST_BYTES, SESSION_BYTES};
 
 /// Why a QUIC test did not give a result.
 #[derive(Debug, thiserror::Error)]

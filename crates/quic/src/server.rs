@@ -180,6 +180,17 @@ impl QuicServer {
         let asked = QuicTest::decode(&request)
             .map_err(|why| QuicError::Refused(format!("malformed request: {why}")))?;
         check(&asked, &self.limits, peer.ip()).map_err(QuicError::Refused)?;
+        // The token may be a keyed session's secret: compared in constant time, first.
+        let differs = asked
+            .session
+            .iter()
+            .zip(&agreed.session)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        if std::hint::black_box(differs) != 0 {
+            return Err(QuicError::Refused(
+                "the QUIC connection does not carry the control session's token".into(),
+            ));
+        }
         if asked != *agreed {
             return Err(QuicError::Refused(
                 "the test asked on the QUIC connection is not the one agreed on the control connection"

@@ -77,7 +77,14 @@ pub struct QuicTest {
     /// Stream test: payload bit rate of each sending side, all its streams together;
     /// `None` = as fast as the congestion controller lets. Ignored by rr.
     pub rate_bps: Option<u64>,
+    /// The control session's token (dualperf's data binding: the 8-byte keyless token
+    /// or the 16-byte keyed session token, zero-padded), so that only the peer of that
+    /// session can take the server's test.
+    pub session: [u8; SESSION_BYTES],
 }
+
+/// Bytes of a request's session token.
+pub const SESSION_BYTES: usize = 16;
 
 impl QuicTest {
     /// Whether the client sends bulk data (forward or bidir stream test).
@@ -190,13 +197,13 @@ pub fn check(test: &QuicTest, limits: &Limits, peer: IpAddr) -> Result<(), Strin
 /// Magic of a request: "dQ".
 const REQUEST_MAGIC: [u8; 2] = *b"dQ";
 /// The request format this build speaks.
-const REQUEST_VERSION: u8 = 1;
+const REQUEST_VERSION: u8 = 2;
 /// Bytes of an encoded request.
-pub const REQUEST_BYTES: usize = 32;
+pub const REQUEST_BYTES: usize = 48;
 
 impl QuicTest {
     /// The request's bytes: magic, version, kind, direction, congestion, streams,
-    /// payload, bound (tag + value), rate (0 = unpaced).
+    /// payload, bound (tag + value), rate (0 = unpaced), session token.
     pub fn encode(&self) -> [u8; REQUEST_BYTES] {
         let (kind, direction, streams) = match self.kind {
             QuicKind::Stream { streams, direction } => (0u8, direction_code(direction), streams),
@@ -218,6 +225,7 @@ impl QuicTest {
         w.bytes(&[0; 3]);
         w.u64(bound_value);
         w.u64(self.rate_bps.unwrap_or(0));
+        w.bytes(&self.session);
         let mut out = [0u8; REQUEST_BYTES];
         out.copy_from_slice(&w.into_bytes());
         out
@@ -250,6 +258,8 @@ impl QuicTest {
         r.take(3)?;
         let bound_value = r.u64()?;
         let rate = r.u64()?;
+        let mut session = [0u8; SESSION_BYTES];
+        session.copy_from_slice(r.take(SESSION_BYTES)?);
         let kind = match (kind, direction, streams) {
             (0, d, streams) => QuicKind::Stream {
                 streams,
@@ -274,6 +284,7 @@ impl QuicTest {
             payload_bytes,
             congestion,
             rate_bps: (rate != 0).then_some(rate),
+            session,
         })
     }
 }
@@ -307,6 +318,7 @@ mod tests {
             payload_bytes: 65_536,
             congestion: Congestion::Cubic,
             rate_bps: None,
+            session: [0; 16],
         }
     }
 
@@ -347,7 +359,7 @@ mod tests {
         let good = stream(1, Direction::Forward).encode();
         assert!(QuicTest::decode(&good[..10])
             .unwrap_err()
-            .contains("32 bytes"));
+            .contains("48 bytes"));
         let mut bad = good;
         bad[0] = b'x';
         assert!(QuicTest::decode(&bad).unwrap_err().contains("bad magic"));

@@ -10,6 +10,11 @@ use crate::client::run_with_request;
 use crate::{Limits, QuicError, QuicKind, QuicServer, QuicTest};
 
 fn refusal_of(request: &[u8]) -> String {
+    refusal_of_with(|_| request.to_vec())
+}
+
+/// The refusal of the request `make` builds from the agreed test.
+fn refusal_of_with(make: impl FnOnce(&QuicTest) -> Vec<u8>) -> String {
     let bind = || std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let (server, cert) = QuicServer::bind(bind(), Limits::default()).unwrap();
     let addr = server.local_addr().unwrap();
@@ -22,10 +27,12 @@ fn refusal_of(request: &[u8]) -> String {
         payload_bytes: 1_000,
         congestion: crate::Congestion::Cubic,
         rate_bps: None,
+        session: [7; 16],
     };
     let deadline = Instant::now() + Duration::from_secs(30);
     let served = thread::spawn(move || server.serve_one(&test, deadline));
-    let client = run_with_request(bind(), addr, cert, &test, request, deadline);
+    let request = make(&test);
+    let client = run_with_request(bind(), addr, cert, &test, &request, deadline);
     let server_err = served.join().unwrap().unwrap_err();
     match (client, server_err) {
         (Err(QuicError::Refused(c)), QuicError::Refused(s)) => {
@@ -44,6 +51,19 @@ fn malformed_requests_are_refused_with_what_is_wrong() {
     );
     assert_eq!(
         refusal_of(b"dQ\x01"),
-        "malformed request: it ends after 3 of 32 bytes"
+        "malformed request: it ends after 3 of 48 bytes"
+    );
+}
+
+#[test]
+fn a_request_without_the_control_sessions_token_is_refused() {
+    let refusal = refusal_of_with(|agreed| {
+        let mut other = *agreed;
+        other.session[15] ^= 1;
+        other.encode().to_vec()
+    });
+    assert_eq!(
+        refusal,
+        "the QUIC connection does not carry the control session's token"
     );
 }

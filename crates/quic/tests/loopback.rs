@@ -33,6 +33,7 @@ fn stream(streams: u16, direction: Direction, bound: Bound) -> QuicTest {
         payload_bytes: 16_384,
         congestion: Congestion::Cubic,
         rate_bps: None,
+        session: [0; 16],
     }
 }
 
@@ -163,6 +164,7 @@ fn request_response_counts_every_exchange_and_orders_its_percentiles() {
             payload_bytes: 1_000,
             congestion: Congestion::Cubic,
             rate_bps: None,
+            session: [0; 16],
         };
         let (client, server, _) = run(family, Limits::default(), test, test);
         let r = client.unwrap();

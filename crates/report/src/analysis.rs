@@ -13,7 +13,7 @@ use crate::dataset::{Dataset, RunRow};
 use compare::{compare, correct_over_report, unlike};
 use stats::{outliers, percent_difference, PercentBase, Summary};
 use std::collections::{BTreeMap, BTreeSet};
-use views::{view_id, view_quantity, view_unit, VIEW_DEFS};
+use views::{def_quantity, view_id, view_unit, VIEW_DEFS};
 use wire::metrics;
 use wire::spec::{Direction, Family, TestKind};
 
@@ -344,7 +344,7 @@ pub fn analyse(data: &Dataset, options: AnalysisOptions) -> Analysis {
                     kind,
                     direction: dir,
                     metric: def.metric,
-                    quantity: view_quantity(def.metric),
+                    quantity: def_quantity(def),
                     unit,
                     scale,
                     rank_test: def.rank_test,

@@ -50,6 +50,11 @@ fn run_metrics(
                 30.0 + size as f64 / 200.0 + if v6 { 1.0 } else { 0.0 } + 1.5 * n(2),
             );
         }
+        TestKind::QuicStream => {
+            let base = 900.0 * sys_gain;
+            put(metrics::THROUGHPUT_BPS, (base + 2.0 * n(1)) * 1e6);
+            put(metrics::CPU_LOCAL_PCT, 60.0 + 2.0 * n(2));
+        }
         TestKind::UdpStream => {
             let base = 960.0 * size as f64 / (size as f64 + 66.0 + hdr) * sys_gain;
             // At 640 bytes the two IP versions are made indistinguishable.
@@ -66,7 +71,7 @@ fn run_metrics(
             put(metrics::LOSS_PCT, (0.2 + 0.1 * n(4)).max(0.0));
             put(metrics::CPU_LOCAL_PCT, 45.0 + 2.0 * n(2));
         }
-        TestKind::TcpRr | TestKind::UdpRr => {
+        TestKind::TcpRr | TestKind::UdpRr | TestKind::QuicRr => {
             let base_us = 120.0 + size as f64 / 50.0 + 15.0 * system as f64;
             let v6_us = if v6 { 4.0 } else { 0.0 };
             put(metrics::RTT_MEAN_NS, (base_us + v6_us + 3.0 * n(5)) * 1e3);

@@ -132,6 +132,8 @@ pub(crate) fn test_title(kind: TestKind, direction: Direction) -> String {
         TestKind::Pmtu => "Path MTU",
         TestKind::Frag => "Fragment delivery",
         TestKind::ExtHeaders => "IPv6 extension-header delivery",
+        TestKind::QuicStream => "QUIC stream",
+        TestKind::QuicRr => "QUIC request/response",
     };
     match direction {
         Direction::Forward => test.to_string(),

@@ -23,6 +23,7 @@ pub mod lifecycle;
 pub mod monitor;
 pub mod options;
 pub mod out_files;
+pub mod quic;
 pub mod report_data;
 pub mod resolve;
 pub mod single;

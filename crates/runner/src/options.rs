@@ -105,7 +105,7 @@ pub enum RunTest {
 
 /// A `-t` that names no test.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown test '{0}': use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, tcp-crr, pmtu, frag or ext-headers")]
+#[error("unknown test '{0}': use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, tcp-crr, pmtu, frag, ext-headers, quic-stream or quic-rr")]
 pub struct UnknownTest(pub String);
 
 impl std::str::FromStr for RunTest {

@@ -279,6 +279,29 @@ fn refuse_for_one(o: &TestOptions, one: &OneTest) -> Result<(), ResolveError> {
     {
         return refuse("--idt, --size-dist, --profile and --on-time/--off-time shape a udp-stream or tcp-stream; use -t udp-stream or -t tcp-stream");
     }
+    if kind.is_quic() {
+        let refused = [
+            (o.mss_bytes.is_some(), "--mss"),
+            (o.nodelay, "--nodelay"),
+            (o.flowlabel.is_some(), "--flowlabel"),
+            (o.zerocopy.is_some(), "--zerocopy"),
+        ];
+        if let Some((_, what)) = refused.iter().find(|(on, _)| *on) {
+            return refuse(&format!(
+                "{what} does not apply to -t {}: QUIC's packets are its own (quinn sets its \
+                 segment size by path-MTU discovery)",
+                kind.name()
+            ));
+        }
+        if let Some(cc) = o.congestion.as_deref() {
+            if !crate::quic::congestion_names().contains(&cc) {
+                return refuse(&format!(
+                    "--congestion {cc}: a QUIC test's controller is one of {}",
+                    crate::quic::congestion_names().join(", ")
+                ));
+            }
+        }
+    }
     if o.stats_window_s.is_some() && kind != TestKind::UdpStream {
         return refuse("--stats-window applies to -t udp-stream only");
     }
@@ -305,7 +328,9 @@ pub fn resolve_single(test: &TestOptions, one: &OneTest) -> Result<Single, Resol
     let loaded = one.test == RunTest::Loaded;
     // A TCP stream's default write is iperf3's (bulk transfer, what a run of tcp-stream
     // is asked for); the studies' sweep of small writes is `study`'s.
-    let bulk = loaded || one.test == RunTest::One(TestKind::TcpStream);
+    let bulk = loaded
+        || one.test == RunTest::One(TestKind::TcpStream)
+        || one.test == RunTest::One(TestKind::QuicStream);
     let size = one.size_bytes.unwrap_or(if bulk {
         DEFAULT_LOAD_WRITE_BYTES
     } else if one.test == RunTest::One(TestKind::Frag) {
@@ -544,6 +569,48 @@ mod tests {
         for (o, t, words) in cases {
             let e = resolve_run(&o, &one(t)).unwrap_err().to_string();
             assert!(e.contains(words), "{t:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_quic_test_refuses_tcp_only_options_and_unknown_controllers() {
+        for kind in [TestKind::QuicStream, TestKind::QuicRr] {
+            for (o, words) in [
+                (
+                    TestOptions {
+                        mss_bytes: Some(1000),
+                        ..TestOptions::default()
+                    },
+                    "--mss does not apply to -t quic-",
+                ),
+                (
+                    TestOptions {
+                        nodelay: true,
+                        ..TestOptions::default()
+                    },
+                    "--nodelay does not apply to -t quic-",
+                ),
+                (
+                    TestOptions {
+                        congestion: Some("vegas".into()),
+                        ..TestOptions::default()
+                    },
+                    "--congestion vegas: a QUIC test's controller is one of cubic, new-reno, bbr",
+                ),
+            ] {
+                let e = resolve_run(&o, &one(RunTest::One(kind)))
+                    .unwrap_err()
+                    .to_string();
+                assert!(e.contains(words), "{kind}: {e}");
+            }
+            let bbr = TestOptions {
+                congestion: Some("bbr".into()),
+                ..TestOptions::default()
+            };
+            let RunSpec::One(s) = resolve_run(&bbr, &one(RunTest::One(kind))).unwrap() else {
+                panic!("one test")
+            };
+            assert_eq!(s.socket.congestion.as_deref(), Some("bbr"));
         }
     }
 

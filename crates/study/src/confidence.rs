@@ -44,6 +44,13 @@ pub fn counted_metrics(kind: TestKind) -> &'static [&'static str] {
         TestKind::Pmtu => &[m::PATH_MTU_BYTES],
         TestKind::Frag => &[m::DELIVERED_PCT],
         TestKind::ExtHeaders => &[m::PLAIN_DELIVERED_PCT],
+        TestKind::QuicStream => &[m::THROUGHPUT_BPS, m::CPU_LOCAL_PCT, m::CPU_REMOTE_PCT],
+        TestKind::QuicRr => &[
+            m::TRANSACTIONS_PER_S,
+            m::RTT_MEAN_NS,
+            m::CPU_LOCAL_PCT,
+            m::CPU_REMOTE_PCT,
+        ],
     }
 }
 

@@ -83,7 +83,7 @@ pub fn plausible_metrics(cell: &Cell, slot: &Slot) -> BTreeMap<String, f64> {
     let cpu = 40.0 + size / 100.0 + if cell.family == Family::V6 { 1.0 } else { 0.0 };
     out.insert(m::CPU_LOCAL_PCT.to_string(), cpu * noise);
     match cell.kind {
-        TestKind::TcpStream | TestKind::UdpStream => {
+        TestKind::TcpStream | TestKind::UdpStream | TestKind::QuicStream => {
             let bps = 8.0e9 * size / (size + hdr) * noise;
             out.insert(m::THROUGHPUT_BPS.to_string(), bps);
             if cell.kind == TestKind::UdpStream {
@@ -91,7 +91,7 @@ pub fn plausible_metrics(cell: &Cell, slot: &Slot) -> BTreeMap<String, f64> {
                 out.insert(m::LOSS_PCT.to_string(), 0.0);
             }
         }
-        TestKind::TcpRr | TestKind::UdpRr => {
+        TestKind::TcpRr | TestKind::UdpRr | TestKind::QuicRr => {
             let rtt = (20_000.0 + size + hdr) * noise;
             out.insert(m::RTT_MEAN_NS.to_string(), rtt);
             out.insert(m::TRANSACTIONS_PER_S.to_string(), 1e9 / rtt);

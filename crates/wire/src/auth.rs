@@ -381,7 +381,8 @@ fn ct_eq(a: &[u8], b: &[u8]) -> bool {
     std::hint::black_box(diff) == 0
 }
 
-fn to_hex(bytes: &[u8]) -> String {
+/// Lower-case hex of `bytes`.
+pub fn to_hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {
@@ -391,7 +392,8 @@ fn to_hex(bytes: &[u8]) -> String {
     s
 }
 
-fn from_hex(s: &str, out: &mut [u8]) -> bool {
+/// Fill `out` from exactly `2 × out.len()` hex digits; false on anything else.
+pub fn from_hex(s: &str, out: &mut [u8]) -> bool {
     let digits = s.as_bytes();
     if digits.len() != out.len() * 2 {
         return false;

@@ -23,6 +23,8 @@ pub enum Section {
     /// pmtu, frag and ext-headers: what the path does to DF probes, fragments and
     /// extension headers.
     PathHealth,
+    /// quic-stream and quic-rr: the QUIC connection's own figures.
+    Quic,
 }
 
 impl Section {
@@ -36,6 +38,7 @@ impl Section {
             Section::Framing => "framing",
             Section::LatencyUnderLoad => "latency under load",
             Section::PathHealth => "path health",
+            Section::Quic => "QUIC connection",
         }
     }
 }
@@ -494,6 +497,14 @@ pub const TABLE: &[MetricInfo] = &[
         PathHealth,
         "Hop-by-Hop, 95 % CI high",
     ),
+    // quic-stream, quic-rr: the connection's figures as quinn keeps them.
+    MetricInfo::new(m::QUIC_HANDSHAKE_NS, Quic, "handshake time"),
+    MetricInfo::new(m::QUIC_SRTT_LOCAL_NS, Quic, "smoothed RTT, client"),
+    MetricInfo::new(m::QUIC_SRTT_REMOTE_NS, Quic, "smoothed RTT, server"),
+    MetricInfo::new(m::QUIC_CWND_BYTES, Quic, "congestion window, sender"),
+    MetricInfo::new(m::QUIC_LOST_PACKETS, Quic, "lost packets, both ends"),
+    MetricInfo::new(m::QUIC_PATH_MTU_BYTES, Quic, "path MTU the connection used"),
+    MetricInfo::new(m::QUIC_GSO_SEGMENTS_PER_SEND, Quic, "datagrams per send, sender"),
 ];
 
 #[cfg(test)]

@@ -283,6 +283,22 @@ pub const IP_PACKET_BYTES: &str = "ip_packet_bytes";
 /// Ethernet frame size of that packet: + 14-byte header + 4-byte FCS (min 64).
 pub const ETH_FRAME_BYTES: &str = "eth_frame_bytes";
 
+// --- QUIC tests (quic-stream, quic-rr): each end's view of its connection ---
+/// Client's time from its first Initial packet to the handshake's completion.
+pub const QUIC_HANDSHAKE_NS: &str = "quic_handshake_ns";
+/// Smoothed RTT (RFC 9002 §5.3) at the end of the test, client's and server's view.
+pub const QUIC_SRTT_LOCAL_NS: &str = "quic_srtt_local_ns";
+pub const QUIC_SRTT_REMOTE_NS: &str = "quic_srtt_remote_ns";
+/// Congestion window of the side that sends the bulk data (the client's in forward,
+/// the server's in reverse; rr and bidir: the client's).
+pub const QUIC_CWND_BYTES: &str = "quic_cwnd_bytes";
+/// Packets declared lost (RFC 9002 §6), both ends together.
+pub const QUIC_LOST_PACKETS: &str = "quic_lost_packets";
+/// The UDP payload size the connection settled on (DPLPMTUD, RFC 8899), client's view.
+pub const QUIC_PATH_MTU_BYTES: &str = "quic_path_mtu_bytes";
+/// Datagrams per send system call of the bulk sender (> 1: GSO in use).
+pub const QUIC_GSO_SEGMENTS_PER_SEND: &str = "quic_gso_segments_per_send";
+
 /// Every name above, in display order.
 pub const ALL: &[&str] = &[
     THROUGHPUT_BPS,
@@ -382,6 +398,13 @@ pub const ALL: &[&str] = &[
     HOP_BY_HOP_DELIVERED_PCT,
     HOP_BY_HOP_DELIVERED_CI_LOW_PCT,
     HOP_BY_HOP_DELIVERED_CI_HIGH_PCT,
+    QUIC_HANDSHAKE_NS,
+    QUIC_SRTT_LOCAL_NS,
+    QUIC_SRTT_REMOTE_NS,
+    QUIC_CWND_BYTES,
+    QUIC_LOST_PACKETS,
+    QUIC_PATH_MTU_BYTES,
+    QUIC_GSO_SEGMENTS_PER_SEND,
 ];
 
 /// The unit a metric name carries.
@@ -407,6 +430,8 @@ pub fn unit_of(name: &str) -> &'static str {
         "count"
     } else if name.ends_with("_per_s") {
         "1/s"
+    } else if name.ends_with("_per_send") {
+        "datagrams"
     } else if name.ends_with("_s") {
         "s"
     } else if name.ends_with("_us") {

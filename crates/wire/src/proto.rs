@@ -157,6 +157,9 @@ pub struct StreamStats {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SideStats {
+    /// QUIC tests: this end's view of its connection.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quic: Option<QuicSide>,
     pub sent_bytes: u64,
     /// Datagrams (UDP), writes (TCP stream) or requests/responses (RR).
     pub sent_packets: u64,
@@ -209,6 +212,45 @@ pub struct SideStats {
     pub windows: Vec<WindowStats>,
 }
 
+/// One end's view of a QUIC test's connection at its end (quinn's path statistics).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct QuicSide {
+    /// Client only: first Initial packet to handshake complete.
+    pub handshake_ns: u64,
+    pub smoothed_rtt_ns: u64,
+    /// Congestion window of this end's sending.
+    pub cwnd_bytes: u64,
+    /// Packets this end declared lost.
+    pub lost_packets: u64,
+    /// The UDP payload size the connection settled on (DPLPMTUD).
+    pub path_mtu_bytes: u16,
+    /// UDP datagrams this end sent and the send calls that carried them.
+    pub udp_tx_datagrams: u64,
+    pub udp_tx_calls: u64,
+    /// The congestion controller (`cubic`, `new-reno`, `bbr`).
+    pub congestion: String,
+}
+
+/// Largest certificate (hex digits) a QUIC `accept` may carry: a self-signed
+/// certificate is well under 1 KiB of DER.
+pub const MAX_QUIC_CERT_HEX: usize = 16 << 10;
+
+/// The certificate DER of an `accept`'s `quic_cert`, or why it is not one.
+pub fn quic_cert_der(hex: &str) -> Result<Vec<u8>, String> {
+    if hex.len() > MAX_QUIC_CERT_HEX || hex.is_empty() || !hex.len().is_multiple_of(2) {
+        return Err(format!(
+            "the server's QUIC certificate is {} hex digits; expected an even number from 2 to {MAX_QUIC_CERT_HEX}",
+            hex.len()
+        ));
+    }
+    let mut der = vec![0u8; hex.len() / 2];
+    if !crate::auth::from_hex(hex, &mut der) {
+        return Err("the server's QUIC certificate is not hex".into());
+    }
+    Ok(der)
+}
+
 /// A control message. Bodies are JSON objects tagged by `"type"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -245,6 +287,10 @@ pub enum Msg {
         token: u64,
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         server_info: BTreeMap<String, String>,
+        /// QUIC tests: the DER of the certificate the server's QUIC endpoint on
+        /// `data_port` presents, hex; the client trusts that certificate and no other.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        quic_cert: Option<String>,
     },
     /// client → server: data connections are made; `udp_port` is where the client
     /// receives datagrams (reverse / bidir UDP).
@@ -655,6 +701,7 @@ mod tests {
                 data_port: 40000,
                 token: u64::MAX,
                 server_info: BTreeMap::new(),
+                quic_cert: Some("30820102".into()),
             },
             Msg::Started,
             Msg::Finished {

@@ -131,6 +131,8 @@ pub enum ClientEvent {
     Accepted {
         data_port: u16,
         token: u64,
+        /// QUIC tests: the server's certificate, hex DER (`proto::quic_cert_der`).
+        quic_cert: Option<String>,
     },
     /// The server answered a clock query (stamp t4 on receipt).
     Clock {
@@ -287,6 +289,7 @@ impl ClientSession {
                     data_port,
                     token,
                     server_info,
+                    quic_cert,
                 },
             ) => {
                 if !server_info.is_empty() {
@@ -294,8 +297,11 @@ impl ClientSession {
                     self.server_info = crate::text::cap_metadata(server_info);
                 }
                 self.set_state(S::Connecting, hs);
-                self.events
-                    .push_back(ClientEvent::Accepted { data_port, token });
+                self.events.push_back(ClientEvent::Accepted {
+                    data_port,
+                    token,
+                    quic_cert,
+                });
             }
             (
                 S::Connecting,
@@ -656,6 +662,18 @@ impl ServerSession {
     }
 
     pub fn accept(&mut self, now: Instant, data_port: u16, token: u64) {
+        self.accept_with_cert(now, data_port, token, None);
+    }
+
+    /// [`ServerSession::accept`] for a QUIC test: `quic_cert` is the hex DER of the
+    /// certificate its endpoint presents.
+    pub fn accept_with_cert(
+        &mut self,
+        now: Instant,
+        data_port: u16,
+        token: u64,
+        quic_cert: Option<String>,
+    ) {
         if self.state == ServerState::Deciding {
             let server_info = if self.auth.is_some() {
                 self.server_info.clone()
@@ -666,6 +684,7 @@ impl ServerSession {
                 data_port,
                 token,
                 server_info,
+                quic_cert,
             });
             self.set_state(ServerState::AwaitStart, Some(now + self.limits.handshake));
         }

@@ -58,7 +58,7 @@ impl fmt::Display for Family {
 pub enum UnknownName {
     #[error("unknown IP family '{0}' (use 4 or 6)")]
     Family(String),
-    #[error("unknown test '{0}' (use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, tcp-crr, pmtu, frag or ext-headers)")]
+    #[error("unknown test '{0}' (use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, tcp-crr, pmtu, frag, ext-headers, quic-stream or quic-rr)")]
     Test(String),
 }
 
@@ -180,11 +180,15 @@ pub enum TestKind {
     /// Hop-by-Hop Options header (PadN) beside plain ones, each acknowledged by the
     /// server; delivery of each kind in the same run (RFC 7872).
     ExtHeaders,
+    /// Bulk transfer on `-P` streams of one QUIC connection (RFC 9000), over UDP.
+    QuicStream,
+    /// One QUIC request/response exchange at a time on one stream.
+    QuicRr,
 }
 
 impl TestKind {
     /// Every test a study or report knows, in display order.
-    pub const ALL: [TestKind; 9] = [
+    pub const ALL: [TestKind; 11] = [
         TestKind::TcpStream,
         TestKind::UdpStream,
         TestKind::TcpRr,
@@ -194,6 +198,8 @@ impl TestKind {
         TestKind::Pmtu,
         TestKind::Frag,
         TestKind::ExtHeaders,
+        TestKind::QuicStream,
+        TestKind::QuicRr,
     ];
     /// The default study's tests (a server also runs tcp-crr).
     pub const WIRE: [TestKind; 4] = [
@@ -213,6 +219,8 @@ impl TestKind {
             TestKind::Pmtu => "pmtu",
             TestKind::Frag => "frag",
             TestKind::ExtHeaders => "ext-headers",
+            TestKind::QuicStream => "quic-stream",
+            TestKind::QuicRr => "quic-rr",
         }
     }
     /// A test one control session runs (every kind but the composite rrul).
@@ -230,10 +238,18 @@ impl TestKind {
         )
     }
     pub fn is_rr(self) -> bool {
-        matches!(self, TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr)
+        matches!(
+            self,
+            TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr | TestKind::QuicRr
+        )
     }
+    /// A QUIC test: its data runs on one QUIC connection over one UDP socket per side.
+    pub fn is_quic(self) -> bool {
+        matches!(self, TestKind::QuicStream | TestKind::QuicRr)
+    }
+    /// The transport under the test's data (QUIC runs over UDP).
     pub fn transport(self) -> Transport {
-        if self.is_udp() {
+        if self.is_udp() || self.is_quic() {
             Transport::Udp
         } else {
             Transport::Tcp
@@ -675,7 +691,7 @@ mod tests {
         );
         assert_eq!(
             "sctp".parse::<TestKind>().unwrap_err().to_string(),
-            "unknown test 'sctp' (use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, tcp-crr, pmtu, frag or ext-headers)"
+            "unknown test 'sctp' (use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, tcp-crr, pmtu, frag, ext-headers, quic-stream or quic-rr)"
         );
     }
 

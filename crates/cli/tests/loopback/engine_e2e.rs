@@ -15,23 +15,7 @@ fn tcp_stream_receives_every_byte_sent_in_each_direction() {
             let sent = metric(&v, "sent_bytes");
             assert!(sent > 0.0, "{args:?}");
             assert_eq!(sent, metric(&v, "recv_bytes"), "{args:?}");
-            let (c, s) = (&v["client"], &v["server"]);
-            let n = |x: &serde_json::Value| x.as_u64().unwrap_or(0);
-            match dir.first().copied() {
-                None => {
-                    assert!(n(&c["sent_bytes"]) > 0 && n(&s["sent_bytes"]) == 0);
-                    assert_eq!(n(&s["recv_bytes"]), n(&c["sent_bytes"]));
-                }
-                Some("--reverse") => {
-                    assert!(n(&s["sent_bytes"]) > 0 && n(&c["sent_bytes"]) == 0);
-                    assert_eq!(n(&c["recv_bytes"]), n(&s["sent_bytes"]));
-                }
-                _ => {
-                    assert!(n(&s["sent_bytes"]) > 0 && n(&c["sent_bytes"]) > 0);
-                    assert_eq!(n(&c["recv_bytes"]), n(&s["sent_bytes"]));
-                    assert_eq!(n(&s["recv_bytes"]), n(&c["sent_bytes"]));
-                }
-            }
+            each_side_moved_what_the_other_counted(&v, dir.first().copied());
         }
     }
 }

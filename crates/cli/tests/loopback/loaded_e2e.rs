@@ -135,7 +135,7 @@ fn what_does_not_apply_is_refused_before_any_traffic() {
         ),
         (
             vec!["-t", "sctp"],
-            "use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, tcp-crr, pmtu, frag or ext-headers",
+            "use tcp-stream, udp-stream, tcp-rr, udp-rr, rrul, tcp-crr, pmtu, frag, ext-headers, quic-stream or quic-rr",
         ),
     ] {
         let o = run(&args);

@@ -42,8 +42,12 @@ fn small_real_study_records_every_cell_run_and_metric() {
     let runs = s.runs(c.id).unwrap();
     for r in runs.iter().filter(|r| r.status.is_ok()) {
         let want: &[&str] = match r.kind {
-            TestKind::TcpStream | TestKind::UdpStream => &[m::THROUGHPUT_BPS, m::DURATION_S],
-            TestKind::TcpRr | TestKind::UdpRr => &[m::RTT_MEAN_NS, m::TRANSACTIONS_PER_S],
+            TestKind::TcpStream | TestKind::UdpStream | TestKind::QuicStream => {
+                &[m::THROUGHPUT_BPS, m::DURATION_S]
+            }
+            TestKind::TcpRr | TestKind::UdpRr | TestKind::QuicRr => {
+                &[m::RTT_MEAN_NS, m::TRANSACTIONS_PER_S]
+            }
             TestKind::Rrul => &[m::RPM_LOADED, m::UPLOAD_BPS, m::DOWNLOAD_BPS],
             TestKind::TcpCrr => &[m::CONNECTIONS_PER_S, m::CONNECT_TIME_MEAN_NS],
             TestKind::Pmtu => &[m::PATH_MTU_BYTES],

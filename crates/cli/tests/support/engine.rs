@@ -78,3 +78,25 @@ impl Server {
         self.proc_.stop()
     }
 }
+
+/// A stream run's JSON result, `dir` its `--reverse` / `--bidir` (or none): only the
+/// sending side(s) sent, and each receiver counted every byte its peer sent.
+pub fn each_side_moved_what_the_other_counted(v: &serde_json::Value, dir: Option<&str>) {
+    let (c, s) = (&v["client"], &v["server"]);
+    let n = |x: &serde_json::Value| x.as_u64().unwrap_or(0);
+    match dir {
+        None => {
+            assert!(n(&c["sent_bytes"]) > 0 && n(&s["sent_bytes"]) == 0);
+            assert_eq!(n(&s["recv_bytes"]), n(&c["sent_bytes"]));
+        }
+        Some("--reverse") => {
+            assert!(n(&s["sent_bytes"]) > 0 && n(&c["sent_bytes"]) == 0);
+            assert_eq!(n(&c["recv_bytes"]), n(&s["sent_bytes"]));
+        }
+        _ => {
+            assert!(n(&s["sent_bytes"]) > 0 && n(&c["sent_bytes"]) > 0);
+            assert_eq!(n(&c["recv_bytes"]), n(&s["sent_bytes"]));
+            assert_eq!(n(&s["recv_bytes"]), n(&c["sent_bytes"]));
+        }
+    }
+}

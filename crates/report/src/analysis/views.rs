@@ -83,55 +83,65 @@ impl View {
 /// ([`view_quantity`], [`view_unit`]).
 pub(super) struct ViewDef {
     pub(super) metric: &'static str,
+    /// The quantity's words where the metric's own ([`view_quantity`]) would name two
+    /// views alike: QUIC's goodput is a UDP goodput "over QUIC".
+    pub(super) quantity: Option<&'static str>,
     pub(super) transport: Transport,
     pub(super) kinds: &'static [TestKind],
     /// Latency-like: Mann-Whitney U is the primary test.
     pub(super) rank_test: bool,
 }
 
-use TestKind::{Rrul, TcpCrr, TcpRr, TcpStream, UdpRr, UdpStream};
+use TestKind::{QuicRr, QuicStream, Rrul, TcpCrr, TcpRr, TcpStream, UdpRr, UdpStream};
 
 /// The figures the studies publish, in display order. For each, the first test kind
 /// with data supplies the metric (RTT from request/response tests when there are any).
 pub(super) const VIEW_DEFS: &[ViewDef] = &[
     ViewDef {
         metric: metrics::THROUGHPUT_BPS,
+        quantity: None,
         transport: Transport::Tcp,
         kinds: &[TcpStream],
         rank_test: false,
     },
     ViewDef {
         metric: metrics::THROUGHPUT_BPS,
+        quantity: None,
         transport: Transport::Udp,
         kinds: &[UdpStream],
         rank_test: false,
     },
     ViewDef {
         metric: metrics::RTT_MEAN_NS,
+        quantity: None,
         transport: Transport::Tcp,
         kinds: &[TcpRr, TcpStream],
         rank_test: true,
     },
     ViewDef {
         metric: metrics::RTT_MEAN_NS,
+        quantity: None,
         transport: Transport::Udp,
         kinds: &[UdpRr, UdpStream],
         rank_test: true,
     },
     ViewDef {
         metric: metrics::JITTER_RFC3550_NS,
+        quantity: None,
         transport: Transport::Tcp,
         kinds: &[TcpStream, TcpRr],
         rank_test: true,
     },
     ViewDef {
         metric: metrics::JITTER_RFC3550_NS,
+        quantity: None,
         transport: Transport::Udp,
         kinds: &[UdpStream, UdpRr],
         rank_test: true,
     },
     ViewDef {
         metric: metrics::LOSS_PCT,
+        quantity: None,
         transport: Transport::Udp,
         kinds: &[UdpStream, UdpRr],
         rank_test: false,
@@ -141,12 +151,14 @@ pub(super) const VIEW_DEFS: &[ViewDef] = &[
     // (user + system, % of one core).
     ViewDef {
         metric: metrics::CPU_LOCAL_PCT,
+        quantity: None,
         transport: Transport::Tcp,
         kinds: &[TcpStream, TcpRr],
         rank_test: false,
     },
     ViewDef {
         metric: metrics::PROC_LOCAL_PCT,
+        quantity: None,
         transport: Transport::Tcp,
         kinds: &[TcpStream, TcpRr],
         rank_test: false,
@@ -156,12 +168,14 @@ pub(super) const VIEW_DEFS: &[ViewDef] = &[
     // (user + system, % of one core).
     ViewDef {
         metric: metrics::CPU_LOCAL_PCT,
+        quantity: None,
         transport: Transport::Udp,
         kinds: &[UdpStream, UdpRr],
         rank_test: false,
     },
     ViewDef {
         metric: metrics::PROC_LOCAL_PCT,
+        quantity: None,
         transport: Transport::Udp,
         kinds: &[UdpStream, UdpRr],
         rank_test: false,
@@ -170,30 +184,35 @@ pub(super) const VIEW_DEFS: &[ViewDef] = &[
     // responsiveness, and the load's goodput per direction.
     ViewDef {
         metric: metrics::LOADED_TCP_RTT_P50_NS,
+        quantity: None,
         transport: Transport::Tcp,
         kinds: &[Rrul],
         rank_test: true,
     },
     ViewDef {
         metric: metrics::LOADED_UDP_RTT_P50_NS,
+        quantity: None,
         transport: Transport::Udp,
         kinds: &[Rrul],
         rank_test: true,
     },
     ViewDef {
         metric: metrics::RPM_LOADED,
+        quantity: None,
         transport: Transport::Tcp,
         kinds: &[Rrul],
         rank_test: false,
     },
     ViewDef {
         metric: metrics::UPLOAD_BPS,
+        quantity: None,
         transport: Transport::Tcp,
         kinds: &[Rrul],
         rank_test: false,
     },
     ViewDef {
         metric: metrics::DOWNLOAD_BPS,
+        quantity: None,
         transport: Transport::Tcp,
         kinds: &[Rrul],
         rank_test: false,
@@ -202,32 +221,52 @@ pub(super) const VIEW_DEFS: &[ViewDef] = &[
     // RTT is (Welch and the rank test).
     ViewDef {
         metric: metrics::CONNECTIONS_PER_S,
+        quantity: None,
         transport: Transport::Tcp,
         kinds: &[TcpCrr],
         rank_test: true,
     },
     ViewDef {
         metric: metrics::CONNECT_TIME_P50_NS,
+        quantity: None,
         transport: Transport::Tcp,
         kinds: &[TcpCrr],
         rank_test: true,
     },
     ViewDef {
         metric: metrics::CONNECT_TIME_P90_NS,
+        quantity: None,
         transport: Transport::Tcp,
         kinds: &[TcpCrr],
         rank_test: true,
     },
     ViewDef {
         metric: metrics::CONNECT_TIME_P99_NS,
+        quantity: None,
         transport: Transport::Tcp,
         kinds: &[TcpCrr],
         rank_test: true,
     },
     ViewDef {
         metric: metrics::TRANSACTION_TIME_MEAN_NS,
+        quantity: None,
         transport: Transport::Tcp,
         kinds: &[TcpCrr],
+        rank_test: true,
+    },
+    // QUIC runs over UDP: its views read "UDP … over QUIC".
+    ViewDef {
+        metric: metrics::THROUGHPUT_BPS,
+        quantity: Some("goodput over QUIC"),
+        transport: Transport::Udp,
+        kinds: &[QuicStream],
+        rank_test: false,
+    },
+    ViewDef {
+        metric: metrics::RTT_MEAN_NS,
+        quantity: Some("RTT over QUIC"),
+        transport: Transport::Udp,
+        kinds: &[QuicRr],
         rank_test: true,
     },
 ];
@@ -238,6 +277,11 @@ pub(super) fn view_quantity(metric: &'static str) -> &'static str {
     metric_table::info(metric)
         .and_then(|i| i.quantity)
         .unwrap_or(metric)
+}
+
+/// A view's quantity: its own words, else its metric's ([`view_quantity`]).
+pub(super) fn def_quantity(def: &ViewDef) -> &'static str {
+    def.quantity.unwrap_or_else(|| view_quantity(def.metric))
 }
 
 /// The unit a view shows its metric in, and the factor from the metric's own unit:
@@ -264,7 +308,7 @@ pub(super) fn view_id(def: &ViewDef, dir: Direction) -> String {
         Direction::Bidir => "-bidir",
     };
     // "RTT under load (p50 of probes)" → "rtt-under-load-p50-of-probes".
-    let slug = view_quantity(def.metric)
+    let slug = def_quantity(def)
         .to_ascii_lowercase()
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())

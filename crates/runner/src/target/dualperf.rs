@@ -127,6 +127,7 @@ impl DualperfTarget {
     /// threads to CPU 1. Refuses IPv6 in `families` when loopback has none.
     fn embedded(opts: &TargetOptions, families: &[Family]) -> Result<DualperfTarget, TargetError> {
         let mut cfg = engine::ServerConfig::private();
+        cfg.quic = Some(crate::quic::hook());
         let pinning = if !opts.pin_threads {
             "none (--no-pin)".to_string()
         } else if process_cpus() < 2 {
@@ -210,6 +211,7 @@ impl DualperfTarget {
     fn config(&self, spec: TestSpec) -> engine::ClientConfig {
         let family = spec.family;
         let mut cfg = engine::ClientConfig::new(&self.host_for(family), self.port, spec);
+        cfg.quic = Some(crate::quic::hook());
         cfg.connect_timeout = self.connect_timeout;
         cfg.client_info = match self.host_metadata {
             true => self.client_info.get(&family).cloned(),

@@ -139,7 +139,8 @@ fn happy_path_runs_every_state_in_order() {
         p.client_events,
         vec![ClientEvent::Accepted {
             data_port: 4242,
-            token: 99
+            token: 99,
+            quic_cert: None,
         }]
     );
     p.client.connected(p.now, Some(5000));
