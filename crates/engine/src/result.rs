@@ -704,6 +704,7 @@ impl RunResult {
         let c = &self.client;
         put(m::SENT_PACKETS, Some(c.sent_packets as f64));
         put(m::RECV_PACKETS, Some(self.transactions as f64));
+    }
 
     /// A QUIC test's connection figures: each end's view, the bulk sender's where one
     /// end's matters (congestion window, datagrams per send).

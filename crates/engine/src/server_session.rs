@@ -386,6 +386,7 @@ impl<'a> Test<'a> {
                 let l = crr_listener
                     .ok_or_else(|| EngineError::Protocol("tcp-crr has no data listener".into()))?;
                 plan::start_crr_server(&spec, l, self.binding.clone(), &shared, w)?
+            }
             TestKind::QuicStream | TestKind::QuicRr => {
                 if let Some(endpoint) = quic {
                     let token = self.binding.prefix.clone();
