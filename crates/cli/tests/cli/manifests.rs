@@ -154,3 +154,75 @@ fn the_architecture_guides_dependency_table_is_the_manifests_graph() {
         "docs/guide/architecture.md's crate graph differs from the manifests; it should read:\n{want}"
     );
 }
+
+/// docs/guide/architecture.md lists the source files that name every test kind (the
+/// exhaustive matches a new kind must extend): the list is exactly the files under
+/// `crates/*/src` (unit tests apart) that name every variant of `TestKind`.
+#[test]
+fn the_guides_every_kind_files_are_those_that_name_every_test_kind() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let guide = std::fs::read_to_string(root.join("docs/guide/architecture.md")).unwrap();
+    let listed: std::collections::BTreeSet<String> = guide
+        .split_once("<!-- every-kind files: checked by crates/cli/tests/cli/manifests.rs -->")
+        .and_then(|(_, rest)| rest.split_once("```\n"))
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .map(|(block, _)| block.lines().map(str::to_string).collect())
+        .expect("the guide has the marked list of every-kind files");
+    let spec = std::fs::read_to_string(root.join("crates/wire/src/spec.rs")).unwrap();
+    let body = spec
+        .split_once("pub enum TestKind {")
+        .and_then(|(_, rest)| rest.split_once("\n}"))
+        .map(|(body, _)| body)
+        .expect("wire::spec has the TestKind enum");
+    let variants: Vec<&str> = body
+        .lines()
+        .map(str::trim)
+        .filter_map(|l| l.strip_suffix(','))
+        .filter(|v| v.chars().next().is_some_and(|c| c.is_ascii_uppercase()))
+        .collect();
+    assert!(variants.len() >= 5, "{variants:?}");
+    let names_word = |text: &str, word: &str| {
+        text.match_indices(word).any(|(i, _)| {
+            let before = text[..i].chars().next_back();
+            let after = text[i + word.len()..].chars().next();
+            let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+            !ident(before) && !ident(after)
+        })
+    };
+    let mut found = std::collections::BTreeSet::new();
+    let mut todo = vec![root.join("crates")];
+    while let Some(dir) = todo.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if name != "tests" && name != "target" {
+                    todo.push(path);
+                }
+                continue;
+            }
+            let rel = path
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if !rel.contains("/src/")
+                || !name.ends_with(".rs")
+                || name == "tests.rs"
+                || name.ends_with("_tests.rs")
+            {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            // A file's own unit tests do not count.
+            let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+            if variants.iter().all(|v| names_word(code, v)) {
+                found.insert(rel);
+            }
+        }
+    }
+    assert_eq!(
+        listed, found,
+        "docs/guide/architecture.md's every-kind files differ from the sources"
+    );
+}

@@ -269,7 +269,7 @@ fn a_profile_sets_gaps_and_sizes_and_bad_models_are_refused() {
         ),
         (
             &["-t", "udp-stream", "--seed", "5", "-n", "5"],
-            "--seed fixes",
+            "a traffic seed (run --seed, study --traffic-seed, traffic_seed in a spec file) fixes",
         ),
         (
             &["-t", "udp-stream", "--profile", "skype", "-n", "5"],
