@@ -60,6 +60,11 @@ fn run_against_liar(kind: TestKind, lie: fn(&mut SideStats)) -> Result<(), Engin
     });
     let mut spec = TestSpec::new(kind, Family::V4, 1000);
     spec.bound = Bound::DurationNs(200_000_000);
+    if kind == TestKind::UdpStream {
+        // Paced, so the client sends about 2 000 datagrams and a million more received
+        // is a lie whatever the host (unpaced, GSO on loopback sends millions a second).
+        spec.rate = Some(Rate::PacketsPerSec(10_000));
+    }
     run_client(
         &ClientConfig::new("127.0.0.1", port, spec),
         &mut NullRecorder,
@@ -92,10 +97,8 @@ fn impossible_numbers_from_the_server_fail_the_run_with_the_reason() {
                 });
             }
         }),
-        // More than any client sends in the 0.2 s run: a million was not (GSO on
-        // loopback sends several million datagrams a second).
         (TestKind::UdpStream, "datagrams received", |s| {
-            s.recv_packets += 1_000_000_000
+            s.recv_packets += 1_000_000
         }),
         (TestKind::UdpStream, "jitter", |s| {
             s.jitter_rfc3550_ns = Some(-1e9)
