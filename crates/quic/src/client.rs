@@ -90,7 +90,21 @@ async fn session(
         }
     };
     let handshake_ns = ns(t0.elapsed());
-    let measured = measure(&conn, test, request).await;
+    let measured = match measure(&conn, test, request).await {
+        // A stream ended before the connection's close arrived (a loaded host reads
+        // the one first): the close says why (the server's refusal or limit), if it
+        // comes within a moment.
+        Err(QuicError::Connection(why)) => {
+            match tokio::time::timeout(CLOSE_WAIT, conn.closed()).await {
+                Ok(reason) => match closed_error(&reason) {
+                    QuicError::Connection(_) => Err(QuicError::Connection(why)),
+                    e => Err(e),
+                },
+                Err(_) => Err(QuicError::Connection(why)),
+            }
+        }
+        other => other,
+    };
     match &measured {
         Ok(_) => conn.close(CLOSE_DONE.into(), b"done"),
         Err(_) => conn.close(CLOSE_FAILED.into(), b"the client failed"),
@@ -132,6 +146,9 @@ async fn session(
         server_offload: m.server.offload,
     })
 }
+
+/// How long a failed stream waits for the connection's close and its reason.
+const CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What the client measured on an open connection.
 struct Measured {
