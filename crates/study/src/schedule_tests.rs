@@ -201,21 +201,30 @@ fn keys(j: &MemoryJournal) -> Vec<Key> {
         .collect()
 }
 
+/// A study with a confidence target, warm-up, retries and random order: what resume
+/// must replay exactly.
+fn retrying_study() -> StudySpec {
+    spec(
+        "tests=['tcp-stream','udp-rr']\nsizes=[128,640]\nconfidence=95\nci_width=2\n\
+          min_runs=2\nmax_runs=6\nwarmup=1\nretries=1\norder='random'\nseed=11\n",
+    )
+}
+
+/// Some attempts fail (deterministically), to exercise retries across restarts.
+fn retrying_executor() -> FakeExecutor {
+    FakeExecutor::new(|cell, slot, attempt| {
+        if (cell.index + slot.repetition) % 3 == 0 && attempt == 0 && !slot.warmup {
+            Err("transient".into())
+        } else {
+            Ok(plausible_metrics(cell, slot))
+        }
+    })
+}
+
 #[test]
 fn resume_after_an_interruption_at_every_point_loses_and_repeats_nothing() {
-    let text = "tests=['tcp-stream','udp-rr']\nsizes=[128,640]\nconfidence=95\nci_width=2\n\
-                min_runs=2\nmax_runs=6\nwarmup=1\nretries=1\norder='random'\nseed=11\n";
-    let s = spec(text);
-    // Some attempts fail (deterministically), to exercise retries across restarts.
-    let make_exec = || {
-        FakeExecutor::new(|cell, slot, attempt| {
-            if (cell.index + slot.repetition) % 3 == 0 && attempt == 0 && !slot.warmup {
-                Err("transient".into())
-            } else {
-                Ok(plausible_metrics(cell, slot))
-            }
-        })
-    };
+    let s = retrying_study();
+    let make_exec = retrying_executor;
     let mut reference = MemoryJournal::default();
     let mut ref_exec = make_exec();
     let ref_out = Scheduler::new(&s)
@@ -263,18 +272,8 @@ fn resume_after_an_interruption_at_every_point_loses_and_repeats_nothing() {
 /// shows at its first attempt, at every point an interruption can leave it.
 #[test]
 fn remaining_is_where_a_resumed_study_starts() {
-    let text = "tests=['tcp-stream','udp-rr']\nsizes=[128,640]\nconfidence=95\nci_width=2\n\
-                min_runs=2\nmax_runs=6\nwarmup=1\nretries=1\norder='random'\nseed=11\n";
-    let s = spec(text);
-    let make_exec = || {
-        FakeExecutor::new(|cell, slot, attempt| {
-            if (cell.index + slot.repetition) % 3 == 0 && attempt == 0 && !slot.warmup {
-                Err("transient".into())
-            } else {
-                Ok(plausible_metrics(cell, slot))
-            }
-        })
-    };
+    let s = retrying_study();
+    let make_exec = retrying_executor;
     #[derive(Default)]
     struct FirstStart(Option<Progress>, MemoryJournal);
     impl Journal for FirstStart {
